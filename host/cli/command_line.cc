@@ -1,0 +1,139 @@
+#include "host/cli/command_line.h"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+
+namespace planb {
+
+namespace po = boost::program_options;
+
+namespace {
+
+struct CommandSpec {
+  const char* name;
+  const char* arguments;
+  const char* summary;
+  std::vector<std::string> options;  // command-specific options it accepts
+  size_t min_args;
+  size_t max_args;
+};
+
+constexpr size_t kMany = static_cast<size_t>(-1);
+
+const std::vector<CommandSpec>& Commands() {
+  static const std::vector<CommandSpec> commands = {
+      {"load", "FILE.xml...",
+       "load reference-data XML files (one stream each) and merge them into the shards", {"effective-time"}, 1,
+       kMany},
+      {"lookup", "MAP KEY", "print the value of KEY in MAP (exit 1 when absent)", {}, 2, 2},
+      {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
+  };
+  return commands;
+}
+
+const CommandSpec* FindCommand(const std::string& name) {
+  for (const CommandSpec& c : Commands()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+po::options_description GlobalOptions() {
+  po::options_description global("Options");
+  global.add_options()
+      ("home", po::value<std::string>()->value_name("DIR"),
+       "home directory (default: the config's `home`, else ./planb-home)")
+      ("config", po::value<std::string>()->value_name("FILE"), "config file (default: ./planb.ini if present)")
+      ("plugin-dir", po::value<std::vector<std::string>>()->value_name("DIR")->composing(),
+       "also load plugins from DIR (repeatable)")
+      ("help", "show help (also -h; `planb COMMAND --help` for a command)")
+      ("version", "print the version");
+  return global;
+}
+
+po::options_description CommandOptions() {
+  po::options_description command("Command options");
+  command.add_options()
+      ("effective-time", po::value<std::string>()->value_name("ISO8601"),
+       "load: effective time of records without <time> (default: each file's modification time)");
+  return command;
+}
+
+}  // namespace
+
+std::string UsageText(const std::string& command) {
+  std::ostringstream out;
+  if (const CommandSpec* c = FindCommand(command)) {
+    out << "Usage: planb [options] " << c->name << (c->arguments[0] ? " " : "") << c->arguments << "\n"
+        << c->summary << "\n\n";
+  } else {
+    out << "Usage: planb [options] COMMAND [ARG...]\n"
+           "Plan B: a state store for log and event processing, kept in LMDB shards.\n\nCommands:\n";
+    for (const CommandSpec& c : Commands()) {
+      std::string head = std::string(c.name) + " " + c.arguments;
+      out << "  " << head << std::string(head.size() < 22 ? 22 - head.size() : 1, ' ') << c.summary << "\n";
+    }
+    out << "\n";
+  }
+  out << GlobalOptions() << "\n" << CommandOptions() << "\n"
+      << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
+  return out.str();
+}
+
+Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) {
+  std::vector<std::string> tokens;
+  bool options_ended = false;
+  for (const std::string& token : argv) {
+    if (token == "--") options_ended = true;
+    tokens.push_back(!options_ended && token == "-h" ? "--help" : token);
+  }
+  po::options_description all;
+  all.add(GlobalOptions()).add(CommandOptions());
+  all.add_options()("positional", po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add("positional", -1);
+  po::variables_map vm;
+  po::parsed_options parsed(nullptr);
+  try {
+    // No short options: a token like "-5" or "-key" is then an argument, not an option.
+    int style = po::command_line_style::allow_long | po::command_line_style::long_allow_adjacent |
+                po::command_line_style::long_allow_next;
+    parsed = po::command_line_parser(tokens).options(all).positional(positional).style(style).run();
+    po::store(parsed, vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return Status::Invalid(e.what());
+  }
+  std::vector<std::string> words;
+  if (vm.count("positional")) words = vm["positional"].as<std::vector<std::string>>();
+  out->help = vm.count("help") > 0;
+  out->version = vm.count("version") > 0;
+  if (vm.count("home")) out->home = vm["home"].as<std::string>();
+  if (vm.count("config")) out->config = vm["config"].as<std::string>();
+  if (vm.count("plugin-dir")) out->plugin_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
+  if (vm.count("effective-time")) out->effective_time = vm["effective-time"].as<std::string>();
+
+  if (words.empty()) {
+    if (out->help || out->version) return Status::Ok();
+    return Status::Invalid("no command given");
+  }
+  out->command = words.front();
+  out->args.assign(words.begin() + 1, words.end());
+  const CommandSpec* spec = FindCommand(out->command);
+  if (spec == nullptr) return Status::Invalid("unknown command '" + out->command + "'");
+  if (out->help) return Status::Ok();
+  for (const po::option& option : parsed.options) {
+    const std::string& key = option.string_key;
+    if (key.empty() || key == "positional" || GlobalOptions().find_nothrow(key, false) != nullptr) continue;
+    bool allowed = false;
+    for (const std::string& name : spec->options) allowed |= name == key;
+    if (!allowed) return Status::Invalid("option --" + key + " does not apply to '" + out->command + "'");
+  }
+  if (out->args.size() < spec->min_args || out->args.size() > spec->max_args) {
+    return Status::Invalid("'" + out->command + "' takes " + (spec->arguments[0] ? spec->arguments : "no arguments") +
+                           ", got " + std::to_string(out->args.size()) + " argument(s)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace planb

@@ -1,0 +1,31 @@
+// The planb command line: `planb [options] COMMAND [ARG...] [options]`, parsed with Boost.Program_options.
+// Options may come before or after the arguments. There are no short options besides -h, so an argument may
+// start with '-' (a negative number is a key, not an option); `--` ends the options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planb/status.h"
+
+namespace planb {
+
+struct CommandLine {
+  std::string command;            // "" when only --help or --version was asked for
+  std::vector<std::string> args;  // the command's positional arguments
+  std::string home;
+  std::string config;
+  std::vector<std::string> plugin_dirs;
+  std::optional<std::string> effective_time;  // load
+  bool help = false;
+  bool version = false;
+};
+
+// Errors name the offending argument; the caller prints them with the usage hint and exits 2.
+Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out);
+
+// The text of `planb --help`, or of `planb COMMAND --help` when `command` is known.
+std::string UsageText(const std::string& command);
+
+}  // namespace planb

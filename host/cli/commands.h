@@ -1,0 +1,19 @@
+// The planb commands. Each returns the process exit status and writes results to `out`, messages to `err`.
+#pragma once
+
+#include <ostream>
+
+#include "host/cli/command_line.h"
+#include "host/runtime.h"
+
+namespace planb {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNotFound = 1;
+inline constexpr int kExitError = 2;
+
+int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+
+}  // namespace planb

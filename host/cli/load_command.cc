@@ -1,0 +1,48 @@
+#include <unistd.h>
+
+#include <iomanip>
+#include <iostream>
+
+#include "host/cli/commands.h"
+#include "host/common/iso_time.h"
+#include "host/ingest/load_job.h"
+
+namespace planb {
+
+int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  LoadOptions options;
+  if (cli.effective_time) {
+    int64_t ms = 0;
+    if (!ParseIsoTime(*cli.effective_time, &ms)) {
+      err << "planb: --effective-time: '" << *cli.effective_time
+          << "' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n";
+      return kExitError;
+    }
+    options.effective_time_ms = ms;
+  }
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal) {
+    options.progress = [&err](const std::string& file, uint64_t records) {
+      err << "\r" << file << ": " << records << " records read" << std::flush;
+    };
+  }
+  LoadReport report;
+  Status s = RunLoad(runtime, cli.args, options, &report);
+  if (terminal) err << "\r\033[K" << std::flush;  // clear the progress line
+  if (!s.ok()) {
+    err << "planb: load failed, nothing was merged: " << s.message() << "\n";
+    return kExitError;
+  }
+  for (const StreamReport& stream : report.streams) {
+    uint64_t total = 0;
+    for (const auto& entry : stream.records) total += entry.second;
+    out << stream.file << ": " << total << " records in " << stream.records.size() << " map(s)\n";
+    for (const auto& [map, records] : stream.records) {
+      out << "  " << std::left << std::setw(28) << map << std::right << std::setw(10) << records << "\n";
+    }
+  }
+  out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
+  return kExitOk;
+}
+
+}  // namespace planb

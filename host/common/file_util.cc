@@ -1,0 +1,103 @@
+#include "host/common/file_util.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace planb {
+
+namespace fs = std::filesystem;
+
+namespace {
+Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+}  // namespace
+
+Status SyncPath(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Errno("opening " + path + " to sync");
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Errno("syncing " + path);
+  return Status::Ok();
+}
+
+Status DurableRename(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0) return Errno("renaming " + from + " to " + to);
+  std::string to_parent = fs::path(to).parent_path().string();
+  std::string from_parent = fs::path(from).parent_path().string();
+  PLANB_RETURN_IF_ERROR(SyncPath(to_parent.empty() ? "." : to_parent));
+  if (from_parent != to_parent) PLANB_RETURN_IF_ERROR(SyncPath(from_parent.empty() ? "." : from_parent));
+  return Status::Ok();
+}
+
+Status WriteFileAtomically(const std::string& path, const std::string& contents) {
+  std::string temp = path + ".tmp";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("creating " + temp);
+  size_t written = 0;
+  while (written < contents.size()) {
+    ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      Status s = Errno("writing " + temp);
+      ::close(fd);
+      return s;
+    }
+    written += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    Status s = Errno("syncing " + temp);
+    ::close(fd);
+    return s;
+  }
+  ::close(fd);
+  return DurableRename(temp, path);
+}
+
+Status ReadSmallFile(const std::string& path, std::string* contents) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot read " + path);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  *contents = buffer.str();
+  return Status::Ok();
+}
+
+Status RemoveTree(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  if (ec) return Status::IOError("removing " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+Status MakeDirectories(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return Status::IOError("creating directory " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+FileLock::~FileLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+}
+
+Status FileLock::Acquire(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("opening lock file " + path);
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    Status s = Errno("locking " + path);
+    ::close(fd);
+    return s;
+  }
+  fd_ = fd;
+  return Status::Ok();
+}
+
+}  // namespace planb

@@ -1,0 +1,257 @@
+#include "host/common/iso_time.h"
+
+#include <cstdio>
+
+namespace planb {
+namespace {
+
+constexpr int64_t kMsPerSecond = 1000;
+constexpr int64_t kMsPerMinute = 60 * kMsPerSecond;
+constexpr int64_t kMsPerHour = 60 * kMsPerMinute;
+constexpr int64_t kMsPerDay = 24 * kMsPerHour;
+constexpr int64_t kMsPerWeek = 7 * kMsPerDay;
+
+// Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian, day 0 = 1970-01-01). Eras of 400
+// years make the leap rules a table-free computation and keep it exact for negative days; int64 holds every
+// day an int64 of milliseconds can name.
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t* y, int64_t* m, int64_t* d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = yoe + era * 400 + (*m <= 2);
+}
+
+bool IsLeap(int64_t y) { return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0); }
+
+int DaysInMonth(int64_t y, int64_t m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads exactly `n` digits at `*pos`.
+bool FixedDigits(std::string_view s, size_t* pos, int n, int64_t* out) {
+  if (s.size() - *pos < static_cast<size_t>(n)) return false;
+  int64_t v = 0;
+  for (int i = 0; i < n; ++i) {
+    const char c = s[*pos + i];
+    if (!IsDigit(c)) return false;
+    v = v * 10 + (c - '0');
+  }
+  *pos += n;
+  *out = v;
+  return true;
+}
+
+bool Consume(std::string_view s, size_t* pos, char c) {
+  if (*pos < s.size() && s[*pos] == c) {
+    ++*pos;
+    return true;
+  }
+  return false;
+}
+
+// Reads ".ddd..." (or ",ddd...", which ISO-8601 allows too) as milliseconds, truncating past the third digit.
+bool Fraction(std::string_view s, size_t* pos, int64_t* ms) {
+  *ms = 0;
+  if (!Consume(s, pos, '.') && !Consume(s, pos, ',')) return true;
+  int digits = 0;
+  while (*pos < s.size() && IsDigit(s[*pos])) {
+    if (digits < 3) *ms = *ms * 10 + (s[*pos] - '0');
+    ++digits;
+    ++*pos;
+  }
+  if (digits == 0) return false;
+  for (int i = digits; i < 3; ++i) *ms *= 10;
+  return true;
+}
+
+// "Z", "+HH:MM", "+HHMM" or "+HH" (and '-'). A time without a zone is refused: the stored instant is UTC and a
+// local time would silently shift by the writer's offset.
+bool Zone(std::string_view s, size_t* pos, int64_t* offset_ms) {
+  *offset_ms = 0;
+  if (Consume(s, pos, 'Z')) return true;
+  int sign;
+  if (Consume(s, pos, '+')) {
+    sign = 1;
+  } else if (Consume(s, pos, '-')) {
+    sign = -1;
+  } else {
+    return false;
+  }
+  int64_t hh = 0, mm = 0;
+  if (!FixedDigits(s, pos, 2, &hh)) return false;
+  if (Consume(s, pos, ':')) {
+    if (!FixedDigits(s, pos, 2, &mm)) return false;
+  } else if (*pos < s.size()) {
+    if (!FixedDigits(s, pos, 2, &mm)) return false;
+  }
+  if (hh > 23 || mm > 59) return false;
+  *offset_ms = sign * (hh * kMsPerHour + mm * kMsPerMinute);
+  return true;
+}
+
+bool MulAdd(int64_t acc, int64_t mul, int64_t add, int64_t* out) {
+  int64_t product;
+  return !__builtin_mul_overflow(acc, mul, &product) && !__builtin_add_overflow(product, add, out);
+}
+
+// Reads one or more digits as an int64, refusing overflow.
+bool Number(std::string_view s, size_t* pos, int64_t* out) {
+  const size_t start = *pos;
+  int64_t v = 0;
+  while (*pos < s.size() && IsDigit(s[*pos])) {
+    if (!MulAdd(v, 10, s[*pos] - '0', &v)) return false;
+    ++*pos;
+  }
+  *out = v;
+  return *pos > start;
+}
+
+char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+// ISO-8601 "PnWnDTnHnMn.nS" (case-insensitive, like java.time.Duration). Only seconds may carry a fraction.
+bool ParseIsoDuration(std::string_view s, int64_t* ms) {
+  size_t pos = 1;  // past 'P'
+  int64_t total = 0;
+  bool any = false;
+  bool in_time = false;
+  // Each designator must come after the previous one: "P1D1W" is refused.
+  int last_rank = -1;
+  while (pos < s.size()) {
+    if (Upper(s[pos]) == 'T') {
+      if (in_time) return false;
+      in_time = true;
+      ++pos;
+      if (pos == s.size()) return false;  // "P1DT" names no time part
+      continue;
+    }
+    int64_t n = 0;
+    if (!Number(s, &pos, &n)) return false;
+    int64_t frac_ms = 0;
+    const bool has_fraction = pos < s.size() && (s[pos] == '.' || s[pos] == ',');
+    if (has_fraction && !Fraction(s, &pos, &frac_ms)) return false;
+    if (pos == s.size()) return false;
+    const char unit = Upper(s[pos++]);
+    int64_t unit_ms;
+    int rank;
+    if (!in_time && unit == 'W') {
+      unit_ms = kMsPerWeek, rank = 0;
+    } else if (!in_time && unit == 'D') {
+      unit_ms = kMsPerDay, rank = 1;
+    } else if (in_time && unit == 'H') {
+      unit_ms = kMsPerHour, rank = 2;
+    } else if (in_time && unit == 'M') {
+      unit_ms = kMsPerMinute, rank = 3;
+    } else if (in_time && unit == 'S') {
+      unit_ms = kMsPerSecond, rank = 4;
+    } else {
+      return false;  // years and months (variable length), or a misplaced designator
+    }
+    if (rank <= last_rank || (has_fraction && unit != 'S')) return false;
+    last_rank = rank;
+    int64_t part;
+    if (!MulAdd(n, unit_ms, frac_ms, &part) || __builtin_add_overflow(total, part, &total)) return false;
+    any = true;
+  }
+  if (!any) return false;
+  *ms = total;
+  return true;
+}
+
+}  // namespace
+
+bool ParseIsoTime(std::string_view s, int64_t* ms) {
+  size_t pos = 0;
+  int64_t year, month, day;
+  if (!FixedDigits(s, &pos, 4, &year) || !Consume(s, &pos, '-') || !FixedDigits(s, &pos, 2, &month) ||
+      !Consume(s, &pos, '-') || !FixedDigits(s, &pos, 2, &day)) {
+    return false;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
+  int64_t result = DaysFromCivil(year, month, day) * kMsPerDay;
+  if (pos == s.size()) {
+    *ms = result;
+    return true;
+  }
+  int64_t hour, minute, second = 0, frac_ms = 0, offset_ms;
+  if (!Consume(s, &pos, 'T') || !FixedDigits(s, &pos, 2, &hour) || !Consume(s, &pos, ':') ||
+      !FixedDigits(s, &pos, 2, &minute)) {
+    return false;
+  }
+  if (Consume(s, &pos, ':')) {
+    if (!FixedDigits(s, &pos, 2, &second) || !Fraction(s, &pos, &frac_ms)) return false;
+  }
+  if (hour > 23 || minute > 59 || second > 59) return false;
+  if (!Zone(s, &pos, &offset_ms) || pos != s.size()) return false;
+  result += hour * kMsPerHour + minute * kMsPerMinute + second * kMsPerSecond + frac_ms - offset_ms;
+  *ms = result;
+  return true;
+}
+
+std::string FormatIsoTime(int64_t ms) {
+  // Floor division, so instants before 1970 fall on the earlier day with a positive time of day.
+  int64_t days = ms / kMsPerDay;
+  int64_t rem = ms % kMsPerDay;
+  if (rem < 0) {
+    rem += kMsPerDay;
+    --days;
+  }
+  int64_t y, m, d;
+  CivilFromDays(days, &y, &m, &d);
+  char buf[64];
+  // Years outside 0000-9999 (reachable only through offsets or extreme values) use ISO's expanded form.
+  const char* year_format = y < 0 ? "-%04lld" : (y > 9999 ? "+%lld" : "%04lld");
+  int n = std::snprintf(buf, sizeof(buf), year_format, static_cast<long long>(y < 0 ? -y : y));
+  std::snprintf(buf + n, sizeof(buf) - n, "-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ",
+                static_cast<long long>(m), static_cast<long long>(d),
+                static_cast<long long>(rem / kMsPerHour), static_cast<long long>(rem / kMsPerMinute % 60),
+                static_cast<long long>(rem / kMsPerSecond % 60), static_cast<long long>(rem % kMsPerSecond));
+  return buf;
+}
+
+bool ParseDuration(std::string_view s, int64_t* ms) {
+  if (s.empty()) return false;
+  if (s[0] == 'P' || s[0] == 'p') return ParseIsoDuration(s, ms);
+  // Short form: digits then exactly one lower-case unit. "m" is minutes; upper-case "M" is refused because in
+  // ISO-8601 it could mean months.
+  size_t pos = 0;
+  int64_t n;
+  if (!Number(s, &pos, &n)) return false;
+  const std::string_view unit = s.substr(pos);
+  int64_t unit_ms;
+  if (unit == "ms") {
+    unit_ms = 1;
+  } else if (unit == "s") {
+    unit_ms = kMsPerSecond;
+  } else if (unit == "m") {
+    unit_ms = kMsPerMinute;
+  } else if (unit == "h") {
+    unit_ms = kMsPerHour;
+  } else if (unit == "d") {
+    unit_ms = kMsPerDay;
+  } else {
+    return false;
+  }
+  int64_t total;
+  if (__builtin_mul_overflow(n, unit_ms, &total)) return false;
+  *ms = total;
+  return true;
+}
+
+}  // namespace planb

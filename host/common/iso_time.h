@@ -1,0 +1,22 @@
+// ISO-8601 times and durations: times are signed 64-bit milliseconds since the Unix epoch, UTC.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace planb {
+
+// Parses an ISO-8601 date-time such as "2024-01-01T08:10:22.023Z", "2024-01-01T08:10:22Z",
+// "2024-01-01T09:10:22.5+01:00", "2024-01-01T08:10Z" or a date alone ("2024-01-01", midnight UTC).
+// Fractions beyond milliseconds are truncated. Years 0000-9999. Returns false on anything else.
+bool ParseIsoTime(std::string_view text, int64_t* ms);
+
+// Formats as "2024-01-01T08:10:22.023Z" (always milliseconds, always Z).
+std::string FormatIsoTime(int64_t ms);
+
+// Parses a duration: "15m", "30s", "2h", "1d", "500ms", or ISO-8601 ("PT15M", "P1DT2H", "PT0.5S", "P2W").
+// Years and months are refused (their length varies). Negative durations are refused. False on anything else.
+bool ParseDuration(std::string_view text, int64_t* ms);
+
+}  // namespace planb

@@ -1,0 +1,227 @@
+#include "host/config/config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "host/config/ini_reader.h"
+
+namespace planb {
+namespace {
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+constexpr size_t kMaxMapNameLength = 128;
+constexpr uint64_t kMinStoreSize = uint64_t{1} << 20;  // smaller is a forgotten unit ("10" for 10GiB)
+constexpr uint32_t kMaxReadersLimit = 32767;
+
+// Relative paths in the file mean "next to the file", not "wherever planb was started".
+std::string Resolve(const std::string& base_dir, const std::string& path) {
+  if (base_dir.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(base_dir) / path).string();
+}
+
+Status RequireValue(const std::string& value) {
+  return value.empty() ? Status::Invalid("empty value") : Status::Ok();
+}
+
+// --- Top-level keys: one entry per key. ---
+
+struct TopLevelKey {
+  const char* name;
+  bool repeatable;  // each line adds one value; otherwise a second line is an error
+  Status (*apply)(const std::string& value, const std::string& base_dir, Config* config);
+};
+
+constexpr TopLevelKey kTopLevelKeys[] = {
+    {"home", false,
+     [](const std::string& value, const std::string& base_dir, Config* config) {
+       PLANB_RETURN_IF_ERROR(RequireValue(value));
+       config->home = Resolve(base_dir, value);
+       return Status::Ok();
+     }},
+    {"plugin_dir", true,
+     [](const std::string& value, const std::string& base_dir, Config* config) {
+       PLANB_RETURN_IF_ERROR(RequireValue(value));
+       config->plugin_dirs.push_back(Resolve(base_dir, value));
+       return Status::Ok();
+     }},
+};
+
+Status ApplyTopLevel(const Entries& entries, const std::string& base_dir, Config* config) {
+  std::set<std::string> seen;
+  for (const auto& [key, value] : entries) {
+    const TopLevelKey* known = nullptr;
+    for (const TopLevelKey& k : kTopLevelKeys) {
+      if (key == k.name) known = &k;
+    }
+    if (known == nullptr) {
+      std::string names;
+      for (const TopLevelKey& k : kTopLevelKeys) names += std::string(names.empty() ? "" : ", ") + k.name;
+      return Status::Invalid(key + ": unknown top-level key (known: " + names + ")");
+    }
+    if (!seen.insert(key).second && !known->repeatable) return Status::Invalid(key + ": given twice");
+    PLANB_RETURN_IF_ERROR(known->apply(value, base_dir, config).WithContext(key));
+  }
+  return Status::Ok();
+}
+
+// --- [map.NAME] sections: one entry per key the host itself reads. ---
+
+Status ParseMaxReaders(const std::string& value, uint32_t* readers) {
+  uint32_t n = 0;
+  bool ok = !value.empty();
+  for (size_t i = 0; ok && i < value.size(); ++i) {
+    const char c = value[i];
+    ok = c >= '0' && c <= '9';
+    n = n * 10 + static_cast<uint32_t>(c - '0');
+    ok = ok && n <= kMaxReadersLimit;  // checked per digit, so n cannot wrap
+  }
+  if (!ok || n == 0) return Status::Invalid("'" + value + "' is not a reader count (1..32767)");
+  *readers = n;
+  return Status::Ok();
+}
+
+struct MapKey {
+  const char* name;
+  Status (*apply)(const std::string& value, MapConfig* map);
+};
+
+constexpr MapKey kMapKeys[] = {
+    {"type",
+     [](const std::string& value, MapConfig* map) {
+       PLANB_RETURN_IF_ERROR(RequireValue(value));
+       map->type = value;
+       return Status::Ok();
+     }},
+    {"scheme",
+     [](const std::string& value, MapConfig* map) {
+       PLANB_RETURN_IF_ERROR(RequireValue(value));
+       map->scheme = value;
+       return Status::Ok();
+     }},
+    {"max_store_size",
+     [](const std::string& value, MapConfig* map) {
+       uint64_t bytes = 0;
+       if (!ParseByteSize(value, &bytes)) {
+         return Status::Invalid("'" + value + "' is not a size (e.g. 10GiB, 512MiB, 1048576)");
+       }
+       if (bytes < kMinStoreSize) return Status::Invalid("'" + value + "' is below the minimum of 1MiB");
+       map->max_store_size = bytes;
+       return Status::Ok();
+     }},
+    {"max_readers",
+     [](const std::string& value, MapConfig* map) { return ParseMaxReaders(value, &map->max_readers); }},
+};
+
+Status ApplyMapSection(const std::string& name, const Entries& entries, Config* config) {
+  if (!IsValidMapName(name)) {
+    return Status::Invalid("invalid map name '" + name +
+                           "' (lower case letters, digits and _, starting with a letter; at most 128 characters)");
+  }
+  MapConfig map;
+  map.name = name;
+  for (const auto& [key, value] : entries) {
+    const MapKey* known = nullptr;
+    for (const MapKey& k : kMapKeys) {
+      if (key == k.name) known = &k;
+    }
+    if (known == nullptr) {
+      map.plugin_options.emplace_back(key, value);  // checked against the plugins once they are loaded
+    } else {
+      PLANB_RETURN_IF_ERROR(known->apply(value, &map).WithContext(key));
+    }
+  }
+  if (map.type.empty()) return Status::Invalid("type: missing (the store-type plugin name, e.g. type = state)");
+  config->maps.emplace(name, std::move(map));
+  return Status::Ok();
+}
+
+// --- Section kinds: [KIND.NAME], one entry per kind. ---
+
+struct SectionKind {
+  const char* kind;
+  Status (*apply)(const std::string& name, const Entries& entries, Config* config);
+};
+
+constexpr SectionKind kSectionKinds[] = {
+    {"map", ApplyMapSection},
+};
+
+Status ApplySection(const IniSection& section, Config* config) {
+  // Keys repeat only at top level (plugin_dir); in a section a second line is a typo or a paste.
+  std::set<std::string> keys;
+  for (const auto& entry : section.entries) {
+    if (!keys.insert(entry.first).second) return Status::Invalid(entry.first + ": given twice");
+  }
+  const size_t dot = section.header.find('.');
+  const std::string kind = section.header.substr(0, dot);
+  for (const SectionKind& k : kSectionKinds) {
+    if (kind != k.kind) continue;
+    const std::string name = dot == std::string::npos ? "" : section.header.substr(dot + 1);
+    if (name.empty()) return Status::Invalid("section needs a name, as in [" + kind + ".NAME]");
+    return k.apply(name, section.entries, config);
+  }
+  std::string known;
+  for (const SectionKind& k : kSectionKinds) {
+    known += std::string(known.empty() ? "" : ", ") + "[" + k.kind + ".NAME]";
+  }
+  return Status::Invalid("unknown section kind '" + kind + "' (known: " + known + ")");
+}
+
+}  // namespace
+
+const MapConfig* Config::FindMap(std::string_view name) const {
+  const auto it = maps.find(NormaliseMapName(name));
+  return it == maps.end() ? nullptr : &it->second;
+}
+
+bool IsValidMapName(std::string_view name) {
+  if (name.empty() || name.size() > kMaxMapNameLength) return false;
+  if (name.front() < 'a' || name.front() > 'z') return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  }
+  return true;
+}
+
+std::string NormaliseMapName(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return lower;
+}
+
+// Builds into a fresh Config so that `config` is left as it was on any error.
+Status ParseConfig(std::string_view name, std::string_view text, const std::string& base_dir, Config* config) {
+  const std::string file(name);
+  std::vector<IniSection> sections;
+  PLANB_RETURN_IF_ERROR(ReadIni(file, text, &sections));
+  Config result;
+  result.path = file;
+  PLANB_RETURN_IF_ERROR(ApplyTopLevel(sections.front().entries, base_dir, &result).WithContext(file));
+  std::set<std::string> headers;
+  for (size_t i = 1; i < sections.size(); ++i) {
+    const std::string where = file + ": [" + sections[i].header + "]";
+    if (!headers.insert(sections[i].header).second) return Status::Invalid(where + ": section given twice");
+    PLANB_RETURN_IF_ERROR(ApplySection(sections[i], &result).WithContext(where));
+  }
+  *config = std::move(result);
+  return Status::Ok();
+}
+
+Status LoadConfig(const std::string& path, Config* config) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot open: " + std::strerror(errno));
+  // read() turns a failed read (EISDIR: a directory opens fine on Linux) into badbit.
+  std::string text;
+  char buffer[4096];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) text.append(buffer, static_cast<size_t>(in.gcount()));
+  if (in.bad()) return Status::IOError(path + ": cannot read: " + std::strerror(errno));
+  return ParseConfig(path, text, std::filesystem::path(path).parent_path().string(), config);
+}
+
+}  // namespace planb

@@ -1,0 +1,87 @@
+#include "host/ingest/load_job.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include "host/ingest/staging_store.h"
+#include "host/ingest/stream_writer.h"
+#include "host/xml/reference_reader.h"
+
+namespace planb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kProgressEvery = 50000;
+
+std::string NewStreamId() {
+  static std::atomic<uint64_t> counter{0};
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  return std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+Status FileModificationTime(const std::string& file, int64_t* ms) {
+  std::error_code ec;
+  auto time = fs::last_write_time(file, ec);
+  if (ec) return Status::IOError(file + ": " + ec.message());
+  // file_time_type's clock is not system_clock in C++17; convert through the two clocks' "now".
+  auto system = std::chrono::time_point_cast<std::chrono::milliseconds>(
+      time - fs::file_time_type::clock::now() + std::chrono::system_clock::now());
+  *ms = system.time_since_epoch().count();
+  return Status::Ok();
+}
+
+Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions& options, StreamWriter* writer,
+                   StreamReport* report) {
+  int64_t effective_time = 0;
+  if (options.effective_time_ms) {
+    effective_time = *options.effective_time_ms;
+  } else {
+    PLANB_RETURN_IF_ERROR(FileModificationTime(file, &effective_time));
+  }
+  uint64_t records = 0;
+  PLANB_RETURN_IF_ERROR(ReadReferenceDataFile(file, effective_time, [&](const ParsedRecord& parsed) {
+    PLANB_RETURN_IF_ERROR(writer->Add(parsed.map, parsed.record));
+    if (++records % kProgressEvery == 0 && options.progress) options.progress(file, records);
+    return Status::Ok();
+  }));
+  PLANB_RETURN_IF_ERROR(writer->Finish().WithContext(file));
+  report->file = file;
+  report->records = writer->RecordCounts();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,
+               LoadReport* report) {
+  if (files.empty()) return Status::Invalid("load: no input files given");
+  std::vector<std::unique_ptr<StreamWriter>> writers;  // discard their directories if anything fails
+  for (const std::string& file : files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return Status::Invalid(file + ": no such file");
+    auto writer = std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + NewStreamId());
+    StreamReport stream;
+    Status s = WriteStream(runtime, file, options, writer.get(), &stream);
+    writers.push_back(std::move(writer));
+    PLANB_RETURN_IF_ERROR(s);
+    report->streams.push_back(std::move(stream));
+  }
+  StagingStore staging(runtime.home());
+  for (const auto& writer : writers) {
+    uint64_t sequence = 0;
+    PLANB_RETURN_IF_ERROR(staging.Stage(writer->dir(), &sequence));
+  }
+  // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
+  MergeProcessor merger(runtime);
+  return merger.MergePending(&report->merge);
+}
+
+}  // namespace planb

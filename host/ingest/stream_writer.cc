@@ -1,0 +1,83 @@
+#include "host/ingest/stream_writer.h"
+
+#include "host/common/file_util.h"
+
+namespace planb {
+namespace {
+// LMDB keeps every dirty page of a write transaction in memory; committing in slices bounds that for big files.
+constexpr uint64_t kRecordsPerTxn = 100000;
+}  // namespace
+
+StreamWriter::StreamWriter(const MapCatalog& catalog, std::string dir) : catalog_(catalog), dir_(std::move(dir)) {}
+
+StreamWriter::~StreamWriter() {
+  if (!finished_) Discard();
+}
+
+Status StreamWriter::Begin(MapBatch* batch) {
+  PLANB_RETURN_IF_ERROR(batch->txn.Begin(batch->env->env(), 0).WithContext(batch->env->path()));
+  PLANB_RETURN_IF_ERROR(batch->cursor.Open(batch->txn.get(), batch->env->data()));
+  batch->records_in_txn = 0;
+  return Status::Ok();
+}
+
+Status StreamWriter::Add(std::string_view map, const Record& record) {
+  auto it = batches_.find(map);
+  if (it == batches_.end()) {
+    std::shared_ptr<const MapPlugins> plugins;
+    PLANB_RETURN_IF_ERROR(catalog_.Get(map, &plugins));
+    MapBatch batch;
+    batch.plugins = plugins;
+    PLANB_RETURN_IF_ERROR(MapEnv::Open(dir_ + "/" + plugins->config().name, plugins, MapEnv::Mode::kCreate,
+                                       MapEnv::kBatchFlags, &batch.env));
+    it = batches_.emplace(plugins->config().name, std::move(batch)).first;
+    PLANB_RETURN_IF_ERROR(Begin(&it->second));
+  }
+  MapBatch& batch = it->second;
+  if (batch.records_in_txn == kRecordsPerTxn) {
+    batch.cursor.Close();
+    PLANB_RETURN_IF_ERROR(batch.txn.Commit().WithContext(batch.env->path()));
+    PLANB_RETURN_IF_ERROR(Begin(&batch));
+  }
+  ErrorBuffer error;
+  Table table{batch.txn.get(), batch.env->data(), batch.cursor.get()};
+  Code code = batch.plugins->store()->Put(table, record, &error);
+  if (code != Code::kOk) {
+    return Status::FromPlugin(code, error).WithContext("map " + batch.plugins->config().name);
+  }
+  ++batch.records;
+  ++batch.records_in_txn;
+  return Status::Ok();
+}
+
+Status StreamWriter::Finish() {
+  for (auto& [name, batch] : batches_) {
+    batch.cursor.Close();
+    PLANB_RETURN_IF_ERROR(batch.txn.Commit().WithContext(batch.env->path()));
+    PLANB_RETURN_IF_ERROR(batch.env->Sync());
+    batch.env.reset();  // closes the environment: the directory may now move
+  }
+  PLANB_RETURN_IF_ERROR(MakeDirectories(dir_));  // a stream with no records is an empty directory
+  PLANB_RETURN_IF_ERROR(SyncPath(dir_));
+  finished_ = true;
+  return Status::Ok();
+}
+
+void StreamWriter::Discard() {
+  for (auto& entry : batches_) {
+    entry.second.cursor.Close();
+    entry.second.txn.Abort();
+    entry.second.env.reset();
+  }
+  batches_.clear();
+  (void)RemoveTree(dir_);
+  finished_ = true;
+}
+
+std::map<std::string, uint64_t> StreamWriter::RecordCounts() const {
+  std::map<std::string, uint64_t> counts;
+  for (const auto& [name, batch] : batches_) counts[name] = batch.records;
+  return counts;
+}
+
+}  // namespace planb

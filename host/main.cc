@@ -1,0 +1,59 @@
+// planb: the Plan B host program. Parses the command line, opens the runtime (config, plugins, home) and runs
+// one command. Exceptions from libraries stop here, as a message and exit status 2.
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "host/cli/command_line.h"
+#include "host/cli/commands.h"
+#include "host/runtime.h"
+
+namespace {
+
+int Run(int argc, char** argv) {
+  using namespace planb;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  CommandLine cli;
+  Status s = ParseCommandLine(args, &cli);
+  if (!s.ok()) {
+    std::cerr << "planb: " << s.message() << "\nTry 'planb --help'.\n";
+    return kExitError;
+  }
+  if (cli.help) {
+    std::cout << UsageText(cli.command);
+    return kExitOk;
+  }
+  if (cli.version) {
+    std::cout << "planb " << PLANB_VERSION << " (plugin ABI " << kAbiVersion << ")\n";
+    return kExitOk;
+  }
+  RuntimeOptions options;
+  options.config_path = cli.config;
+  options.home = cli.home;
+  options.plugin_dirs = cli.plugin_dirs;
+  std::unique_ptr<Runtime> runtime;
+  s = Runtime::Open(options, &runtime);
+  if (!s.ok()) {
+    std::cerr << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  if (cli.command == "load") return RunLoadCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "lookup") return RunLookupCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
+  std::cerr << "planb: command '" << cli.command << "' is not implemented\n";
+  return kExitError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "planb: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "planb: unknown error\n";
+  }
+  return planb::kExitError;
+}

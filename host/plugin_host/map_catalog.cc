@@ -1,0 +1,28 @@
+#include "host/plugin_host/map_catalog.h"
+
+namespace planb {
+
+Status MapCatalog::Build(const Config& config, const PluginRegistry& registry) {
+  maps_.clear();
+  for (const auto& [name, map_config] : config.maps) {
+    std::unique_ptr<MapPlugins> plugins;
+    PLANB_RETURN_IF_ERROR(MapPlugins::Create(map_config, registry, &plugins)
+                              .WithContext(config.path.empty() ? "config" : config.path));
+    maps_[name] = std::move(plugins);
+  }
+  return Status::Ok();
+}
+
+Status MapCatalog::Get(std::string_view name, std::shared_ptr<const MapPlugins>* out) const {
+  auto it = maps_.find(NormaliseMapName(name));
+  if (it != maps_.end()) {
+    *out = it->second;
+    return Status::Ok();
+  }
+  std::string known;
+  for (const auto& entry : maps_) known += (known.empty() ? "" : ", ") + entry.first;
+  return Status::NotFound("map '" + std::string(name) + "' is not in the config (configured maps: " +
+                          (known.empty() ? "none" : known) + ")");
+}
+
+}  // namespace planb

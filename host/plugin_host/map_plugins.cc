@@ -1,0 +1,98 @@
+#include "host/plugin_host/map_plugins.h"
+
+#include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <vector>
+
+namespace planb {
+namespace {
+
+bool Declares(const PluginDescriptor* d, const std::string& option) {
+  if (d == nullptr) return false;
+  for (uint32_t i = 0; i < d->option_count; ++i) {
+    if (option == d->options[i].name) return true;
+  }
+  return false;
+}
+
+std::string DeclaredOptions(const PluginDescriptor* type, const PluginDescriptor* scheme) {
+  std::string names;
+  for (const PluginDescriptor* d : {type, scheme}) {
+    if (d == nullptr) continue;
+    for (uint32_t i = 0; i < d->option_count; ++i) names += std::string(names.empty() ? "" : ", ") + d->options[i].name;
+  }
+  return names.empty() ? "none" : names;
+}
+
+// The options of `config` that `d` declared, as the plugin ABI's array (views into `config`).
+std::vector<PluginOption> OptionsFor(const PluginDescriptor* d, const MapConfig& config) {
+  std::vector<PluginOption> options;
+  for (const auto& [name, value] : config.plugin_options) {
+    if (Declares(d, name)) options.push_back(PluginOption{name.c_str(), value.c_str()});
+  }
+  return options;
+}
+
+}  // namespace
+
+Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registry,
+                          std::unique_ptr<MapPlugins>* out) {
+  const std::string where = "[map." + config.name + "]";
+  std::unique_ptr<MapPlugins> map(new MapPlugins(config));
+  const LoadedPlugin* type = nullptr;
+  PLANB_RETURN_IF_ERROR(registry.Get(PluginKind::kStoreType, config.type, &type).WithContext(where));
+  map->type_ = *type;
+  const PluginDescriptor* td = type->descriptor;
+
+  if (td->uses_key_scheme) {
+    std::string scheme_name = config.scheme.empty() ? kDefaultScheme : config.scheme;
+    const LoadedPlugin* scheme = nullptr;
+    PLANB_RETURN_IF_ERROR(registry.Get(PluginKind::kKeyScheme, scheme_name, &scheme).WithContext(where));
+    map->scheme_plugin_ = *scheme;
+  } else if (!config.scheme.empty()) {
+    return Status::Invalid(where + ": type '" + config.type + "' has no text key, so it takes no scheme (remove " +
+                           "'scheme = " + config.scheme + "')");
+  }
+  const PluginDescriptor* sd = map->scheme_descriptor();
+  for (const auto& [name, value] : config.plugin_options) {
+    if (!Declares(td, name) && !Declares(sd, name)) {
+      return Status::Invalid(where + ": unknown key '" + name + "' (type '" + config.type + "'" +
+                             (sd ? std::string(" and scheme '") + sd->name + "'" : std::string()) +
+                             " take: " + DeclaredOptions(td, sd) + ")");
+    }
+  }
+
+  ErrorBuffer error;
+  if (sd != nullptr) {
+    std::vector<PluginOption> options = OptionsFor(sd, config);
+    PluginArgs args;
+    args.map_name = config.name.c_str();
+    args.options = options.data();
+    args.option_count = static_cast<uint32_t>(options.size());
+    args.key_suffix_size = td->key_suffix_size;
+    map->scheme_ = sd->create_scheme(&args, &error);
+    if (map->scheme_ == nullptr) {
+      return Status(Code::kInvalidArgument, where + ": scheme '" + sd->name + "': " + error.message);
+    }
+  }
+  std::vector<PluginOption> options = OptionsFor(td, config);
+  PluginArgs args;
+  args.map_name = config.name.c_str();
+  args.options = options.data();
+  args.option_count = static_cast<uint32_t>(options.size());
+  args.scheme = map->scheme_;
+  map->store_ = td->create_store(&args, &error);
+  if (map->store_ == nullptr) {
+    return Status(Code::kInvalidArgument, where + ": type '" + config.type + "': " + error.message);
+  }
+  *out = std::move(map);
+  return Status::Ok();
+}
+
+MapPlugins::~MapPlugins() {
+  // The store may use the scheme until it is gone.
+  if (store_ != nullptr) type_.descriptor->destroy_store(store_);
+  if (scheme_ != nullptr) scheme_plugin_.descriptor->destroy_scheme(scheme_);
+}
+
+}  // namespace planb

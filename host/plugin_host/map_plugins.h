@@ -1,0 +1,42 @@
+// A map's store type and key scheme, instantiated from its config section. Checks every option of the section
+// against what the chosen plugins declare. Destroys what it created through the plugins that made it.
+// Thread-safety: immutable after Create; store() and scheme() may be used from many threads.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "host/config/config.h"
+#include "host/plugin_host/plugin_registry.h"
+#include "planb/plugin.h"
+#include "planb/status.h"
+
+namespace planb {
+
+class MapPlugins {
+ public:
+  static constexpr const char* kDefaultScheme = "hashed";
+
+  static Status Create(const MapConfig& config, const PluginRegistry& registry, std::unique_ptr<MapPlugins>* out);
+  ~MapPlugins();
+  MapPlugins(const MapPlugins&) = delete;
+  MapPlugins& operator=(const MapPlugins&) = delete;
+
+  const MapConfig& config() const { return config_; }
+  Store* store() const { return store_; }
+  const KeyScheme* scheme() const { return scheme_; }  // null for types without a text key
+  const PluginDescriptor& type_descriptor() const { return *type_.descriptor; }
+  const PluginDescriptor* scheme_descriptor() const { return scheme_plugin_.descriptor; }
+
+ private:
+  explicit MapPlugins(MapConfig config) : config_(std::move(config)) {}
+
+  MapConfig config_;
+  // Copies (not pointers into the registry) whose shared_library keeps each plugin's code loaded.
+  LoadedPlugin type_;
+  LoadedPlugin scheme_plugin_;  // descriptor null when the type takes no scheme
+  Store* store_ = nullptr;
+  KeyScheme* scheme_ = nullptr;
+};
+
+}  // namespace planb

@@ -1,0 +1,96 @@
+#include "host/plugin_host/plugin_registry.h"
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <filesystem>
+#include <system_error>
+
+namespace planb {
+
+namespace fs = std::filesystem;
+
+const char* PluginKindName(PluginKind kind) {
+  switch (kind) {
+    case PluginKind::kStoreType: return "type";
+    case PluginKind::kKeyScheme: return "scheme";
+  }
+  return "unknown";
+}
+
+std::string PluginRegistry::DefaultDirectory() {
+  std::error_code ec;
+  fs::path program = boost::dll::program_location(ec);
+  if (ec) return std::string("/usr/local/") + PLANB_PLUGIN_SUBDIR;
+  return (program.parent_path().parent_path() / PLANB_PLUGIN_SUBDIR).lexically_normal().string();
+}
+
+Status PluginRegistry::LoadDirectories(const std::vector<std::string>& dirs) {
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return Status::Invalid("plugin directory " + dir + " does not exist");
+    std::vector<std::string> files;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+      if (entry.path().extension() == ".so") files.push_back(entry.path().string());
+    }
+    if (ec) return Status::IOError("reading plugin directory " + dir + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    for (const std::string& file : files) PLANB_RETURN_IF_ERROR(LoadFile(file));
+  }
+  return Status::Ok();
+}
+
+Status PluginRegistry::LoadFile(const std::string& path) {
+  auto library = std::make_shared<boost::dll::shared_library>();
+  try {
+    library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    return Status::Invalid("plugin " + path + ": cannot be loaded: " + e.what());
+  }
+  if (!library->has(kPluginSymbol)) {
+    return Status::Invalid("plugin " + path + ": not a Plan B plugin (no '" + kPluginSymbol + "' symbol)");
+  }
+  const PluginDescriptor* d = library->get<PluginEntryPoint>(kPluginSymbol)();
+  if (d == nullptr) return Status::Invalid("plugin " + path + ": its entry point returned no descriptor");
+  // The ABI version is read before any other field: the rest of the layout may differ in another version.
+  if (d->abi_version != kAbiVersion) {
+    return Status::Invalid("plugin " + path + ": built for plugin ABI version " + std::to_string(d->abi_version) +
+                           ", this planb uses version " + std::to_string(kAbiVersion) + "; rebuild it");
+  }
+  bool store = d->kind == PluginKind::kStoreType;
+  bool scheme = d->kind == PluginKind::kKeyScheme;
+  if ((!store && !scheme) || d->name == nullptr || d->name[0] == '\0' ||
+      (store && (d->create_store == nullptr || d->destroy_store == nullptr)) ||
+      (scheme && (d->create_scheme == nullptr || d->destroy_scheme == nullptr)) ||
+      (d->option_count > 0 && d->options == nullptr)) {
+    return Status::Invalid("plugin " + path + ": its descriptor is incomplete (kind, name or create/destroy)");
+  }
+  if (const LoadedPlugin* other = Find(d->kind, d->name)) {
+    return Status::Invalid("plugin " + path + ": " + PluginKindName(d->kind) + " '" + d->name +
+                           "' is already provided by " + other->file);
+  }
+  plugins_.push_back(LoadedPlugin{d, path, std::move(library)});
+  return Status::Ok();
+}
+
+const LoadedPlugin* PluginRegistry::Find(PluginKind kind, std::string_view name) const {
+  for (const LoadedPlugin& p : plugins_) {
+    if (p.descriptor->kind == kind && name == p.descriptor->name) return &p;
+  }
+  return nullptr;
+}
+
+Status PluginRegistry::Get(PluginKind kind, std::string_view name, const LoadedPlugin** out) const {
+  *out = Find(kind, name);
+  if (*out != nullptr) return Status::Ok();
+  std::string known;
+  for (const LoadedPlugin& p : plugins_) {
+    if (p.descriptor->kind != kind) continue;
+    known += known.empty() ? "" : ", ";
+    known += p.descriptor->name;
+  }
+  return Status::NotSupported(std::string("unknown ") + PluginKindName(kind) + " '" + std::string(name) +
+                              "' (known: " + (known.empty() ? "none" : known) + ")");
+}
+
+}  // namespace planb

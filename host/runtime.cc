@@ -1,0 +1,42 @@
+#include "host/runtime.h"
+
+#include <algorithm>
+#include <filesystem>
+
+namespace planb {
+
+namespace fs = std::filesystem;
+
+Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
+  auto runtime = std::make_unique<Runtime>();
+  std::error_code ec;
+  std::string config_path = options.config_path;
+  if (config_path.empty() && fs::exists("planb.ini", ec)) config_path = "planb.ini";
+  if (!config_path.empty()) PLANB_RETURN_IF_ERROR(LoadConfig(config_path, &runtime->config_));
+
+  std::vector<std::string> dirs{PluginRegistry::DefaultDirectory()};
+  const std::vector<std::string>* lists[] = {&runtime->config_.plugin_dirs, &options.plugin_dirs};
+  for (const std::vector<std::string>* list : lists) {
+    for (const std::string& dir : *list) {
+      std::string normal = fs::absolute(dir, ec).lexically_normal().string();
+      if (std::find(dirs.begin(), dirs.end(), normal) == dirs.end()) dirs.push_back(normal);
+    }
+  }
+  PLANB_RETURN_IF_ERROR(runtime->registry_.LoadDirectories(dirs));
+  PLANB_RETURN_IF_ERROR(runtime->catalog_.Build(runtime->config_, runtime->registry_));
+
+  std::string home = options.home;
+  if (home.empty()) home = runtime->config_.home;
+  if (home.empty()) home = "planb-home";
+  PLANB_RETURN_IF_ERROR(Home::Open(home, &runtime->home_));
+  *out = std::move(runtime);
+  return Status::Ok();
+}
+
+Status Runtime::OpenShard(std::string_view map, std::shared_ptr<MapEnv>* out) {
+  std::shared_ptr<const MapPlugins> plugins;
+  PLANB_RETURN_IF_ERROR(catalog_.Get(map, &plugins));
+  return envs_.Get(home_.ShardPath(plugins->config().name), plugins, out);
+}
+
+}  // namespace planb

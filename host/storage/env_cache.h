@@ -1,0 +1,30 @@
+// Keeps map environments open between uses, one per path: LMDB allows a process to open an environment only
+// once, and reopening per lookup would be slow. Entries are shared: an environment closes only when the cache
+// has dropped it and nobody else holds it. Thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "host/storage/map_env.h"
+
+namespace planb {
+
+class EnvCache {
+ public:
+  // The open environment at `path`, opening it (kOpenExisting, shard flags) if needed.
+  Status Get(const std::string& path, std::shared_ptr<const MapPlugins> plugins, std::shared_ptr<MapEnv>* out);
+  // Hands an environment opened elsewhere to the cache (e.g. a shard that was just created).
+  void Put(std::shared_ptr<MapEnv> env);
+  // Drops the cache's reference, e.g. before the files are moved or deleted.
+  void Forget(const std::string& path);
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<MapEnv>> envs_;
+};
+
+}  // namespace planb

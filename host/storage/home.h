@@ -1,0 +1,34 @@
+// The home directory and its subdirectories, as the design lays them out:
+//   writer/    streams being written by `load` (one LMDB per map)
+//   receive/   uploads arriving from other nodes
+//   staging/   batches waiting to be merged, in sequence order
+//   merging/   the batch being merged
+//   shards/    one LMDB per map: the merged state
+//   snapshots/ copies of shards fetched from storage nodes
+#pragma once
+
+#include <string>
+
+#include "planb/status.h"
+
+namespace planb {
+
+class Home {
+ public:
+  // Creates the home and every missing subdirectory.
+  static Status Open(const std::string& root, Home* home);
+
+  const std::string& root() const { return root_; }
+  std::string writer() const { return root_ + "/writer"; }
+  std::string receive() const { return root_ + "/receive"; }
+  std::string staging() const { return root_ + "/staging"; }
+  std::string merging() const { return root_ + "/merging"; }
+  std::string shards() const { return root_ + "/shards"; }
+  std::string snapshots() const { return root_ + "/snapshots"; }
+  std::string ShardPath(const std::string& map) const { return shards() + "/" + map; }
+
+ private:
+  std::string root_;
+};
+
+}  // namespace planb

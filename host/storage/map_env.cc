@@ -1,0 +1,64 @@
+#include "host/storage/map_env.h"
+
+#include <filesystem>
+
+#include "host/common/file_util.h"
+#include "host/storage/shard_meta.h"
+
+namespace planb {
+
+namespace fs = std::filesystem;
+
+Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> plugins, Mode mode,
+                    unsigned env_flags, std::shared_ptr<MapEnv>* out) {
+  std::error_code ec;
+  if (mode == Mode::kCreate) {
+    PLANB_RETURN_IF_ERROR(MakeDirectories(path));
+  } else if (!fs::exists(path + "/data.mdb", ec)) {
+    if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
+      return Status::Corruption(path + ": not a Plan B map directory (it is a file)");
+    }
+    return Status::NotFound(path + ": no data.mdb");
+  }
+  std::shared_ptr<MapEnv> map(new MapEnv());
+  map->path_ = path;
+  map->plugins_ = std::move(plugins);
+  const MapConfig& config = map->plugins_->config();
+  Env::Options options;
+  options.map_size = config.max_store_size;
+  options.max_readers = config.max_readers;
+  options.flags = env_flags;
+  PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
+
+  const ShardMeta expected = ShardMeta::Expected(*map->plugins_);
+  Txn txn;
+  MDB_dbi meta = 0;
+  if (mode == Mode::kCreate) {
+    PLANB_RETURN_IF_ERROR(txn.Begin(map->env(), 0).WithContext(path));
+    PLANB_RETURN_IF_ERROR(txn.OpenDbi("meta", MDB_CREATE, &meta).WithContext(path));
+    PLANB_RETURN_IF_ERROR(txn.OpenDbi("data", MDB_CREATE | map->plugins_->type_descriptor().data_table_flags,
+                                      &map->data_).WithContext(path));
+    PLANB_RETURN_IF_ERROR(expected.Write(txn.get(), meta).WithContext(path));
+    PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(path));
+  } else {
+    PLANB_RETURN_IF_ERROR(txn.Begin(map->env(), MDB_RDONLY).WithContext(path));
+    Status s = txn.OpenDbi("meta", 0, &meta);
+    if (s.code() == Code::kNotFound) return Status::Corruption(path + ": not a Plan B map (no meta table)");
+    PLANB_RETURN_IF_ERROR(s.WithContext(path));
+    ShardMeta found;
+    PLANB_RETURN_IF_ERROR(ShardMeta::Read(txn.get(), meta, &found).WithContext(path));
+    if (!(found == expected)) {
+      return Status::Invalid(path + ": written as " + found.Describe() + ", but the config says " +
+                             expected.Describe() + "; it will not be read with another layout");
+    }
+    s = txn.OpenDbi("data", map->plugins_->type_descriptor().data_table_flags, &map->data_);
+    if (s.code() == Code::kNotFound) return Status::Corruption(path + ": not a Plan B map (no data table)");
+    PLANB_RETURN_IF_ERROR(s.WithContext(path));
+    // A read-only transaction's dbi handles stay valid for the env only once the transaction commits.
+    PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(path));
+  }
+  *out = std::move(map);
+  return Status::Ok();
+}
+
+}  // namespace planb

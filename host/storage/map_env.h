@@ -1,0 +1,46 @@
+// One LMDB environment holding one map's rows: a shard, a batch being written or merged, or a snapshot.
+// Tables: "data" (the store type's rows) and "meta" (see shard_meta.h), checked against the config at open.
+// Thread-safety: the handle may be shared between threads (each with its own transactions).
+// LMDB forbids opening one environment twice in a process: share MapEnvs through EnvCache.
+#pragma once
+
+#include <lmdb.h>
+
+#include <memory>
+#include <string>
+
+#include "host/plugin_host/map_plugins.h"
+#include "planb/lmdb.h"
+#include "planb/status.h"
+
+namespace planb {
+
+class MapEnv {
+ public:
+  enum class Mode {
+    kCreate,        // make the directory, the tables and the meta (a new batch)
+    kOpenExisting,  // NotFound when there is no data.mdb; refuses a meta that does not match `plugins`
+  };
+  // Batches are written without fsync per commit and synced once when finished.
+  static constexpr unsigned kBatchFlags = MDB_NOTLS | MDB_NOSYNC | MDB_NOMETASYNC;
+  static constexpr unsigned kShardFlags = MDB_NOTLS;
+
+  static Status Open(const std::string& path, std::shared_ptr<const MapPlugins> plugins, Mode mode,
+                     unsigned env_flags, std::shared_ptr<MapEnv>* out);
+
+  MDB_env* env() const { return env_.get(); }
+  MDB_dbi data() const { return data_; }
+  const std::string& path() const { return path_; }
+  const MapPlugins& plugins() const { return *plugins_; }
+  Status Sync() { return env_.Sync().WithContext(path_); }
+
+ private:
+  MapEnv() = default;
+
+  std::string path_;
+  std::shared_ptr<const MapPlugins> plugins_;
+  Env env_;
+  MDB_dbi data_ = 0;
+};
+
+}  // namespace planb

@@ -1,0 +1,95 @@
+// The `direct` key scheme: the key bytes are the LMDB key. Fastest, but LMDB caps keys at 511 bytes, so a longer
+// key is refused with the map's name and the key's length.
+//
+// On-disk format (version 1; bump kVersion if it changes):
+//   prefix = key bytes                                  when the store appends nothing (State)
+//   prefix = key length (2 bytes, big-endian) + key     when the store appends a suffix, so that the suffix of a
+//            short key can never be mistaken for more key bytes of a longer one
+//   stored key = nothing
+#include <cstring>
+#include <string>
+
+#include "planb/encoding.h"
+#include "planb/plugin.h"
+
+namespace planb {
+namespace {
+
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kLengthBytes = 2;
+
+class DirectKeyScheme final : public KeyScheme {
+ public:
+  DirectKeyScheme(std::string map_name, uint32_t suffix_size)
+      : map_name_(std::move(map_name)),
+        length_prefixed_(suffix_size > 0),
+        max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)) {}
+
+  Code Resolve(const Table&, Bytes key, Intent, Resolved* out, ErrorBuffer* error) const noexcept override {
+    if (key.size == 0) return Fail(error, Code::kInvalidArgument, "map %s: empty key", map_name_.c_str());
+    if (key.size > max_key_size_) {
+      return Fail(error, Code::kInvalidArgument,
+                  "map %s: key of %zu bytes is too long for the direct scheme (at most %u bytes); "
+                  "use scheme = hashed for longer keys",
+                  map_name_.c_str(), key.size, max_key_size_);
+    }
+    uint8_t* p = out->prefix.bytes;
+    if (length_prefixed_) {
+      PutU16(p, static_cast<uint16_t>(key.size));
+      p += kLengthBytes;
+    }
+    std::memcpy(p, key.data, key.size);
+    out->prefix.size = static_cast<uint32_t>(key.size) + (length_prefixed_ ? kLengthBytes : 0);
+    out->first_value = Bytes();
+    return Code::kOk;
+  }
+
+  uint32_t StoredKeySize(Bytes) const noexcept override { return 0; }
+  void WriteStoredKey(Bytes, uint8_t*) const noexcept override {}
+
+  Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
+                 uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
+    *stored_key_size = 0;
+    if (!length_prefixed_) {
+      *key = lmdb_key;
+      *prefix_size = static_cast<uint32_t>(lmdb_key.size);
+      return Code::kOk;
+    }
+    if (lmdb_key.size < kLengthBytes || lmdb_key.size - kLengthBytes < GetU16(lmdb_key.data)) {
+      return Fail(error, Code::kCorruption, "direct row key of %zu bytes is shorter than its length prefix",
+                  lmdb_key.size);
+    }
+    *key = Bytes(lmdb_key.data + kLengthBytes, GetU16(lmdb_key.data));
+    *prefix_size = static_cast<uint32_t>(kLengthBytes + key->size);
+    return Code::kOk;
+  }
+
+  Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "length_prefixed" : "raw"); }
+
+ private:
+  const std::string map_name_;
+  const bool length_prefixed_;
+  const uint32_t max_key_size_;
+};
+
+KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  KeyScheme* scheme = nullptr;
+  (void)Guard(error, [&] {
+    scheme = new DirectKeyScheme(args->map_name != nullptr ? args->map_name : "?", args->key_suffix_size);
+    return Code::kOk;
+  });
+  return scheme;
+}
+
+void Destroy(KeyScheme* scheme) noexcept { delete static_cast<DirectKeyScheme*>(scheme); }
+
+const PluginDescriptor kDescriptor = {
+    kAbiVersion, PluginKind::kKeyScheme, "direct", kVersion,
+    "the key bytes are the LMDB key: fastest; keys up to 511 bytes (less the store type's suffix)",
+    nullptr, 0, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
+};
+
+}  // namespace
+}  // namespace planb
+
+PLANB_PLUGIN(planb::kDescriptor)

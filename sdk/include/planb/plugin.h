@@ -1,0 +1,80 @@
+// The plugin entry point. A plugin .so exports one C symbol, planb_plugin (use PLANB_PLUGIN below), returning a
+// pointer to a static PluginDescriptor. The host reads `abi_version` first and refuses the file on a mismatch,
+// before touching any other field. Any change to the SDK's interfaces or structs bumps kAbiVersion.
+#pragma once
+
+#include <cstdint>
+
+#include "planb/export.h"
+#include "planb/key_scheme.h"
+#include "planb/status.h"
+#include "planb/store.h"
+
+namespace planb {
+
+inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr const char* kPluginSymbol = "planb_plugin";
+
+enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
+
+// An option a plugin accepts in its map's config section, e.g. hash_bits for the hashed scheme.
+struct OptionSpec {
+  const char* name;
+  const char* default_value;  // as the user would write it; null when there is none
+  const char* help;
+};
+
+struct PluginOption {
+  const char* name;
+  const char* value;
+};
+
+// What the host hands to `create`. Views are valid only during the call.
+struct PluginArgs {
+  const char* map_name = nullptr;
+  const PluginOption* options = nullptr;  // only the options this plugin declared
+  uint32_t option_count = 0;
+  // Key schemes: bytes the store type appends after the prefix (a self-delimiting prefix is needed if > 0).
+  uint32_t key_suffix_size = 0;
+  // Store types that take a text key: the map's scheme (outlives the store).
+  const KeyScheme* scheme = nullptr;
+};
+
+inline const char* FindOption(const PluginArgs& args, const char* name) {
+  for (uint32_t i = 0; i < args.option_count; ++i) {
+    const char* a = args.options[i].name;
+    const char* b = name;
+    while (*a != '\0' && *a == *b) ++a, ++b;
+    if (*a == *b) return args.options[i].value;
+  }
+  return nullptr;
+}
+
+struct PluginDescriptor {
+  uint32_t abi_version;  // must be first: the host checks it before anything else
+  PluginKind kind;
+  const char* name;     // unique per kind: the `type =` or `scheme =` value in config
+  uint32_t version;     // version of the on-disk layout it writes; recorded in every shard
+  const char* summary;  // one line for `planb plugins`
+  const OptionSpec* options;
+  uint32_t option_count;
+  // Store types only.
+  bool uses_key_scheme;      // takes a text key through a KeyScheme
+  uint32_t key_suffix_size;  // bytes appended after the scheme prefix in each LMDB key
+  unsigned data_table_flags;  // extra mdb_dbi_open flags for the data table (e.g. MDB_DUPSORT)
+  // Exactly one pair is set, matching `kind`. create returns null and fills `error` on failure.
+  Store* (*create_store)(const PluginArgs* args, ErrorBuffer* error) noexcept;
+  void (*destroy_store)(Store* store) noexcept;
+  KeyScheme* (*create_scheme)(const PluginArgs* args, ErrorBuffer* error) noexcept;
+  void (*destroy_scheme)(KeyScheme* scheme) noexcept;
+};
+
+using PluginEntryPoint = const PluginDescriptor*();
+
+}  // namespace planb
+
+// Exports `descriptor` (a static PluginDescriptor) as the plugin's entry point, loadable through Boost.DLL.
+#define PLANB_PLUGIN(descriptor)                                                       \
+  extern "C" PLANB_EXPORT const ::planb::PluginDescriptor* planb_plugin() noexcept { \
+    return &(descriptor);                                                              \
+  }

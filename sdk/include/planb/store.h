@@ -1,0 +1,81 @@
+// The store-type interface: one kind of state (State, Temporal State, Ranged, Session, ...). A store type owns
+// its LMDB layout, how input records become rows, how a batch merges into a shard, lookups and row decoding.
+//
+// Thread-safety: a store instance is immutable after creation; Get and DecodeRow may run on many threads at
+// once (each with its own transaction and cursor). Put and Merge run inside the single LMDB write transaction.
+#pragma once
+
+#include <cstdint>
+
+#include "planb/bytes.h"
+#include "planb/status.h"
+#include "planb/table.h"
+#include "planb/value_type.h"
+
+namespace planb {
+
+enum class RecordKind : uint32_t { kReference = 1, kSession = 2 };
+
+// One input element (<reference> or <session>), already checked for well-formedness by the host.
+// Views are valid only during the call.
+struct Record {
+  RecordKind kind = RecordKind::kReference;
+  bool has_key = false;
+  Bytes key;                  // <key> text, case-sensitive, as written
+  bool has_range = false;
+  Bytes range_from;           // <from> text as written
+  Bytes range_to;             // <to> text as written
+  bool time_given = false;    // <time> present; otherwise `time_ms` is the stream's effective time
+  int64_t time_ms = 0;        // milliseconds since the epoch, UTC
+  bool has_timeout = false;
+  int64_t timeout_ms = 0;     // <session><timeout>
+  bool has_value = false;
+  ValueType value_type = ValueType::kString;
+  Bytes value;
+};
+
+// What a lookup asks for; each store type reads the fields it needs.
+struct LookupKey {
+  Bytes key;            // text key types
+  int64_t number = 0;   // ranged types
+  int64_t time_ms = 0;  // temporal types and sessions: the instant asked about
+};
+
+// A row as fields (lookups and queries). Views point into the map, valid until the transaction ends or resets.
+struct Row {
+  Bytes key;
+  int64_t range_from = 0;
+  int64_t range_to = 0;
+  int64_t effective_time_ms = 0;
+  int64_t session_start_ms = 0;
+  int64_t session_end_ms = 0;
+  ValueType value_type = ValueType::kString;
+  Bytes value;
+};
+
+struct MergeStats {
+  uint64_t rows_read = 0;
+  uint64_t rows_written = 0;
+};
+
+class Store {
+ public:
+  // Adds `record` to a batch table (the writer's LMDB of one stream). kInvalidArgument names what is wrong.
+  virtual Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept = 0;
+
+  // Merges every row of `batch` into `shard` with this type's semantics (State: overwrite). Merging the same
+  // batch twice must leave the shard as merging it once. Runs inside the shard's write transaction.
+  virtual Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept = 0;
+
+  // Looks `key` up. kOk fills `row`; kNotFound is a miss (no message built). Allocates nothing.
+  virtual Code Get(const Table& shard, const LookupKey& key, Row* row, ErrorBuffer* error) const noexcept = 0;
+
+  // Decodes one row of this type's table (for queries, dumps and checks).
+  virtual Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
+                         ErrorBuffer* error) const noexcept = 0;
+
+ protected:
+  ~Store() = default;  // destroyed through the plugin's descriptor, by the module that made it
+};
+
+}  // namespace planb
