@@ -218,10 +218,10 @@ std::string FormatIsoTime(int64_t ms) {
   // Years outside 0000-9999 (reachable only through offsets or extreme values) use ISO's expanded form.
   const char* year_format = y < 0 ? "-%04lld" : (y > 9999 ? "+%lld" : "%04lld");
   int n = std::snprintf(buf, sizeof(buf), year_format, static_cast<long long>(y < 0 ? -y : y));
-  std::snprintf(buf + n, sizeof(buf) - n, "-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ",
-                static_cast<long long>(m), static_cast<long long>(d),
-                static_cast<long long>(rem / kMsPerHour), static_cast<long long>(rem / kMsPerMinute % 60),
-                static_cast<long long>(rem / kMsPerSecond % 60), static_cast<long long>(rem % kMsPerSecond));
+  std::snprintf(buf + n, sizeof(buf) - n, "-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(m),
+                static_cast<long long>(d), static_cast<long long>(rem / kMsPerHour),
+                static_cast<long long>(rem / kMsPerMinute % 60), static_cast<long long>(rem / kMsPerSecond % 60),
+                static_cast<long long>(rem % kMsPerSecond));
   return buf;
 }
 

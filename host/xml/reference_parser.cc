@@ -30,7 +30,7 @@ std::string_view Trim(std::string_view s) {
 
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-// ASCII only: the element names compared are ASCII, and lower-casing UTF-8 bytes would corrupt them.
+// ASCII folding only: the grammar's names are ASCII, and map names keep their UTF-8 bytes as written.
 bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
   if (a.size() != lower.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -41,7 +41,9 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view lower) {
 
 std::string Quote(std::string_view text) {
   if (text.size() <= kMaxQuoted) return "'" + std::string(text) + "'";
-  return "'" + std::string(text.substr(0, kMaxQuoted)) + "...'";
+  size_t n = kMaxQuoted;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;  // not inside a UTF-8 sequence
+  return "'" + std::string(text.substr(0, n)) + "...'";
 }
 
 // "<p:name>" plus its namespace when that is not reference-data:2, so "wrong namespace" is visible.
@@ -154,9 +156,15 @@ void ReferenceParser::StartElement(const char* name, const char** attrs) {
   } else {
     const ExpatName n = SplitExpatName(name);
     switch (depth_) {
-      case 0: StartRoot(n); break;
-      case 1: StartRecord(n); break;
-      case 2: StartField(n); break;
+      case 0:
+        StartRoot(n);
+        break;
+      case 1:
+        StartRecord(n);
+        break;
+      case 2:
+        StartField(n);
+        break;
       case 3:
         if (field_ == Field::kRange) {
           StartRangeChild(n);
@@ -166,8 +174,8 @@ void ReferenceParser::StartElement(const char* name, const char** attrs) {
         }
         break;
       default:
-        FailHere("<" + std::string(kFieldNames[static_cast<int>(range_child_)]) +
-                 "> must hold only text, found " + Describe(n));
+        FailHere("<" + std::string(kFieldNames[static_cast<int>(range_child_)]) + "> must hold only text, found " +
+                 Describe(n));
         break;
     }
     ++depth_;
@@ -177,8 +185,7 @@ void ReferenceParser::StartElement(const char* name, const char** attrs) {
 
 void ReferenceParser::StartRoot(const ExpatName& n) {
   if (!EqualsIgnoreCase(n.local, "referencedata") || n.uri != kNamespace) {
-    FailHere("root element is " + Describe(n) + "; expected <referenceData> in namespace " +
-             std::string(kNamespace));
+    FailHere("root element is " + Describe(n) + "; expected <referenceData> in namespace " + std::string(kNamespace));
   }
 }
 
@@ -227,14 +234,29 @@ void ReferenceParser::StartField(const ExpatName& n) {
   }
   std::string* text = nullptr;
   switch (f) {
-    case Field::kMap: text = &pending_.map; break;
-    case Field::kTime: text = &pending_.time; break;
-    case Field::kKey: text = &pending_.key; break;
-    case Field::kFrom: text = &pending_.from; break;
-    case Field::kTo: text = &pending_.to; break;
-    case Field::kTimeout: text = &pending_.timeout; break;
-    case Field::kValue: text = &pending_.value; break;
-    default: break;
+    case Field::kMap:
+      text = &pending_.map;
+      break;
+    case Field::kTime:
+      text = &pending_.time;
+      break;
+    case Field::kKey:
+      text = &pending_.key;
+      break;
+    case Field::kFrom:
+      text = &pending_.from;
+      break;
+    case Field::kTo:
+      text = &pending_.to;
+      break;
+    case Field::kTimeout:
+      text = &pending_.timeout;
+      break;
+    case Field::kValue:
+      text = &pending_.value;
+      break;
+    default:
+      break;
   }
   if (!BeginField(f, RecordName(), text)) return;
   field_ = f;
@@ -299,13 +321,13 @@ void ReferenceParser::EndField(Field f) {
       break;
     case Field::kTime:
       if (!ParseIsoTime(Trim(pending_.time), &pending_.time_ms)) {
-        FailAtField(f, "unreadable <time> " + Quote(pending_.time) +
+        FailAtField(f, "unreadable <time> " + Quote(Trim(pending_.time)) +
                            ": expected an ISO-8601 date-time such as 2024-01-01T08:10:22.023Z");
       }
       break;
     case Field::kTimeout:
       if (!ParseDuration(Trim(pending_.timeout), &pending_.timeout_ms)) {
-        FailAtField(f, "unreadable <timeout> " + Quote(pending_.timeout) +
+        FailAtField(f, "unreadable <timeout> " + Quote(Trim(pending_.timeout)) +
                            ": expected a duration such as 15m, 30s, 500ms or PT15M");
       }
       break;

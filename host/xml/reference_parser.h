@@ -2,13 +2,13 @@
 // reference-data:2 grammar. Internal to host/xml; public here so tests can feed a document in arbitrary pieces.
 #pragma once
 
+#include <expat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <expat.h>
 
 #include "host/xml/reference_reader.h"
 #include "host/xml/xml_fragment_writer.h"
@@ -77,12 +77,12 @@ class ReferenceParser {
   XML_Parser parser_;
   Status status_;
 
-  int depth_ = 0;                // open structural elements (root = 1); fragment elements are not counted
-  Field field_ = Field::kNone;   // the record child open at depth 3
+  int depth_ = 0;                     // open structural elements (root = 1); fragment elements are not counted
+  Field field_ = Field::kNone;        // the record child open at depth 3
   Field range_child_ = Field::kNone;  // the <from>/<to> open inside <range> at depth 4
-  std::string* text_ = nullptr;  // where character data of the open text element goes
+  std::string* text_ = nullptr;       // where character data of the open text element goes
   bool in_value_ = false;
-  int value_depth_ = 0;          // open elements inside <value>
+  int value_depth_ = 0;  // open elements inside <value>
   Pending pending_;
   std::string lower_map_;
   std::vector<NamespaceDecl> decls_;  // declarations on the element expat is about to start

@@ -12,20 +12,31 @@ constexpr std::string_view kXmlNamespace = "http://www.w3.org/XML/1998/namespace
 
 // '>' is escaped too so "]]>" in text cannot appear. '\r' survives only as a reference (a parser turns a literal
 // one into '\n'); in attributes tab and newline need references too, or attribute normalisation makes them spaces.
+const char* Replacement(char c, bool attribute) {
+  switch (c) {
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    case '\r':
+      return "&#13;";
+    case '"':
+      return attribute ? "&quot;" : nullptr;
+    case '\t':
+      return attribute ? "&#9;" : nullptr;
+    case '\n':
+      return attribute ? "&#10;" : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
 void AppendEscaped(std::string* out, std::string_view text, bool attribute) {
-  size_t run = 0;
+  size_t run = 0;  // start of the text not yet copied
   for (size_t i = 0; i < text.size(); ++i) {
-    const char* rep = nullptr;
-    switch (text[i]) {
-      case '&': rep = "&amp;"; break;
-      case '<': rep = "&lt;"; break;
-      case '>': rep = "&gt;"; break;
-      case '\r': rep = "&#13;"; break;
-      case '"': rep = attribute ? "&quot;" : nullptr; break;
-      case '\t': rep = attribute ? "&#9;" : nullptr; break;
-      case '\n': rep = attribute ? "&#10;" : nullptr; break;
-      default: break;
-    }
+    const char* rep = Replacement(text[i], attribute);
     if (rep == nullptr) continue;
     out->append(text.data() + run, i - run);
     out->append(rep);
@@ -114,8 +125,7 @@ void XmlFragmentWriter::CloseStartTag() {
   }
 }
 
-void XmlFragmentWriter::StartElement(const char* name, const char** attrs,
-                                     const std::vector<NamespaceDecl>& decls) {
+void XmlFragmentWriter::StartElement(const char* name, const char** attrs, const std::vector<NamespaceDecl>& decls) {
   CloseStartTag();
   const ExpatName element = SplitExpatName(name);
   scope_marks_.push_back(scope_.size());

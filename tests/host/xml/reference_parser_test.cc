@@ -3,7 +3,6 @@
 #include "host/xml/reference_parser.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstdio>
@@ -47,8 +46,9 @@ Status FeedInPieces(const std::string& xml, size_t piece, std::vector<std::strin
 
 // `n` records of every shape, with multibyte UTF-8 throughout. Record i starts line LineOf(i), column 1.
 std::string Generate(int n) {
-  std::string doc = "<?xml version=\"1.1\" encoding=\"UTF-8\"?>\n"
-                    "<referenceData xmlns=\"reference-data:2\" xmlns:evt=\"event-logging:3\">\n";
+  std::string doc =
+      "<?xml version=\"1.1\" encoding=\"UTF-8\"?>\n"
+      "<referenceData xmlns=\"reference-data:2\" xmlns:evt=\"event-logging:3\">\n";
   for (int i = 0; i < n; ++i) {
     const std::string id = std::to_string(i);
     switch (i % 5) {
@@ -135,10 +135,11 @@ TEST(ReferenceParser, StreamsTwoHundredThousandRecordsFromMemoryAndFromAFile) {
   ASSERT_EQ(from_memory.size(), static_cast<size_t>(kRecords));
   EXPECT_EQ(from_memory[0], "3:1 Карта 1 key=ключ-0 t=7 string=значение ☺ 0 & \xF0\x9F\x98\x80");
   EXPECT_EQ(from_memory[kRecords - 1], std::to_string(LineOf(kRecords - 1)) + ":1 m 1 key=k199999 t=7 string=");
-  EXPECT_EQ(from_memory[3], "6:1 bare 1 nokey range=3..3 t=-86400000! xml=<a xmlns=\"reference-data:2\">ä</a> "
-                            "<b xmlns=\"urn:b\" x=\"&quot;\"/>");
-  EXPECT_EQ(from_memory[kRecords - 4],
-            std::to_string(LineOf(kRecords - 4)) + ":1 ranges 1 nokey range=199996..199997 t=7 xml=<evt:Data "
+  EXPECT_EQ(from_memory[3],
+            "6:1 bare 1 nokey range=3..3 t=-86400000! xml=<a xmlns=\"reference-data:2\">ä</a> "
+            "<b xmlns=\"urn:b\" x=\"&quot;\"/>");
+  EXPECT_EQ(from_memory[kRecords - 4], std::to_string(LineOf(kRecords - 4)) +
+                                           ":1 ranges 1 nokey range=199996..199997 t=7 xml=<evt:Data "
                                            "xmlns:evt=\"event-logging:3\" Name=\"Ω 199996\">&lt;é&gt;</evt:Data>");
 
   const std::string path = testing::TempDir() + "/planb_reference_stream_" + std::to_string(getpid()) + ".xml";

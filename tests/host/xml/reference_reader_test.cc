@@ -96,17 +96,19 @@ TEST(ReferenceReader, ReadsAKeyedReferenceWithAStringValue) {
 }
 
 TEST(ReferenceReader, ReadsTimeAsUtcMilliseconds) {
-  auto recs = ReadOk(Doc("<reference><map>m</map><time> 2024-01-01T09:10:22.5+01:00 </time><key>k</key>"
-                         "<value>v</value></reference>"));
+  auto recs =
+      ReadOk(Doc("<reference><map>m</map><time> 2024-01-01T09:10:22.5+01:00 </time><key>k</key>"
+                 "<value>v</value></reference>"));
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_TRUE(recs[0].time_given);
   EXPECT_EQ(recs[0].time_ms, 1704067200000 + 29422500);
 }
 
 TEST(ReferenceReader, ReadsSessionsWithAndWithoutTimeout) {
-  auto recs = ReadOk(Doc("<session><map>Logins</map><key>alice</key><time>2024-01-01T00:00:00Z</time>"
-                         "<timeout>PT15M</timeout></session>\n"
-                         "<session><map>Logins</map><key>bob</key><time>1969-12-31T23:59:59.999Z</time></session>"));
+  auto recs =
+      ReadOk(Doc("<session><map>Logins</map><key>alice</key><time>2024-01-01T00:00:00Z</time>"
+                 "<timeout>PT15M</timeout></session>\n"
+                 "<session><map>Logins</map><key>bob</key><time>1969-12-31T23:59:59.999Z</time></session>"));
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_EQ(recs[0].kind, RecordKind::kSession);
   EXPECT_EQ(recs[0].map, "logins");
@@ -137,16 +139,18 @@ TEST(ReferenceReader, MatchesElementNamesCaseInsensitively) {
 }
 
 TEST(ReferenceReader, LowerCasesMapNamesButKeepsKeysExact) {
-  auto recs = ReadOk(Doc("<reference><map> IPToLocation\xC3\x84 </map><key> Mixed Case </key>"
-                         "<value>v</value></reference>"));
+  auto recs =
+      ReadOk(Doc("<reference><map> IPToLocation\xC3\x84 </map><key> Mixed Case </key>"
+                 "<value>v</value></reference>"));
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].map, "iptolocation\xC3\x84");  // ASCII folded, trimmed; UTF-8 bytes untouched
   EXPECT_EQ(recs[0].key, " Mixed Case ");
 }
 
 TEST(ReferenceReader, DecodesEntitiesAndCdataInKeysAndValues) {
-  auto recs = ReadOk(Doc("<reference><map>m</map><key>a&amp;b&lt;c&#x263A;&quot;</key>"
-                         "<value><![CDATA[<not> & xml]]> and &gt; more </value></reference>"));
+  auto recs =
+      ReadOk(Doc("<reference><map>m</map><key>a&amp;b&lt;c&#x263A;&quot;</key>"
+                 "<value><![CDATA[<not> & xml]]> and &gt; more </value></reference>"));
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].key, "a&b<c\xE2\x98\xBA\"");
   EXPECT_EQ(recs[0].type, ValueType::kString);
@@ -154,9 +158,10 @@ TEST(ReferenceReader, DecodesEntitiesAndCdataInKeysAndValues) {
 }
 
 TEST(ReferenceReader, ReadsBothRangeFormsTrimmed) {
-  auto recs = ReadOk(Doc("<reference><map>m</map><range>\n <from> 10 </from>\n <to>20\n</to></range>"
-                         "<value>a</value></reference>\n"
-                         "<reference><map>m</map><from>30</from><to>40</to><value>b</value></reference>"));
+  auto recs =
+      ReadOk(Doc("<reference><map>m</map><range>\n <from> 10 </from>\n <to>20\n</to></range>"
+                 "<value>a</value></reference>\n"
+                 "<reference><map>m</map><from>30</from><to>40</to><value>b</value></reference>"));
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_TRUE(recs[0].has_range);
   EXPECT_FALSE(recs[0].has_key);
@@ -168,8 +173,9 @@ TEST(ReferenceReader, ReadsBothRangeFormsTrimmed) {
 }
 
 TEST(ReferenceReader, PassesRangeTextThroughUnvalidated) {
-  auto recs = ReadOk(Doc("<reference><map>m</map><range><from>abc</from><to>-5</to></range>"
-                         "<value>v</value></reference>"));
+  auto recs =
+      ReadOk(Doc("<reference><map>m</map><range><from>abc</from><to>-5</to></range>"
+                 "<value>v</value></reference>"));
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].from, "abc");
   EXPECT_EQ(recs[0].to, "-5");
@@ -184,8 +190,9 @@ TEST(ReferenceReader, AcceptsAnXml11Prolog) {
 }
 
 TEST(ReferenceReader, ReadsAnEmptyValueAsAnEmptyString) {
-  auto recs = ReadOk(Doc("<reference><map>m</map><key>k</key><value/></reference>"
-                         "<reference><map>m</map><key>j</key><value>  </value></reference>"));
+  auto recs =
+      ReadOk(Doc("<reference><map>m</map><key>k</key><value/></reference>"
+                 "<reference><map>m</map><key>j</key><value>  </value></reference>"));
   ASSERT_EQ(recs.size(), 2u);
   EXPECT_TRUE(recs[0].has_value);
   EXPECT_EQ(recs[0].type, ValueType::kString);
@@ -194,9 +201,10 @@ TEST(ReferenceReader, ReadsAnEmptyValueAsAnEmptyString) {
 }
 
 TEST(ReferenceReader, IgnoresAttributesCommentsAndWhitespaceAroundStructure) {
-  auto recs = ReadOk("<?xml version='1.0'?>\n<!-- head -->\n<referenceData xmlns='reference-data:2' version='2.0.1'>"
-                     "\n  <!-- c -->\n  <reference id='1'>\n    <map a='b'>m</map><?pi x?>\n    <key>k</key>\n"
-                     "    <value>v</value>\n  </reference>\n</referenceData>\n");
+  auto recs = ReadOk(
+      "<?xml version='1.0'?>\n<!-- head -->\n<referenceData xmlns='reference-data:2' version='2.0.1'>"
+      "\n  <!-- c -->\n  <reference id='1'>\n    <map a='b'>m</map><?pi x?>\n    <key>k</key>\n"
+      "    <value>v</value>\n  </reference>\n</referenceData>\n");
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].key, "k");
   EXPECT_EQ(recs[0].line, 5u);
@@ -210,9 +218,7 @@ TEST(ReferenceReader, ReturnsHandlerErrorsWithTheRecordPositionAndStops) {
       Doc("<reference><map>m</map><key>a</key><value>1</value></reference>\n"
           "  <reference><map>m</map><key>b</key><value>2</value></reference>\n"
           "<reference><map>m</map><key>c</key><value>3</value></reference>"),
-      0, [&calls](const ParsedRecord&) {
-        return ++calls == 2 ? Status::NotSupported("store says no") : Status::Ok();
-      });
+      0, [&calls](const ParsedRecord&) { return ++calls == 2 ? Status::NotSupported("store says no") : Status::Ok(); });
   EXPECT_EQ(calls, 2);
   EXPECT_EQ(s.code(), Code::kNotSupported);
   EXPECT_EQ(s.message(), "in.xml:3:3: store says no");
@@ -232,13 +238,13 @@ TEST(ReferenceReader, ReportsAMissingFileAsIOError) {
 }
 
 TEST(ReferenceReaderErrors, ReportsMalformedXmlAtExpatsPosition) {
-  ExpectError(Doc("<reference><map>m</map><key>k</key><value>v</reference>"), "doc:2:46: ",
-              "malformed XML: mismatched tag");
+  ExpectError(Doc("<reference><map>m</map><key>k</key><value>v</reference>"),
+              "doc:2:46: ", "malformed XML: mismatched tag");
   ExpectError("<referenceData xmlns='reference-data:2'>\n<reference>", "doc:2:12: ", "malformed XML");
-  ExpectError(Doc("<reference><map>m</map><key>a & b</key><value>v</value></reference>"), "doc:2:32: ",
-              "malformed XML");
-  ExpectError(Doc("<reference><map>m</map><key>&undefined;</key><value>v</value></reference>"), "doc:2:29: ",
-              "undefined entity");
+  ExpectError(Doc("<reference><map>m</map><key>a & b</key><value>v</value></reference>"),
+              "doc:2:32: ", "malformed XML");
+  ExpectError(Doc("<reference><map>m</map><key>&undefined;</key><value>v</value></reference>"),
+              "doc:2:29: ", "undefined entity");
   ExpectError("", "doc:1:1: ", "no element found");
   ExpectError(Doc("") + "<extra/>", "doc:3:17: ", "junk after document element");
 }
@@ -253,27 +259,24 @@ TEST(ReferenceReaderErrors, RefusesAWrongRoot) {
 }
 
 TEST(ReferenceReaderErrors, RefusesReferencesMissingChildren) {
-  ExpectError(Doc("<reference><key>k</key><value>v</value></reference>"), "doc:2:1: ",
-              "<reference> without <map>");
-  ExpectError(Doc("<reference><map>m</map><value>v</value></reference>"), "doc:2:1: ",
-              "<reference> without <key> or <range>");
+  ExpectError(Doc("<reference><key>k</key><value>v</value></reference>"), "doc:2:1: ", "<reference> without <map>");
+  ExpectError(Doc("<reference><map>m</map><value>v</value></reference>"),
+              "doc:2:1: ", "<reference> without <key> or <range>");
   ExpectError(Doc("<reference><map>m</map><key>k</key></reference>"), "doc:2:1: ", "<reference> without <value>");
-  ExpectError(Doc("<reference><map>m</map><from>1</from><value>v</value></reference>"), "doc:2:24: ",
-              "<from> without <to>");
-  ExpectError(Doc("<reference><map>m</map><to>1</to><value>v</value></reference>"), "doc:2:24: ",
-              "<to> without <from>");
-  ExpectError(Doc("<reference><map>m</map><range><from>1</from></range><value>v</value></reference>"), "doc:2:24: ",
-              "<range> without <to>");
-  ExpectError(Doc("<reference><map>m</map><range><to>1</to></range><value>v</value></reference>"), "doc:2:24: ",
-              "<range> without <from>");
+  ExpectError(Doc("<reference><map>m</map><from>1</from><value>v</value></reference>"),
+              "doc:2:24: ", "<from> without <to>");
+  ExpectError(Doc("<reference><map>m</map><to>1</to><value>v</value></reference>"),
+              "doc:2:24: ", "<to> without <from>");
+  ExpectError(Doc("<reference><map>m</map><range><from>1</from></range><value>v</value></reference>"),
+              "doc:2:24: ", "<range> without <to>");
+  ExpectError(Doc("<reference><map>m</map><range><to>1</to></range><value>v</value></reference>"),
+              "doc:2:24: ", "<range> without <from>");
 }
 
 TEST(ReferenceReaderErrors, RefusesSessionsMissingChildren) {
   ExpectError(Doc("<session><map>m</map><key>k</key></session>"), "doc:2:1: ", "<session> without <time>");
-  ExpectError(Doc("<session><map>m</map><time>2024-01-01</time></session>"), "doc:2:1: ",
-              "<session> without <key>");
-  ExpectError(Doc("<session><key>k</key><time>2024-01-01</time></session>"), "doc:2:1: ",
-              "<session> without <map>");
+  ExpectError(Doc("<session><map>m</map><time>2024-01-01</time></session>"), "doc:2:1: ", "<session> without <key>");
+  ExpectError(Doc("<session><key>k</key><time>2024-01-01</time></session>"), "doc:2:1: ", "<session> without <map>");
 }
 
 TEST(ReferenceReaderErrors, RefusesKeyTogetherWithRange) {
@@ -294,12 +297,12 @@ TEST(ReferenceReaderErrors, RefusesEmptyKeysAndMaps) {
 }
 
 TEST(ReferenceReaderErrors, RefusesDuplicatedChildren) {
-  ExpectError(Doc("<reference><map>m</map><key>a</key><key>b</key><value>v</value></reference>"), "doc:2:36: ",
-              "duplicate <key> in <reference>");
+  ExpectError(Doc("<reference><map>m</map><key>a</key><key>b</key><value>v</value></reference>"),
+              "doc:2:36: ", "duplicate <key> in <reference>");
   ExpectError(Doc("<reference><map>m</map><key>a</key><value>v</value><VALUE>w</VALUE></reference>"),
               "doc:2:52: ", "duplicate <value>");
-  ExpectError(Doc("<session><map>m</map><map>n</map><key>k</key><time>2024-01-01</time></session>"), "doc:2:22: ",
-              "duplicate <map> in <session>");
+  ExpectError(Doc("<session><map>m</map><map>n</map><key>k</key><time>2024-01-01</time></session>"),
+              "doc:2:22: ", "duplicate <map> in <session>");
   ExpectError(Doc("<reference><map>m</map><range><from>1</from><from>2</from><to>3</to></range>"
                   "<value>v</value></reference>"),
               "doc:2:45: ", "duplicate <from> in <range>");
@@ -309,26 +312,26 @@ TEST(ReferenceReaderErrors, RefusesDuplicatedChildren) {
 }
 
 TEST(ReferenceReaderErrors, RefusesUnknownElements) {
-  ExpectError(Doc("<reference><map>m</map><colour>red</colour></reference>"), "doc:2:24: ",
-              "unknown element <colour> in <reference>");
-  ExpectError(Doc("<session><map>m</map><key>k</key><value>v</value></session>"), "doc:2:34: ",
-              "unknown element <value> in <session>");
-  ExpectError(Doc("<reference><map>m</map><timeout>1s</timeout></reference>"), "doc:2:24: ",
-              "unknown element <timeout> in <reference>");
+  ExpectError(Doc("<reference><map>m</map><colour>red</colour></reference>"),
+              "doc:2:24: ", "unknown element <colour> in <reference>");
+  ExpectError(Doc("<session><map>m</map><key>k</key><value>v</value></session>"),
+              "doc:2:34: ", "unknown element <value> in <session>");
+  ExpectError(Doc("<reference><map>m</map><timeout>1s</timeout></reference>"),
+              "doc:2:24: ", "unknown element <timeout> in <reference>");
   ExpectError(Doc("<references/>"), "doc:2:1: ", "unknown element <references> in <referenceData>");
-  ExpectError(Doc("<x:reference xmlns:x='other'/>"), "doc:2:1: ",
-              "unknown element <x:reference> (namespace 'other') in <referenceData>");
-  ExpectError(Doc("<reference><map>m</map><range><from>1</from><middle/></range></reference>"), "doc:2:45: ",
-              "unknown element <middle> in <range>");
-  ExpectError(Doc("<reference><map>m</map><key>a<b/></key></reference>"), "doc:2:30: ",
-              "<key> must hold only text, found <b>");
-  ExpectError(Doc("<reference><map>m</map><range><from>1<i/></from></range></reference>"), "doc:2:38: ",
-              "<from> must hold only text");
+  ExpectError(Doc("<x:reference xmlns:x='other'/>"),
+              "doc:2:1: ", "unknown element <x:reference> (namespace 'other') in <referenceData>");
+  ExpectError(Doc("<reference><map>m</map><range><from>1</from><middle/></range></reference>"),
+              "doc:2:45: ", "unknown element <middle> in <range>");
+  ExpectError(Doc("<reference><map>m</map><key>a<b/></key></reference>"),
+              "doc:2:30: ", "<key> must hold only text, found <b>");
+  ExpectError(Doc("<reference><map>m</map><range><from>1<i/></from></range></reference>"),
+              "doc:2:38: ", "<from> must hold only text");
 }
 
 TEST(ReferenceReaderErrors, RefusesStrayText) {
-  ExpectError(Doc("<reference><map>m</map>oops<key>k</key><value>v</value></reference>"), "doc:2:24: ",
-              "unexpected text 'oops' in <reference>");
+  ExpectError(Doc("<reference><map>m</map>oops<key>k</key><value>v</value></reference>"),
+              "doc:2:24: ", "unexpected text 'oops' in <reference>");
   ExpectError(Doc("hello<reference/>"), "doc:2:1: ", "unexpected text 'hello' in <referenceData>");
 }
 

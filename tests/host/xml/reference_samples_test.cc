@@ -1,8 +1,7 @@
 // ReadReferenceDataFile on the real Stroom samples (shared data, never copied into the repo) and the exact
 // fragments it makes of their values.
-#include <gtest/gtest.h>
 #include <expat.h>
-
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstring>
@@ -88,10 +87,10 @@ Reparse ReparseFragment(const std::string& fragment) {
 TEST(ReferenceSamples, ReadsEverySampleAndEveryFragmentReparsesAlone) {
   SKIP_WITHOUT_SAMPLES();
   const std::pair<const char*, size_t> kFiles[] = {
-      {"BITMAP-REFERENCE_1.xml", 24},       {"IP_RANGE_TO_LOCATION-REFERENCE_1.xml", 5},
-      {"input_FastInfosetValue_1.xml", 6},  {"input_FastInfosetValue_3.xml", 6},
-      {"input_FastInfosetValue_6.xml", 1},  {"input_FastInfosetValue_7.xml", 1},
-      {"input_FastInfosetValue_8.xml", 1},  {"input_StringValue_2.xml", 6},
+      {"BITMAP-REFERENCE_1.xml", 24},      {"IP_RANGE_TO_LOCATION-REFERENCE_1.xml", 5},
+      {"input_FastInfosetValue_1.xml", 6}, {"input_FastInfosetValue_3.xml", 6},
+      {"input_FastInfosetValue_6.xml", 1}, {"input_FastInfosetValue_7.xml", 1},
+      {"input_FastInfosetValue_8.xml", 1}, {"input_StringValue_2.xml", 6},
   };
   for (const auto& [file, count] : kFiles) {
     SCOPED_TRACE(file);
@@ -169,9 +168,13 @@ TEST(ReferenceSamples, KeepsDeclarationsWrittenInsideAndAddsThoseOfPrefixedAttri
             "            </Location>");
   const Reparse again = ReparseFragment(recs[0].value);
   ASSERT_TRUE(again.ok) << again.error;
-  const std::vector<std::string> expected = {
-      "{stroom}Location", "{stroom}Room", "@attr1", "@{extra-namespace}attr2", "@{another-namespace}attr3",
-      "{extra-namespace}Desk", "{extra-namespace}Value"};
+  const std::vector<std::string> expected = {"{stroom}Location",
+                                             "{stroom}Room",
+                                             "@attr1",
+                                             "@{extra-namespace}attr2",
+                                             "@{another-namespace}attr3",
+                                             "{extra-namespace}Desk",
+                                             "{extra-namespace}Value"};
   EXPECT_EQ(again.names, expected);
 }
 

@@ -1,7 +1,7 @@
 #include "host/xml/xml_fragment_writer.h"
 
-#include <gtest/gtest.h>
 #include <expat.h>
+#include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
@@ -119,8 +119,7 @@ TEST(XmlFragment, DeclaresNamespacesOfPrefixedAttributesOnly) {
 }
 
 TEST(XmlFragment, NeverDeclaresTheXmlPrefix) {
-  EXPECT_EQ(ValueOf(kRoot, "<value><a xml:lang='en'/></value>"),
-            "<a xmlns=\"reference-data:2\" xml:lang=\"en\"/>");
+  EXPECT_EQ(ValueOf(kRoot, "<value><a xml:lang='en'/></value>"), "<a xmlns=\"reference-data:2\" xml:lang=\"en\"/>");
 }
 
 TEST(XmlFragment, LeavesNoNamespaceElementsUndeclaredWhenTheRootUsesAPrefix) {

@@ -1,0 +1,262 @@
+// The planb command line: ParseCommandLine directly (CliCommandLine), then the same rules through the real
+// binary (CliProgram): options anywhere, negative keys, `--`, and the errors for what does not parse.
+#include "host/cli/command_line.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "host/cli/cli_test_env.h"
+#include "planb/plugin.h"
+
+namespace planb {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::CliEnv;
+using testing::ProcessResult;
+using testing::Ref;
+using testing::ReferenceData;
+using testing::RunPlanb;
+using testing::TempDir;
+
+// The parse of `argv`, which must succeed.
+CommandLine Parse(const std::vector<std::string>& argv) {
+  CommandLine cli;
+  const Status s = ParseCommandLine(argv, &cli);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return cli;
+}
+
+// The message of parsing `argv`, which must fail.
+std::string ParseError(const std::vector<std::string>& argv) {
+  CommandLine cli;
+  const Status s = ParseCommandLine(argv, &cli);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+  return s.message();
+}
+
+// --- ParseCommandLine ---
+
+TEST(CliCommandLine, ReadsOptionsBeforeThePositionals) {
+  const CommandLine cli = Parse({"--home", "H", "--config", "C", "lookup", "m", "k"});
+  EXPECT_EQ(cli.command, "lookup");
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "k"}));
+  EXPECT_EQ(cli.home, "H");
+  EXPECT_EQ(cli.config, "C");
+}
+
+TEST(CliCommandLine, ReadsOptionsAfterThePositionals) {
+  const CommandLine cli = Parse({"lookup", "m", "k", "--home", "H", "--config", "C"});
+  EXPECT_EQ(cli.command, "lookup");
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "k"}));
+  EXPECT_EQ(cli.home, "H");
+  EXPECT_EQ(cli.config, "C");
+}
+
+TEST(CliCommandLine, ReadsOptionsBetweenThePositionals) {
+  const CommandLine cli = Parse({"lookup", "--home=H", "m", "--config", "C", "k"});
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "k"}));
+  EXPECT_EQ(cli.home, "H");
+  EXPECT_EQ(cli.config, "C");
+}
+
+TEST(CliCommandLine, CollectsRepeatedPluginDirsInOrder) {
+  const CommandLine cli = Parse({"--plugin-dir", "a", "plugins", "--plugin-dir=b"});
+  EXPECT_EQ(cli.command, "plugins");
+  EXPECT_EQ(cli.plugin_dirs, (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(CliCommandLine, TakesANegativeNumberAsAKey) {
+  const CommandLine cli = Parse({"lookup", "m", "-5"});
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "-5"}));
+  EXPECT_EQ(Parse({"lookup", "-5", "-1.5e3"}).args, (std::vector<std::string>{"-5", "-1.5e3"}));
+}
+
+TEST(CliCommandLine, TakesEverythingAfterDoubleDashAsPositional) {
+  const CommandLine cli = Parse({"--home", "H", "lookup", "m", "--", "--config"});
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "--config"}));
+  EXPECT_EQ(cli.home, "H");
+  EXPECT_EQ(cli.config, "");
+  EXPECT_EQ(Parse({"lookup", "--", "-h", "--help"}).args, (std::vector<std::string>{"-h", "--help"}));
+  EXPECT_FALSE(Parse({"lookup", "--", "-h", "--help"}).help);
+}
+
+TEST(CliCommandLine, ReadsEffectiveTimeForLoad) {
+  const CommandLine cli = Parse({"load", "a.xml", "b.xml", "--effective-time", "2024-01-01T00:00:00Z"});
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"a.xml", "b.xml"}));
+  ASSERT_TRUE(cli.effective_time.has_value());
+  EXPECT_EQ(*cli.effective_time, "2024-01-01T00:00:00Z");
+}
+
+TEST(CliCommandLine, RefusesAnUnknownOptionByName) {
+  EXPECT_THAT(ParseError({"lookup", "m", "k", "--bogus"}), HasSubstr("--bogus"));
+  EXPECT_THAT(ParseError({"--frobnicate=1", "plugins"}), HasSubstr("--frobnicate"));
+}
+
+TEST(CliCommandLine, RefusesAnOptionWithoutItsValue) {
+  EXPECT_THAT(ParseError({"lookup", "m", "k", "--home"}), HasSubstr("home"));
+}
+
+TEST(CliCommandLine, RefusesACommandOptionOnAnotherCommand) {
+  EXPECT_THAT(ParseError({"plugins", "--effective-time", "2024-01-01T00:00:00Z"}),
+              HasSubstr("option --effective-time does not apply to 'plugins'"));
+}
+
+TEST(CliCommandLine, RefusesTheWrongArgumentCount) {
+  EXPECT_THAT(ParseError({"lookup", "m"}), HasSubstr("'lookup' takes MAP KEY, got 1 argument(s)"));
+  EXPECT_THAT(ParseError({"lookup", "m", "k", "x"}), HasSubstr("'lookup' takes MAP KEY, got 3 argument(s)"));
+  EXPECT_THAT(ParseError({"load"}), HasSubstr("'load' takes FILE.xml..., got 0 argument(s)"));
+  EXPECT_THAT(ParseError({"plugins", "x"}), HasSubstr("'plugins' takes no arguments, got 1 argument(s)"));
+}
+
+TEST(CliCommandLine, RefusesAnUnknownCommandByName) {
+  EXPECT_THAT(ParseError({"frob", "x"}), HasSubstr("unknown command 'frob'"));
+  EXPECT_THAT(ParseError({"LOOKUP", "m", "k"}), HasSubstr("unknown command 'LOOKUP'"));
+}
+
+TEST(CliCommandLine, RefusesNoCommand) {
+  EXPECT_THAT(ParseError({}), HasSubstr("no command given"));
+  EXPECT_THAT(ParseError({"--home", "H"}), HasSubstr("no command given"));
+}
+
+TEST(CliCommandLine, ReadsHelpAndVersionWithoutACommand) {
+  EXPECT_TRUE(Parse({"--help"}).help);
+  EXPECT_TRUE(Parse({"-h"}).help);
+  EXPECT_EQ(Parse({"--help"}).command, "");
+  EXPECT_TRUE(Parse({"--version"}).version);
+  const CommandLine cli = Parse({"lookup", "--help"});
+  EXPECT_TRUE(cli.help);
+  EXPECT_EQ(cli.command, "lookup");
+}
+
+TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
+  const std::string general = UsageText("");
+  EXPECT_THAT(general, HasSubstr("Usage: planb [options] COMMAND"));
+  for (const char* word : {"load", "lookup", "plugins", "--home", "--config", "--plugin-dir", "--version"}) {
+    EXPECT_THAT(general, HasSubstr(word));
+  }
+  EXPECT_THAT(UsageText("lookup"), HasSubstr("Usage: planb [options] lookup MAP KEY"));
+  EXPECT_THAT(UsageText("load"), HasSubstr("Usage: planb [options] load FILE.xml..."));
+}
+
+// --- the real binary ---
+
+// An env with Paris -> France, "-5" -> minus five and "--config" -> dashes in city_to_country.
+void LoadDashKeys(const CliEnv& env) {
+  const std::string file = env.Write(
+      "dash.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
+                                Ref("city_to_country", "-5", "minus five") + "\n" +
+                                Ref("city_to_country", "--config", "dashes")));
+  const ProcessResult load = env.Load({file});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+}
+
+TEST(CliProgram, ReadsOptionsAfterThePositionals) {
+  CliEnv env;
+  LoadDashKeys(env);
+  TempDir elsewhere;  // no planb.ini or planb-home here: only the options can find them
+  const ProcessResult r =
+      RunPlanb({"lookup", "city_to_country", "Paris", "--home", env.home(), "--config", env.config()},
+               elsewhere.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "France\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliProgram, LooksUpANegativeNumberKey) {
+  CliEnv env;
+  LoadDashKeys(env);
+  const ProcessResult r = env.Run({"lookup", "city_to_country", "-5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "minus five\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliProgram, LooksUpAKeyThatLooksLikeAnOptionAfterDoubleDash) {
+  CliEnv env;
+  LoadDashKeys(env);
+  const ProcessResult r = env.Run({"lookup", "city_to_country", "--", "--config"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "dashes\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliProgram, RefusesAnUnknownOption) {
+  CliEnv env;
+  const ProcessResult r = env.Run({"lookup", "city_to_country", "Paris", "--bogus"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--bogus"));
+  EXPECT_THAT(r.err, HasSubstr("planb --help"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliProgram, RefusesTheWrongArgumentCount) {
+  CliEnv env;
+  ProcessResult r = env.Run({"lookup", "city_to_country"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'lookup' takes MAP KEY, got 1 argument(s)"));
+  EXPECT_EQ(r.out, "");
+  r = env.Run({"load"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'load' takes FILE.xml..., got 0 argument(s)"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliProgram, RefusesAnUnknownCommand) {
+  CliEnv env;
+  const ProcessResult r = env.Run({"frob", "x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'frob'"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliProgram, RefusesNoCommand) {
+  TempDir cwd;
+  const ProcessResult r = RunPlanb({}, cwd.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("no command given"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliProgram, PrintsHelp) {
+  TempDir cwd;
+  for (const char* flag : {"--help", "-h"}) {
+    const ProcessResult r = RunPlanb({flag}, cwd.path());
+    EXPECT_EQ(r.exit_code, 0) << flag;
+    EXPECT_THAT(r.out, HasSubstr("Usage: planb [options] COMMAND")) << flag;
+    for (const char* word : {"load", "lookup", "plugins", "--home", "--config", "--plugin-dir"}) {
+      EXPECT_THAT(r.out, HasSubstr(word)) << flag;
+    }
+    EXPECT_EQ(r.err, "") << flag;
+  }
+  EXPECT_THAT(testing::VisibleEntries(cwd.path()), IsEmpty()) << "--help created files";
+}
+
+TEST(CliProgram, PrintsACommandsHelp) {
+  TempDir cwd;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"lookup", "--help"}, std::vector<std::string>{"--help", "lookup"},
+        std::vector<std::string>{"lookup", "-h"}}) {
+    const ProcessResult r = RunPlanb(args, cwd.path());
+    EXPECT_EQ(r.exit_code, 0) << args[0] << " " << args[1];
+    EXPECT_THAT(r.out, HasSubstr("Usage: planb [options] lookup MAP KEY"));
+    EXPECT_THAT(r.out, HasSubstr("exit 1 when absent"));
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(CliProgram, PrintsTheVersion) {
+  TempDir cwd;
+  const ProcessResult r = RunPlanb({"--version"}, cwd.path());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, std::string("planb ") + PLANB_VERSION + " (plugin ABI " + std::to_string(kAbiVersion) + ")\n");
+  EXPECT_EQ(r.err, "");
+}
+
+}  // namespace
+}  // namespace planb

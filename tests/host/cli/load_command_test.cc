@@ -1,0 +1,403 @@
+// `planb load FILE.xml...`: reference-data files in, rows per map out, merged into the shards in command-line
+// order; and every kind of bad input refused with a message naming it, leaving the shards as they were.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/cli/cli_test_env.h"
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using testing::CliEnv;
+using testing::ProcessResult;
+using testing::ReadFile;
+using testing::Ref;
+using testing::ReferenceData;
+using testing::ShardDataFiles;
+using testing::VisibleEntries;
+using testing::WriteFile;
+
+void ExpectValue(const CliEnv& env, const std::string& map, const std::string& key, const std::string& value) {
+  const ProcessResult r = env.Lookup(map, key);
+  EXPECT_EQ(r.exit_code, 0) << map << " " << key.substr(0, 40) << ": " << r.err;
+  EXPECT_EQ(r.out, value + "\n") << map << " " << key.substr(0, 40);
+}
+
+void ExpectAbsent(const CliEnv& env, const std::string& map, const std::string& key) {
+  const ProcessResult r = env.Lookup(map, key);
+  EXPECT_EQ(r.exit_code, 1) << map << " " << key << ": " << r.out;
+  EXPECT_THAT(r.err, HasSubstr("no key '" + key + "'"));
+  EXPECT_EQ(r.out, "");
+}
+
+// The regex of the summary line for `map` with `rows` rows.
+std::string RowsLine(const std::string& map, int rows) { return "\n  " + map + " +" + std::to_string(rows) + "\n"; }
+
+TEST(CliLoad, RoundTripsHashedAndDirectMaps) {
+  CliEnv env;
+  const std::string long_hashed_key(5000, 'h');
+  const std::string longest_direct_key(511, 'd');
+  const std::string long_value(100000, 'v');
+  const std::string file = env.Write(
+      "cities.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
+                                  Ref("city_to_country", "Zürich", "Schweiz") + "\n" +
+                                  Ref("city_to_country", long_hashed_key, long_value) + "\n" +
+                                  Ref("iptolocation", "10.0.0.1", "Berlin") + "\n" +
+                                  Ref("iptolocation", longest_direct_key, "edge")));
+  const ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_THAT(r.out, HasSubstr(file + ": 5 records in 2 map(s)"));
+  EXPECT_THAT(r.out, ContainsRegex(RowsLine("city_to_country", 3)));
+  EXPECT_THAT(r.out, ContainsRegex(RowsLine("iptolocation", 2)));
+  EXPECT_THAT(r.out, HasSubstr("merged 1 batch(es)"));
+
+  ExpectValue(env, "city_to_country", "Paris", "France");
+  ExpectValue(env, "city_to_country", "Zürich", "Schweiz");
+  ExpectValue(env, "city_to_country", long_hashed_key, long_value);
+  ExpectValue(env, "iptolocation", "10.0.0.1", "Berlin");
+  ExpectValue(env, "iptolocation", longest_direct_key, "edge");
+  EXPECT_TRUE(fs::exists(env.shard_data("city_to_country")));
+  EXPECT_TRUE(fs::exists(env.shard_data("iptolocation")));
+  EXPECT_FALSE(fs::exists(env.shard_data("employees"))) << "a map with no rows got a shard";
+}
+
+TEST(CliLoad, MatchesMapNamesInInputCaseInsensitively) {
+  CliEnv env;
+  const std::string file =
+      env.Write("mixed.xml", ReferenceData(Ref("CITY_TO_COUNTRY", "Paris", "France") + "\n" +
+                                           Ref("IPToLocation", "10.0.0.1", "Berlin") + "\n" +
+                                           Ref("ipTOlocation", "10.0.0.2", "Oslo")));
+  const ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex(RowsLine("city_to_country", 1)));
+  EXPECT_THAT(r.out, ContainsRegex(RowsLine("iptolocation", 2)));
+  EXPECT_TRUE(fs::exists(env.shard_data("iptolocation")));
+  EXPECT_FALSE(fs::exists(env.home() + "/shards/IPToLocation"));
+  ExpectValue(env, "city_to_country", "Paris", "France");
+  ExpectValue(env, "iptolocation", "10.0.0.1", "Berlin");
+  ExpectValue(env, "iptolocation", "10.0.0.2", "Oslo");
+}
+
+TEST(CliLoad, MatchesElementNamesCaseInsensitively) {
+  CliEnv env;
+  const std::string file = env.Write(
+      "upper.xml",
+      "<REFERENCEDATA xmlns=\"reference-data:2\">\n"
+      "  <REFERENCE><MAP>city_to_country</MAP><KEY>Paris</KEY><VALUE>France</VALUE></REFERENCE>\n"
+      "  <Reference><Map>iptolocation</Map><Key>10.0.0.1</Key><Value>Berlin</Value></Reference>\n"
+      "</REFERENCEDATA>\n");
+  const ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(file + ": 2 records in 2 map(s)"));
+  ExpectValue(env, "city_to_country", "Paris", "France");
+  ExpectValue(env, "iptolocation", "10.0.0.1", "Berlin");
+}
+
+TEST(CliLoad, KeepsKeysCaseSensitive) {
+  CliEnv env;
+  const std::string file = env.Write(
+      "case.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
+                                Ref("city_to_country", "PARIS", "Texas") + "\n" +
+                                Ref("iptolocation", "host-A", "upper") + "\n" + Ref("iptolocation", "host-a", "lower")));
+  const ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValue(env, "city_to_country", "Paris", "France");
+  ExpectValue(env, "city_to_country", "PARIS", "Texas");
+  ExpectAbsent(env, "city_to_country", "paris");
+  ExpectValue(env, "iptolocation", "host-A", "upper");
+  ExpectValue(env, "iptolocation", "host-a", "lower");
+  ExpectAbsent(env, "iptolocation", "HOST-A");
+}
+
+TEST(CliLoad, MergesFilesInCommandLineOrder) {
+  CliEnv env;
+  const std::string first = env.Write(
+      "first.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
+                                 Ref("city_to_country", "Lyon", "France") + "\n" +
+                                 Ref("iptolocation", "10.0.0.1", "Berlin")));
+  const std::string second = env.Write(
+      "second.xml", ReferenceData(Ref("city_to_country", "Paris", "Italy") + "\n" +
+                                  Ref("iptolocation", "10.0.0.1", "Rome") + "\n" +
+                                  Ref("iptolocation", "10.0.0.9", "Milan")));
+  ProcessResult r = env.Load({first, second});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(first + ": 3 records in 2 map(s)"));
+  EXPECT_THAT(r.out, HasSubstr(second + ": 3 records in 2 map(s)"));
+  EXPECT_THAT(r.out, HasSubstr("merged 2 batch(es)"));
+  ExpectValue(env, "city_to_country", "Paris", "Italy");
+  ExpectValue(env, "city_to_country", "Lyon", "France");
+  ExpectValue(env, "iptolocation", "10.0.0.1", "Rome");
+  ExpectValue(env, "iptolocation", "10.0.0.9", "Milan");
+
+  CliEnv reversed;
+  r = reversed.Load({second, first});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValue(reversed, "city_to_country", "Paris", "France");
+  ExpectValue(reversed, "iptolocation", "10.0.0.1", "Berlin");
+  ExpectValue(reversed, "iptolocation", "10.0.0.9", "Milan");
+}
+
+TEST(CliLoad, MergesLaterLoadsOverEarlierOnes) {
+  CliEnv env;
+  ProcessResult r = env.Load({env.Write("one.xml", ReferenceData(Ref("city_to_country", "Paris", "France")))});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = env.Load({env.Write("two.xml", ReferenceData(Ref("city_to_country", "Paris", "Italy") + "\n" +
+                                                   Ref("city_to_country", "Lyon", "France")))});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValue(env, "city_to_country", "Paris", "Italy");
+  ExpectValue(env, "city_to_country", "Lyon", "France");
+}
+
+TEST(CliLoad, KeepsTheLastRecordForAKeyWithinOneFile) {
+  CliEnv env;
+  const std::string file = env.Write(
+      "repeat.xml", ReferenceData(Ref("city_to_country", "Paris", "one") + "\n" +
+                                  Ref("city_to_country", "Paris", "two") + "\n" + Ref("iptolocation", "k", "one") +
+                                  "\n" + Ref("iptolocation", "k", "two")));
+  const ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValue(env, "city_to_country", "Paris", "two");
+  ExpectValue(env, "iptolocation", "k", "two");
+}
+
+TEST(CliLoad, LoadingTheSameFileTwiceGivesTheSameLookups) {
+  CliEnv env;
+  const std::vector<std::pair<std::string, std::string>> rows = {
+      {"Paris", "France"}, {"Lyon", "France"}, {"Oslo", "Norway"}, {"-5", "minus"}};
+  std::string body;
+  for (const auto& [key, value] : rows) body += Ref("city_to_country", key, value) + "\n";
+  body += Ref("iptolocation", "10.0.0.1", "Berlin");
+  const std::string file = env.Write("same.xml", ReferenceData(body));
+
+  auto expect_all = [&] {
+    for (const auto& [key, value] : rows) ExpectValue(env, "city_to_country", key, value);
+    ExpectValue(env, "iptolocation", "10.0.0.1", "Berlin");
+    ExpectAbsent(env, "city_to_country", "Rome");
+  };
+  ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_all();
+  r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_all();
+  r = env.Load({file, file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("merged 2 batch(es)"));
+  expect_all();
+}
+
+// --- bad input: exit 2, a message naming the input, nothing merged ---
+
+// Loads `xml` (as bad.xml) into a fresh env and expects exit 2 with every part of `what` in the message, which
+// must start with the file's path; returns stderr.
+std::string ExpectLoadRefused(const std::string& xml, const std::vector<std::string>& what) {
+  CliEnv env;
+  const std::string file = env.Write("bad.xml", xml);
+  const ProcessResult r = env.Load({file});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  for (const std::string& part : what) EXPECT_THAT(r.err, HasSubstr(part));
+  EXPECT_THAT(r.err, HasSubstr(file + ":"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(ShardDataFiles(env.home()), IsEmpty()) << "a refused load created a shard";
+  return r.err;
+}
+
+TEST(CliLoad, RefusesAnUnclosedTagNamingFileLineAndColumn) {
+  // <reference> on line 2 is never closed; expat notices at the root's end tag, line 3 column 3.
+  ExpectLoadRefused(
+      "<referenceData xmlns=\"reference-data:2\">\n"
+      "  <reference><map>city_to_country</map><key>Paris</key><value>France</value>\n"
+      "</referenceData>\n",
+      {"bad.xml:3:3:", "mismatched tag"});
+}
+
+TEST(CliLoad, RefusesATruncatedFileNamingFileLineAndColumn) {
+  ExpectLoadRefused(
+      "<referenceData xmlns=\"reference-data:2\">\n"
+      "  <reference><map>city_to_country</map><key>Pa",
+      {"bad.xml:2:", "no element found"});
+}
+
+TEST(CliLoad, RefusesTheWrongNamespace) {
+  ExpectLoadRefused(
+      "<referenceData xmlns=\"reference-data:1\">\n" + Ref("city_to_country", "Paris", "France") +
+          "\n</referenceData>\n",
+      {"bad.xml:1:1:", "reference-data:1", "reference-data:2"});
+}
+
+TEST(CliLoad, RefusesNoNamespace) {
+  ExpectLoadRefused("<referenceData>\n" + Ref("city_to_country", "Paris", "France") + "\n</referenceData>\n",
+                    {"bad.xml:1:1:", "reference-data:2"});
+}
+
+TEST(CliLoad, RefusesAReferenceWithoutMap) {
+  ExpectLoadRefused(ReferenceData(Ref("city_to_country", "Paris", "France") +
+                                  "\n  <reference><key>Paris</key><value>France</value></reference>"),
+                    {"bad.xml:3:3:", "without <map>"});
+}
+
+TEST(CliLoad, RefusesAReferenceWithoutKey) {
+  ExpectLoadRefused(
+      ReferenceData("  <reference><map>city_to_country</map><value>France</value></reference>"),
+      {"bad.xml:2:3:", "without <key"});
+}
+
+TEST(CliLoad, RefusesAReferenceWithoutValue) {
+  ExpectLoadRefused(ReferenceData("  <reference><map>city_to_country</map><key>Paris</key></reference>"),
+                    {"bad.xml:2:3:", "without <value>"});
+}
+
+TEST(CliLoad, RefusesAMapNotInTheConfig) {
+  ExpectLoadRefused(ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" + Ref("Atlantis", "k", "v")),
+                    {"bad.xml:3:3:", "map 'atlantis' is not in the config", "city_to_country"});
+}
+
+TEST(CliLoad, RefusesADirectKeyLongerThanLmdbAllows) {
+  ExpectLoadRefused(ReferenceData(Ref("iptolocation", "10.0.0.1", "Berlin") + "\n" +
+                                  Ref("iptolocation", std::string(512, 'k'), "too long")),
+                    {"bad.xml:3:3:", "iptolocation", "512 bytes"});
+}
+
+TEST(CliLoad, RefusesAMissingFile) {
+  CliEnv env;
+  const std::string missing = env.dir() + "/no-such.xml";
+  const ProcessResult r = env.Load({missing});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(missing));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliLoad, RefusesAShardThatIsNotLmdb) {
+  CliEnv env;
+  const std::string junk = "junk, not an LMDB file\n";
+  WriteFile(env.shard_data("city_to_country"), junk);
+  const ProcessResult r =
+      env.Load({env.Write("paris.xml", ReferenceData(Ref("city_to_country", "Paris", "France")))});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(env.shard_data("city_to_country")));
+  EXPECT_THAT(r.err, HasSubstr("not an LMDB file"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(ReadFile(env.shard_data("city_to_country")), junk);
+}
+
+// --- nothing half-written ---
+
+// A home with both maps loaded (Paris -> France, 10.0.0.1 -> Berlin), and what a failed load must not change.
+class CliLoadFailure : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ProcessResult r = env_.Load({env_.Write(
+        "old.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
+                                 Ref("iptolocation", "10.0.0.1", "Berlin")))});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    shards_before_ = ShardDataFiles(env_.home());
+    ASSERT_EQ(shards_before_.size(), 2u);
+    // A good file that changes both maps and starts a third: none of it may show after the failed load.
+    good_ = env_.Write("new.xml", ReferenceData(Ref("city_to_country", "Paris", "Italy") + "\n" +
+                                                Ref("city_to_country", "Rome", "Italy") + "\n" +
+                                                Ref("iptolocation", "10.0.0.1", "Rome") + "\n" +
+                                                Ref("employees", "1001", "Ada")));
+  }
+
+  void ExpectNothingChanged() {
+    const std::map<std::string, std::string> after = ShardDataFiles(env_.home());
+    EXPECT_EQ(after.size(), shards_before_.size());
+    for (const auto& [map, bytes] : shards_before_) {
+      auto it = after.find(map);
+      ASSERT_NE(it, after.end()) << map;
+      EXPECT_TRUE(it->second == bytes) << "shards/" << map << "/data.mdb changed";
+    }
+    EXPECT_FALSE(fs::exists(env_.home() + "/shards/employees")) << "a failed load started a new shard";
+    EXPECT_THAT(VisibleEntries(env_.home() + "/staging"), IsEmpty());
+    EXPECT_THAT(VisibleEntries(env_.home() + "/writer"), IsEmpty());
+    EXPECT_THAT(VisibleEntries(env_.home() + "/merging"), IsEmpty());
+    ExpectValue(env_, "city_to_country", "Paris", "France");
+    ExpectAbsent(env_, "city_to_country", "Rome");
+    ExpectValue(env_, "iptolocation", "10.0.0.1", "Berlin");
+  }
+
+  CliEnv env_;
+  std::map<std::string, std::string> shards_before_;
+  std::string good_;
+};
+
+TEST_F(CliLoadFailure, MalformedSecondFileLeavesEveryShardAsItWas) {
+  const std::string bad = env_.Write(
+      "bad.xml", "<referenceData xmlns=\"reference-data:2\">\n" + Ref("city_to_country", "Lyon", "France") +
+                     "\n  <reference><map>city_to_country</map><key>Nice</key><value>France</value>\n"
+                     "</referenceData>\n");
+  const ProcessResult r = env_.Load({good_, bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(bad + ":4:3:"));
+  EXPECT_THAT(r.err, HasSubstr("mismatched tag"));
+  EXPECT_EQ(r.out, "");
+  ExpectNothingChanged();
+  ExpectAbsent(env_, "city_to_country", "Lyon");
+}
+
+TEST_F(CliLoadFailure, UnknownMapInSecondFileLeavesEveryShardAsItWas) {
+  const std::string bad = env_.Write(
+      "bad.xml", ReferenceData(Ref("city_to_country", "Lyon", "France") + "\n" + Ref("atlantis", "k", "v")));
+  const ProcessResult r = env_.Load({good_, bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(bad + ":3:3:"));
+  EXPECT_THAT(r.err, HasSubstr("map 'atlantis' is not in the config"));
+  EXPECT_EQ(r.out, "");
+  ExpectNothingChanged();
+  ExpectAbsent(env_, "city_to_country", "Lyon");
+}
+
+TEST_F(CliLoadFailure, TooLongDirectKeyInSecondFileLeavesEveryShardAsItWas) {
+  const std::string bad = env_.Write("bad.xml", ReferenceData(Ref("iptolocation", std::string(600, 'k'), "v")));
+  const ProcessResult r = env_.Load({good_, bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(bad + ":2:3:"));
+  EXPECT_THAT(r.err, HasSubstr("600 bytes"));
+  EXPECT_EQ(r.out, "");
+  ExpectNothingChanged();
+}
+
+TEST_F(CliLoadFailure, MissingSecondFileLeavesEveryShardAsItWas) {
+  const std::string missing = env_.dir() + "/no-such.xml";
+  const ProcessResult r = env_.Load({good_, missing});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(missing));
+  EXPECT_EQ(r.out, "");
+  ExpectNothingChanged();
+}
+
+// The contract: "a file in shards/ that is not LMDB ... nothing half-written: a failed load leaves every shard's
+// data file byte-for-byte as it was". A batch touching a good shard and a corrupt one must not merge into either.
+TEST_F(CliLoadFailure, CorruptShardLeavesTheOtherShardsAsTheyWere) {
+  const std::string junk = "junk, not an LMDB file\n";
+  WriteFile(env_.shard_data("iptolocation"), junk);
+  shards_before_["iptolocation"] = junk;
+  const ProcessResult r = env_.Load({good_});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(env_.shard_data("iptolocation")));
+  EXPECT_THAT(r.err, HasSubstr("not an LMDB file"));
+  EXPECT_EQ(r.out, "");
+  const std::map<std::string, std::string> after = ShardDataFiles(env_.home());
+  for (const auto& [map, bytes] : shards_before_) {
+    auto it = after.find(map);
+    ASSERT_NE(it, after.end()) << map;
+    EXPECT_TRUE(it->second == bytes) << "shards/" << map << "/data.mdb changed by a failed load";
+  }
+  EXPECT_FALSE(fs::exists(env_.home() + "/shards/employees")) << "a failed load started a new shard";
+  ExpectValue(env_, "city_to_country", "Paris", "France");
+  ExpectAbsent(env_, "city_to_country", "Rome");
+}
+
+}  // namespace
+}  // namespace planb

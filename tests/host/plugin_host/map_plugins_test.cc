@@ -1,0 +1,139 @@
+#include "host/plugin_host/map_plugins.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "support/map_fixture.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::LoadBuiltInPlugins;
+using ::planb::testing::MakeMapConfig;
+
+bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+class MapPluginsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Status s = LoadBuiltInPlugins(&registry_);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  Status Create(const MapConfig& config, std::unique_ptr<MapPlugins>* out) {
+    return MapPlugins::Create(config, registry_, out);
+  }
+
+  // The message of creating `config`, which must fail with `code`.
+  std::string ErrorOf(const MapConfig& config, Code code = Code::kInvalidArgument) {
+    std::unique_ptr<MapPlugins> plugins;
+    const Status s = Create(config, &plugins);
+    EXPECT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), code) << s.message();
+    EXPECT_EQ(plugins, nullptr);
+    return s.message();
+  }
+
+  PluginRegistry registry_;
+};
+
+TEST_F(MapPluginsTest, DefaultSchemeIsHashedWith64Bits) {
+  std::unique_ptr<MapPlugins> plugins;
+  const Status s = Create(MakeMapConfig("cities", "state", ""), &plugins);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_NE(plugins->scheme_descriptor(), nullptr);
+  EXPECT_STREQ(plugins->scheme_descriptor()->name, "hashed");
+  EXPECT_STREQ(plugins->type_descriptor().name, "state");
+  ASSERT_NE(plugins->scheme(), nullptr);
+  ASSERT_NE(plugins->store(), nullptr);
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "hash_bits=64");
+  EXPECT_EQ(plugins->config().name, "cities");
+}
+
+TEST_F(MapPluginsTest, PassesDeclaredOptionsToTheScheme) {
+  std::unique_ptr<MapPlugins> plugins;
+  const Status s = Create(MakeMapConfig("m", "state", "hashed", {{"hash_bits", "8"}}), &plugins);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "hash_bits=8");
+}
+
+TEST_F(MapPluginsTest, DirectSchemeOnState) {
+  std::unique_ptr<MapPlugins> plugins;
+  const Status s = Create(MakeMapConfig("m", "state", "direct"), &plugins);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_STREQ(plugins->scheme_descriptor()->name, "direct");
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "raw");  // State appends no suffix
+}
+
+TEST_F(MapPluginsTest, RefusesAnUnknownOptionNamingIt) {
+  const std::string message = ErrorOf(MakeMapConfig("m", "state", "hashed", {{"hash_bitz", "8"}}));
+  EXPECT_TRUE(Contains(message, "[map.m]")) << message;
+  EXPECT_TRUE(Contains(message, "unknown key 'hash_bitz'")) << message;
+  EXPECT_TRUE(Contains(message, "hash_bits")) << message;  // what would have been accepted
+}
+
+TEST_F(MapPluginsTest, RefusesAnOptionOfAnotherScheme) {
+  const std::string message = ErrorOf(MakeMapConfig("m", "state", "direct", {{"hash_bits", "8"}}));
+  EXPECT_TRUE(Contains(message, "unknown key 'hash_bits'")) << message;
+  EXPECT_TRUE(Contains(message, "scheme 'direct'")) << message;
+  EXPECT_TRUE(Contains(message, "take: none")) << message;
+}
+
+TEST_F(MapPluginsTest, RefusesHashBitsOutOfRange) {
+  for (const char* bad : {"4", "7", "65", "0", "-8"}) {
+    const std::string message = ErrorOf(MakeMapConfig("m", "state", "hashed", {{"hash_bits", bad}}));
+    EXPECT_TRUE(Contains(message, "[map.m]")) << message;
+    EXPECT_TRUE(Contains(message, std::string("hash_bits: '") + bad + "' is not a whole number from 8 to 64"))
+        << message;
+  }
+}
+
+TEST_F(MapPluginsTest, RefusesHashBitsThatAreNotANumber) {
+  for (const char* bad : {"abc", "", "8x", "8.0", "0x10", "99999999999999999999999"}) {
+    const std::string message = ErrorOf(MakeMapConfig("m", "state", "hashed", {{"hash_bits", bad}}));
+    EXPECT_TRUE(Contains(message, std::string("hash_bits: '") + bad + "'")) << message;
+  }
+}
+
+TEST_F(MapPluginsTest, AcceptsHashBitsAtTheLimits) {
+  for (const char* good : {"8", "13", "64"}) {
+    std::unique_ptr<MapPlugins> plugins;
+    const Status s = Create(MakeMapConfig("m", "state", "hashed", {{"hash_bits", good}}), &plugins);
+    ASSERT_TRUE(s.ok()) << good << ": " << s.message();
+    EXPECT_EQ(plugins->scheme()->Layout().view(), std::string("hash_bits=") + good);
+  }
+}
+
+TEST_F(MapPluginsTest, RefusesAnUnknownTypeListingTheKnownOnes) {
+  const std::string message = ErrorOf(MakeMapConfig("m", "ranged", ""), Code::kNotSupported);
+  EXPECT_TRUE(Contains(message, "[map.m]")) << message;
+  EXPECT_TRUE(Contains(message, "unknown type 'ranged' (known: state)")) << message;
+}
+
+TEST_F(MapPluginsTest, RefusesAnUnknownSchemeListingTheKnownOnes) {
+  const std::string message = ErrorOf(MakeMapConfig("m", "state", "sorted"), Code::kNotSupported);
+  EXPECT_TRUE(Contains(message, "unknown scheme 'sorted'")) << message;
+  EXPECT_TRUE(Contains(message, "hashed")) << message;
+  EXPECT_TRUE(Contains(message, "direct")) << message;
+}
+
+TEST_F(MapPluginsTest, OutlivesTheRegistryItWasMadeFrom) {
+  std::unique_ptr<MapPlugins> plugins;
+  {
+    PluginRegistry registry;
+    ASSERT_TRUE(LoadBuiltInPlugins(&registry).ok());
+    ASSERT_TRUE(MapPlugins::Create(MakeMapConfig("m", "state", "hashed", {{"hash_bits", "16"}}), registry,
+                                   &plugins)
+                    .ok());
+  }
+  registry_ = PluginRegistry();  // drop the fixture's references too: only MapPlugins holds the libraries
+  // Calls into both plugins' code still work.
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "hash_bits=16");
+  EXPECT_EQ(plugins->scheme()->StoredKeySize(Bytes(std::string_view("abc"))), 7u);
+}
+
+}  // namespace
+}  // namespace planb

@@ -1,0 +1,326 @@
+// The `hashed` key scheme, loaded through the real registry and used on real LMDB tables.
+#include <xxhash.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "planb/encoding.h"
+#include "planb/key_scheme.h"
+#include "support/map_fixture.h"
+#include "support/test_env.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::CreateMapEnv;
+using ::planb::testing::CreateMapPlugins;
+using ::planb::testing::MakeMapConfig;
+using ::planb::testing::MapTxn;
+using ::planb::testing::SchemeInstance;
+using ::planb::testing::StateRecord;
+using ::planb::testing::TempDir;
+
+bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// The top `bits` bits of XXH3-64, big-endian in ceil(bits / 8) bytes: the on-disk hash part of a prefix.
+std::string ExpectedHash(std::string_view key, unsigned bits) {
+  uint64_t hash = XXH3_64bits(key.data(), key.size()) >> (64 - bits);
+  std::string out((bits + 7) / 8, '\0');
+  for (int i = static_cast<int>(out.size()) - 1; i >= 0; --i, hash >>= 8) out[i] = static_cast<char>(hash & 0xFF);
+  return out;
+}
+
+std::string Clash(uint16_t n) { return std::string{static_cast<char>(n >> 8), static_cast<char>(n & 0xFF)}; }
+
+// `count` distinct keys whose top 8 hash bits are the same.
+std::vector<std::string> ClashingKeys(size_t count) {
+  std::vector<std::string> keys{"clash-0"};
+  const std::string target = ExpectedHash(keys[0], 8);
+  for (int i = 1; keys.size() < count; ++i) {
+    std::string key = "clash-" + std::to_string(i);
+    if (ExpectedHash(key, 8) == target) keys.push_back(key);
+  }
+  return keys;
+}
+
+class HashedKeyTest : public ::testing::Test {
+ protected:
+  // A State map with the hashed scheme in a fresh LMDB, with a write transaction open.
+  void Open(std::vector<std::pair<std::string, std::string>> options = {}) {
+    Status s = CreateMapPlugins(MakeMapConfig("cities", "state", "hashed", std::move(options)), &plugins_);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = CreateMapEnv(dir_ / "map", plugins_, &env_);
+    ASSERT_TRUE(s.ok()) << s.message();
+    s = txn_.Begin(env_, true);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  const KeyScheme& scheme() const { return *plugins_->scheme(); }
+  const Table& table() const { return txn_.table(); }
+
+  void Put(std::string_view key, std::string_view value) {
+    ErrorBuffer error;
+    ASSERT_EQ(plugins_->store()->Put(table(), StateRecord(key, value), &error), Code::kOk) << error.message;
+  }
+
+  Code Resolve(std::string_view key, Intent intent, Resolved* out, ErrorBuffer* error = nullptr) {
+    ErrorBuffer local;
+    return scheme().Resolve(table(), Bytes(key), intent, out, error != nullptr ? error : &local);
+  }
+
+  // Every LMDB key of the table, in order.
+  std::vector<std::string> LmdbKeys() {
+    std::vector<std::string> keys;
+    MDB_val k;
+    MDB_val v;
+    for (int rc = mdb_cursor_get(table().cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(table().cursor, &k, &v, MDB_NEXT)) {
+      keys.emplace_back(static_cast<const char*>(k.mv_data), k.mv_size);
+    }
+    return keys;
+  }
+
+  TempDir dir_;
+  std::shared_ptr<const MapPlugins> plugins_;
+  std::shared_ptr<MapEnv> env_;
+  MapTxn txn_;
+};
+
+TEST_F(HashedKeyTest, LayoutNamesTheHashBits) {
+  for (const char* bits : {"8", "12", "64"}) {
+    std::shared_ptr<const MapPlugins> plugins;
+    ASSERT_TRUE(CreateMapPlugins(MakeMapConfig("m", "state", "hashed", {{"hash_bits", bits}}), &plugins).ok());
+    EXPECT_EQ(plugins->scheme()->Layout().view(), std::string("hash_bits=") + bits);
+  }
+  Open();
+  EXPECT_EQ(scheme().Layout().view(), "hash_bits=64");
+}
+
+TEST_F(HashedKeyTest, PrefixIsTheTopHashBitsThenClashNumberZero) {
+  Open();
+  for (unsigned bits : {8u, 12u, 33u, 64u}) {
+    SchemeInstance scheme;
+    ASSERT_TRUE(scheme.Create("hashed", 0, {{"hash_bits", std::to_string(bits)}}).ok());
+    Resolved resolved;
+    ErrorBuffer error;
+    ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("Paris")), Intent::kWrite, &resolved, &error),
+              Code::kOk)
+        << error.message;
+    EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash("Paris", bits) + Clash(0)) << bits;
+    EXPECT_EQ(resolved.first_value.data, nullptr);
+  }
+}
+
+TEST_F(HashedKeyTest, StoredKeyIsLengthThenKeyBytes) {
+  Open();
+  const std::string key("k\0y", 3);
+  ASSERT_EQ(scheme().StoredKeySize(Bytes(key)), 7u);
+  uint8_t out[7];
+  scheme().WriteStoredKey(Bytes(key), out);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 7), std::string("\0\0\0\3k\0y", 7));
+  EXPECT_EQ(scheme().StoredKeySize(Bytes()), 4u);
+}
+
+TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
+  Open();
+  Put("Paris", "France");
+  Resolved resolved;
+  ErrorBuffer error;
+  EXPECT_EQ(Resolve("Lyon", Intent::kRead, &resolved, &error), Code::kNotFound);
+  EXPECT_EQ(error.message[0], '\0');
+}
+
+TEST_F(HashedKeyTest, ResolveAndDecodeRowRoundTrip) {
+  Open();
+  const std::vector<std::string> keys = {"Paris", "Lyon", "M\xC3\xBCnchen", std::string("nul\0in key", 10),
+                                         "\xFF\xFE\x01"};
+  for (const std::string& key : keys) Put(key, "value of " + key);
+
+  for (const std::string& key : keys) {
+    Resolved resolved;
+    ASSERT_EQ(Resolve(key, Intent::kRead, &resolved), Code::kOk) << key;
+    ASSERT_NE(resolved.first_value.data, nullptr);
+    EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash(key, 64) + Clash(0));
+    Bytes decoded;
+    uint32_t prefix_size = 0;
+    uint32_t stored_key_size = 0;
+    ErrorBuffer error;
+    ASSERT_EQ(scheme().DecodeRow(table(), resolved.prefix.view(), resolved.first_value, &decoded, &prefix_size,
+                                 &stored_key_size, &error),
+              Code::kOk)
+        << error.message;
+    EXPECT_EQ(decoded.view(), key);
+    EXPECT_EQ(prefix_size, 10u);
+    EXPECT_EQ(stored_key_size, 4 + key.size());
+    // After the stored key: the State value type and value.
+    EXPECT_EQ(resolved.first_value.size, stored_key_size + 1 + ("value of " + key).size());
+  }
+  EXPECT_EQ(LmdbKeys().size(), keys.size());
+}
+
+TEST_F(HashedKeyTest, EmptyKeyIsAnOrdinaryKey) {
+  // The scheme stores any key, the empty one included; it is distinct from a key of one NUL byte.
+  Open();
+  Put("", "empty");
+  Put(std::string_view("\0", 1), "nul");
+  Resolved resolved;
+  ASSERT_EQ(Resolve("", Intent::kRead, &resolved), Code::kOk);
+  EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash("", 64) + Clash(0));
+  LookupKey lookup;
+  lookup.key = Bytes(std::string_view(""));
+  Row row;
+  ErrorBuffer error;
+  ASSERT_EQ(plugins_->store()->Get(table(), lookup, &row, &error), Code::kOk) << error.message;
+  EXPECT_EQ(row.value.view(), "empty");
+  lookup.key = Bytes(std::string_view("\0", 1));
+  ASSERT_EQ(plugins_->store()->Get(table(), lookup, &row, &error), Code::kOk) << error.message;
+  EXPECT_EQ(row.value.view(), "nul");
+  EXPECT_EQ(LmdbKeys().size(), 2u);
+}
+
+TEST_F(HashedKeyTest, AcceptsKeysOfAnyLengthAndLargeValues) {
+  Open();
+  std::vector<std::string> keys;
+  for (size_t size : {size_t{1}, size_t{510}, size_t{511}, size_t{512}, size_t{4096}, size_t{100} << 10}) {
+    std::string key(size, 'k');
+    key.back() = static_cast<char>('0' + size % 10);
+    keys.push_back(key);
+  }
+  const std::string big_value(size_t{1} << 20, 'v');
+  for (const std::string& key : keys) Put(key, big_value + key.substr(0, 3));
+
+  for (const std::string& key : keys) {
+    LookupKey lookup;
+    lookup.key = Bytes(key);
+    Row row;
+    ErrorBuffer error;
+    ASSERT_EQ(plugins_->store()->Get(table(), lookup, &row, &error), Code::kOk) << key.size();
+    EXPECT_EQ(row.value.size, big_value.size() + 3);
+    EXPECT_EQ(row.value.view().substr(big_value.size()), key.substr(0, 3));
+  }
+  // Every LMDB key is the same 10 bytes whatever the key's length.
+  for (const std::string& lmdb_key : LmdbKeys()) EXPECT_EQ(lmdb_key.size(), 10u);
+}
+
+TEST_F(HashedKeyTest, ClashingKeysGetClashNumbersInArrivalOrder) {
+  Open({{"hash_bits", "8"}});
+  const std::vector<std::string> keys = ClashingKeys(4);
+  const std::string hash = ExpectedHash(keys[0], 8);
+  for (size_t i = 0; i < 3; ++i) Put(keys[i], "v" + std::to_string(i));
+
+  EXPECT_EQ(LmdbKeys(), (std::vector<std::string>{hash + Clash(0), hash + Clash(1), hash + Clash(2)}));
+  for (size_t i = 0; i < 3; ++i) {
+    Resolved resolved;
+    ASSERT_EQ(Resolve(keys[i], Intent::kRead, &resolved), Code::kOk) << keys[i];
+    EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(static_cast<uint16_t>(i)));
+    ASSERT_NE(resolved.first_value.data, nullptr);
+    EXPECT_EQ(resolved.first_value.view().substr(4, keys[i].size()), keys[i]);
+  }
+  Resolved resolved;
+  EXPECT_EQ(Resolve(keys[3], Intent::kRead, &resolved), Code::kNotFound);
+  ASSERT_EQ(Resolve(keys[3], Intent::kWrite, &resolved), Code::kOk);
+  EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(3));
+  EXPECT_EQ(resolved.first_value.data, nullptr);
+}
+
+TEST_F(HashedKeyTest, OverwritingAClashingKeyKeepsItsRow) {
+  Open({{"hash_bits", "8"}});
+  const std::vector<std::string> keys = ClashingKeys(2);
+  Put(keys[0], "a1");
+  Put(keys[1], "b1");
+  Put(keys[1], "b2");
+  Put(keys[0], "a2");
+  const std::string hash = ExpectedHash(keys[0], 8);
+  EXPECT_EQ(LmdbKeys(), (std::vector<std::string>{hash + Clash(0), hash + Clash(1)}));
+  for (const auto& [key, want] : {std::pair{keys[0], "a2"}, std::pair{keys[1], "b2"}}) {
+    LookupKey lookup;
+    lookup.key = Bytes(key);
+    Row row;
+    ErrorBuffer error;
+    ASSERT_EQ(plugins_->store()->Get(table(), lookup, &row, &error), Code::kOk);
+    EXPECT_EQ(row.value.view(), want);
+  }
+}
+
+TEST_F(HashedKeyTest, WithAKeySuffixSkipsTheOtherRowsOfEachKey) {
+  // A store type that appends a suffix (e.g. an effective time) has several rows per key under one prefix.
+  Open();
+  SchemeInstance scheme;
+  ASSERT_TRUE(scheme.Create("hashed", 8, {{"hash_bits", "8"}}).ok());
+  const std::vector<std::string> keys = ClashingKeys(3);
+  auto write_rows = [&](const std::string& key, int rows) {
+    Resolved resolved;
+    ErrorBuffer error;
+    ASSERT_EQ(scheme->Resolve(table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
+    for (int i = 0; i < rows; ++i) {
+      std::string lmdb_key(resolved.prefix.view().view());
+      lmdb_key += std::string(7, '\0') + static_cast<char>(i);
+      std::string value(scheme->StoredKeySize(Bytes(key)), '\0');
+      scheme->WriteStoredKey(Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+      value += "payload" + std::to_string(i);
+      MDB_val k{lmdb_key.size(), lmdb_key.data()};
+      MDB_val v{value.size(), value.data()};
+      ASSERT_EQ(mdb_put(table().txn, table().dbi, &k, &v, 0), MDB_SUCCESS);
+    }
+  };
+  write_rows(keys[0], 3);
+  write_rows(keys[1], 2);
+
+  const std::string hash = ExpectedHash(keys[0], 8);
+  Resolved resolved;
+  ErrorBuffer error;
+  ASSERT_EQ(scheme->Resolve(table(), Bytes(keys[1]), Intent::kRead, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(1));
+  EXPECT_TRUE(Contains(std::string(resolved.first_value.view()), "payload0"));
+  ASSERT_EQ(scheme->Resolve(table(), Bytes(keys[2]), Intent::kRead, &resolved, &error), Code::kNotFound);
+  ASSERT_EQ(scheme->Resolve(table(), Bytes(keys[2]), Intent::kWrite, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(2));
+
+  // DecodeRow splits key and value at the prefix and stored key.
+  const std::string lmdb_key = hash + Clash(1) + std::string(7, '\0') + '\1';
+  MDB_val k{lmdb_key.size(), const_cast<char*>(lmdb_key.data())};
+  MDB_val v;
+  ASSERT_EQ(mdb_get(table().txn, table().dbi, &k, &v), MDB_SUCCESS);
+  Bytes key;
+  uint32_t prefix_size = 0;
+  uint32_t stored_key_size = 0;
+  ASSERT_EQ(scheme->DecodeRow(table(), Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, &error),
+            Code::kOk);
+  EXPECT_EQ(key.view(), keys[1]);
+  EXPECT_EQ(prefix_size, 3u);
+  EXPECT_EQ(Bytes(v).view().substr(stored_key_size), "payload1");
+}
+
+TEST_F(HashedKeyTest, DecodeRowRefusesCorruptRows) {
+  Open();
+  Bytes key;
+  uint32_t prefix_size = 0;
+  uint32_t stored_key_size = 0;
+  ErrorBuffer error;
+  const std::string good_key(10, 'h');
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(std::string_view("short")), Bytes(std::string_view("\0\0\0\0", 4)),
+                               &key, &prefix_size, &stored_key_size, &error),
+            Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "shorter than its 10-byte prefix")) << error.message;
+
+  error = ErrorBuffer();
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(std::string_view("\0\0", 2)), &key, &prefix_size,
+                               &stored_key_size, &error),
+            Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "too short for its stored key")) << error.message;
+
+  error = ErrorBuffer();
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(std::string_view("\0\0\0\x09" "abc", 7)), &key,
+                               &prefix_size, &stored_key_size, &error),
+            Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "too short for its stored key")) << error.message;
+}
+
+}  // namespace
+}  // namespace planb
