@@ -9,7 +9,9 @@ planb="${PLANB_BUILD_DIR:-$root/build}/bin/planb"
 config="$root/examples/planb.ini"
 rm -rf "$root/planb-home"  # the sample config's home: start from nothing so the demo shows a first load
 
-step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+bold='' plain=''
+if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; fi
+step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 step "$planb" --config "$config" plugins
 step "$planb" --config "$config" load "$root/examples/data/reference-data.xml"
 step "$planb" --config "$config" lookup city_to_country Cardiff
@@ -17,7 +19,8 @@ step "$planb" --config "$config" lookup country_to_capital Japan
 step "$planb" --config "$config" lookup host_to_location web-prod-001.lon.example.net
 step "$planb" --config "$config" load "$root/examples/data/reference-data-update.xml"
 step "$planb" --config "$config" lookup user_to_role jsmith42
-printf '\n\033[1m$ %s\033[0m\n' "$planb --config $config lookup city_to_country Atlantis   # absent: exit 1"
+step "$planb" --config "$config" lookup city_to_country Perth
+printf '\n%s$ %s%s\n' "$bold" "$planb --config $config lookup city_to_country Atlantis   # absent: exit 1" "$plain"
 if "$planb" --config "$config" lookup city_to_country Atlantis; then exit 1; fi
 echo
 echo "demo: done. Shards are in $root/planb-home/shards; try: $planb --config $config lookup MAP KEY"
