@@ -14,12 +14,13 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   if (config_path.empty() && fs::exists("planb.ini", ec)) config_path = "planb.ini";
   if (!config_path.empty()) PLANB_RETURN_IF_ERROR(LoadConfig(config_path, &runtime->config_));
 
-  std::vector<std::string> dirs{PluginRegistry::DefaultDirectory()};
+  auto normal = [&ec](const std::string& dir) { return fs::weakly_canonical(fs::absolute(dir, ec), ec).string(); };
+  std::vector<std::string> dirs{normal(PluginRegistry::DefaultDirectory())};
   const std::vector<std::string>* lists[] = {&runtime->config_.plugin_dirs, &options.plugin_dirs};
   for (const std::vector<std::string>* list : lists) {
     for (const std::string& dir : *list) {
-      std::string normal = fs::absolute(dir, ec).lexically_normal().string();
-      if (std::find(dirs.begin(), dirs.end(), normal) == dirs.end()) dirs.push_back(normal);
+      std::string path = normal(dir);
+      if (std::find(dirs.begin(), dirs.end(), path) == dirs.end()) dirs.push_back(path);
     }
   }
   PLANB_RETURN_IF_ERROR(runtime->registry_.LoadDirectories(dirs));

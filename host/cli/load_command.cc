@@ -29,6 +29,12 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   LoadReport report;
   Status s = RunLoad(runtime, cli.args, options, &report);
   if (terminal) err << "\r\033[K" << std::flush;  // clear the progress line
+  if (!s.ok() && report.staged) {
+    err << "planb: load staged its streams, but merging stopped: " << s.message()
+        << "\nThe batches stay queued in " << runtime.home().staging() << " and " << runtime.home().merging()
+        << "; the next load merges them once the cause is fixed.\n";
+    return kExitError;
+  }
   if (!s.ok()) {
     err << "planb: load failed, nothing was merged: " << s.message() << "\n";
     return kExitError;

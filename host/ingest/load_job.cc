@@ -58,26 +58,50 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
   return Status::Ok();
 }
 
+Status WriteStreams(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,
+                    std::vector<std::unique_ptr<StreamWriter>>* writers, LoadReport* report) {
+  for (const std::string& file : files) {
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return Status::Invalid(file + ": no such file");
+    writers->push_back(
+        std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + NewStreamId()));
+    StreamReport stream;
+    PLANB_RETURN_IF_ERROR(WriteStream(runtime, file, options, writers->back().get(), &stream));
+    report->streams.push_back(std::move(stream));
+  }
+  return Status::Ok();
+}
+
+// Every shard the streams will merge into must open (an LMDB file with the configured layout) before anything
+// is staged, so that a bad shard fails the load before any other shard changes.
+Status CheckShards(Runtime& runtime, const LoadReport& report) {
+  for (const StreamReport& stream : report.streams) {
+    for (const auto& entry : stream.records) {
+      std::shared_ptr<MapEnv> shard;
+      Status s = runtime.OpenShard(entry.first, &shard);
+      if (!s.ok() && s.code() != Code::kNotFound) return s;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,
                LoadReport* report) {
   if (files.empty()) return Status::Invalid("load: no input files given");
-  std::vector<std::unique_ptr<StreamWriter>> writers;  // discard their directories if anything fails
-  for (const std::string& file : files) {
-    std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) return Status::Invalid(file + ": no such file");
-    auto writer = std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + NewStreamId());
-    StreamReport stream;
-    Status s = WriteStream(runtime, file, options, writer.get(), &stream);
-    writers.push_back(std::move(writer));
-    PLANB_RETURN_IF_ERROR(s);
-    report->streams.push_back(std::move(stream));
+  std::vector<std::unique_ptr<StreamWriter>> writers;
+  Status s = WriteStreams(runtime, files, options, &writers, report);
+  if (s.ok()) s = CheckShards(runtime, *report);
+  if (!s.ok()) {
+    for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
+    return s;
   }
   StagingStore staging(runtime.home());
   for (const auto& writer : writers) {
     uint64_t sequence = 0;
     PLANB_RETURN_IF_ERROR(staging.Stage(writer->dir(), &sequence));
+    report->staged = true;
   }
   // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
   MergeProcessor merger(runtime);

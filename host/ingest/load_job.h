@@ -30,6 +30,7 @@ struct StreamReport {
 
 struct LoadReport {
   std::vector<StreamReport> streams;
+  bool staged = false;  // true once any stream is staged: a later failure leaves it queued, not lost
   MergeReport merge;
 };
 

@@ -37,6 +37,12 @@ Status MergeProcessor::MergeBatch(const std::string& batch_dir, MergeReport* rep
   }
   if (ec) return Status::IOError("listing batch " + batch_dir + ": " + ec.message());
   std::sort(maps.begin(), maps.end());
+  // A shard that cannot be opened stops the batch before any of its maps is merged.
+  for (const std::string& map : maps) {
+    std::shared_ptr<MapEnv> shard;
+    Status s = runtime_.OpenShard(map, &shard);
+    if (!s.ok() && s.code() != Code::kNotFound) return s.WithContext("merging batch " + batch_dir);
+  }
   for (const std::string& map : maps) {
     PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + map, map, report).WithContext("merging batch " + batch_dir));
   }

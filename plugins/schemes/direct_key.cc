@@ -7,7 +7,6 @@
 //            short key can never be mistaken for more key bytes of a longer one
 //   stored key = nothing
 #include <cstring>
-#include <string>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
@@ -20,18 +19,22 @@ constexpr uint32_t kLengthBytes = 2;
 
 class DirectKeyScheme final : public KeyScheme {
  public:
-  DirectKeyScheme(std::string map_name, uint32_t suffix_size)
-      : map_name_(std::move(map_name)),
-        length_prefixed_(suffix_size > 0),
+  explicit DirectKeyScheme(uint32_t suffix_size)
+      : length_prefixed_(suffix_size > 0),
         max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)) {}
 
-  Code Resolve(const Table&, Bytes key, Intent, Resolved* out, ErrorBuffer* error) const noexcept override {
-    if (key.size == 0) return Fail(error, Code::kInvalidArgument, "map %s: empty key", map_name_.c_str());
+  Code Resolve(const Table&, Bytes key, Intent intent, Resolved* out, ErrorBuffer* error) const noexcept override {
+    // A key that could never be stored is simply absent when read; writing one is an error (the host adds the
+    // map's name and the input position).
+    if (key.size == 0) {
+      return intent == Intent::kRead ? Code::kNotFound : Fail(error, Code::kInvalidArgument, "empty key");
+    }
     if (key.size > max_key_size_) {
+      if (intent == Intent::kRead) return Code::kNotFound;
       return Fail(error, Code::kInvalidArgument,
-                  "map %s: key of %zu bytes is too long for the direct scheme (at most %u bytes); "
+                  "key of %zu bytes is too long for the direct scheme (at most %u bytes); "
                   "use scheme = hashed for longer keys",
-                  map_name_.c_str(), key.size, max_key_size_);
+                  key.size, max_key_size_);
     }
     uint8_t* p = out->prefix.bytes;
     if (length_prefixed_) {
@@ -67,7 +70,6 @@ class DirectKeyScheme final : public KeyScheme {
   Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "length_prefixed" : "raw"); }
 
  private:
-  const std::string map_name_;
   const bool length_prefixed_;
   const uint32_t max_key_size_;
 };
@@ -75,7 +77,7 @@ class DirectKeyScheme final : public KeyScheme {
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new DirectKeyScheme(args->map_name != nullptr ? args->map_name : "?", args->key_suffix_size);
+    scheme = new DirectKeyScheme(args->key_suffix_size);
     return Code::kOk;
   });
   return scheme;

@@ -6,6 +6,7 @@
 #include <lmdb.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "planb/bytes.h"
@@ -13,8 +14,8 @@
 
 namespace planb {
 
-// The Status of a failed LMDB call, naming what was being done.
-inline Status LmdbStatus(int rc, const std::string& what) {
+// The Status of a failed LMDB call, naming what was being done. Builds no string on success (hot paths).
+inline Status LmdbStatus(int rc, std::string_view what) {
   if (rc == MDB_SUCCESS) return Status();
   Code code = Code::kIOError;
   switch (rc) {
@@ -33,7 +34,7 @@ inline Status LmdbStatus(int rc, const std::string& what) {
     case EINVAL: code = Code::kInvalidArgument; break;
     default: break;
   }
-  return Status(code, what + ": " + mdb_strerror(rc));
+  return Status(code, std::string(what) + ": " + mdb_strerror(rc));
 }
 
 class Env {

@@ -37,8 +37,7 @@ inline std::string Ref(const std::string& map, const std::string& key, const std
 
 class CliEnv {
  public:
-  explicit CliEnv(const std::string& config_text = kCliConfig)
-      : home_(dir_ / "home"), config_(dir_ / "planb.ini") {
+  explicit CliEnv(const std::string& config_text = kCliConfig) : home_(dir_ / "home"), config_(dir_ / "planb.ini") {
     WriteFile(config_, config_text);
   }
 

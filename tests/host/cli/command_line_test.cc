@@ -14,9 +14,9 @@
 namespace planb {
 namespace {
 
+using testing::CliEnv;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using testing::CliEnv;
 using testing::ProcessResult;
 using testing::Ref;
 using testing::ReferenceData;
@@ -148,10 +148,9 @@ TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
 
 // An env with Paris -> France, "-5" -> minus five and "--config" -> dashes in city_to_country.
 void LoadDashKeys(const CliEnv& env) {
-  const std::string file = env.Write(
-      "dash.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
-                                Ref("city_to_country", "-5", "minus five") + "\n" +
-                                Ref("city_to_country", "--config", "dashes")));
+  const std::string file = env.Write("dash.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
+                                                               Ref("city_to_country", "-5", "minus five") + "\n" +
+                                                               Ref("city_to_country", "--config", "dashes")));
   const ProcessResult load = env.Load({file});
   ASSERT_EQ(load.exit_code, 0) << load.err;
 }
@@ -160,9 +159,8 @@ TEST(CliProgram, ReadsOptionsAfterThePositionals) {
   CliEnv env;
   LoadDashKeys(env);
   TempDir elsewhere;  // no planb.ini or planb-home here: only the options can find them
-  const ProcessResult r =
-      RunPlanb({"lookup", "city_to_country", "Paris", "--home", env.home(), "--config", env.config()},
-               elsewhere.path());
+  const ProcessResult r = RunPlanb(
+      {"lookup", "city_to_country", "Paris", "--home", env.home(), "--config", env.config()}, elsewhere.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "France\n");
   EXPECT_EQ(r.err, "");

@@ -13,8 +13,8 @@ namespace planb {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using testing::CliEnv;
+using ::testing::HasSubstr;
 using testing::ProcessResult;
 using testing::Ref;
 using testing::ReferenceData;

@@ -13,8 +13,8 @@ namespace planb {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using testing::CliEnv;
+using ::testing::HasSubstr;
 using testing::ProcessResult;
 using testing::Ref;
 using testing::ReferenceData;
@@ -96,8 +96,9 @@ TEST(CliPlugins, FindsTheBuiltPluginsWithoutAnyConfig) {
 
 TEST(CliPlugins, ListsAPluginDirectoryGivenTwiceOnce) {
   CliEnv env;
-  const ProcessResult r = env.Run({"plugins", "--plugin-dir", PLANB_PLUGIN_DIR, "--plugin-dir",
-                                   std::string(PLANB_PLUGIN_DIR) + "/"});
+  // The built-in directory, named twice more: as it is and through "..".
+  const ProcessResult r = env.Run(
+      {"plugins", "--plugin-dir", PLANB_PLUGIN_DIR, "--plugin-dir", std::string(PLANB_PLUGIN_DIR) + "/../plugins"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::vector<PluginLine> lines = ParsePluginLines(r.out);
@@ -134,8 +135,7 @@ TEST(CliPlugins, RefusesAWrongAbiPluginFromTheConfigsPluginDirForEveryCommand) {
 TEST(CliPlugins, RefusesALibraryWithoutTheEntryPointNamingTheFile) {
   CliEnv env;
   const std::string file = FixtureFile("no_entry_point");
-  const ProcessResult r =
-      env.Run({"--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/no_entry_point", "plugins"});
+  const ProcessResult r = env.Run({"--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/no_entry_point", "plugins"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr(file));
   EXPECT_THAT(r.err, HasSubstr("not a Plan B plugin"));

@@ -193,7 +193,7 @@ TEST_F(HashedKeyTest, AcceptsKeysOfAnyLengthAndLargeValues) {
     keys.push_back(key);
   }
   const std::string big_value(size_t{1} << 20, 'v');
-  for (const std::string& key : keys) Put(key, big_value + key.substr(0, 3));
+  for (const std::string& key : keys) Put(key, big_value + std::to_string(key.size()));
 
   for (const std::string& key : keys) {
     LookupKey lookup;
@@ -201,8 +201,7 @@ TEST_F(HashedKeyTest, AcceptsKeysOfAnyLengthAndLargeValues) {
     Row row;
     ErrorBuffer error;
     ASSERT_EQ(plugins_->store()->Get(table(), lookup, &row, &error), Code::kOk) << key.size();
-    EXPECT_EQ(row.value.size, big_value.size() + 3);
-    EXPECT_EQ(row.value.view().substr(big_value.size()), key.substr(0, 3));
+    EXPECT_EQ(row.value.view(), big_value + std::to_string(key.size()));
   }
   // Every LMDB key is the same 10 bytes whatever the key's length.
   for (const std::string& lmdb_key : LmdbKeys()) EXPECT_EQ(lmdb_key.size(), 10u);

@@ -1,0 +1,438 @@
+// The State store type with each key scheme, loaded through the real registry, on real LMDB files.
+#include <xxhash.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "host/ingest/load_job.h"
+#include "host/storage/map_reader.h"
+#include "planb/encoding.h"
+#include "support/map_fixture.h"
+#include "support/test_env.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::CreateMapEnv;
+using ::planb::testing::CreateMapPlugins;
+using ::planb::testing::DumpedRow;
+using ::planb::testing::DumpMap;
+using ::planb::testing::GetValue;
+using ::planb::testing::MakeMapConfig;
+using ::planb::testing::MapTxn;
+using ::planb::testing::MergeInto;
+using ::planb::testing::OpenTestRuntime;
+using ::planb::testing::PutRows;
+using ::planb::testing::ReferenceXml;
+using ::planb::testing::StateMapSection;
+using ::planb::testing::StateRecord;
+using ::planb::testing::TempDir;
+using ::planb::testing::WriteFile;
+
+using Rows = std::vector<std::pair<std::string, std::string>>;
+
+bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+struct SchemeParam {
+  const char* test_name;
+  const char* scheme;
+  const char* hash_bits;  // null: not given
+};
+
+void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
+
+const SchemeParam kSchemes[] = {
+    {"Hashed", "hashed", nullptr},
+    {"Hashed8Bits", "hashed", "8"},  // most keys clash
+    {"Direct", "direct", nullptr},
+};
+
+class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
+ protected:
+  void SetUp() override {
+    std::vector<std::pair<std::string, std::string>> options;
+    if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
+    const Status s = CreateMapPlugins(MakeMapConfig("m", "state", GetParam().scheme, options), &plugins_);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  // A new, empty map LMDB named `name` in the test's directory.
+  std::shared_ptr<MapEnv> NewEnv(const std::string& name) {
+    std::shared_ptr<MapEnv> env;
+    const Status s = CreateMapEnv(dir_ / name, plugins_, &env);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return env;
+  }
+
+  std::shared_ptr<MapEnv> Batch(const std::string& name, const Rows& rows) {
+    std::shared_ptr<MapEnv> env = NewEnv(name);
+    const Status s = PutRows(env, rows);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return env;
+  }
+
+  static std::vector<DumpedRow> Dump(const MapEnv& env) {
+    std::vector<DumpedRow> rows;
+    const Status s = DumpMap(env, &rows);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return rows;
+  }
+
+  // The decoded (key, value) pairs of `env`, by key.
+  static std::map<std::string, std::string> Contents(const MapEnv& env) {
+    std::map<std::string, std::string> contents;
+    for (const DumpedRow& row : Dump(env)) {
+      EXPECT_TRUE(contents.emplace(row.key, row.value).second) << "two rows for key " << row.key;
+    }
+    return contents;
+  }
+
+  static std::string Get(const MapEnv& env, std::string_view key) {
+    std::string value;
+    const Code code = GetValue(env, key, &value);
+    EXPECT_EQ(code, Code::kOk) << "key '" << key << "'";
+    return value;
+  }
+
+  TempDir dir_;
+  std::shared_ptr<const MapPlugins> plugins_;
+};
+
+TEST_P(StateStoreTest, PutThenGet) {
+  auto env = Batch("b", {{"Paris", "France"}, {"Berlin", "Germany"}});
+  EXPECT_EQ(Get(*env, "Paris"), "France");
+  EXPECT_EQ(Get(*env, "Berlin"), "Germany");
+  std::string value = "unchanged";
+  EXPECT_EQ(GetValue(*env, "Rome", &value), Code::kNotFound);
+  EXPECT_EQ(GetValue(*env, "paris", &value), Code::kNotFound);  // keys are case-sensitive
+  EXPECT_EQ(value, "unchanged");
+}
+
+TEST_P(StateStoreTest, KeepsTheValueType) {
+  auto env = NewEnv("b");
+  {
+    MapTxn txn;
+    ASSERT_TRUE(txn.Begin(env, true).ok());
+    ErrorBuffer error;
+    ASSERT_EQ(plugins_->store()->Put(txn.table(), StateRecord("x", "<a xmlns=\"n\"/>", ValueType::kXmlFragment),
+                                     &error),
+              Code::kOk);
+    ASSERT_EQ(plugins_->store()->Put(txn.table(), StateRecord("s", "<a/>"), &error), Code::kOk);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  std::string value;
+  ValueType type = ValueType::kString;
+  ASSERT_EQ(GetValue(*env, "x", &value, &type), Code::kOk);
+  EXPECT_EQ(type, ValueType::kXmlFragment);
+  EXPECT_EQ(value, "<a xmlns=\"n\"/>");
+  ASSERT_EQ(GetValue(*env, "s", &value, &type), Code::kOk);
+  EXPECT_EQ(type, ValueType::kString);
+  const std::vector<DumpedRow> rows = Dump(*env);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const DumpedRow& row : rows) {
+    EXPECT_EQ(row.type, row.key == "x" ? ValueType::kXmlFragment : ValueType::kString) << row.key;
+  }
+}
+
+TEST_P(StateStoreTest, OverwriteInOneBatchLastWins) {
+  auto env = Batch("b", {{"a", "1"}, {"b", "1"}, {"a", "2"}, {"c", "1"}, {"a", "3"}, {"b", "2"}});
+  EXPECT_EQ(Contents(*env), (std::map<std::string, std::string>{{"a", "3"}, {"b", "2"}, {"c", "1"}}));
+  EXPECT_EQ(Get(*env, "a"), "3");
+}
+
+TEST_P(StateStoreTest, MergeIntoAnEmptyShardCopiesTheBatch) {
+  auto batch = Batch("b", {{"a", "1"}, {"b", "2"}, {"c", "3"}});
+  auto shard = NewEnv("shard");
+  MergeStats stats;
+  const Status s = MergeInto(batch, shard, &stats);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(stats.rows_read, 3u);
+  EXPECT_EQ(stats.rows_written, 3u);
+  EXPECT_EQ(Contents(*shard), Contents(*batch));
+}
+
+TEST_P(StateStoreTest, MergeOfASecondBatchOverwritesAndAdds) {
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", {{"a", "1"}, {"b", "1"}, {"c", "1"}}), shard).ok());
+  MergeStats stats;
+  const Status s = MergeInto(Batch("b2", {{"b", "2"}, {"d", "2"}, {"b", "3"}}), shard, &stats);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(stats.rows_read, 2u);  // the batch holds one row per key
+  EXPECT_EQ(Contents(*shard),
+            (std::map<std::string, std::string>{{"a", "1"}, {"b", "3"}, {"c", "1"}, {"d", "2"}}));
+  EXPECT_EQ(Get(*shard, "b"), "3");
+  EXPECT_EQ(Get(*shard, "d"), "2");
+}
+
+TEST_P(StateStoreTest, MergingTheSameBatchTwiceLeavesTheSameShard) {
+  Rows first;
+  Rows second;
+  for (int i = 0; i < 600; ++i) first.emplace_back("key-" + std::to_string(i), "first-" + std::to_string(i));
+  for (int i = 300; i < 900; ++i) second.emplace_back("key-" + std::to_string(i), "second-" + std::to_string(i));
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", first), shard).ok());
+  auto batch = Batch("b2", second);
+  ASSERT_TRUE(MergeInto(batch, shard).ok());
+  const std::vector<DumpedRow> once = Dump(*shard);
+  ASSERT_EQ(once.size(), 900u);
+
+  MergeStats stats;
+  ASSERT_TRUE(MergeInto(batch, shard, &stats).ok());
+  EXPECT_EQ(stats.rows_read, 600u);
+  EXPECT_EQ(Dump(*shard), once);  // every row, LMDB key included
+}
+
+TEST_P(StateStoreTest, KeysAreArbitraryBytes) {
+  const Rows rows = {
+      {std::string("nul\0inside", 10), "1"},
+      {std::string("\0", 1), "2"},
+      {std::string("\0\0", 2), "3"},
+      {"\xFF\xFE\xFD", "4"},
+      {"\xF0\x9F\x98\x80 emoji", "5"},
+      {"Stra\xC3\x9F" "e", "6"},
+      {"\xE4\xB8\xAD\xE6\x96\x87", "7"},
+      {"a", "8"},
+      {"ab", "9"},
+      {"a b", "10"},
+      {" a", "11"},
+      {"line\nbreak\ttab", "12"},
+      {"<xml>&amp;", "13"},
+  };
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b", rows), shard).ok());
+  for (const auto& [key, value] : rows) EXPECT_EQ(Get(*shard, key), value);
+  std::map<std::string, std::string> expected(rows.begin(), rows.end());
+  EXPECT_EQ(Contents(*shard), expected);
+}
+
+TEST_P(StateStoreTest, StoresLongAndEmptyValues) {
+  std::string big(size_t{3} << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 131 % 251);
+  const Rows rows = {{"big", big}, {"empty", ""}, {"one", "1"}};
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b", rows), shard).ok());
+  EXPECT_EQ(Get(*shard, "big"), big);
+  EXPECT_EQ(Get(*shard, "empty"), "");
+  EXPECT_EQ(Get(*shard, "one"), "1");
+  // A long value replaced by a short one and back.
+  ASSERT_TRUE(MergeInto(Batch("b2", {{"big", "small"}, {"empty", big}}), shard).ok());
+  EXPECT_EQ(Get(*shard, "big"), "small");
+  EXPECT_EQ(Get(*shard, "empty"), big);
+}
+
+TEST_P(StateStoreTest, RefusesRecordsThatAreNotState) {
+  auto env = NewEnv("b");
+  MapTxn txn;
+  ASSERT_TRUE(txn.Begin(env, true).ok());
+  auto put_error = [&](const Record& record) {
+    ErrorBuffer error;
+    EXPECT_EQ(plugins_->store()->Put(txn.table(), record, &error), Code::kInvalidArgument);
+    return std::string(error.message);
+  };
+  Record session = StateRecord("k", "v");
+  session.kind = RecordKind::kSession;
+  EXPECT_TRUE(Contains(put_error(session), "<session>")) << put_error(session);
+  Record range = StateRecord("k", "v");
+  range.has_range = true;
+  EXPECT_TRUE(Contains(put_error(range), "<range>"));
+  Record no_key = StateRecord("k", "v");
+  no_key.has_key = false;
+  EXPECT_TRUE(Contains(put_error(no_key), "no <key>"));
+  Record no_value = StateRecord("k", "v");
+  no_value.has_value = false;
+  EXPECT_TRUE(Contains(put_error(no_value), "no <value>"));
+  MDB_val k;
+  MDB_val v;
+  EXPECT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_NOTFOUND);  // nothing written
+}
+
+TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
+  auto env = NewEnv("b");
+  MapTxn txn;
+  ASSERT_TRUE(txn.Begin(env, true).ok());
+  const KeyScheme& scheme = *plugins_->scheme();
+  const std::string key = "k";
+  Resolved resolved;
+  ErrorBuffer error;
+  ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
+  std::string value(scheme.StoredKeySize(Bytes(key)), '\0');
+  scheme.WriteStoredKey(Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+  value += "\x09payload";
+  MDB_val k = resolved.prefix.view().mdb();
+  MDB_val v{value.size(), value.data()};
+  ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
+
+  LookupKey lookup;
+  lookup.key = Bytes(key);
+  Row row;
+  EXPECT_EQ(plugins_->store()->Get(txn.table(), lookup, &row, &error), Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "no valid value type")) << error.message;
+  error = ErrorBuffer();
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreTest, ::testing::ValuesIn(kSchemes),
+                         [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; });
+
+// --- Loading many keys through the whole path (XML -> batch -> staging -> merge) against a model ---
+
+// Random keys (with characters XML must escape, and UTF-8) and values; deterministic.
+class KeyMaker {
+ public:
+  explicit KeyMaker(uint32_t seed) : random_(seed) {}
+  std::string Text(size_t min_size, size_t max_size) {
+    static const std::vector<std::string> kPieces = {"a", "b", "Z", "0", "7", " ", "-", "&", "<", ">", "\"",
+                                                     "\xC3\xA9", "\xE2\x82\xAC", "_", "q", "x"};
+    std::uniform_int_distribution<size_t> size(min_size, max_size);
+    std::uniform_int_distribution<size_t> piece(0, kPieces.size() - 1);
+    std::string text;
+    for (size_t n = size(random_); text.size() < n;) text += kPieces[piece(random_)];
+    return text;
+  }
+  size_t Index(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random_); }
+
+ private:
+  std::mt19937 random_;
+};
+
+// Loads `batches` files of random overwrites of `key_count` keys into map "m" of `runtime` with RunLoad, in
+// two loads (so that later batches merge into a shard that exists and is open), updating `model` in order.
+void LoadRandomBatches(Runtime& runtime, const TempDir& dir, size_t key_count, int batches,
+                       std::map<std::string, std::string>* model, std::vector<std::string>* keys) {
+  KeyMaker maker(20240601);
+  std::set<std::string> seen;
+  while (keys->size() < key_count) {
+    std::string key = maker.Text(1, 24);
+    if (seen.insert(key).second) keys->push_back(key);
+  }
+  std::vector<std::string> files;
+  for (int b = 0; b < batches; ++b) {
+    Rows rows;
+    // Each batch writes ~60% of the keys, a quarter of those twice (overwrites inside the batch).
+    for (size_t i = 0; i < key_count * 3 / 5; ++i) {
+      const std::string& key = (*keys)[maker.Index(key_count)];
+      rows.emplace_back(key, "b" + std::to_string(b) + ":" + maker.Text(0, 40));
+      if (i % 4 == 0) rows.emplace_back(key, "b" + std::to_string(b) + "-again:" + maker.Text(0, 10));
+    }
+    if (b == 0) {
+      for (const std::string& key : *keys) rows.emplace_back(key, "first:" + key);  // every key exists
+    }
+    for (const auto& [key, value] : rows) (*model)[key] = value;
+    files.push_back(dir / ("batch-" + std::to_string(b) + ".xml"));
+    WriteFile(files.back(), ReferenceXml("m", rows));
+  }
+  LoadOptions options;
+  options.effective_time_ms = 1700000000000;
+  const size_t split = files.size() / 2;
+  for (auto [begin, end] : {std::pair{size_t{0}, split}, std::pair{split, files.size()}}) {
+    LoadReport report;
+    const Status s =
+        RunLoad(runtime, std::vector<std::string>(files.begin() + begin, files.begin() + end), options, &report);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(report.merge.batches, end - begin);
+  }
+}
+
+// Every key of `model` looked up through a MapReader on the shard returns its latest value.
+void ExpectShardMatchesModel(Runtime& runtime, const std::map<std::string, std::string>& model) {
+  std::shared_ptr<MapEnv> shard;
+  Status s = runtime.OpenShard("m", &shard);
+  ASSERT_TRUE(s.ok()) << s.message();
+  MapReader reader;
+  s = reader.Open(shard);
+  ASSERT_TRUE(s.ok()) << s.message();
+  size_t wrong = 0;
+  for (const auto& [key, value] : model) {
+    LookupKey lookup;
+    lookup.key = Bytes(key);
+    Row row;
+    ErrorBuffer error;
+    const Code code = reader.Lookup(lookup, &row, &error);
+    if (code != Code::kOk || row.value.view() != value) {
+      ADD_FAILURE() << "key '" << key << "': code " << CodeName(code) << ", value '" << row.value.view()
+                    << "', want '" << value << "'";
+      if (++wrong == 10) break;
+    }
+  }
+  for (const char* absent : {"absent", "", "a&b<c>d-not-there"}) {
+    LookupKey lookup;
+    lookup.key = Bytes(std::string_view(absent));
+    Row row;
+    ErrorBuffer error;
+    const Code code = reader.Lookup(lookup, &row, &error);
+    if (std::string_view(absent).empty() && shard->plugins().scheme_descriptor()->name == std::string("direct")) {
+      EXPECT_EQ(code, Code::kInvalidArgument);
+    } else {
+      EXPECT_EQ(code, Code::kNotFound) << absent;
+    }
+  }
+  // The shard holds exactly the model: one row per key, each with its latest value.
+  std::vector<DumpedRow> rows;
+  s = DumpMap(*shard, &rows);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::map<std::string, std::string> contents;
+  for (const DumpedRow& row : rows) EXPECT_TRUE(contents.emplace(row.key, row.value).second) << row.key;
+  EXPECT_EQ(contents.size(), model.size());
+  EXPECT_TRUE(contents == model);
+}
+
+TEST(StateStore, ThousandsOfClashingKeysEachReturnTheirLatestValue) {
+  TempDir dir;
+  std::unique_ptr<Runtime> runtime;
+  Status s = OpenTestRuntime(dir.path(), StateMapSection("m", "hashed", "hash_bits = 8\n"), &runtime);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::map<std::string, std::string> model;
+  std::vector<std::string> keys;
+  LoadRandomBatches(*runtime, dir, 5000, 4, &model, &keys);
+  ASSERT_EQ(model.size(), 5000u);
+  ExpectShardMatchesModel(*runtime, model);
+
+  // The clashes really happened: 5000 keys in 256 hashes, so most rows have a clash number above 0, and each
+  // row sits under its own key's hash.
+  std::shared_ptr<MapEnv> shard;
+  ASSERT_TRUE(runtime->OpenShard("m", &shard).ok());
+  std::vector<DumpedRow> rows;
+  ASSERT_TRUE(DumpMap(*shard, &rows).ok());
+  size_t clashing = 0;
+  uint32_t max_clash = 0;
+  for (const DumpedRow& row : rows) {
+    ASSERT_EQ(row.lmdb_key.size(), 3u);  // 1 hash byte + 2 clash bytes
+    const uint8_t hash = static_cast<uint8_t>(XXH3_64bits(row.key.data(), row.key.size()) >> 56);
+    EXPECT_EQ(static_cast<uint8_t>(row.lmdb_key[0]), hash) << row.key;
+    const uint32_t clash = GetU16(reinterpret_cast<const uint8_t*>(row.lmdb_key.data()) + 1);
+    clashing += clash > 0 ? 1 : 0;
+    max_clash = std::max(max_clash, clash);
+  }
+  EXPECT_GE(clashing, model.size() - 256);
+  EXPECT_GE(max_clash, 10u);
+}
+
+class StateStoreLoadTest : public ::testing::TestWithParam<SchemeParam> {};
+
+TEST_P(StateStoreLoadTest, LoadedBatchesMatchAModel) {
+  TempDir dir;
+  const std::string extra = GetParam().hash_bits ? std::string("hash_bits = ") + GetParam().hash_bits + "\n" : "";
+  std::unique_ptr<Runtime> runtime;
+  Status s = OpenTestRuntime(dir.path(), StateMapSection("m", GetParam().scheme, extra), &runtime);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::map<std::string, std::string> model;
+  std::vector<std::string> keys;
+  LoadRandomBatches(*runtime, dir, 2000, 3, &model, &keys);
+  ExpectShardMatchesModel(*runtime, model);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreLoadTest, ::testing::ValuesIn(kSchemes),
+                         [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; });
+
+}  // namespace
+}  // namespace planb
