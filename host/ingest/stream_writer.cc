@@ -21,19 +21,30 @@ Status StreamWriter::Begin(MapBatch* batch) {
   return Status::Ok();
 }
 
-Status StreamWriter::Add(std::string_view map, const Record& record) {
-  auto it = batches_.find(map);
+Status StreamWriter::BatchFor(std::string_view map, MapBatch** out) {
+  auto it = batches_.find(map);  // the usual case: the map's own (lower-case) name
   if (it == batches_.end()) {
     std::shared_ptr<const MapPlugins> plugins;
     PLANB_RETURN_IF_ERROR(catalog_.Get(map, &plugins));
-    MapBatch batch;
-    batch.plugins = plugins;
-    PLANB_RETURN_IF_ERROR(MapEnv::Open(dir_ + "/" + plugins->config().name, plugins, MapEnv::Mode::kCreate,
-                                       MapEnv::kBatchFlags, &batch.env));
-    it = batches_.emplace(plugins->config().name, std::move(batch)).first;
-    PLANB_RETURN_IF_ERROR(Begin(&it->second));
+    // `map` may be another spelling of a map already open: LMDB must not open its directory twice.
+    it = batches_.find(plugins->config().name);
+    if (it == batches_.end()) {
+      MapBatch batch;
+      batch.plugins = plugins;
+      PLANB_RETURN_IF_ERROR(MapEnv::Open(dir_ + "/" + plugins->config().name, plugins, MapEnv::Mode::kCreate,
+                                         MapEnv::kBatchFlags, &batch.env));
+      it = batches_.emplace(plugins->config().name, std::move(batch)).first;
+      PLANB_RETURN_IF_ERROR(Begin(&it->second));
+    }
   }
-  MapBatch& batch = it->second;
+  *out = &it->second;
+  return Status::Ok();
+}
+
+Status StreamWriter::Add(std::string_view map, const Record& record) {
+  MapBatch* found = nullptr;
+  PLANB_RETURN_IF_ERROR(BatchFor(map, &found));
+  MapBatch& batch = *found;
   if (batch.records_in_txn == kRecordsPerTxn) {
     batch.cursor.Close();
     PLANB_RETURN_IF_ERROR(batch.txn.Commit().WithContext(batch.env->path()));

@@ -41,6 +41,8 @@ class StreamWriter {
     uint64_t records_in_txn = 0;
   };
   Status Begin(MapBatch* batch);
+  // The open batch of `map` (any spelling), opening it on first use.
+  Status BatchFor(std::string_view map, MapBatch** out);
 
   const MapCatalog& catalog_;
   const std::string dir_;

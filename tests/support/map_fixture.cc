@@ -80,8 +80,7 @@ void MapTxn::Abort() {
   table_ = Table{};
 }
 
-Status CreateMapEnv(const std::string& dir, std::shared_ptr<const MapPlugins> plugins,
-                    std::shared_ptr<MapEnv>* out) {
+Status CreateMapEnv(const std::string& dir, std::shared_ptr<const MapPlugins> plugins, std::shared_ptr<MapEnv>* out) {
   return MapEnv::Open(dir, std::move(plugins), MapEnv::Mode::kCreate, MapEnv::kShardFlags, out);
 }
 
@@ -120,9 +119,11 @@ Status MergeInto(const std::shared_ptr<MapEnv>& batch, const std::shared_ptr<Map
 }
 
 void PrintTo(const DumpedRow& row, std::ostream* os) {
-  auto shorten = [](const std::string& s) { return s.size() <= 64 ? s : s.substr(0, 64) + "...(" + std::to_string(s.size()) + " bytes)"; };
-  *os << "{key '" << shorten(row.key) << "', type " << static_cast<int>(row.type) << ", value '"
-      << shorten(row.value) << "', lmdb key of " << row.lmdb_key.size() << " bytes}";
+  auto shorten = [](const std::string& s) {
+    return s.size() <= 64 ? s : s.substr(0, 64) + "...(" + std::to_string(s.size()) + " bytes)";
+  };
+  *os << "{key '" << shorten(row.key) << "', type " << static_cast<int>(row.type) << ", value '" << shorten(row.value)
+      << "', lmdb key of " << row.lmdb_key.size() << " bytes}";
 }
 
 Status DumpMap(const MapEnv& env, std::vector<DumpedRow>* out) {
@@ -141,8 +142,8 @@ Status DumpMap(const MapEnv& env, std::vector<DumpedRow>* out) {
     ErrorBuffer error;
     Code code = env.plugins().store()->DecodeRow(table, key, value, &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error);
-    out->push_back(DumpedRow{std::string(key.view()), std::string(row.key.view()), row.value_type,
-                             std::string(row.value.view())});
+    out->push_back(
+        DumpedRow{std::string(key.view()), std::string(row.key.view()), row.value_type, std::string(row.value.view())});
   }
   return Status::Ok();
 }
@@ -183,12 +184,23 @@ std::string XmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\r': out += "&#13;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\r':
+        out += "&#13;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -204,8 +216,8 @@ std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std
   return xml + "</referenceData>\n";
 }
 
-Status StageRows(Runtime& runtime, const std::string& map,
-                 const std::vector<std::pair<std::string, std::string>>& rows, uint64_t* sequence) {
+Status StageRows(Runtime& runtime, const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
+                 uint64_t* sequence) {
   static std::atomic<uint64_t> counter{0};
   StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/test-stream-" + std::to_string(++counter));
   for (const auto& [key, value] : rows) PLANB_RETURN_IF_ERROR(writer.Add(map, StateRecord(key, value)));

@@ -70,8 +70,7 @@ class MapTxn {
 };
 
 // Creates a new map LMDB in `dir` (MapEnv::Mode::kCreate).
-Status CreateMapEnv(const std::string& dir, std::shared_ptr<const MapPlugins> plugins,
-                    std::shared_ptr<MapEnv>* out);
+Status CreateMapEnv(const std::string& dir, std::shared_ptr<const MapPlugins> plugins, std::shared_ptr<MapEnv>* out);
 
 // A <reference> record (views into the arguments).
 Record StateRecord(std::string_view key, std::string_view value, ValueType type = ValueType::kString);
@@ -110,8 +109,8 @@ std::string StateMapSection(const std::string& name, const std::string& scheme, 
 std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows);
 
 // Writes `rows` of `map` as one stream under the runtime's writer/ and stages it (a batch in staging/).
-Status StageRows(Runtime& runtime, const std::string& map,
-                 const std::vector<std::pair<std::string, std::string>>& rows, uint64_t* sequence = nullptr);
+Status StageRows(Runtime& runtime, const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
+                 uint64_t* sequence = nullptr);
 
 // Looks `key` up in `map`'s shard through a MapReader.
 Code LookupShard(Runtime& runtime, const std::string& map, std::string_view key, std::string* value);

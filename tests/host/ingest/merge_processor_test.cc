@@ -1,8 +1,7 @@
 #include "host/ingest/merge_processor.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -38,8 +37,7 @@ using Rows = std::vector<std::pair<std::string, std::string>>;
 bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
 // The config every test here uses: a clash-heavy hashed map and a direct one.
-const std::string kConfig =
-    StateMapSection("m", "hashed", "hash_bits = 8\n") + StateMapSection("d", "direct");
+const std::string kConfig = StateMapSection("m", "hashed", "hash_bits = 8\n") + StateMapSection("d", "direct");
 
 ino_t Inode(const std::string& path) {
   struct stat st {};
@@ -61,7 +59,9 @@ std::vector<std::string> Entries(const std::string& dir) {
 // `count` rows "key-<i>" -> "<tag>-<i>" starting at `first`.
 Rows MakeRows(int first, int count, const std::string& tag) {
   Rows rows;
-  for (int i = first; i < first + count; ++i) rows.emplace_back("key-" + std::to_string(i), tag + "-" + std::to_string(i));
+  for (int i = first; i < first + count; ++i) {
+    rows.emplace_back("key-" + std::to_string(i), tag + "-" + std::to_string(i));
+  }
   return rows;
 }
 

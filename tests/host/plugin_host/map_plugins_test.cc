@@ -125,9 +125,8 @@ TEST_F(MapPluginsTest, OutlivesTheRegistryItWasMadeFrom) {
   {
     PluginRegistry registry;
     ASSERT_TRUE(LoadBuiltInPlugins(&registry).ok());
-    ASSERT_TRUE(MapPlugins::Create(MakeMapConfig("m", "state", "hashed", {{"hash_bits", "16"}}), registry,
-                                   &plugins)
-                    .ok());
+    ASSERT_TRUE(
+        MapPlugins::Create(MakeMapConfig("m", "state", "hashed", {{"hash_bits", "16"}}), registry, &plugins).ok());
   }
   registry_ = PluginRegistry();  // drop the fixture's references too: only MapPlugins holds the libraries
   // Calls into both plugins' code still work.

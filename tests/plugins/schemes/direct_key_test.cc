@@ -1,11 +1,15 @@
 // The `direct` key scheme, loaded through the real registry and used on real LMDB tables.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "host/ingest/load_job.h"
+#include "host/ingest/staging_store.h"
 #include "planb/key_scheme.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -17,9 +21,13 @@ using ::planb::testing::CreateMapEnv;
 using ::planb::testing::CreateMapPlugins;
 using ::planb::testing::MakeMapConfig;
 using ::planb::testing::MapTxn;
+using ::planb::testing::OpenTestRuntime;
+using ::planb::testing::ReferenceXml;
 using ::planb::testing::SchemeInstance;
+using ::planb::testing::StateMapSection;
 using ::planb::testing::StateRecord;
 using ::planb::testing::TempDir;
+using ::planb::testing::WriteFile;
 
 bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
@@ -95,8 +103,7 @@ TEST_F(DirectKeyTest, ResolveAndDecodeRowRoundTrip) {
     uint32_t prefix_size = 0;
     uint32_t stored_key_size = 7;
     ErrorBuffer error;
-    ASSERT_EQ(scheme().DecodeRow(table(), Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, &error),
-              Code::kOk);
+    ASSERT_EQ(scheme().DecodeRow(table(), Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, &error), Code::kOk);
     EXPECT_EQ(key.view(), Bytes(k).view());  // the LMDB key is the key
     EXPECT_EQ(prefix_size, k.mv_size);
     EXPECT_EQ(stored_key_size, 0u);
@@ -107,16 +114,20 @@ TEST_F(DirectKeyTest, ResolveAndDecodeRowRoundTrip) {
   EXPECT_EQ(rows, keys.size());
 }
 
-TEST_F(DirectKeyTest, RefusesAnEmptyKeyNamingTheMap) {
-  for (Intent intent : {Intent::kRead, Intent::kWrite}) {
-    Resolved resolved;
-    ErrorBuffer error;
-    EXPECT_EQ(scheme().Resolve(table(), Bytes(std::string_view("")), intent, &resolved, &error),
-              Code::kInvalidArgument);
-    EXPECT_STREQ(error.message, "map cities: empty key");
-  }
-  // Through the State store too: nothing is written.
+TEST_F(DirectKeyTest, AnEmptyKeyCannotBeWrittenAndIsAbsentWhenRead) {
+  Resolved resolved;
   ErrorBuffer error;
+  EXPECT_EQ(scheme().Resolve(table(), Bytes(std::string_view("")), Intent::kWrite, &resolved, &error),
+            Code::kInvalidArgument);
+  EXPECT_STREQ(error.message, "empty key");
+  // A key that could never be stored is a miss, with no message built.
+  error = ErrorBuffer();
+  EXPECT_EQ(scheme().Resolve(table(), Bytes(std::string_view("")), Intent::kRead, &resolved, &error), Code::kNotFound);
+  EXPECT_STREQ(error.message, "");
+  std::string value;
+  EXPECT_EQ(Get("", &value), Code::kNotFound);
+
+  // Through the State store: refused, nothing written.
   EXPECT_EQ(Put("", "v", &error), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "empty key")) << error.message;
   MDB_val k;
@@ -124,20 +135,51 @@ TEST_F(DirectKeyTest, RefusesAnEmptyKeyNamingTheMap) {
   EXPECT_EQ(mdb_cursor_get(table().cursor, &k, &v, MDB_FIRST), MDB_NOTFOUND);
 }
 
-TEST_F(DirectKeyTest, RefusesA512ByteKeyNamingTheMapAndLength) {
+TEST_F(DirectKeyTest, RefusesToWriteA512ByteKeyNamingTheLength) {
   const std::string key(512, 'k');
-  for (Intent intent : {Intent::kRead, Intent::kWrite}) {
-    Resolved resolved;
-    ErrorBuffer error;
-    EXPECT_EQ(scheme().Resolve(table(), Bytes(key), intent, &resolved, &error), Code::kInvalidArgument);
-    EXPECT_TRUE(Contains(error.message, "map cities")) << error.message;
-    EXPECT_TRUE(Contains(error.message, "key of 512 bytes")) << error.message;
-    EXPECT_TRUE(Contains(error.message, "at most 511 bytes")) << error.message;
-    EXPECT_TRUE(Contains(error.message, "scheme = hashed")) << error.message;
-  }
+  Resolved resolved;
   ErrorBuffer error;
+  EXPECT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(error.message, "key of 512 bytes")) << error.message;
+  EXPECT_TRUE(Contains(error.message, "at most 511 bytes")) << error.message;
+  EXPECT_TRUE(Contains(error.message, "scheme = hashed")) << error.message;
+
+  error = ErrorBuffer();
   EXPECT_EQ(Put(std::string(100 << 10, 'k'), "v", &error), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "key of 102400 bytes")) << error.message;
+
+  // Reading one is a miss without a message.
+  error = ErrorBuffer();
+  EXPECT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kRead, &resolved, &error), Code::kNotFound);
+  EXPECT_STREQ(error.message, "");
+  std::string value;
+  EXPECT_EQ(Get(key, &value), Code::kNotFound);
+}
+
+TEST(DirectKey, LoadingAKeyItCannotStoreNamesTheMapTheLengthAndThePlace) {
+  TempDir dir;
+  std::unique_ptr<Runtime> runtime;
+  Status s = OpenTestRuntime(dir.path(), StateMapSection("cities", "direct"), &runtime);
+  ASSERT_TRUE(s.ok()) << s.message();
+  LoadOptions options;
+  options.effective_time_ms = 0;
+  const std::string file = dir / "input.xml";
+  WriteFile(file, ReferenceXml("cities", {{"fine", "1"}, {std::string(512, 'k'), "2"}}));
+  LoadReport report;
+  s = RunLoad(*runtime, {file}, options, &report);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s.message(), "input.xml:4:")) << s.message();  // line 1 is the XML declaration
+  EXPECT_TRUE(Contains(s.message(), "map cities: key of 512 bytes")) << s.message();
+  // (An empty <key> never reaches a scheme: the reader refuses it for every map.)
+
+  // Nothing was staged or merged, not even the good record before it.
+  std::shared_ptr<MapEnv> shard;
+  EXPECT_EQ(runtime->OpenShard("cities", &shard).code(), Code::kNotFound);
+  EXPECT_TRUE(std::filesystem::is_empty(runtime->home().writer()));
+  std::vector<StagedBatch> staged;
+  ASSERT_TRUE(StagingStore::List(runtime->home().staging(), &staged).ok());
+  EXPECT_TRUE(staged.empty());
 }
 
 TEST_F(DirectKeyTest, Accepts511ByteKeysWhichLmdbStores) {
@@ -164,8 +206,7 @@ TEST_F(DirectKeyTest, WithAKeySuffixPrefixesTheLength) {
   ASSERT_TRUE(scheme.Create("direct", 8, {}, "events").ok());
   Resolved resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("abc")), Intent::kWrite, &resolved, &error),
-            Code::kOk);
+  ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("abc")), Intent::kWrite, &resolved, &error), Code::kOk);
   EXPECT_EQ(resolved.prefix.view().view(), std::string("\0\3abc", 5));
 
   // 511 - 8 (suffix) - 2 (length) = 501 bytes at most.
@@ -174,7 +215,7 @@ TEST_F(DirectKeyTest, WithAKeySuffixPrefixesTheLength) {
   EXPECT_EQ(resolved.prefix.size, 503u);
   EXPECT_EQ(scheme->Resolve(table(), Bytes(std::string(502, 'k')), Intent::kWrite, &resolved, &error),
             Code::kInvalidArgument);
-  EXPECT_TRUE(Contains(error.message, "map events: key of 502 bytes")) << error.message;
+  EXPECT_TRUE(Contains(error.message, "key of 502 bytes")) << error.message;
   EXPECT_TRUE(Contains(error.message, "at most 501 bytes")) << error.message;
 
   // A row of key "ab" + suffix decodes to "ab", not to "ab" plus suffix bytes.
@@ -191,12 +232,15 @@ TEST_F(DirectKeyTest, WithAKeySuffixPrefixesTheLength) {
 
   // A length prefix longer than the row is corruption.
   error = ErrorBuffer();
-  EXPECT_EQ(scheme->DecodeRow(table(), Bytes(std::string_view("\0\x10" "ab", 4)), Bytes(), &key, &prefix_size,
-                              &stored_key_size, &error),
+  EXPECT_EQ(scheme->DecodeRow(table(),
+                              Bytes(std::string_view("\0\x10"
+                                                     "ab",
+                                                     4)),
+                              Bytes(), &key, &prefix_size, &stored_key_size, &error),
             Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "shorter than its length prefix")) << error.message;
-  EXPECT_EQ(scheme->DecodeRow(table(), Bytes(std::string_view("\0", 1)), Bytes(), &key, &prefix_size,
-                              &stored_key_size, &error),
+  EXPECT_EQ(scheme->DecodeRow(table(), Bytes(std::string_view("\0", 1)), Bytes(), &key, &prefix_size, &stored_key_size,
+                              &error),
             Code::kCorruption);
 }
 

@@ -1,7 +1,6 @@
 // The `hashed` key scheme, loaded through the real registry and used on real LMDB tables.
-#include <xxhash.h>
-
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <cstring>
 #include <memory>
@@ -109,8 +108,7 @@ TEST_F(HashedKeyTest, PrefixIsTheTopHashBitsThenClashNumberZero) {
     ASSERT_TRUE(scheme.Create("hashed", 0, {{"hash_bits", std::to_string(bits)}}).ok());
     Resolved resolved;
     ErrorBuffer error;
-    ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("Paris")), Intent::kWrite, &resolved, &error),
-              Code::kOk)
+    ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("Paris")), Intent::kWrite, &resolved, &error), Code::kOk)
         << error.message;
     EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash("Paris", bits) + Clash(0)) << bits;
     EXPECT_EQ(resolved.first_value.data, nullptr);
@@ -165,7 +163,8 @@ TEST_F(HashedKeyTest, ResolveAndDecodeRowRoundTrip) {
 }
 
 TEST_F(HashedKeyTest, EmptyKeyIsAnOrdinaryKey) {
-  // The scheme stores any key, the empty one included; it is distinct from a key of one NUL byte.
+  // The scheme stores any key it is given, the empty one included, distinct from a key of one NUL byte.
+  // (Loading never gives it one: the XML reader refuses an empty <key> for every map.)
   Open();
   Put("", "empty");
   Put(std::string_view("\0", 1), "nul");
@@ -289,8 +288,7 @@ TEST_F(HashedKeyTest, WithAKeySuffixSkipsTheOtherRowsOfEachKey) {
   Bytes key;
   uint32_t prefix_size = 0;
   uint32_t stored_key_size = 0;
-  ASSERT_EQ(scheme->DecodeRow(table(), Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, &error),
-            Code::kOk);
+  ASSERT_EQ(scheme->DecodeRow(table(), Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, &error), Code::kOk);
   EXPECT_EQ(key.view(), keys[1]);
   EXPECT_EQ(prefix_size, 3u);
   EXPECT_EQ(Bytes(v).view().substr(stored_key_size), "payload1");
@@ -303,8 +301,8 @@ TEST_F(HashedKeyTest, DecodeRowRefusesCorruptRows) {
   uint32_t stored_key_size = 0;
   ErrorBuffer error;
   const std::string good_key(10, 'h');
-  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(std::string_view("short")), Bytes(std::string_view("\0\0\0\0", 4)),
-                               &key, &prefix_size, &stored_key_size, &error),
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(std::string_view("short")), Bytes(std::string_view("\0\0\0\0", 4)), &key,
+                               &prefix_size, &stored_key_size, &error),
             Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "shorter than its 10-byte prefix")) << error.message;
 
@@ -315,8 +313,11 @@ TEST_F(HashedKeyTest, DecodeRowRefusesCorruptRows) {
   EXPECT_TRUE(Contains(error.message, "too short for its stored key")) << error.message;
 
   error = ErrorBuffer();
-  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(std::string_view("\0\0\0\x09" "abc", 7)), &key,
-                               &prefix_size, &stored_key_size, &error),
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key),
+                               Bytes(std::string_view("\0\0\0\x09"
+                                                      "abc",
+                                                      7)),
+                               &key, &prefix_size, &stored_key_size, &error),
             Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "too short for its stored key")) << error.message;
 }
