@@ -59,6 +59,15 @@ po::options_description CommandOptions() {
   return command;
 }
 
+// Whether the long option `name` takes a value (then the next token is that value, not the command).
+bool TakesValue(const std::string& name) {
+  for (const po::options_description& d : {GlobalOptions(), CommandOptions()}) {
+    const po::option_description* option = d.find_nothrow(name, false);
+    if (option != nullptr) return option->semantic()->max_tokens() > 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string UsageText(const std::string& command) {
@@ -81,11 +90,27 @@ std::string UsageText(const std::string& command) {
 }
 
 Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) {
+  // -h means --help before the command word or as its first argument (never a valid map or file name);
+  // anywhere later it is an argument: `planb lookup map -h` looks up the key "-h".
   std::vector<std::string> tokens;
+  int words_seen = 0;
+  bool value_expected = false;
   bool options_ended = false;
   for (const std::string& token : argv) {
-    if (token == "--") options_ended = true;
-    tokens.push_back(!options_ended && token == "-h" ? "--help" : token);
+    if (!options_ended && !value_expected && words_seen < 2 && token == "-h") {
+      tokens.push_back("--help");
+      continue;
+    }
+    tokens.push_back(token);
+    if (value_expected) {
+      value_expected = false;
+    } else if (token == "--") {
+      options_ended = true;
+    } else if (options_ended || token.rfind("--", 0) != 0) {
+      ++words_seen;
+    } else {
+      value_expected = token.find('=') == std::string::npos && TakesValue(token.substr(2));
+    }
   }
   po::options_description all;
   all.add(GlobalOptions()).add(CommandOptions());

@@ -5,8 +5,7 @@
 namespace planb {
 
 int RunPluginsCommand(Runtime& runtime, const CommandLine&, std::ostream& out, std::ostream&) {
-  out << std::left << std::setw(8) << "KIND" << std::setw(16) << "NAME" << std::setw(9) << "VERSION"
-      << "FILE\n";
+  out << std::left;
   for (const LoadedPlugin& plugin : runtime.registry().plugins()) {
     const PluginDescriptor& d = *plugin.descriptor;
     out << std::setw(8) << PluginKindName(d.kind) << std::setw(16) << d.name << std::setw(9) << d.version

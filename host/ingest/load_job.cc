@@ -1,8 +1,5 @@
 #include "host/ingest/load_job.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -18,14 +15,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr uint64_t kProgressEvery = 50000;
-
-std::string NewStreamId() {
-  static std::atomic<uint64_t> counter{0};
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  return std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
-}
 
 Status FileModificationTime(const std::string& file, int64_t* ms) {
   std::error_code ec;
@@ -62,9 +51,11 @@ Status WriteStreams(Runtime& runtime, const std::vector<std::string>& files, con
                     std::vector<std::unique_ptr<StreamWriter>>* writers, LoadReport* report) {
   for (const std::string& file : files) {
     std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) return Status::Invalid(file + ": no such file");
+    fs::file_status status = fs::status(file, ec);
+    if (!fs::exists(status)) return Status::Invalid(file + ": no such file");
+    if (!fs::is_regular_file(status)) return Status::Invalid(file + ": not a regular file");
     writers->push_back(
-        std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + NewStreamId()));
+        std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + StreamWriter::NewStreamName()));
     StreamReport stream;
     PLANB_RETURN_IF_ERROR(WriteStream(runtime, file, options, writers->back().get(), &stream));
     report->streams.push_back(std::move(stream));
@@ -90,6 +81,7 @@ Status CheckShards(Runtime& runtime, const LoadReport& report) {
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,
                LoadReport* report) {
   if (files.empty()) return Status::Invalid("load: no input files given");
+  PLANB_RETURN_IF_ERROR(StreamWriter::RemoveAbandoned(runtime.home().writer()));
   std::vector<std::unique_ptr<StreamWriter>> writers;
   Status s = WriteStreams(runtime, files, options, &writers, report);
   if (s.ok()) s = CheckShards(runtime, *report);

@@ -1,6 +1,7 @@
 #include "host/ingest/merge_processor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -12,10 +13,29 @@ namespace planb {
 
 namespace fs = std::filesystem;
 
+namespace {
+constexpr const char* kMergedSuffix = ".merged";
+
+// Deletes what a crash left of batches already merged (see MergeBatch).
+Status RemoveMergedLeftovers(const std::string& merging) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(merging, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > std::strlen(kMergedSuffix) &&
+        name.compare(name.size() - std::strlen(kMergedSuffix), std::string::npos, kMergedSuffix) == 0) {
+      PLANB_RETURN_IF_ERROR(RemoveTree(entry.path().string()));
+    }
+  }
+  if (ec) return Status::IOError("listing " + merging + ": " + ec.message());
+  return Status::Ok();
+}
+}  // namespace
+
 Status MergeProcessor::MergePending(MergeReport* report) {
   const Home& home = runtime_.home();
   FileLock lock;
   PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/.lock"));
+  PLANB_RETURN_IF_ERROR(RemoveMergedLeftovers(home.merging()));
   // A batch in merging/ was interrupted mid-merge: it is older than anything still in staging/.
   std::vector<StagedBatch> batches;
   PLANB_RETURN_IF_ERROR(StagingStore::List(home.merging(), &batches));
@@ -37,8 +57,11 @@ Status MergeProcessor::MergeBatch(const std::string& batch_dir, MergeReport* rep
   }
   if (ec) return Status::IOError("listing batch " + batch_dir + ": " + ec.message());
   std::sort(maps.begin(), maps.end());
-  // A shard that cannot be opened stops the batch before any of its maps is merged.
+  // A map missing from the config or a shard that cannot be opened stops the batch before any of its maps is
+  // merged; the batch stays queued (nothing is lost) until the config or the shard is repaired.
   for (const std::string& map : maps) {
+    std::shared_ptr<const MapPlugins> plugins;
+    PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins).WithContext("merging batch " + batch_dir));
     std::shared_ptr<MapEnv> shard;
     Status s = runtime_.OpenShard(map, &shard);
     if (!s.ok() && s.code() != Code::kNotFound) return s.WithContext("merging batch " + batch_dir);
@@ -46,8 +69,11 @@ Status MergeProcessor::MergeBatch(const std::string& batch_dir, MergeReport* rep
   for (const std::string& map : maps) {
     PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + map, map, report).WithContext("merging batch " + batch_dir));
   }
-  PLANB_RETURN_IF_ERROR(RemoveTree(batch_dir));
-  PLANB_RETURN_IF_ERROR(SyncPath(fs::path(batch_dir).parent_path().string()));
+  // Renamed first, atomically: a crash during the (non-atomic) delete then leaves a ".merged" directory that no
+  // longer looks like a batch, rather than half a batch that every later run would fail on.
+  const std::string merged = batch_dir + kMergedSuffix;
+  PLANB_RETURN_IF_ERROR(DurableRename(batch_dir, merged));
+  PLANB_RETURN_IF_ERROR(RemoveTree(merged));
   ++report->batches;
   return Status::Ok();
 }

@@ -1,5 +1,13 @@
 #include "host/ingest/stream_writer.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+
 #include "host/common/file_util.h"
 
 namespace planb {
@@ -7,6 +15,31 @@ namespace {
 // LMDB keeps every dirty page of a write transaction in memory; committing in slices bounds that for big files.
 constexpr uint64_t kRecordsPerTxn = 100000;
 }  // namespace
+
+std::string StreamWriter::NewStreamName() {
+  static std::atomic<uint64_t> counter{0};
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  return std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+Status StreamWriter::RemoveAbandoned(const std::string& writer_dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(writer_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    size_t first = name.find('-');
+    size_t second = first == std::string::npos ? first : name.find('-', first + 1);
+    if (second == std::string::npos) continue;  // not a stream of ours
+    long pid = std::strtol(name.c_str() + first + 1, nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      PLANB_RETURN_IF_ERROR(RemoveTree(entry.path().string()));
+    }
+  }
+  if (ec) return Status::IOError("listing " + writer_dir + ": " + ec.message());
+  return Status::Ok();
+}
 
 StreamWriter::StreamWriter(const MapCatalog& catalog, std::string dir) : catalog_(catalog), dir_(std::move(dir)) {}
 
@@ -66,7 +99,9 @@ Status StreamWriter::Finish() {
     batch.cursor.Close();
     PLANB_RETURN_IF_ERROR(batch.txn.Commit().WithContext(batch.env->path()));
     PLANB_RETURN_IF_ERROR(batch.env->Sync());
+    const std::string map_dir = batch.env->path();
     batch.env.reset();  // closes the environment: the directory may now move
+    PLANB_RETURN_IF_ERROR(SyncPath(map_dir));
   }
   PLANB_RETURN_IF_ERROR(MakeDirectories(dir_));  // a stream with no records is an empty directory
   PLANB_RETURN_IF_ERROR(SyncPath(dir_));

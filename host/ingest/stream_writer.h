@@ -18,6 +18,10 @@ namespace planb {
 class StreamWriter {
  public:
   StreamWriter(const MapCatalog& catalog, std::string dir);
+  // A new stream directory name under writer/: "<ms since epoch>-<pid>-<counter>", unique across processes.
+  static std::string NewStreamName();
+  // Removes streams under `writer_dir` whose writing process is gone (killed mid-load).
+  static Status RemoveAbandoned(const std::string& writer_dir);
   ~StreamWriter();  // discards the stream unless Finish() succeeded
 
   // Adds one record to `map`'s LMDB (opened on first use). Errors name the map.

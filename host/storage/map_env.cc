@@ -20,6 +20,15 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
     }
     return Status::NotFound(path + ": no data.mdb");
   }
+  if (mode == Mode::kOpenExisting) {
+    // LMDB treats a file shorter than its two meta pages as new and would initialise it: refuse it instead.
+    constexpr uintmax_t kMinimumLmdbFile = 2 * 4096;
+    uintmax_t size = fs::file_size(path + "/data.mdb", ec);
+    if (ec || size < kMinimumLmdbFile) {
+      return Status::Corruption(path + "/data.mdb: not an LMDB file (" +
+                                (ec ? ec.message() : std::to_string(size) + " bytes") + ")");
+    }
+  }
   std::shared_ptr<MapEnv> map(new MapEnv());
   map->path_ = path;
   map->plugins_ = std::move(plugins);

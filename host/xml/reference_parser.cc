@@ -384,6 +384,7 @@ void ReferenceParser::EndRecord() {
   Record& r = out.record;
   r.kind = pending_.kind;
   r.has_key = has(Field::kKey);
+  // Keys are exact (" x" and "x" are two keys), unlike the structural fields around them.
   if (r.has_key) r.key = Bytes(pending_.key);
   r.has_range = has(Field::kFrom);
   if (r.has_range) {

@@ -1,5 +1,6 @@
-// Move-only RAII wrappers for LMDB handles, in lmdb++'s shape but returning Status/bool instead of throwing.
-// Thread-safety: as LMDB's. A ReadTxn is used by one thread at a time; with MDB_NOTLS (the host opens every env
+// Move-only RAII wrappers for LMDB handles, in lmdb++'s shape but returning Status/bool instead of throwing:
+// Env, Txn (read-only with MDB_RDONLY, else a write transaction) and Cursor.
+// Thread-safety: as LMDB's. A read Txn is used by one thread at a time; with MDB_NOTLS (the host opens every env
 // with it) it may move between threads while reset. Cursors must be closed before their transaction ends.
 #pragma once
 
@@ -120,8 +121,13 @@ class Txn {
     txn_ = nullptr;
   }
   // Read-only transactions: release the snapshot but keep the reader slot, then take a fresh snapshot.
-  void Reset() { mdb_txn_reset(txn_); }
-  Status Renew() { return LmdbStatus(mdb_txn_renew(txn_), "renewing LMDB read transaction"); }
+  void Reset() {
+    if (txn_ != nullptr) mdb_txn_reset(txn_);
+  }
+  Status Renew() {
+    if (txn_ == nullptr) return Status::Invalid("renewing a transaction that was never begun");
+    return LmdbStatus(mdb_txn_renew(txn_), "renewing LMDB read transaction");
+  }
 
   // Opens (or with MDB_CREATE creates) the named table `name`.
   Status OpenDbi(const char* name, unsigned flags, MDB_dbi* dbi) {

@@ -134,6 +134,22 @@ TEST(CliCommandLine, ReadsHelpAndVersionWithoutACommand) {
   EXPECT_EQ(cli.command, "lookup");
 }
 
+TEST(CliCommandLine, TakesDashHAsHelpOnlyBeforeTheCommandsArguments) {
+  CommandLine cli;
+  ASSERT_TRUE(ParseCommandLine({"--home", "-h", "lookup", "m", "k"}, &cli).ok());
+  EXPECT_FALSE(cli.help) << "-h was the value of --home";
+  EXPECT_EQ(cli.home, "-h");
+
+  cli = CommandLine();
+  ASSERT_TRUE(ParseCommandLine({"lookup", "-h"}, &cli).ok());
+  EXPECT_TRUE(cli.help);
+
+  cli = CommandLine();
+  ASSERT_TRUE(ParseCommandLine({"lookup", "m", "-h"}, &cli).ok());
+  EXPECT_FALSE(cli.help);
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "-h"}));
+}
+
 TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
   const std::string general = UsageText("");
   EXPECT_THAT(general, HasSubstr("Usage: planb [options] COMMAND"));
