@@ -112,8 +112,8 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   PLANB_RETURN_IF_ERROR(shard_cursor.Open(shard_txn.get(), shard->data()));
   MergeStats stats;
   ErrorBuffer error;
-  Code code = plugins->store()->Merge(Table{batch_txn.get(), batch->data(), batch_cursor.get()},
-                                      Table{shard_txn.get(), shard->data(), shard_cursor.get()}, &stats, &error);
+  Code code = plugins->store()->Merge(batch->MakeTable(batch_txn.get(), batch_cursor.get()),
+                                      shard->MakeTable(shard_txn.get(), shard_cursor.get()), &stats, &error);
   shard_cursor.Close();
   if (code != Code::kOk) {
     Status failed = Status::FromPlugin(code, error);

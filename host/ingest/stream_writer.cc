@@ -84,7 +84,7 @@ Status StreamWriter::Add(std::string_view map, const Record& record) {
     PLANB_RETURN_IF_ERROR(Begin(&batch));
   }
   ErrorBuffer error;
-  Table table{batch.txn.get(), batch.env->data(), batch.cursor.get()};
+  Table table = batch.env->MakeTable(batch.txn.get(), batch.cursor.get());
   Code code = batch.plugins->store()->Put(table, record, &error);
   if (code != Code::kOk) {
     return Status::FromPlugin(code, error).WithContext("map " + batch.plugins->config().name);

@@ -1,6 +1,7 @@
 #include "host/plugin_host/plugin_registry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
@@ -62,8 +63,14 @@ Status PluginRegistry::LoadFile(const std::string& path) {
   if ((!store && !scheme) || d->name == nullptr || d->name[0] == '\0' ||
       (store && (d->create_store == nullptr || d->destroy_store == nullptr)) ||
       (scheme && (d->create_scheme == nullptr || d->destroy_scheme == nullptr)) ||
-      (d->option_count > 0 && d->options == nullptr)) {
+      (d->option_count > 0 && d->options == nullptr) || (d->table_count > 0 && d->tables == nullptr)) {
     return Status::Invalid("plugin " + path + ": its descriptor is incomplete (kind, name or create/destroy)");
+  }
+  for (uint32_t i = 0; i < d->table_count; ++i) {
+    const char* t = d->tables[i];
+    bool valid = t != nullptr && *t != '\0';
+    for (; valid && *t != '\0'; ++t) valid = std::isalnum(static_cast<unsigned char>(*t)) || *t == '_';
+    if (!valid) return Status::Invalid("plugin " + path + ": table names must be letters, digits and '_'");
   }
   if (const LoadedPlugin* other = Find(d->kind, d->name)) {
     return Status::Invalid("plugin " + path + ": " + PluginKindName(d->kind) + " '" + d->name +

@@ -9,6 +9,35 @@ namespace planb {
 
 namespace fs = std::filesystem;
 
+namespace {
+// Plugins' own tables live beside "data" and "meta" as "type.NAME" and "scheme.NAME".
+Status OpenPluginTables(Txn* txn, const PluginDescriptor* d, const char* kind, unsigned flags,
+                        std::vector<MDB_dbi>* out) {
+  out->clear();
+  for (uint32_t i = 0; d != nullptr && i < d->table_count; ++i) {
+    std::string name = std::string(kind) + "." + d->tables[i];
+    MDB_dbi dbi = 0;
+    Status s = txn->OpenDbi(name.c_str(), flags, &dbi);
+    if (s.code() == Code::kNotFound) return Status::Corruption("no table '" + name + "' (written by another layout?)");
+    PLANB_RETURN_IF_ERROR(s);
+    out->push_back(dbi);
+  }
+  return Status::Ok();
+}
+
+uint32_t TableCount(const PluginDescriptor* d) { return d != nullptr ? d->table_count : 0; }
+}  // namespace
+
+Status MapEnv::OpenTables(Txn* txn, unsigned create_flag) {
+  Status s = txn->OpenDbi("data", create_flag | plugins_->type_descriptor().data_table_flags, &data_);
+  if (s.code() == Code::kNotFound) return Status::Corruption(path_ + ": not a Plan B map (no data table)");
+  PLANB_RETURN_IF_ERROR(s.WithContext(path_));
+  PLANB_RETURN_IF_ERROR(
+      OpenPluginTables(txn, &plugins_->type_descriptor(), "type", create_flag, &store_tables_).WithContext(path_));
+  return OpenPluginTables(txn, plugins_->scheme_descriptor(), "scheme", create_flag, &scheme_tables_)
+      .WithContext(path_);
+}
+
 Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> plugins, Mode mode,
                     unsigned env_flags, std::shared_ptr<MapEnv>* out) {
   std::error_code ec;
@@ -37,6 +66,7 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   options.map_size = config.max_store_size;
   options.max_readers = config.max_readers;
   options.flags = env_flags;
+  options.max_dbs = 2 + TableCount(&map->plugins_->type_descriptor()) + TableCount(map->plugins_->scheme_descriptor());
   PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
 
   const ShardMeta expected = ShardMeta::Expected(*map->plugins_);
@@ -45,8 +75,7 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   if (mode == Mode::kCreate) {
     PLANB_RETURN_IF_ERROR(txn.Begin(map->env(), 0).WithContext(path));
     PLANB_RETURN_IF_ERROR(txn.OpenDbi("meta", MDB_CREATE, &meta).WithContext(path));
-    PLANB_RETURN_IF_ERROR(txn.OpenDbi("data", MDB_CREATE | map->plugins_->type_descriptor().data_table_flags,
-                                      &map->data_).WithContext(path));
+    PLANB_RETURN_IF_ERROR(map->OpenTables(&txn, MDB_CREATE));
     PLANB_RETURN_IF_ERROR(expected.Write(txn.get(), meta).WithContext(path));
     PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(path));
   } else {
@@ -60,9 +89,7 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
       return Status::Invalid(path + ": written as " + found.Describe() + ", but the config says " +
                              expected.Describe() + "; it will not be read with another layout");
     }
-    s = txn.OpenDbi("data", map->plugins_->type_descriptor().data_table_flags, &map->data_);
-    if (s.code() == Code::kNotFound) return Status::Corruption(path + ": not a Plan B map (no data table)");
-    PLANB_RETURN_IF_ERROR(s.WithContext(path));
+    PLANB_RETURN_IF_ERROR(map->OpenTables(&txn, 0));
     // A read-only transaction's dbi handles stay valid for the env only once the transaction commits.
     PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(path));
   }

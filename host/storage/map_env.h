@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "host/plugin_host/map_plugins.h"
 #include "planb/lmdb.h"
@@ -30,6 +31,13 @@ class MapEnv {
 
   MDB_env* env() const { return env_.get(); }
   MDB_dbi data() const { return data_; }
+  // What plugins are handed: the data table and the plugins' own tables, in `txn`, moved with `cursor`.
+  Table MakeTable(MDB_txn* txn, MDB_cursor* cursor) const {
+    Table table{txn, data_, cursor, nullptr, nullptr};
+    if (!store_tables_.empty()) table.store_tables = store_tables_.data();
+    if (!scheme_tables_.empty()) table.scheme_tables = scheme_tables_.data();
+    return table;
+  }
   const std::string& path() const { return path_; }
   const MapPlugins& plugins() const { return *plugins_; }
   Status Sync() { return env_.Sync().WithContext(path_); }
@@ -39,8 +47,12 @@ class MapEnv {
 
   std::string path_;
   std::shared_ptr<const MapPlugins> plugins_;
+  Status OpenTables(Txn* txn, unsigned create_flag);
+
   Env env_;
   MDB_dbi data_ = 0;
+  std::vector<MDB_dbi> store_tables_;
+  std::vector<MDB_dbi> scheme_tables_;
 };
 
 }  // namespace planb

@@ -13,7 +13,7 @@ Status MapReader::Open(std::shared_ptr<MapEnv> env) {
   env_ = std::move(env);
   PLANB_RETURN_IF_ERROR(txn_.Begin(env_->env(), MDB_RDONLY).WithContext(env_->path()));
   PLANB_RETURN_IF_ERROR(cursor_.Open(txn_.get(), env_->data()).WithContext(env_->path()));
-  table_ = Table{txn_.get(), env_->data(), cursor_.get()};
+  table_ = env_->MakeTable(txn_.get(), cursor_.get());
   return Status::Ok();
 }
 

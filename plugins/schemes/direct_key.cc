@@ -47,8 +47,8 @@ class DirectKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  uint32_t StoredKeySize(Bytes) const noexcept override { return 0; }
-  void WriteStoredKey(Bytes, uint8_t*) const noexcept override {}
+  uint32_t StoredKeySize(const Resolved&, Bytes) const noexcept override { return 0; }
+  void WriteStoredKey(const Resolved&, Bytes, uint8_t*) const noexcept override {}
 
   Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
                  uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
@@ -88,7 +88,7 @@ void Destroy(KeyScheme* scheme) noexcept { delete static_cast<DirectKeyScheme*>(
 const PluginDescriptor kDescriptor = {
     kAbiVersion, PluginKind::kKeyScheme, "direct", kVersion,
     "the key bytes are the LMDB key: fastest; keys up to 511 bytes (less the store type's suffix)",
-    nullptr, 0, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
+    nullptr, 0, nullptr, 0, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
 };
 
 }  // namespace

@@ -81,11 +81,11 @@ class HashedKeyScheme final : public KeyScheme {
     return Absent(intent, any ? next_clash : 0, out);
   }
 
-  uint32_t StoredKeySize(Bytes key) const noexcept override {
+  uint32_t StoredKeySize(const Resolved&, Bytes key) const noexcept override {
     return kKeyLengthBytes + static_cast<uint32_t>(key.size);
   }
 
-  void WriteStoredKey(Bytes key, uint8_t* out) const noexcept override {
+  void WriteStoredKey(const Resolved&, Bytes key, uint8_t* out) const noexcept override {
     PutU32(out, static_cast<uint32_t>(key.size));
     if (key.size != 0) std::memcpy(out + kKeyLengthBytes, key.data, key.size);
   }
@@ -163,7 +163,7 @@ const OptionSpec kOptions[] = {
 const PluginDescriptor kDescriptor = {
     kAbiVersion, PluginKind::kKeyScheme, "hashed", kVersion,
     "XXH3-64 of the key (clash number after it), full key stored before the value; any key length",
-    kOptions, 1, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
+    kOptions, 1, nullptr, 0, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
 };
 
 }  // namespace

@@ -28,7 +28,8 @@ class StateStore final : public Store {
     Resolved resolved;
     Code code = scheme_->Resolve(batch, record.key, Intent::kWrite, &resolved, error);
     if (code != Code::kOk) return code;
-    return WriteRow(batch, resolved.prefix.view(), record.key, record.value_type, record.value, error);
+    const uint8_t type = static_cast<uint8_t>(record.value_type);
+    return WriteRow(batch, resolved, record.key, Bytes(&type, 1), record.value, error);
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
@@ -47,14 +48,14 @@ class StateStore final : public Store {
         return Fail(error, Code::kCorruption, "batch row is not a State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }
-      // Clash numbers are local to each LMDB file, so the shard's prefix is resolved again; the value bytes
-      // (stored key, type, value) are copied as they are.
+      // The scheme's parts (prefix, stored key) are local to each LMDB file (clash numbers, ids), so the key is
+      // resolved again in the shard; the payload (type byte and value) is copied as it is.
       Resolved resolved;
       code = scheme_->Resolve(shard, key, Intent::kWrite, &resolved, error);
       if (code != Code::kOk) return code;
-      MDB_val target_key = resolved.prefix.view().mdb();
-      int put = mdb_put(shard.txn, shard.dbi, &target_key, &v, 0);
-      if (put != MDB_SUCCESS) return Fail(error, PutCode(put), "writing shard row: %s", mdb_strerror(put));
+      Bytes payload(static_cast<const uint8_t*>(v.mv_data) + stored_key_size, v.mv_size - stored_key_size);
+      code = WriteRow(shard, resolved, key, payload, Bytes(), error);
+      if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
     return Code::kOk;
@@ -74,7 +75,7 @@ class StateStore final : public Store {
       value = Bytes(v);
     }
     row->key = lookup.key;
-    return DecodePayload(value, scheme_->StoredKeySize(lookup.key), row, error);
+    return DecodePayload(value, scheme_->StoredKeySize(resolved, lookup.key), row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
@@ -98,18 +99,19 @@ class StateStore final : public Store {
     return Code::kOk;
   }
 
-  // Reserves the row in place (MDB_RESERVE) so the value is assembled without a temporary buffer.
-  Code WriteRow(const Table& table, Bytes lmdb_key, Bytes key, ValueType type, Bytes value,
+  // Writes the row stored key + `head` + `tail`, reserved in place (MDB_RESERVE) so that the value is
+  // assembled without a temporary buffer.
+  Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, Bytes head, Bytes tail,
                 ErrorBuffer* error) const {
-    uint32_t stored = scheme_->StoredKeySize(key);
-    MDB_val k = lmdb_key.mdb();
-    MDB_val v{stored + 1 + value.size, nullptr};
+    uint32_t stored = scheme_->StoredKeySize(resolved, key);
+    MDB_val k = resolved.prefix.view().mdb();
+    MDB_val v{stored + head.size + tail.size, nullptr};
     int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
     if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing State row: %s", mdb_strerror(rc));
     auto* out = static_cast<uint8_t*>(v.mv_data);
-    scheme_->WriteStoredKey(key, out);
-    out[stored] = static_cast<uint8_t>(type);
-    if (value.size != 0) std::memcpy(out + stored + 1, value.data, value.size);
+    scheme_->WriteStoredKey(resolved, key, out);
+    if (head.size != 0) std::memcpy(out + stored, head.data, head.size);
+    if (tail.size != 0) std::memcpy(out + stored + head.size, tail.data, tail.size);
     return Code::kOk;
   }
 
@@ -133,7 +135,7 @@ void Destroy(Store* store) noexcept { delete static_cast<StateStore*>(store); }
 
 const PluginDescriptor kDescriptor = {
     kAbiVersion, PluginKind::kStoreType, "state", kVersion, "State: key -> value; the last write wins",
-    nullptr, 0, true, 0, 0, &Create, &Destroy, nullptr, nullptr,
+    nullptr, 0, nullptr, 0, true, 0, 0, &Create, &Destroy, nullptr, nullptr,
 };
 
 }  // namespace

@@ -64,7 +64,7 @@ Status MapTxn::Begin(std::shared_ptr<MapEnv> env, bool write) {
   env_ = std::move(env);
   PLANB_RETURN_IF_ERROR(txn_.Begin(env_->env(), write ? 0 : MDB_RDONLY));
   PLANB_RETURN_IF_ERROR(cursor_.Open(txn_.get(), env_->data()));
-  table_ = Table{txn_.get(), env_->data(), cursor_.get()};
+  table_ = env_->MakeTable(txn_.get(), cursor_.get());
   return Status::Ok();
 }
 
@@ -157,7 +157,7 @@ Code GetValue(const MapEnv& env, std::string_view key, std::string* value, Value
   lookup.key = Bytes(key);
   Row row;
   ErrorBuffer error;
-  Code code = env.plugins().store()->Get(Table{txn.get(), env.data(), cursor.get()}, lookup, &row, &error);
+  Code code = env.plugins().store()->Get(env.MakeTable(txn.get(), cursor.get()), lookup, &row, &error);
   if (code == Code::kOk) {
     *value = std::string(row.value.view());
     if (type != nullptr) *type = row.value_type;

@@ -35,8 +35,8 @@ class CasefoldKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  uint32_t StoredKeySize(Bytes) const noexcept override { return 0; }
-  void WriteStoredKey(Bytes, uint8_t*) const noexcept override {}
+  uint32_t StoredKeySize(const Resolved&, Bytes) const noexcept override { return 0; }
+  void WriteStoredKey(const Resolved&, Bytes, uint8_t*) const noexcept override {}
 
   Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
                  uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
@@ -70,7 +70,7 @@ void Destroy(KeyScheme* scheme) noexcept { delete static_cast<CasefoldKeyScheme*
 
 const PluginDescriptor kDescriptor = {
     kAbiVersion, PluginKind::kKeyScheme, "casefold", 1,
-    "example: ASCII case-insensitive keys stored directly", nullptr, 0, false, 0, 0,
+    "example: ASCII case-insensitive keys stored directly", nullptr, 0, nullptr, 0, false, 0, 0,
     nullptr, nullptr, &Create, &Destroy,
 };
 

@@ -41,9 +41,10 @@ class KeyScheme {
   virtual Code Resolve(const Table& table, Bytes key, Intent intent, Resolved* out,
                        ErrorBuffer* error) const noexcept = 0;
 
-  // Bytes this scheme puts at the start of each row value for `key`, and writes them to `out`.
-  virtual uint32_t StoredKeySize(Bytes key) const noexcept = 0;
-  virtual void WriteStoredKey(Bytes key, uint8_t* out) const noexcept = 0;
+  // Bytes this scheme puts at the start of each row value for `key` resolved as `resolved` (in the table the
+  // row goes to: a scheme may store something local to that table, e.g. an id it allocated), and writes them.
+  virtual uint32_t StoredKeySize(const Resolved& resolved, Bytes key) const noexcept = 0;
+  virtual void WriteStoredKey(const Resolved& resolved, Bytes key, uint8_t* out) const noexcept = 0;
 
   // Recovers the user key of a row and where the store's parts start: `prefix_size` bytes of `lmdb_key` and
   // `stored_key_size` bytes of `value` belong to the scheme. Views are valid until the transaction ends.

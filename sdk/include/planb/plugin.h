@@ -58,6 +58,10 @@ struct PluginDescriptor {
   const char* summary;  // one line for `planb plugins`
   const OptionSpec* options;
   uint32_t option_count;
+  // Extra LMDB tables the plugin keeps beside the data table (e.g. a lookup table); the host creates and opens
+  // them in every map environment and passes their handles in Table. Names: letters, digits, '_'.
+  const char* const* tables;
+  uint32_t table_count;
   // Store types only.
   bool uses_key_scheme;      // takes a text key through a KeyScheme
   uint32_t key_suffix_size;  // bytes appended after the scheme prefix in each LMDB key

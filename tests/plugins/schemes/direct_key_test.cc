@@ -79,7 +79,7 @@ TEST_F(DirectKeyTest, PrefixIsTheKeyBytesAndNothingIsStoredInTheValue) {
   ErrorBuffer error;
   ASSERT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
   EXPECT_EQ(resolved.prefix.view().view(), key);
-  EXPECT_EQ(scheme().StoredKeySize(Bytes(key)), 0u);
+  EXPECT_EQ(scheme().StoredKeySize(Resolved(), Bytes(key)), 0u);
   // kRead does not look in the table: the prefix is known without it, rows may or may not exist.
   ASSERT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kRead, &resolved, &error), Code::kOk);
   EXPECT_EQ(resolved.first_value.data, nullptr);

@@ -118,11 +118,11 @@ TEST_F(HashedKeyTest, PrefixIsTheTopHashBitsThenClashNumberZero) {
 TEST_F(HashedKeyTest, StoredKeyIsLengthThenKeyBytes) {
   Open();
   const std::string key("k\0y", 3);
-  ASSERT_EQ(scheme().StoredKeySize(Bytes(key)), 7u);
+  ASSERT_EQ(scheme().StoredKeySize(Resolved(), Bytes(key)), 7u);
   uint8_t out[7];
-  scheme().WriteStoredKey(Bytes(key), out);
+  scheme().WriteStoredKey(Resolved(), Bytes(key), out);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 7), std::string("\0\0\0\3k\0y", 7));
-  EXPECT_EQ(scheme().StoredKeySize(Bytes()), 4u);
+  EXPECT_EQ(scheme().StoredKeySize(Resolved(), Bytes()), 4u);
 }
 
 TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
@@ -259,8 +259,8 @@ TEST_F(HashedKeyTest, WithAKeySuffixSkipsTheOtherRowsOfEachKey) {
     for (int i = 0; i < rows; ++i) {
       std::string lmdb_key(resolved.prefix.view().view());
       lmdb_key += std::string(7, '\0') + static_cast<char>(i);
-      std::string value(scheme->StoredKeySize(Bytes(key)), '\0');
-      scheme->WriteStoredKey(Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+      std::string value(scheme->StoredKeySize(Resolved(), Bytes(key)), '\0');
+      scheme->WriteStoredKey(Resolved(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
       value += "payload" + std::to_string(i);
       MDB_val k{lmdb_key.size(), lmdb_key.data()};
       MDB_val v{value.size(), value.data()};

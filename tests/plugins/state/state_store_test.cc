@@ -265,8 +265,8 @@ TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
   Resolved resolved;
   ErrorBuffer error;
   ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-  std::string value(scheme.StoredKeySize(Bytes(key)), '\0');
-  scheme.WriteStoredKey(Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+  std::string value(scheme.StoredKeySize(Resolved(), Bytes(key)), '\0');
+  scheme.WriteStoredKey(Resolved(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
   value += "\x09payload";
   MDB_val k = resolved.prefix.view().mdb();
   MDB_val v{value.size(), value.data()};
