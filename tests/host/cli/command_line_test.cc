@@ -150,6 +150,40 @@ TEST(CliCommandLine, TakesDashHAsHelpOnlyBeforeTheCommandsArguments) {
   EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "-h"}));
 }
 
+TEST(CliCommandLine, TakesDashHAsTheValueOfAnOptionThatTakesOne) {
+  CommandLine cli = Parse({"--home", "-h", "lookup", "m", "-h"});
+  EXPECT_FALSE(cli.help);
+  EXPECT_EQ(cli.home, "-h");
+  EXPECT_EQ(cli.command, "lookup");
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "-h"}));
+
+  cli = Parse({"--config", "-h", "--plugin-dir", "-h", "plugins"});
+  EXPECT_FALSE(cli.help);
+  EXPECT_EQ(cli.config, "-h");
+  EXPECT_EQ(cli.plugin_dirs, std::vector<std::string>{"-h"});
+  EXPECT_EQ(cli.command, "plugins");
+
+  cli = Parse({"load", "a.xml", "--effective-time", "-h"});
+  EXPECT_FALSE(cli.help);
+  ASSERT_TRUE(cli.effective_time.has_value());
+  EXPECT_EQ(*cli.effective_time, "-h");
+
+  // An option with its value attached, or one taking none, does not swallow the -h after it.
+  EXPECT_TRUE(Parse({"--home=H", "-h"}).help);
+  EXPECT_TRUE(Parse({"--home", "H", "lookup", "--config", "C", "-h"}).help);
+  EXPECT_TRUE(Parse({"--version", "-h"}).help);
+}
+
+TEST(CliCommandLine, TakesDashHAfterTheFirstArgumentAsAnArgument) {
+  EXPECT_EQ(Parse({"load", "a.xml", "-h"}).args, (std::vector<std::string>{"a.xml", "-h"}));
+  EXPECT_FALSE(Parse({"load", "a.xml", "-h"}).help);
+  const CommandLine cli = Parse({"lookup", "--home", "H", "m", "-h"});
+  EXPECT_FALSE(cli.help);
+  EXPECT_EQ(cli.home, "H");
+  EXPECT_EQ(cli.args, (std::vector<std::string>{"m", "-h"}));
+  EXPECT_TRUE(Parse({"load", "-h"}).help);
+}
+
 TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
   const std::string general = UsageText("");
   EXPECT_THAT(general, HasSubstr("Usage: planb [options] COMMAND"));
@@ -197,6 +231,27 @@ TEST(CliProgram, LooksUpAKeyThatLooksLikeAnOptionAfterDoubleDash) {
   const ProcessResult r = env.Run({"lookup", "city_to_country", "--", "--config"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "dashes\n");
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(CliProgram, LooksUpTheKeyDashH) {
+  CliEnv env;
+  const std::string file = env.Write("dash-h.xml", ReferenceData(Ref("city_to_country", "-h", "dash aitch") + "\n" +
+                                                                 Ref("iptolocation", "-h", "direct aitch")));
+  const ProcessResult load = env.Load({file});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ProcessResult r = env.Run({"lookup", "city_to_country", "-h"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "dash aitch\n");
+  EXPECT_EQ(r.err, "");
+  r = env.Run({"lookup", "iptolocation", "-h"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "direct aitch\n");
+
+  // As the command's first argument, -h is still help.
+  r = env.Run({"lookup", "-h"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Usage: planb [options] lookup MAP KEY"));
   EXPECT_EQ(r.err, "");
 }
 

@@ -2,7 +2,12 @@
 // order; and every kind of bad input refused with a message naming it, leaving the shards as they were.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -19,6 +24,7 @@ using testing::CliEnv;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using testing::ProcessResult;
 using testing::ReadFile;
 using testing::Ref;
@@ -285,6 +291,97 @@ TEST(CliLoad, RefusesAShardThatIsNotLmdb) {
   EXPECT_THAT(r.err, HasSubstr("not an LMDB file"));
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(ReadFile(env.shard_data("city_to_country")), junk);
+}
+
+TEST(CliLoad, NamesADirectoryAsNotARegularFile) {
+  CliEnv env;
+  const std::string dir = env.dir() + "/a-directory.xml";
+  fs::create_directories(dir);
+  const ProcessResult r = env.Load({dir});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(dir + ": not a regular file"));
+  EXPECT_THAT(r.err, Not(HasSubstr("no such file")));
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(VisibleEntries(env.home() + "/writer"), IsEmpty());
+  EXPECT_THAT(VisibleEntries(env.home() + "/staging"), IsEmpty());
+}
+
+TEST(CliLoad, NamesAMissingFileAsNoSuchFile) {
+  CliEnv env;
+  const std::string missing = env.dir() + "/missing.xml";
+  const ProcessResult r = env.Load({missing});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(missing + ": no such file"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CliLoad, RefusesAnEmptyShardFileAndLeavesItEmpty) {
+  // LMDB would take a 0-byte data.mdb for a new environment and initialise it: a truncated shard would vanish.
+  CliEnv env;
+  const std::string data = env.shard_data("city_to_country");
+  WriteFile(data, "");
+  const ProcessResult r = env.Load({env.Write("paris.xml", ReferenceData(Ref("city_to_country", "Paris", "France")))});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr(data + ": not an LMDB file (0 bytes)"));
+  EXPECT_EQ(r.out, "");
+  ASSERT_TRUE(fs::exists(data));
+  EXPECT_EQ(fs::file_size(data), 0u);
+  EXPECT_THAT(VisibleEntries(env.home() + "/writer"), IsEmpty());
+  EXPECT_THAT(VisibleEntries(env.home() + "/staging"), IsEmpty());
+  EXPECT_THAT(VisibleEntries(env.home() + "/merging"), IsEmpty());
+}
+
+// A merged batch is renamed "<seq>.merged" before it is deleted; a crash mid-delete leaves one, partly deleted.
+TEST(CliLoad, RemovesAHalfDeletedMergedBatchAndLoads) {
+  CliEnv env;
+  ProcessResult r = env.Load({env.Write("one.xml", ReferenceData(Ref("city_to_country", "Paris", "France")))});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string leftover = env.home() + "/merging/00000000000000000001.merged";
+  WriteFile(leftover + "/city_to_country/lock.mdb", std::string(8192, '\0'));  // data.mdb already deleted
+  const std::string lone = env.home() + "/merging/00000000000000000002.merged";
+  WriteFile(lone + "/lock.mdb", std::string(8192, '\0'));
+
+  r = env.Load({env.Write("two.xml", ReferenceData(Ref("city_to_country", "Lyon", "France")))});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("merged 1 batch(es)"));
+  EXPECT_FALSE(fs::exists(leftover));
+  EXPECT_FALSE(fs::exists(lone));
+  EXPECT_THAT(VisibleEntries(env.home() + "/merging"), IsEmpty());
+  ExpectValue(env, "city_to_country", "Paris", "France");
+  ExpectValue(env, "city_to_country", "Lyon", "France");
+}
+
+// A pid that no process has: a child's, once it has been reaped.
+pid_t DeadPid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  EXPECT_GT(child, 0);
+  EXPECT_EQ(::waitpid(child, &status, 0), child);
+  return child;
+}
+
+// Streams are named "<ms>-<pid>-<counter>" (StreamWriter::NewStreamName); a load killed mid-write leaves its
+// stream in writer/, and the next load removes it, but never the stream of a process still running.
+TEST(CliLoad, RemovesTheStreamsOfDeadProcessesOnly) {
+  CliEnv env;
+  const pid_t dead = DeadPid();
+  errno = 0;
+  ASSERT_EQ(::kill(dead, 0), -1);
+  ASSERT_EQ(errno, ESRCH) << "pid " << dead << " was reused";
+  const std::string writer = env.home() + "/writer";
+  const std::string dead_stream = "1700000000000-" + std::to_string(dead) + "-0";
+  const std::string live_stream = "1700000000000-" + std::to_string(::getpid()) + "-0";
+  WriteFile(writer + "/" + dead_stream + "/city_to_country/data.mdb", "half written");
+  WriteFile(writer + "/" + dead_stream + "/city_to_country/lock.mdb", "");
+  WriteFile(writer + "/" + live_stream + "/city_to_country/data.mdb", "still being written");
+  WriteFile(writer + "/notes/readme", "not a stream");
+
+  const ProcessResult r = env.Load({env.Write("paris.xml", ReferenceData(Ref("city_to_country", "Paris", "France")))});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(VisibleEntries(writer), (std::vector<std::string>{live_stream, "notes"}));
+  EXPECT_EQ(ReadFile(writer + "/" + live_stream + "/city_to_country/data.mdb"), "still being written");
+  ExpectValue(env, "city_to_country", "Paris", "France");
 }
 
 // --- nothing half-written ---

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "host/cli/cli_test_env.h"
@@ -147,6 +148,20 @@ TEST(CliLookup, RefusesAShardThatIsNotLmdb) {
   EXPECT_THAT(r.err, HasSubstr(env.shard_data("city_to_country")));
   EXPECT_THAT(r.err, HasSubstr("not an LMDB file"));
   EXPECT_EQ(r.out, "");
+  ExpectValue(env, "iptolocation", "10.0.0.1", "Berlin");  // the other map is unaffected
+}
+
+TEST(CliLookup, RefusesAnEmptyShardFileAndLeavesItEmpty) {
+  // LMDB would take a 0-byte data.mdb for a new environment and initialise it.
+  CliEnv env;
+  LoadCities(env);
+  const std::string data = env.shard_data("city_to_country");
+  std::filesystem::resize_file(data, 0);
+  const ProcessResult r = env.Lookup("city_to_country", "Paris");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr(data + ": not an LMDB file (0 bytes)"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(std::filesystem::file_size(data), 0u);
   ExpectValue(env, "iptolocation", "10.0.0.1", "Berlin");  // the other map is unaffected
 }
 

@@ -316,5 +316,93 @@ TEST_F(MergeProcessorTest, RefusesABatchOfAMapNotInTheConfig) {
   EXPECT_TRUE(Entries(runtime_->home().shards()).empty());
 }
 
+// MergeBatch renames a merged batch to "<seq>.merged" before deleting it; a crash during that delete leaves such a
+// directory, partly deleted. It no longer looks like a batch, and the next run deletes it.
+TEST_F(MergeProcessorTest, AHalfDeletedMergedBatchIsRemovedByTheNextRun) {
+  Stage(*runtime_, "m", MakeRows(0, 10, "b1"));
+  Merge(*runtime_);
+  // What a crash leaves after data.mdb was deleted: a lone lock.mdb, in the batch's map directory or on its own.
+  const std::string in_map_dir = MergingPath(1) + ".merged";
+  const std::string lone = MergingPath(2) + ".merged";
+  testing::WriteFile(in_map_dir + "/m/lock.mdb", std::string(8192, '\0'));
+  testing::WriteFile(lone + "/lock.mdb", std::string(8192, '\0'));
+  ASSERT_EQ(Entries(runtime_->home().merging()),
+            (std::vector<std::string>{StagingStore::BatchName(1) + ".merged", StagingStore::BatchName(2) + ".merged"}));
+
+  Stage(*runtime_, "m", MakeRows(5, 10, "b2"));
+  const MergeReport report = Merge(*runtime_);
+  EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.rows_merged.at("m"), 10u);
+  EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
+  EXPECT_FALSE(fs::exists(in_map_dir));
+  EXPECT_FALSE(fs::exists(lone));
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-0"), "b1-0");
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-14"), "b2-14");
+  EXPECT_EQ(Dump(*runtime_, "m").size(), 15u);
+
+  // With nothing queued at all, a leftover is still removed.
+  testing::WriteFile(lone + "/lock.mdb", "");
+  EXPECT_EQ(Merge(*runtime_).batches, 0u);
+  EXPECT_FALSE(fs::exists(lone));
+}
+
+// A batch of maps `a` and `zz`, where `zz` left the config between staging and merging: `a` sorts first, yet it
+// must not be merged while `zz` cannot be; the batch waits in merging/ until the config names zz again.
+TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysQueued) {
+  const std::string with_zz = StateMapSection("a", "hashed") + StateMapSection("zz", "direct");
+  const std::string without_zz = StateMapSection("a", "hashed");
+  TempDir dir;
+  std::unique_ptr<Runtime> runtime = Open(dir, with_zz);
+  ASSERT_NE(runtime, nullptr);
+  ASSERT_TRUE(StageRows(*runtime, "a", {{"k1", "old"}, {"k2", "old"}}).ok());
+  Merge(*runtime);
+
+  StreamWriter writer(runtime->catalog(), runtime->home().writer() + "/a-and-zz");
+  ASSERT_TRUE(writer.Add("a", StateRecord("k1", "new")).ok());
+  ASSERT_TRUE(writer.Add("a", StateRecord("k3", "new")).ok());
+  ASSERT_TRUE(writer.Add("zz", StateRecord("z", "zed")).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  uint64_t sequence = 0;
+  ASSERT_TRUE(StagingStore(runtime->home()).Stage(writer.dir(), &sequence).ok());
+  const std::string home = runtime->home().root();
+  const std::string shard_a = runtime->home().ShardPath("a") + "/data.mdb";
+  const std::string queued = runtime->home().merging() + "/" + StagingStore::BatchName(sequence);
+  runtime.reset();  // closes shard a: one process must not open an LMDB file twice
+
+  runtime = Open(dir, without_zz);
+  ASSERT_NE(runtime, nullptr);
+  ASSERT_EQ(runtime->home().root(), home);
+  const std::string before = ReadFile(shard_a);
+  for (int run = 0; run < 2; ++run) {
+    MergeProcessor merger(*runtime);
+    MergeReport report;
+    const Status s = merger.MergePending(&report);
+    ASSERT_FALSE(s.ok()) << "run " << run;
+    EXPECT_TRUE(Contains(s.message(), "map 'zz' is not in the config")) << s.message();
+    EXPECT_TRUE(Contains(s.message(), StagingStore::BatchName(sequence))) << s.message();
+    EXPECT_EQ(report.batches, 0u);
+    EXPECT_TRUE(report.rows_merged.empty());
+    EXPECT_TRUE(ReadFile(shard_a) == before) << "shards/a/data.mdb changed in run " << run;
+    EXPECT_EQ(Entries(runtime->home().merging()), std::vector<std::string>{StagingStore::BatchName(sequence)});
+    EXPECT_EQ(Entries(queued), (std::vector<std::string>{"a", "zz"}));
+    EXPECT_TRUE(fs::exists(queued + "/zz/data.mdb"));
+  }
+  EXPECT_EQ(Lookup(*runtime, "a", "k1"), "old");
+  EXPECT_EQ(Lookup(*runtime, "a", "k3"), "<not found>");
+  EXPECT_FALSE(fs::exists(runtime->home().ShardPath("zz")));
+  runtime.reset();
+
+  runtime = Open(dir, with_zz);
+  ASSERT_NE(runtime, nullptr);
+  const MergeReport report = Merge(*runtime);
+  EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.rows_merged, (std::map<std::string, uint64_t>{{"a", 2}, {"zz", 1}}));
+  EXPECT_TRUE(Entries(runtime->home().merging()).empty());
+  EXPECT_EQ(Lookup(*runtime, "a", "k1"), "new");
+  EXPECT_EQ(Lookup(*runtime, "a", "k2"), "old");
+  EXPECT_EQ(Lookup(*runtime, "a", "k3"), "new");
+  EXPECT_EQ(Lookup(*runtime, "zz", "z"), "zed");
+}
+
 }  // namespace
 }  // namespace planb

@@ -1,7 +1,12 @@
 // Warm MapReader lookups allocate nothing (STYLE.md, "Lookup path"). This file replaces the global allocation
 // functions of the whole test binary (and of the plugins it loads, which resolve operator new to the program's
 // definition); they only count while a thread has counting switched on, and otherwise just call malloc/free.
+// With glibc it also replaces malloc, calloc, realloc and free (forwarding to glibc's own __libc_* entry points),
+// so that C allocations count too: LMDB and expat allocate with malloc, and so may a plugin. Sanitizers interpose
+// malloc themselves, so under them the C counter is left out and its tests skip.
+#include <expat.h>
 #include <gtest/gtest.h>
+#include <lmdb.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,10 +25,27 @@
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_MEMORY__)
+#define PLANB_COUNT_C_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define PLANB_COUNT_C_ALLOCATIONS 0
+#endif
+#endif
+#if !defined(PLANB_COUNT_C_ALLOCATIONS)
+#if defined(__GLIBC__)
+#define PLANB_COUNT_C_ALLOCATIONS 1
+#else
+#define PLANB_COUNT_C_ALLOCATIONS 0
+#endif
+#endif
+
 namespace {
 
-thread_local bool counting = false;
-std::atomic<uint64_t> allocations{0};
+// initial-exec: read inside malloc, which must not allocate to find its thread's copy.
+thread_local bool counting __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<uint64_t> allocations{0};    // operator new
+std::atomic<uint64_t> c_allocations{0};  // malloc, calloc, realloc
 
 void* Allocate(std::size_t size) {
   if (counting) allocations.fetch_add(1, std::memory_order_relaxed);
@@ -49,15 +71,17 @@ void* AllocateAligned(std::size_t size, std::align_val_t align) {
   }
 }
 
-// Counts allocations made by this thread while alive.
+// Counts allocations made by this thread while alive: operator new in count(), malloc & co. in c_count().
 class AllocationCounter {
  public:
-  AllocationCounter() : start_(allocations.load()) { counting = true; }
+  AllocationCounter() : start_(allocations.load()), c_start_(c_allocations.load()) { counting = true; }
   ~AllocationCounter() { counting = false; }
   uint64_t count() const { return allocations.load() - start_; }
+  uint64_t c_count() const { return c_allocations.load() - c_start_; }
 
  private:
   const uint64_t start_;
+  const uint64_t c_start_;
 };
 
 }  // namespace
@@ -90,6 +114,31 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+#if PLANB_COUNT_C_ALLOCATIONS
+// glibc's allocator under its exported internal names; every other allocation function (memalign, free of
+// memory from anywhere) stays glibc's and works on the same heap.
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* p, std::size_t size);
+void __libc_free(void* p);
+
+void* malloc(std::size_t size) noexcept {
+  if (counting) c_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) noexcept {
+  if (counting) c_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_calloc(count, size);
+}
+void* realloc(void* p, std::size_t size) noexcept {
+  if (counting) c_allocations.fetch_add(1, std::memory_order_relaxed);
+  return __libc_realloc(p, size);
+}
+void free(void* p) noexcept { __libc_free(p); }
+}  // extern "C"
+#endif
 
 namespace planb {
 namespace {
@@ -128,6 +177,68 @@ TEST(MapReaderAlloc, TheCounterSeesAllocationsInThisProgramAndInPlugins) {
   EXPECT_GE(in_plugin, 1u);
 }
 
+TEST(MapReaderAlloc, TheCCounterSeesMallocInThisProgramAndInLibraries) {
+#if !PLANB_COUNT_C_ALLOCATIONS
+  GTEST_SKIP() << "malloc is not replaced in this build (a sanitizer, or not glibc)";
+#else
+  // A positive control, so that the zero below means something. Called through volatile pointers, which the
+  // compiler cannot see through, so that it cannot elide a malloc/free pair.
+  void* (*volatile do_malloc)(std::size_t) = std::malloc;
+  void* (*volatile do_calloc)(std::size_t, std::size_t) = std::calloc;
+  void* (*volatile do_realloc)(void*, std::size_t) = std::realloc;
+  void (*volatile do_free)(void*) = std::free;
+  uint64_t after_malloc = 0, after_calloc = 0, after_realloc = 0, after_free = 0;
+  {
+    AllocationCounter counter;
+    void* p = do_malloc(100);
+    after_malloc = counter.c_count();
+    void* q = do_calloc(10, 10);
+    after_calloc = counter.c_count();
+    p = do_realloc(p, 100000);
+    after_realloc = counter.c_count();
+    do_free(p);
+    do_free(q);
+    after_free = counter.c_count();
+    EXPECT_EQ(counter.count(), 0u) << "malloc is not operator new";
+  }
+  EXPECT_EQ(after_malloc, 1u);
+  EXPECT_EQ(after_calloc, 2u);
+  EXPECT_EQ(after_realloc, 3u);
+  EXPECT_EQ(after_free, 3u);
+
+  // The libraries' own calls reach it too: LMDB callocs its environment, expat mallocs its parser.
+  uint64_t in_lmdb = 0;
+  {
+    AllocationCounter counter;
+    MDB_env* env = nullptr;
+    const int rc = mdb_env_create(&env);
+    in_lmdb = counter.c_count();
+    ASSERT_EQ(rc, 0);
+    mdb_env_close(env);
+  }
+  EXPECT_GE(in_lmdb, 1u);
+  uint64_t in_expat = 0;
+  {
+    AllocationCounter counter;
+    XML_Parser parser = XML_ParserCreate(nullptr);
+    in_expat = counter.c_count();
+    ASSERT_NE(parser, nullptr);
+    XML_ParserFree(parser);
+  }
+  EXPECT_GE(in_expat, 1u);
+
+  // And operator new, which allocates with malloc, shows in both counts.
+  std::unique_ptr<std::string> owned;
+  uint64_t new_c = 0;
+  {
+    AllocationCounter counter;
+    owned = std::make_unique<std::string>(100, 'x');
+    new_c = counter.c_count();
+  }
+  EXPECT_GE(new_c, 1u);
+#endif
+}
+
 TEST(MapReaderAlloc, CountsOnlyOnTheCountingThread) {
   std::atomic<int> stage{0};
   std::unique_ptr<std::vector<int>> made_elsewhere;
@@ -138,16 +249,19 @@ TEST(MapReaderAlloc, CountsOnlyOnTheCountingThread) {
     stage.store(2);
   });
   uint64_t seen = 0;
+  uint64_t c_seen = 0;
   {
     AllocationCounter counter;
     stage.store(1);
     while (stage.load() != 2) {
     }
     seen = counter.count();
+    c_seen = counter.c_count();
   }
   other.join();
   ASSERT_NE(made_elsewhere, nullptr);
   EXPECT_EQ(seen, 0u);
+  EXPECT_EQ(c_seen, 0u);
 }
 
 TEST(MapReaderAlloc, RefreshAllocatesNothing) {
@@ -167,14 +281,17 @@ TEST(MapReaderAlloc, RefreshAllocatesNothing) {
   ASSERT_TRUE(reader.Refresh().ok());  // warm
 
   uint64_t allocated = 0;
+  uint64_t c_allocated = 0;
   bool all_ok = true;
   {
     AllocationCounter counter;
     for (int i = 0; i < 100; ++i) all_ok = reader.Refresh().ok() && all_ok;
     allocated = counter.count();
+    c_allocated = counter.c_count();
   }
   EXPECT_TRUE(all_ok);
   EXPECT_EQ(allocated, 0u);
+  EXPECT_EQ(c_allocated, 0u) << "malloc, calloc or realloc (LMDB's, say)";
   LookupKey lookup;
   lookup.key = Bytes(std::string_view("k"));
   Row row;
@@ -229,6 +346,7 @@ TEST_P(MapReaderAllocTest, WarmLookupsAllocateNothing) {
   uint64_t misses = 0;
   uint64_t value_bytes = 0;
   uint64_t allocated = 0;
+  uint64_t c_allocated = 0;
   {
     AllocationCounter counter;
     for (int i = 0; i < kLookups; ++i) {
@@ -242,8 +360,10 @@ TEST_P(MapReaderAllocTest, WarmLookupsAllocateNothing) {
       }
     }
     allocated = counter.count();
+    c_allocated = counter.c_count();
   }
   EXPECT_EQ(allocated, 0u);
+  EXPECT_EQ(c_allocated, 0u) << "malloc, calloc or realloc (LMDB's, expat's or a plugin's)";
   EXPECT_EQ(hits, kLookups / 2u);
   EXPECT_EQ(misses, kLookups / 2u);
   EXPECT_GT(value_bytes, 0u);
