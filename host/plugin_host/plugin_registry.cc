@@ -63,8 +63,9 @@ Status PluginRegistry::LoadFile(const std::string& path) {
   if ((!store && !scheme) || d->name == nullptr || d->name[0] == '\0' ||
       (store && (d->create_store == nullptr || d->destroy_store == nullptr)) ||
       (scheme && (d->create_scheme == nullptr || d->destroy_scheme == nullptr)) ||
-      (d->option_count > 0 && d->options == nullptr) || (d->table_count > 0 && d->tables == nullptr)) {
-    return Status::Invalid("plugin " + path + ": its descriptor is incomplete (kind, name or create/destroy)");
+      (d->option_count > 0 && d->options == nullptr) || (d->table_count > 0 && d->tables == nullptr) ||
+      (store && (d->field_count == 0 || d->fields == nullptr))) {
+    return Status::Invalid("plugin " + path + ": its descriptor is incomplete (kind, name, create/destroy or fields)");
   }
   for (uint32_t i = 0; i < d->table_count; ++i) {
     const char* t = d->tables[i];

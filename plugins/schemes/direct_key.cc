@@ -85,11 +85,16 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
 
 void Destroy(KeyScheme* scheme) noexcept { delete static_cast<DirectKeyScheme*>(scheme); }
 
-const PluginDescriptor kDescriptor = {
-    kAbiVersion, PluginKind::kKeyScheme, "direct", kVersion,
-    "the key bytes are the LMDB key: fastest; keys up to 511 bytes (less the store type's suffix)",
-    nullptr, 0, nullptr, 0, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
-};
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kKeyScheme;
+  d.name = "direct";
+  d.version = kVersion;
+  d.summary = "the key bytes are the LMDB key: fastest; keys up to 511 bytes (less the store type's suffix)";
+  d.create_scheme = &Create;
+  d.destroy_scheme = &Destroy;
+  return d;
+}();
 
 }  // namespace
 }  // namespace planb

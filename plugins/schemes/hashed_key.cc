@@ -160,11 +160,18 @@ const OptionSpec kOptions[] = {
     {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key (8-64); fewer bits = smaller keys, more clashes"},
 };
 
-const PluginDescriptor kDescriptor = {
-    kAbiVersion, PluginKind::kKeyScheme, "hashed", kVersion,
-    "XXH3-64 of the key (clash number after it), full key stored before the value; any key length",
-    kOptions, 1, nullptr, 0, false, 0, 0, nullptr, nullptr, &Create, &Destroy,
-};
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kKeyScheme;
+  d.name = "hashed";
+  d.version = kVersion;
+  d.summary = "XXH3-64 of the key (clash number after it), full key stored before the value; any key length";
+  d.options = kOptions;
+  d.option_count = 1;
+  d.create_scheme = &Create;
+  d.destroy_scheme = &Destroy;
+  return d;
+}();
 
 }  // namespace
 }  // namespace planb

@@ -87,6 +87,19 @@ class StateStore final : public Store {
     return DecodePayload(value, stored_key_size, row, error);
   }
 
+  Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
+                 ErrorBuffer* error) const noexcept override {
+    range->has_lower = range->has_upper = false;
+    if (!bounds.has_key) return Code::kOk;  // keys are hashed or length-ordered: only an exact key narrows
+    Resolved resolved;
+    Code code = scheme_->Resolve(table, bounds.key, Intent::kRead, &resolved, error);
+    if (code != Code::kOk) return code;
+    range->has_lower = range->has_upper = true;
+    range->lower = resolved.prefix;
+    range->upper = resolved.prefix;
+    return Code::kOk;
+  }
+
  private:
   static Code PutCode(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
 
@@ -133,10 +146,26 @@ Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
 
 void Destroy(Store* store) noexcept { delete static_cast<StateStore*>(store); }
 
-const PluginDescriptor kDescriptor = {
-    kAbiVersion, PluginKind::kStoreType, "state", kVersion, "State: key -> value; the last write wins",
-    nullptr, 0, nullptr, 0, true, 0, 0, &Create, &Destroy, nullptr, nullptr,
+const FieldSpec kFields[] = {
+    {"Key", FieldKind::kText, RowField::kKey},
+    {"ValueType", FieldKind::kText, RowField::kValueType},
+    {"Value", FieldKind::kText, RowField::kValue},
 };
+
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kStoreType;
+  d.name = "state";
+  d.version = kVersion;
+  d.summary = "State: key -> value; the last write wins";
+  d.uses_key_scheme = true;
+  d.lookup_key = LookupKeyKind::kText;
+  d.fields = kFields;
+  d.field_count = 3;
+  d.create_store = &Create;
+  d.destroy_store = &Destroy;
+  return d;
+}();
 
 }  // namespace
 }  // namespace planb

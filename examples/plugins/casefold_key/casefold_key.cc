@@ -68,11 +68,16 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
 
 void Destroy(KeyScheme* scheme) noexcept { delete static_cast<CasefoldKeyScheme*>(scheme); }
 
-const PluginDescriptor kDescriptor = {
-    kAbiVersion, PluginKind::kKeyScheme, "casefold", 1,
-    "example: ASCII case-insensitive keys stored directly", nullptr, 0, nullptr, 0, false, 0, 0,
-    nullptr, nullptr, &Create, &Destroy,
-};
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;  // abi_version defaults to the SDK's kAbiVersion
+  d.kind = PluginKind::kKeyScheme;
+  d.name = "casefold";
+  d.version = 1;
+  d.summary = "example: ASCII case-insensitive keys stored directly";
+  d.create_scheme = &Create;
+  d.destroy_scheme = &Destroy;
+  return d;
+}();
 
 }  // namespace
 

@@ -17,6 +17,9 @@ inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
 
+// What the KEY of a lookup is for a store type: text (through a key scheme) or a signed 64-bit number.
+enum class LookupKeyKind : uint32_t { kText = 1, kNumber = 2 };
+
 // An option a plugin accepts in its map's config section, e.g. hash_bits for the hashed scheme.
 struct OptionSpec {
   const char* name;
@@ -50,27 +53,33 @@ inline const char* FindOption(const PluginArgs& args, const char* name) {
   return nullptr;
 }
 
+// Fill it field by field (every field has a default), e.g.
+//   const PluginDescriptor kDescriptor = [] { PluginDescriptor d; d.kind = ...; return d; }();
 struct PluginDescriptor {
-  uint32_t abi_version;  // must be first: the host checks it before anything else
-  PluginKind kind;
-  const char* name;     // unique per kind: the `type =` or `scheme =` value in config
-  uint32_t version;     // version of the on-disk layout it writes; recorded in every shard
-  const char* summary;  // one line for `planb plugins`
-  const OptionSpec* options;
-  uint32_t option_count;
+  uint32_t abi_version = kAbiVersion;  // must be first: the host checks it before anything else
+  PluginKind kind = PluginKind::kStoreType;
+  const char* name = nullptr;     // unique per kind: the `type =` or `scheme =` value in config
+  uint32_t version = 0;           // version of the on-disk layout it writes; recorded in every shard
+  const char* summary = nullptr;  // one line for `planb plugins`
+  const OptionSpec* options = nullptr;
+  uint32_t option_count = 0;
   // Extra LMDB tables the plugin keeps beside the data table (e.g. a lookup table); the host creates and opens
   // them in every map environment and passes their handles in Table. Names: letters, digits, '_'.
-  const char* const* tables;
-  uint32_t table_count;
+  const char* const* tables = nullptr;
+  uint32_t table_count = 0;
   // Store types only.
-  bool uses_key_scheme;      // takes a text key through a KeyScheme
-  uint32_t key_suffix_size;  // bytes appended after the scheme prefix in each LMDB key
-  unsigned data_table_flags;  // extra mdb_dbi_open flags for the data table (e.g. MDB_DUPSORT)
+  bool uses_key_scheme = false;        // takes a text key through a KeyScheme
+  uint32_t key_suffix_size = 0;        // bytes appended after the scheme prefix in each LMDB key
+  unsigned data_table_flags = 0;       // extra mdb_dbi_open flags for the data table (e.g. MDB_DUPSORT)
+  LookupKeyKind lookup_key = LookupKeyKind::kText;  // what a lookup's KEY is: text or a number
+  bool lookup_uses_time = false;       // lookups are "at a time" (LookupKey::time_ms)
+  const FieldSpec* fields = nullptr;   // the row fields queries see, in display order
+  uint32_t field_count = 0;
   // Exactly one pair is set, matching `kind`. create returns null and fills `error` on failure.
-  Store* (*create_store)(const PluginArgs* args, ErrorBuffer* error) noexcept;
-  void (*destroy_store)(Store* store) noexcept;
-  KeyScheme* (*create_scheme)(const PluginArgs* args, ErrorBuffer* error) noexcept;
-  void (*destroy_scheme)(KeyScheme* scheme) noexcept;
+  Store* (*create_store)(const PluginArgs* args, ErrorBuffer* error) noexcept = nullptr;
+  void (*destroy_store)(Store* store) noexcept = nullptr;
+  KeyScheme* (*create_scheme)(const PluginArgs* args, ErrorBuffer* error) noexcept = nullptr;
+  void (*destroy_scheme)(KeyScheme* scheme) noexcept = nullptr;
 };
 
 using PluginEntryPoint = const PluginDescriptor*();

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "planb/bytes.h"
+#include "planb/key_scheme.h"
 #include "planb/status.h"
 #include "planb/table.h"
 #include "planb/value_type.h"
@@ -53,6 +54,45 @@ struct Row {
   Bytes value;
 };
 
+// The fields a store type's rows have, for queries: each names a Row member and how it is compared/printed.
+enum class FieldKind : uint32_t { kText = 1, kNumber = 2, kDate = 3 };
+enum class RowField : uint32_t {
+  kKey = 1,            // Row::key, text
+  kKeyStart = 2,       // Row::range_from, number
+  kKeyEnd = 3,         // Row::range_to, number
+  kEffectiveTime = 4,  // Row::effective_time_ms, date
+  kStart = 5,          // Row::session_start_ms, date
+  kEnd = 6,            // Row::session_end_ms, date
+  kValueType = 7,      // Row::value_type, text ("string", "xml")
+  kValue = 8,          // Row::value, text
+};
+struct FieldSpec {
+  const char* name;  // as users write it in queries: "Key", "EffectiveTime"...
+  FieldKind kind;
+  RowField field;
+};
+
+// What a query constrains on the leading parts of the LMDB key; each store type narrows what it can.
+// All bounds are inclusive.
+struct ScanBounds {
+  bool has_key = false;  // an exact text key (text-key types)
+  Bytes key;
+  bool has_number_bounds = false;  // KeyStart (ranged types)
+  int64_t number_min = 0;
+  int64_t number_max = 0;
+  bool has_time_bounds = false;  // EffectiveTime (temporal types) or Start (sessions)
+  int64_t time_min = 0;
+  int64_t time_max = 0;
+};
+
+// The LMDB keys a scan visits: from `lower` to `upper`, both inclusive (memcmp order); no bound = open end.
+struct KeyRange {
+  bool has_lower = false;
+  KeyPrefix lower;
+  bool has_upper = false;
+  KeyPrefix upper;
+};
+
 struct MergeStats {
   uint64_t rows_read = 0;
   uint64_t rows_written = 0;
@@ -72,6 +112,11 @@ class Store {
 
   // Decodes one row of this type's table (for queries, dumps and checks).
   virtual Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
+                         ErrorBuffer* error) const noexcept = 0;
+
+  // The narrowest LMDB key range holding every row that satisfies `bounds` (bounds it cannot use are ignored:
+  // the host still filters each row). kNotFound when no row can match (e.g. an exact key that is absent).
+  virtual Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                          ErrorBuffer* error) const noexcept = 0;
 
  protected:
