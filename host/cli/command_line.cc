@@ -25,7 +25,12 @@ const std::vector<CommandSpec>& Commands() {
       {"load", "FILE.xml...",
        "load reference-data XML files (one stream each) and merge them into the shards", {"effective-time"}, 1,
        kMany},
-      {"lookup", "MAP KEY", "print the value of KEY in MAP (exit 1 when absent)", {}, 2, 2},
+      {"lookup", "MAP KEY",
+       "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; exit 1 when absent",
+       {"time"}, 2, 2},
+      {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
+       {"where", "format", "limit", "explain"}, 1, 1},
+      {"stores", "", "list each configured map: type, scheme, rows, bytes on disk", {}, 0, 0},
       {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
   };
   return commands;
@@ -55,7 +60,14 @@ po::options_description CommandOptions() {
   po::options_description command("Command options");
   command.add_options()
       ("effective-time", po::value<std::string>()->value_name("ISO8601"),
-       "load: effective time of records without <time> (default: each file's modification time)");
+       "load: effective time of records without <time> (default: each file's modification time)")
+      ("time", po::value<std::string>()->value_name("ISO8601"),
+       "lookup: the instant asked about, for temporal types and sessions (default: now)")
+      ("where", po::value<std::string>()->value_name("EXPR"),
+       "query: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
+      ("format", po::value<std::string>()->value_name("FORMAT"), "query: table (default), csv or json")
+      ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
+      ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)");
   return command;
 }
 
@@ -137,6 +149,11 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("config")) out->config = vm["config"].as<std::string>();
   if (vm.count("plugin-dir")) out->plugin_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
   if (vm.count("effective-time")) out->effective_time = vm["effective-time"].as<std::string>();
+  if (vm.count("time")) out->time = vm["time"].as<std::string>();
+  if (vm.count("where")) out->where = vm["where"].as<std::string>();
+  if (vm.count("format")) out->format = vm["format"].as<std::string>();
+  if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
+  out->explain = vm.count("explain") > 0;
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

@@ -18,6 +18,11 @@ struct CommandLine {
   std::string config;
   std::vector<std::string> plugin_dirs;
   std::optional<std::string> effective_time;  // load
+  std::optional<std::string> time;            // lookup: the instant asked about (default: now)
+  std::optional<std::string> where;           // query
+  std::string format = "table";               // query: table, csv or json
+  std::optional<std::string> limit;           // query: text, checked by the command
+  bool explain = false;                       // query
   bool help = false;
   bool version = false;
 };

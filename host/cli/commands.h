@@ -14,6 +14,8 @@ inline constexpr int kExitError = 2;
 
 int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

@@ -1,0 +1,69 @@
+#include <charconv>
+#include <iostream>
+
+#include "host/cli/commands.h"
+#include "host/cli/row_formats.h"
+#include "host/query/expression.h"
+#include "host/query/map_scan.h"
+
+namespace planb {
+
+int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  std::shared_ptr<const MapPlugins> plugins;
+  Status s = runtime.catalog().Get(cli.args[0], &plugins);
+  if (!s.ok()) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  const PluginDescriptor& d = plugins->type_descriptor();
+  OutputFormat format;
+  if (!ParseOutputFormat(cli.format, &format)) {
+    err << "planb: --format: '" << cli.format << "' is not one of table, csv, json\n";
+    return kExitError;
+  }
+  ScanRequest request;
+  if (cli.limit) {
+    const std::string& text = *cli.limit;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), request.limit);
+    if (ec != std::errc() || end != text.data() + text.size() || request.limit == 0) {
+      err << "planb: --limit: '" << text << "' is not a whole number of rows above 0\n";
+      return kExitError;
+    }
+  }
+  std::unique_ptr<Expression> where;
+  if (cli.where) {
+    s = Expression::Parse(*cli.where, d.fields, d.field_count, &where);
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    request.bounds = where->Bounds();
+    request.filter = [&where](const Row& row) { return where->Matches(row); };
+  }
+
+  std::shared_ptr<MapEnv> shard;
+  s = runtime.OpenShard(cli.args[0], &shard);
+  if (!s.ok() && s.code() != Code::kNotFound) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  std::unique_ptr<RowWriter> writer = RowWriter::Create(format, d.fields, d.field_count, out);
+  ScanStats stats;
+  if (shard) {  // no shard yet: no data, an empty result
+    s = ScanMap(*shard, request, [&writer](const Row& row) {
+      writer->Write(row);
+      return true;
+    }, &stats);
+  } else {
+    s = Status::Ok();
+  }
+  writer->Finish();
+  if (cli.explain) err << stats.Describe() << "\n";
+  if (!s.ok()) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace planb

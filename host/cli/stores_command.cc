@@ -1,0 +1,65 @@
+#include <filesystem>
+#include <iomanip>
+
+#include "host/cli/commands.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+namespace {
+
+struct StoreLine {
+  std::string map, type, scheme, rows, bytes;
+};
+
+// Rows in the data table and bytes of data.mdb; "-" when nothing has been merged yet.
+Status Measure(Runtime& runtime, const std::string& map, StoreLine* line) {
+  std::shared_ptr<MapEnv> shard;
+  Status s = runtime.OpenShard(map, &shard);
+  if (s.code() == Code::kNotFound) {
+    line->rows = line->bytes = "-";
+    return Status::Ok();
+  }
+  PLANB_RETURN_IF_ERROR(s);
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(shard->env(), MDB_RDONLY).WithContext(shard->path()));
+  MDB_stat stat;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_stat(txn.get(), shard->data(), &stat), "counting rows").WithContext(map));
+  std::error_code ec;
+  uintmax_t bytes = std::filesystem::file_size(shard->path() + "/data.mdb", ec);
+  if (ec) return Status::IOError(shard->path() + "/data.mdb: " + ec.message());
+  line->rows = std::to_string(stat.ms_entries);
+  line->bytes = std::to_string(bytes);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, std::ostream& err) {
+  std::vector<StoreLine> lines{{"MAP", "TYPE", "SCHEME", "ROWS", "BYTES"}};
+  int exit_code = kExitOk;
+  for (const auto& [name, plugins] : runtime.catalog().maps()) {
+    StoreLine line{name, plugins->type_descriptor().name,
+                   plugins->scheme_descriptor() ? plugins->scheme_descriptor()->name : "-", "", ""};
+    Status s = Measure(runtime, name, &line);
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      line.rows = line.bytes = "?";
+      exit_code = kExitError;
+    }
+    lines.push_back(line);
+  }
+  size_t widths[5] = {0, 0, 0, 0, 0};
+  for (const StoreLine& l : lines) {
+    const std::string* cells[] = {&l.map, &l.type, &l.scheme, &l.rows, &l.bytes};
+    for (int i = 0; i < 5; ++i) widths[i] = std::max(widths[i], cells[i]->size());
+  }
+  for (const StoreLine& l : lines) {
+    out << std::left << std::setw(static_cast<int>(widths[0])) << l.map << "  " << std::setw(static_cast<int>(widths[1]))
+        << l.type << "  " << std::setw(static_cast<int>(widths[2])) << l.scheme << "  " << std::right
+        << std::setw(static_cast<int>(widths[3])) << l.rows << "  " << std::setw(static_cast<int>(widths[4]))
+        << l.bytes << "\n";
+  }
+  return exit_code;
+}
+
+}  // namespace planb

@@ -1,0 +1,125 @@
+// Expression::Bounds(): the scan range implied by the conditions that must all hold.
+#include <cstdint>
+#include <limits>
+
+#include "host/query/expression.h"
+
+namespace planb {
+namespace query {
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+// An inclusive interval; lo > hi when no value fits.
+struct Interval {
+  int64_t lo = kMin;
+  int64_t hi = kMax;
+};
+
+// The values of a number/date field that `node` admits, as one interval; false when it admits no such
+// single interval worth using (!=).
+bool IntervalOf(const Node& node, Interval* out) {
+  const std::vector<int64_t>& n = node.numbers;
+  Interval empty{kMax, kMin};
+  switch (node.kind) {
+    case NodeKind::kCompare:
+      switch (node.op) {
+        case CompareOp::kEq:
+          *out = {n[0], n[0]};
+          return true;
+        case CompareOp::kLe:
+          *out = {kMin, n[0]};
+          return true;
+        case CompareOp::kGe:
+          *out = {n[0], kMax};
+          return true;
+        // < and > become <= and >= one step in; nothing is below INT64_MIN or above INT64_MAX.
+        case CompareOp::kLt:
+          *out = n[0] == kMin ? empty : Interval{kMin, n[0] - 1};
+          return true;
+        case CompareOp::kGt:
+          *out = n[0] == kMax ? empty : Interval{n[0] + 1, kMax};
+          return true;
+        case CompareOp::kNe:
+          return false;
+      }
+      return false;
+    case NodeKind::kBetween:
+      *out = {n[0], n[1]};
+      return true;
+    case NodeKind::kIn: {
+      Interval hull{kMax, kMin};
+      for (int64_t x : n) {
+        if (x < hull.lo) hull.lo = x;
+        if (x > hull.hi) hull.hi = x;
+      }
+      *out = hull;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+void Intersect(const Interval& in, bool* has, int64_t* lo, int64_t* hi) {
+  if (!*has) {
+    *has = true;
+    *lo = in.lo;
+    *hi = in.hi;
+    return;
+  }
+  if (in.lo > *lo) *lo = in.lo;
+  if (in.hi < *hi) *hi = in.hi;
+}
+
+void AddCondition(const Node& node, ScanBounds* bounds) {
+  if (node.kind == NodeKind::kAnd || node.kind == NodeKind::kOr || node.kind == NodeKind::kNot) {
+    return;  // an `or` or `not` says nothing about what every matching row has
+  }
+  switch (node.field) {
+    case RowField::kKey: {
+      if (node.field_kind != FieldKind::kText || bounds->has_key) return;
+      const bool exact = (node.kind == NodeKind::kCompare && node.op == CompareOp::kEq) ||
+                         (node.kind == NodeKind::kIn && node.texts.size() == 1);
+      if (exact) {
+        bounds->has_key = true;
+        bounds->key = Bytes(node.texts[0]);
+      }
+      return;
+    }
+    case RowField::kKeyStart: {
+      Interval in;
+      if (node.field_kind == FieldKind::kNumber && IntervalOf(node, &in)) {
+        Intersect(in, &bounds->has_number_bounds, &bounds->number_min, &bounds->number_max);
+      }
+      return;
+    }
+    case RowField::kEffectiveTime:
+    case RowField::kStart: {
+      Interval in;
+      if (node.field_kind != FieldKind::kText && IntervalOf(node, &in)) {
+        Intersect(in, &bounds->has_time_bounds, &bounds->time_min, &bounds->time_max);
+      }
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+ScanBounds ComputeBounds(const std::vector<Node>& nodes, uint32_t root) {
+  ScanBounds bounds;
+  const Node& top = nodes[root];
+  if (top.kind == NodeKind::kAnd) {  // the parser flattened nested ands, so every conjunct is a child
+    for (uint32_t child : top.children) AddCondition(nodes[child], &bounds);
+  } else {
+    AddCondition(top, &bounds);
+  }
+  return bounds;
+}
+
+}  // namespace query
+}  // namespace planb

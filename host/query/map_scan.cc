@@ -1,0 +1,87 @@
+#include "host/query/map_scan.h"
+
+#include "planb/lmdb.h"
+
+namespace planb {
+namespace {
+
+std::string Hex(Bytes bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size * 2);
+  for (size_t i = 0; i < bytes.size; ++i) {
+    out += kDigits[bytes.data[i] >> 4];
+    out += kDigits[bytes.data[i] & 15];
+  }
+  return out;
+}
+
+bool BoundsAreEmpty(const ScanBounds& b) {
+  return (b.has_number_bounds && b.number_min > b.number_max) || (b.has_time_bounds && b.time_min > b.time_max);
+}
+
+}  // namespace
+
+std::string ScanStats::Describe() const {
+  std::string range;
+  if (empty_range) {
+    range = "no keys (the conditions exclude every row)";
+  } else if (!has_lower && !has_upper) {
+    range = "all keys (full scan)";
+  } else {
+    range = "keys " + (has_lower ? lower : std::string("start")) + " to " + (has_upper ? upper : std::string("end")) +
+            " (narrowed)";
+  }
+  return "scan: " + range + ", rows examined: " + std::to_string(rows_examined) +
+         ", rows matched: " + std::to_string(rows_matched);
+}
+
+Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::function<bool(const Row&)>& on_row,
+               ScanStats* stats) {
+  *stats = ScanStats();
+  if (BoundsAreEmpty(request.bounds)) {
+    stats->empty_range = true;
+    return Status::Ok();
+  }
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY).WithContext(env.path()));
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), env.data()).WithContext(env.path()));
+  const Table table = env.MakeTable(txn.get(), cursor.get());
+  const Store& store = *env.plugins().store();
+
+  KeyRange range;
+  ErrorBuffer error;
+  Code code = store.ScanRange(table, request.bounds, &range, &error);
+  if (code == Code::kNotFound) {
+    stats->empty_range = true;
+    return Status::Ok();
+  }
+  if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env.path());
+  stats->has_lower = range.has_lower;
+  stats->has_upper = range.has_upper;
+  if (range.has_lower) stats->lower = Hex(range.lower.view());
+  if (range.has_upper) stats->upper = Hex(range.upper.view());
+
+  // ScanRange may have moved the cursor (schemes resolve keys with it): position it explicitly.
+  Bytes key = range.has_lower ? range.lower.view() : Bytes();
+  Bytes value;
+  bool more = cursor.Get(range.has_lower ? MDB_SET_RANGE : MDB_FIRST, &key, &value);
+  MDB_val upper = range.upper.view().mdb();
+  Row row;
+  for (; more; more = cursor.Get(MDB_NEXT, &key, &value)) {
+    MDB_val current = key.mdb();
+    if (range.has_upper && mdb_cmp(txn.get(), env.data(), &current, &upper) > 0) break;
+    ++stats->rows_examined;
+    row = Row();
+    code = store.DecodeRow(table, key, value, &row, &error);
+    if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env.path());
+    if (request.filter && !request.filter(row)) continue;
+    ++stats->rows_matched;
+    if (!on_row(row)) break;
+    if (request.limit != 0 && stats->rows_matched >= request.limit) break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace planb

@@ -1,0 +1,38 @@
+// Scans a map's rows in LMDB key order within the range its store type derives from ScanBounds, decoding each
+// row and handing the ones a filter accepts to a callback. One read transaction for the whole scan: the rows
+// seen are one consistent snapshot, even while merges go on.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "host/storage/map_env.h"
+#include "planb/store.h"
+
+namespace planb {
+
+struct ScanStats {
+  bool empty_range = false;     // the bounds exclude every row: nothing was read
+  bool has_lower = false;       // the LMDB key range scanned (hex in Describe())
+  std::string lower;
+  bool has_upper = false;
+  std::string upper;
+  uint64_t rows_examined = 0;   // rows read and decoded
+  uint64_t rows_matched = 0;    // rows the filter accepted (and handed on, up to the limit)
+
+  // "scan: keys 0a1b.. to 0a1c.. (narrowed), rows examined: 3, rows matched: 1"
+  std::string Describe() const;
+};
+
+struct ScanRequest {
+  ScanBounds bounds;                           // views must outlive the scan
+  std::function<bool(const Row&)> filter;      // empty = every row
+  uint64_t limit = 0;                          // 0 = no limit
+};
+
+// Calls `on_row` for each matching row (views valid during the call). Stops early when on_row returns false.
+Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::function<bool(const Row&)>& on_row,
+               ScanStats* stats);
+
+}  // namespace planb
