@@ -11,7 +11,12 @@ rm -rf "$root/planb-home"  # the sample config's home: start from nothing so the
 
 bold='' plain=''
 if [[ -t 1 ]]; then bold=$'\033[1m' plain=$'\033[0m'; fi
-step() { printf '\n%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
+step() {
+  local shown
+  printf -v shown '%q ' "$@"
+  printf '\n%s$ %s%s\n' "$bold" "$shown" "$plain"
+  "$@"
+}
 step "$planb" --config "$config" plugins
 step "$planb" --config "$config" load "$root/examples/data/reference-data.xml"
 step "$planb" --config "$config" lookup city_to_country Cardiff
@@ -20,6 +25,15 @@ step "$planb" --config "$config" lookup host_to_location web-prod-001.lon.exampl
 step "$planb" --config "$config" load "$root/examples/data/reference-data-update.xml"
 step "$planb" --config "$config" lookup user_to_role jsmith42
 step "$planb" --config "$config" lookup city_to_country Perth
+step "$planb" --config "$config" load "$root/examples/data/store-types.xml"
+step "$planb" --config "$config" lookup employeeIdToOffice 1555
+step "$planb" --config "$config" lookup user_to_department alice --time 2024-02-01T00:00:00Z
+step "$planb" --config "$config" lookup ip_range_to_site 167887879 --time 2024-01-15T00:00:00Z
+step "$planb" --config "$config" lookup user_app_sessions alice_payroll --time 2024-01-01T09:10:00Z
+step "$planb" --config "$config" query city_to_country --where "Key startsWith 'San '" --limit 5
+step "$planb" --config "$config" query user_to_department --where "Key = 'alice'" --format csv --explain
+step "$planb" --config "$config" query employeeIdToOffice --where "KeyStart between 1000 and 1999" --format json
+step "$planb" --config "$config" stores
 printf '\n%s$ %s%s\n' "$bold" "$planb --config $config lookup city_to_country Atlantis   # absent: exit 1" "$plain"
 if "$planb" --config "$config" lookup city_to_country Atlantis; then exit 1; fi
 echo

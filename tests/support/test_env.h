@@ -1,10 +1,15 @@
 // Shared test helpers: temporary directories, files, and running the real planb binary.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace planb::testing {
+
+// The plugins built with planb: the store types state, temporal, ranged, temporal_ranged, session, and the key
+// schemes hashed and direct.
+inline constexpr size_t kBuiltInPlugins = 7;
 
 // A fresh directory under $TMPDIR, removed (with everything in it) on destruction.
 class TempDir {

@@ -76,7 +76,7 @@ TEST(CliPlugins, ListsTheBuiltPluginsOneLineEach) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::vector<PluginLine> lines = ParsePluginLines(r.out);
-  EXPECT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines.size(), testing::kBuiltInPlugins) << r.out;
   ExpectBuiltPlugins(lines);
 }
 
@@ -96,7 +96,7 @@ TEST(CliPlugins, ListsAPluginDirectoryGivenTwiceOnce) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::vector<PluginLine> lines = ParsePluginLines(r.out);
-  EXPECT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines.size(), testing::kBuiltInPlugins) << r.out;
   ExpectBuiltPlugins(lines);
 }
 

@@ -108,9 +108,10 @@ TEST_F(MapPluginsTest, AcceptsHashBitsAtTheLimits) {
 }
 
 TEST_F(MapPluginsTest, RefusesAnUnknownTypeListingTheKnownOnes) {
-  const std::string message = ErrorOf(MakeMapConfig("m", "ranged", ""), Code::kNotSupported);
+  const std::string message = ErrorOf(MakeMapConfig("m", "histogram", ""), Code::kNotSupported);
   EXPECT_TRUE(Contains(message, "[map.m]")) << message;
-  EXPECT_TRUE(Contains(message, "unknown type 'ranged' (known: state)")) << message;
+  EXPECT_TRUE(Contains(message, "unknown type 'histogram' (known: ranged, session, state, temporal_ranged, temporal)"))
+      << message;
 }
 
 TEST_F(MapPluginsTest, RefusesAnUnknownSchemeListingTheKnownOnes) {

@@ -27,7 +27,7 @@ TEST(PluginRegistry, LoadsTheBuiltInPlugins) {
   PluginRegistry registry;
   const Status s = LoadBuiltInPlugins(&registry);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(registry.plugins().size(), 3u);
+  EXPECT_EQ(registry.plugins().size(), testing::kBuiltInPlugins);
 
   const LoadedPlugin* state = registry.Find(PluginKind::kStoreType, "state");
   ASSERT_NE(state, nullptr);
@@ -129,7 +129,7 @@ TEST(PluginRegistry, RefusesADuplicateNameNamingBothFiles) {
   const Status s = registry.LoadFile(first);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(Contains(s.message(), "scheme 'hashed' is already provided by " + first)) << s.message();
-  EXPECT_EQ(registry.plugins().size(), 3u);
+  EXPECT_EQ(registry.plugins().size(), testing::kBuiltInPlugins);
 }
 
 TEST(PluginRegistry, GetOfAnUnknownNameListsTheKnownOnes) {
@@ -144,9 +144,11 @@ TEST(PluginRegistry, GetOfAnUnknownNameListsTheKnownOnes) {
   EXPECT_TRUE(Contains(s.message(), "direct")) << s.message();
   EXPECT_FALSE(Contains(s.message(), "state")) << s.message();  // only names of the kind asked for
 
-  s = registry.Get(PluginKind::kStoreType, "session", &found);
+  s = registry.Get(PluginKind::kStoreType, "histogram", &found);
   EXPECT_EQ(s.code(), Code::kNotSupported);
-  EXPECT_TRUE(Contains(s.message(), "unknown type 'session' (known: state)")) << s.message();
+  EXPECT_TRUE(Contains(s.message(),
+                       "unknown type 'histogram' (known: ranged, session, state, temporal_ranged, temporal)"))
+      << s.message();
 
   s = registry.Get(PluginKind::kStoreType, "state", &found);
   ASSERT_TRUE(s.ok()) << s.message();

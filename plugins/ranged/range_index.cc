@@ -1,0 +1,229 @@
+#include "range_index.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "planb/encoding.h"
+
+namespace planb::ranged {
+namespace {
+
+// to - from without overflow: [INT64_MIN, INT64_MAX] is 2^64 - 1 wide, which still fits a uint64_t.
+uint64_t Width(Range r) { return static_cast<uint64_t>(r.to) - static_cast<uint64_t>(r.from); }
+
+// The on-disk order of a group's entries: to ascending, then from descending.
+bool Before(Range a, Range b) { return a.to != b.to ? a.to < b.to : a.from > b.from; }
+
+Code PutFailure(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
+
+Code BadGroup(ErrorBuffer* error, int64_t from, size_t size) {
+  return Fail(error, Code::kCorruption, "range index group %lld is %zu bytes, not a list of %u-byte entries",
+              static_cast<long long>(from), size, RangeGroup::kEntrySize);
+}
+
+}  // namespace
+
+bool Wins(Range a, Range b) {
+  if (Width(a) != Width(b)) return Width(a) < Width(b);
+  if (a.from != b.from) return a.from > b.from;
+  return a.to < b.to;
+}
+
+void PutRangeKey(Range r, uint8_t* out) {
+  PutOrderedI64(out, r.from);
+  PutOrderedI64(out + 8, r.to);
+}
+
+Range GetRangeKey(const uint8_t* in) { return Range{GetOrderedI64(in), GetOrderedI64(in + 8)}; }
+
+bool RangeGroup::Parse(Bytes value) {
+  if (value.size == 0 || value.size % kEntrySize != 0 || value.size / kEntrySize > UINT32_MAX) return false;
+  data_ = value.data;
+  size_ = static_cast<uint32_t>(value.size / kEntrySize);
+  return true;
+}
+
+uint32_t RangeGroup::winner(uint32_t i) const { return GetU32(entry(i) + kRangeKeySize); }
+
+uint32_t RangeGroup::FirstEndingAtOrAfter(int64_t x) const {
+  // Ordered encodings compare like the numbers, so `to` is compared as bytes, in place.
+  uint8_t probe[8];
+  PutOrderedI64(probe, x);
+  uint32_t low = 0;
+  uint32_t high = size_;
+  while (low < high) {
+    const uint32_t mid = low + (high - low) / 2;
+    if (std::memcmp(entry(mid) + 8, probe, 8) < 0) {
+      low = mid + 1;
+    } else {
+      high = mid;
+    }
+  }
+  return low;
+}
+
+bool RangeGroup::Contains(Range r) const {
+  for (uint32_t i = FirstEndingAtOrAfter(r.to); i < size_; ++i) {
+    const Range e = range(i);
+    if (e.to != r.to || e.from < r.from) return false;  // past r's place in the order
+    if (e.from == r.from) return true;
+  }
+  return false;
+}
+
+Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key, Bytes* data_value,
+               ErrorBuffer* error) {
+  if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
+  // The last data row with from <= x: SET_RANGE to the 8-byte prefix x + 1 lands on the first row with a greater
+  // from (or nowhere), and the row before it is the one. x = INT64_MAX has no x + 1: every row qualifies.
+  MDB_val k;
+  MDB_val v;
+  uint8_t probe[8];
+  int rc;
+  if (x == INT64_MAX) {
+    rc = mdb_cursor_get(table.cursor, &k, &v, MDB_LAST);
+  } else {
+    PutOrderedI64(probe, x + 1);
+    k = MDB_val{sizeof(probe), probe};
+    rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_SUCCESS) {
+      rc = mdb_cursor_get(table.cursor, &k, &v, MDB_PREV);
+    } else if (rc == MDB_NOTFOUND) {
+      rc = mdb_cursor_get(table.cursor, &k, &v, MDB_LAST);
+    }
+  }
+  if (rc == MDB_NOTFOUND) return Code::kNotFound;
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading ranged row: %s", mdb_strerror(rc));
+  if (k.mv_size < kRangeKeySize) {
+    return Fail(error, Code::kCorruption, "ranged row key of %zu bytes is too short", k.mv_size);
+  }
+  *data_key = Bytes(k);
+  *data_value = Bytes(v);
+  MDB_val group_key{8, k.mv_data};  // the row's from, already ordered-encoded
+  MDB_val group_value;
+  rc = mdb_get(table.txn, table.store_tables[0], &group_key, &group_value);
+  const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data));
+  if (rc == MDB_NOTFOUND) {
+    return Fail(error, Code::kCorruption, "the range index has no group for from %lld", static_cast<long long>(from));
+  }
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
+  if (!group->Parse(Bytes(group_value))) return BadGroup(error, from, group_value.mv_size);
+  return Code::kOk;
+}
+
+Code RangeIndexWriter::Open(const Table& table, ErrorBuffer* error) {
+  Close();
+  if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
+  txn_ = table.txn;
+  index_ = table.store_tables[0];
+  const int rc = mdb_cursor_open(txn_, index_, &cursor_);
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening range index cursor: %s", mdb_strerror(rc));
+  return Code::kOk;
+}
+
+void RangeIndexWriter::Close() {
+  if (cursor_ != nullptr) mdb_cursor_close(cursor_);
+  cursor_ = nullptr;
+}
+
+Code RangeIndexWriter::LoadGroup(MDB_val value, ErrorBuffer* error) {
+  RangeGroup group;
+  if (!group.Parse(Bytes(value))) {
+    return Fail(error, Code::kCorruption, "range index group of %zu bytes is corrupt", value.mv_size);
+  }
+  entries_.clear();
+  for (uint32_t i = 0; i < group.size(); ++i) entries_.push_back(group.range(i));
+  return Code::kOk;
+}
+
+// Writes entries_ as the group of `from`, computing each entry's suffix winner from the end.
+Code RangeIndexWriter::WriteGroup(int64_t from, ErrorBuffer* error) {
+  uint8_t key_bytes[8];
+  PutOrderedI64(key_bytes, from);
+  MDB_val key{sizeof(key_bytes), key_bytes};
+  MDB_val value{entries_.size() * RangeGroup::kEntrySize, nullptr};
+  const int rc = mdb_put(txn_, index_, &key, &value, MDB_RESERVE);
+  if (rc != MDB_SUCCESS) return Fail(error, PutFailure(rc), "writing range index: %s", mdb_strerror(rc));
+  auto* out = static_cast<uint8_t*>(value.mv_data);
+  uint32_t winner = 0;
+  for (size_t i = entries_.size(); i-- > 0;) {
+    if (i + 1 == entries_.size() || Wins(entries_[i], entries_[winner])) winner = static_cast<uint32_t>(i);
+    uint8_t* entry = out + i * RangeGroup::kEntrySize;
+    PutRangeKey(entries_[i], entry);
+    PutU32(entry + kRangeKeySize, winner);
+  }
+  return Code::kOk;
+}
+
+Code RangeIndexWriter::Add(Range r, ErrorBuffer* error) {
+  if (cursor_ == nullptr) return Fail(error, Code::kInternal, "range index writer is not open");
+  uint8_t key_bytes[8];
+  PutOrderedI64(key_bytes, r.from);
+  MDB_val key{sizeof(key_bytes), key_bytes};
+  MDB_val value;
+  int rc = mdb_get(txn_, index_, &key, &value);
+  if (rc == MDB_SUCCESS) {
+    RangeGroup own;
+    if (!own.Parse(Bytes(value))) return BadGroup(error, r.from, value.mv_size);
+    // Every range is in its own from's group, so finding it there means it was added before, everywhere.
+    if (own.Contains(r)) return Code::kOk;
+    Code code = LoadGroup(value, error);
+    if (code != Code::kOk) return code;
+  } else if (rc == MDB_NOTFOUND) {
+    // A new group: the ranges containing r.from are those of the previous group that reach it (their from is
+    // at or before the previous F, the greatest from below r.from).
+    entries_.clear();
+    rc = mdb_cursor_get(cursor_, &key, &value, MDB_SET_RANGE);
+    if (rc == MDB_SUCCESS) {
+      rc = mdb_cursor_get(cursor_, &key, &value, MDB_PREV);
+    } else if (rc == MDB_NOTFOUND) {
+      rc = mdb_cursor_get(cursor_, &key, &value, MDB_LAST);
+    }
+    if (rc == MDB_SUCCESS) {
+      Code code = LoadGroup(value, error);
+      if (code != Code::kOk) return code;
+      entries_.erase(entries_.begin(),
+                     std::find_if(entries_.begin(), entries_.end(), [&](Range e) { return e.to >= r.from; }));
+    } else if (rc != MDB_NOTFOUND) {
+      return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
+    }
+  } else {
+    return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
+  }
+  entries_.insert(std::lower_bound(entries_.begin(), entries_.end(), r, Before), r);
+  Code code = WriteGroup(r.from, error);
+  if (code != Code::kOk) return code;
+
+  // Groups further inside the range. Collected first: rewriting a value while the cursor walks is not worth it.
+  later_.clear();
+  if (r.from < r.to) {
+    PutOrderedI64(key_bytes, r.from + 1);
+    key = MDB_val{sizeof(key_bytes), key_bytes};
+    for (rc = mdb_cursor_get(cursor_, &key, &value, MDB_SET_RANGE); rc == MDB_SUCCESS;
+         rc = mdb_cursor_get(cursor_, &key, &value, MDB_NEXT)) {
+      if (key.mv_size != 8) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
+      const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(key.mv_data));
+      if (from > r.to) break;
+      later_.push_back(from);
+    }
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
+      return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
+    }
+  }
+  for (int64_t from : later_) {
+    PutOrderedI64(key_bytes, from);
+    key = MDB_val{sizeof(key_bytes), key_bytes};
+    rc = mdb_get(txn_, index_, &key, &value);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
+    code = LoadGroup(value, error);
+    if (code != Code::kOk) return code;
+    auto at = std::lower_bound(entries_.begin(), entries_.end(), r, Before);
+    if (at != entries_.end() && *at == r) continue;
+    entries_.insert(at, r);
+    code = WriteGroup(from, error);
+    if (code != Code::kOk) return code;
+  }
+  return Code::kOk;
+}
+
+}  // namespace planb::ranged

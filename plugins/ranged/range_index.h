@@ -1,0 +1,101 @@
+// The index shared by the ranged store types (ranged, temporal_ranged): which stored ranges contain a number,
+// in O(log n) however ranges nest or overlap. It lives in the plugins' own table kIndexTableName beside a data
+// table whose LMDB keys start with from + to (ordered i64, inclusive bounds).
+//
+// The number line is cut at every distinct `from` F of the data table; F's "group" lists every range that
+// contains F. A lookup of x finds F = the greatest from <= x through the data table's cursor (the only cursor the
+// host hands a plugin), and reads F's group with one mdb_get. Every range containing x contains F (its from is
+// <= F, since no from lies in (F, x]), so the ranges containing x are exactly the group entries with to >= x: a
+// suffix of the list, sorted by `to`, found by binary search. Each entry also stores the index of the winner of
+// its suffix, so the winning range is known without scanning. (A group is the run of segments [F, to_0],
+// [to_0 + 1, to_1], ... up to the next from, each with its winner.)
+//
+// On-disk format (bump the plugins' kVersion if it changes):
+//   key   = PutOrderedI64(F)                                   8 bytes
+//   value = n entries: from (ordered i64) + to (ordered i64) + winner (u32 big-endian), 20 bytes each,
+//           sorted by to ascending, then from descending; winner = index of the entry that wins among i..n-1.
+// Adding a range touches its own group (made from the previous group if new) and every group F in (from, to]:
+// O(log n) for disjoint data, O(groups covered x group size) when ranges nest; space is the total group size.
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "planb/bytes.h"
+#include "planb/status.h"
+#include "planb/table.h"
+
+namespace planb::ranged {
+
+inline constexpr const char* kIndexTableName = "range_index";
+
+struct Range {
+  int64_t from = 0;
+  int64_t to = 0;
+  friend bool operator==(Range a, Range b) { return a.from == b.from && a.to == b.to; }
+};
+
+// Where several ranges contain a number, the narrowest wins; ties: the greater from, then the smaller to. A total
+// order, so every node picks the same range whatever order the ranges were loaded in.
+bool Wins(Range a, Range b);
+
+inline constexpr uint32_t kRangeKeySize = 16;  // from + to, the leading bytes of every data key
+void PutRangeKey(Range r, uint8_t* out);
+Range GetRangeKey(const uint8_t* in);
+
+// One group, read in place from its LMDB value (valid until the transaction ends or resets). Allocates nothing.
+class RangeGroup {
+ public:
+  static constexpr uint32_t kEntrySize = 20;
+
+  // False when `value` is not a non-empty list of entries.
+  bool Parse(Bytes value);
+  uint32_t size() const { return size_; }
+  Range range(uint32_t i) const { return GetRangeKey(entry(i)); }
+  const uint8_t* range_key(uint32_t i) const { return entry(i); }  // kRangeKeySize bytes
+  uint32_t winner(uint32_t i) const;
+  // The first entry with to >= x (size() when none): entries from there on are the ones that contain x.
+  uint32_t FirstEndingAtOrAfter(int64_t x) const;
+  bool Contains(Range r) const;
+
+ private:
+  const uint8_t* entry(uint32_t i) const { return data_ + size_t{i} * kEntrySize; }
+  const uint8_t* data_ = nullptr;
+  uint32_t size_ = 0;
+};
+
+// Finds the group of `x` in `table` (data cursor + store_tables[0]). kOk fills `group` and leaves the data
+// cursor on the last data row whose from is the group's F, as `data_key`/`data_value`. kNotFound: no range
+// starts at or before x. kCorruption: the index lacks that group. Allocates nothing.
+Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key, Bytes* data_value,
+               ErrorBuffer* error);
+
+// Adds ranges to the index inside one write transaction. Not thread-safe; allocates (the write path).
+// REQUIRES: destroyed (or Close()d) before the transaction ends.
+class RangeIndexWriter {
+ public:
+  RangeIndexWriter() = default;
+  ~RangeIndexWriter() { Close(); }
+  RangeIndexWriter(const RangeIndexWriter&) = delete;
+  RangeIndexWriter& operator=(const RangeIndexWriter&) = delete;
+
+  Code Open(const Table& table, ErrorBuffer* error);
+  void Close();
+  // Adds `r` to the group at r.from (made from the previous group when new) and to every group in
+  // (r.from, r.to]. Adding a range that is already there changes nothing, so merges are idempotent.
+  Code Add(Range r, ErrorBuffer* error);
+
+ private:
+  Code LoadGroup(MDB_val value, ErrorBuffer* error);
+  Code WriteGroup(int64_t from, ErrorBuffer* error);
+
+  MDB_txn* txn_ = nullptr;
+  MDB_dbi index_ = 0;
+  MDB_cursor* cursor_ = nullptr;
+  std::vector<Range> entries_;  // the group being rewritten, sorted as on disk
+  std::vector<int64_t> later_;  // groups in (from, to] of the range being added
+};
+
+}  // namespace planb::ranged

@@ -1,0 +1,38 @@
+// Row-level code shared by the ranged store types: reading a record's range, writing and merging data rows,
+// decoding them, and the key range of a KeyStart-bounded scan.
+//
+// Data rows (on-disk format; bump the plugins' kVersion if it changes):
+//   LMDB key   = from (ordered i64) + to (ordered i64) [+ effective time (ordered i64) for temporal_ranged]
+//   LMDB value = value type (1 byte) + value bytes
+#pragma once
+
+#include <cstdint>
+
+#include "planb/store.h"
+#include "range_index.h"
+
+namespace planb::ranged {
+
+// The range of a <reference>: <from>/<to> (or <range>) or <key>N</key> meaning [N, N]. Refuses, naming the
+// text, a <session>, a missing value, both or neither of key and range, a non-numeric or out-of-range number,
+// and from > to. `type_name` ("Ranged State") is for messages.
+Code RecordRange(const Record& record, const char* type_name, Range* out, ErrorBuffer* error);
+
+// A signed 64-bit decimal (surrounding XML whitespace ignored). `element` names it in messages ("<from>").
+Code ParseNumber(Bytes text, const char* element, int64_t* out, ErrorBuffer* error);
+
+// Writes the data row `key` -> value type + `value`, reserved in place (MDB_RESERVE).
+Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, ErrorBuffer* error);
+
+// Copies every data row of `batch` (keys of `key_size` bytes) into `shard`, overwriting equal keys, and adds
+// each row's range to the shard's index (the batch's index is never copied: groups are local to each file).
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, MergeStats* stats, ErrorBuffer* error);
+
+// Splits a data row: key of `key_size` bytes, value type and value. `type_name` is for messages.
+Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, const char* type_name, Row* row, ErrorBuffer* error);
+
+// KeyStart bounds narrow the scan to rows whose from is in [number_min, number_max]; nothing else can (time is
+// not a leading key part), so other bounds are left to the host's filter.
+Code NumberScanRange(const ScanBounds& bounds, uint32_t key_size, KeyRange* range);
+
+}  // namespace planb::ranged

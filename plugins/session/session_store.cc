@@ -1,0 +1,304 @@
+// The Session store type: an event of a key at time t with timeout d opens the session [t, t + d] (both ends
+// inclusive; no timeout = the single instant t). A lookup at time T answers whether the key was in a session at
+// T. Keys go through the map's key scheme.
+//
+// On-disk format (version 1; bump kVersion if it changes):
+//   LMDB key   = scheme prefix + start (8 bytes) + end (8 bytes), both PutOrderedI64 (big-endian, sign flipped)
+//   LMDB value = scheme stored key (nothing else: a session has no value)
+//   table "type.stats": "max_duration_ms" -> the longest end - start of any row (8 bytes, big-endian unsigned);
+//                       only ever raised (in Put and Merge), so merging a batch twice equals merging it once
+// One key's rows are contiguous (the scheme's prefix is self-delimiting) and ordered by start, then end. A lookup
+// walks back from the last session starting at or before T and stops at sessions starting before
+// T - max_duration, which cannot reach T: a miss costs the sessions of the key in that window, not every one.
+// Where several sessions contain T, the one with the latest start (then the latest end) is returned.
+#include <cstring>
+
+#include "planb/encoding.h"
+#include "planb/plugin.h"
+
+namespace planb {
+namespace {
+
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kBoundsSize = 16;  // start + end
+constexpr uint32_t kStatsTable = 0;   // index in PluginDescriptor::tables
+constexpr char kMaxDurationKey[] = "max_duration_ms";
+
+// The LMDB key prefix + start + end (on the caller's stack). False when the prefix leaves no room for the
+// bounds, which a scheme honouring key_suffix_size never does.
+bool MakeRowKey(const KeyPrefix& prefix, int64_t start_ms, int64_t end_ms, KeyPrefix* out) {
+  if (prefix.size > kMaxLmdbKeySize - kBoundsSize) return false;
+  std::memcpy(out->bytes, prefix.bytes, prefix.size);
+  PutOrderedI64(out->bytes + prefix.size, start_ms);
+  PutOrderedI64(out->bytes + prefix.size + 8, end_ms);
+  out->size = prefix.size + kBoundsSize;
+  return true;
+}
+
+uint64_t Duration(int64_t start_ms, int64_t end_ms) {
+  return static_cast<uint64_t>(end_ms) - static_cast<uint64_t>(start_ms);  // exact even for the full int64 span
+}
+
+Code PutCode(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
+
+class SessionStore final : public Store {
+ public:
+  explicit SessionStore(const KeyScheme* scheme) : scheme_(scheme) {}
+
+  Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
+    if (record.kind != RecordKind::kSession) {
+      return Fail(error, Code::kInvalidArgument,
+                  "a <reference> element cannot be loaded into a Session map; use <session> with <map>, <key>, "
+                  "<time> and an optional <timeout>");
+    }
+    if (!record.has_key) return Fail(error, Code::kInvalidArgument, "<session> has no <key>");
+    if (record.has_range || record.has_value) {
+      return Fail(error, Code::kInvalidArgument, "a <session> has no <range> or <value>");
+    }
+    const int64_t start = record.time_ms;
+    int64_t end = start;
+    if (record.has_timeout) {
+      if (record.timeout_ms < 0) {
+        return Fail(error, Code::kInvalidArgument, "<session> timeout of %lld ms is negative",
+                    static_cast<long long>(record.timeout_ms));
+      }
+      if (__builtin_add_overflow(start, record.timeout_ms, &end)) {
+        return Fail(error, Code::kInvalidArgument,
+                    "<session> at %lld ms with a timeout of %lld ms ends after the latest representable time",
+                    static_cast<long long>(start), static_cast<long long>(record.timeout_ms));
+      }
+    }
+    Resolved resolved;
+    Code code = scheme_->Resolve(batch, record.key, Intent::kWrite, &resolved, error);
+    if (code != Code::kOk) return code;
+    code = WriteRow(batch, resolved, record.key, start, end, error);
+    if (code != Code::kOk) return code;
+    return RaiseMaxDuration(batch, Duration(start, end), error);
+  }
+
+  Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
+    MDB_val k;
+    MDB_val v;
+    Resolved resolved;
+    Bytes resolved_key;  // the key `resolved` belongs to (a view into the batch)
+    bool have_resolved = false;
+    bool any = false;
+    uint64_t max_duration = 0;
+    for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
+         rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_NEXT)) {
+      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading batch: %s", mdb_strerror(rc));
+      ++stats->rows_read;
+      Bytes key;
+      uint32_t prefix_size = 0;
+      uint32_t stored_key_size = 0;
+      Code code = scheme_->DecodeRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+      if (code != Code::kOk) return code;
+      int64_t start = 0;
+      int64_t end = 0;
+      code = DecodeBounds(Bytes(k), prefix_size, &start, &end, error);
+      if (code != Code::kOk) return code;
+      // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is resolved again in the
+      // shard. A key's rows are contiguous in the batch: resolve once per key.
+      if (!have_resolved || key != resolved_key) {
+        code = scheme_->Resolve(shard, key, Intent::kWrite, &resolved, error);
+        if (code != Code::kOk) return code;
+        resolved_key = key;
+        have_resolved = true;
+      }
+      code = WriteRow(shard, resolved, key, start, end, error);
+      if (code != Code::kOk) return code;
+      ++stats->rows_written;
+      any = true;
+      if (Duration(start, end) > max_duration) max_duration = Duration(start, end);
+    }
+    // Taken from the rows rather than the batch's stats, so a merge is right whatever wrote the batch.
+    return any ? RaiseMaxDuration(shard, max_duration, error) : Code::kOk;
+  }
+
+  Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
+    Resolved resolved;
+    Code code = scheme_->Resolve(shard, lookup.key, Intent::kRead, &resolved, error);
+    if (code != Code::kOk) return code;
+    uint64_t max_duration = 0;
+    code = ReadMaxDuration(shard, &max_duration, error);
+    if (code != Code::kOk) return code;
+    // Sessions starting before `min_start` end before the time asked about.
+    const uint64_t span = static_cast<uint64_t>(lookup.time_ms) - static_cast<uint64_t>(INT64_MIN);
+    const int64_t min_start =
+        max_duration >= span ? INT64_MIN : static_cast<int64_t>(static_cast<uint64_t>(lookup.time_ms) - max_duration);
+
+    // The last row at or before (key, time, INT64_MAX), then backwards.
+    KeyPrefix target;
+    if (!MakeRowKey(resolved.prefix, lookup.time_ms, INT64_MAX, &target)) return Code::kNotFound;
+    MDB_val k = target.view().mdb();
+    MDB_val v;
+    int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_SUCCESS) {
+      if (Bytes(k) != target.view()) rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV);
+    } else if (rc == MDB_NOTFOUND) {
+      rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_LAST);
+    }
+    const uint32_t prefix_size = resolved.prefix.size;
+    for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV)) {
+      if (k.mv_size != prefix_size + kBoundsSize || std::memcmp(k.mv_data, resolved.prefix.bytes, prefix_size) != 0) {
+        return Code::kNotFound;  // past the key's first session
+      }
+      const auto* bounds = static_cast<const uint8_t*>(k.mv_data) + prefix_size;
+      const int64_t start = GetOrderedI64(bounds);
+      if (start < min_start) return Code::kNotFound;
+      const int64_t end = GetOrderedI64(bounds + 8);
+      if (end >= lookup.time_ms) {
+        row->key = lookup.key;
+        row->session_start_ms = start;
+        row->session_end_ms = end;
+        return Code::kOk;
+      }
+    }
+    if (rc == MDB_NOTFOUND) return Code::kNotFound;
+    return Fail(error, Code::kIOError, "reading Session row: %s", mdb_strerror(rc));
+  }
+
+  Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
+                 ErrorBuffer* error) const noexcept override {
+    uint32_t prefix_size = 0;
+    uint32_t stored_key_size = 0;
+    Code code = scheme_->DecodeRow(table, lmdb_key, value, &row->key, &prefix_size, &stored_key_size, error);
+    if (code != Code::kOk) return code;
+    return DecodeBounds(lmdb_key, prefix_size, &row->session_start_ms, &row->session_end_ms, error);
+  }
+
+  // Time bounds constrain Start.
+  Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
+                 ErrorBuffer* error) const noexcept override {
+    range->has_lower = range->has_upper = false;
+    // Prefixes are hashed or length-ordered: without an exact key neither the key nor the time narrows.
+    if (!bounds.has_key) return Code::kOk;
+    if (bounds.has_time_bounds && bounds.time_min > bounds.time_max) return Code::kNotFound;
+    Resolved resolved;
+    Code code = scheme_->Resolve(table, bounds.key, Intent::kRead, &resolved, error);
+    if (code != Code::kOk) return code;
+    if (!MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_min : INT64_MIN, INT64_MIN, &range->lower) ||
+        !MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_max : INT64_MAX, INT64_MAX, &range->upper)) {
+      return Code::kNotFound;
+    }
+    range->has_lower = range->has_upper = true;
+    return Code::kOk;
+  }
+
+ private:
+  static Code DecodeBounds(Bytes lmdb_key, uint32_t prefix_size, int64_t* start, int64_t* end, ErrorBuffer* error) {
+    if (lmdb_key.size != prefix_size + kBoundsSize) {
+      return Fail(error, Code::kCorruption, "Session row key of %zu bytes is not its %u-byte prefix + %u",
+                  lmdb_key.size, prefix_size, kBoundsSize);
+    }
+    *start = GetOrderedI64(lmdb_key.data + prefix_size);
+    *end = GetOrderedI64(lmdb_key.data + prefix_size + 8);
+    if (*end < *start) {
+      return Fail(error, Code::kCorruption, "Session row ends (%lld) before it starts (%lld)",
+                  static_cast<long long>(*end), static_cast<long long>(*start));
+    }
+    return Code::kOk;
+  }
+
+  // Writes the row (prefix + start + end) -> stored key, reserved in place (MDB_RESERVE).
+  Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, int64_t start_ms, int64_t end_ms,
+                ErrorBuffer* error) const {
+    KeyPrefix row_key;
+    if (!MakeRowKey(resolved.prefix, start_ms, end_ms, &row_key)) {
+      return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the session bounds",
+                  resolved.prefix.size);
+    }
+    MDB_val k = row_key.view().mdb();
+    MDB_val v{scheme_->StoredKeySize(resolved, key), nullptr};
+    int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
+    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing Session row: %s", mdb_strerror(rc));
+    scheme_->WriteStoredKey(resolved, key, static_cast<uint8_t*>(v.mv_data));
+    return Code::kOk;
+  }
+
+  // The recorded longest session; UINT64_MAX (no bound) when none is recorded.
+  static Code ReadMaxDuration(const Table& table, uint64_t* out, ErrorBuffer* error) {
+    if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the Session stats table is not open");
+    MDB_val k{sizeof(kMaxDurationKey) - 1, const_cast<char*>(kMaxDurationKey)};
+    MDB_val v;
+    int rc = mdb_get(table.txn, table.store_tables[kStatsTable], &k, &v);
+    if (rc == MDB_NOTFOUND) {
+      *out = UINT64_MAX;
+      return Code::kOk;
+    }
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading Session stats: %s", mdb_strerror(rc));
+    if (v.mv_size != 8) {
+      return Fail(error, Code::kCorruption, "Session stats: %s has %zu bytes, not 8", kMaxDurationKey, v.mv_size);
+    }
+    *out = GetU64(static_cast<const uint8_t*>(v.mv_data));
+    return Code::kOk;
+  }
+
+  static Code RaiseMaxDuration(const Table& table, uint64_t duration, ErrorBuffer* error) {
+    if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the Session stats table is not open");
+    MDB_val k{sizeof(kMaxDurationKey) - 1, const_cast<char*>(kMaxDurationKey)};
+    MDB_val v;
+    int rc = mdb_get(table.txn, table.store_tables[kStatsTable], &k, &v);
+    if (rc == MDB_SUCCESS && v.mv_size == 8 && GetU64(static_cast<const uint8_t*>(v.mv_data)) >= duration) {
+      return Code::kOk;
+    }
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
+      return Fail(error, Code::kIOError, "reading Session stats: %s", mdb_strerror(rc));
+    }
+    uint8_t bytes[8];
+    PutU64(bytes, duration);
+    v = MDB_val{sizeof(bytes), bytes};
+    rc = mdb_put(table.txn, table.store_tables[kStatsTable], &k, &v, 0);
+    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing Session stats: %s", mdb_strerror(rc));
+    return Code::kOk;
+  }
+
+  const KeyScheme* const scheme_;
+};
+
+Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  if (args->scheme == nullptr) {
+    Fail(error, Code::kInvalidArgument, "the Session store needs a key scheme");
+    return nullptr;
+  }
+  Store* store = nullptr;
+  (void)Guard(error, [&] {
+    store = new SessionStore(args->scheme);
+    return Code::kOk;
+  });
+  return store;
+}
+
+void Destroy(Store* store) noexcept { delete static_cast<SessionStore*>(store); }
+
+const FieldSpec kFields[] = {
+    {"Key", FieldKind::kText, RowField::kKey},
+    {"Start", FieldKind::kDate, RowField::kStart},
+    {"End", FieldKind::kDate, RowField::kEnd},
+};
+
+const char* const kTables[] = {"stats"};
+
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kStoreType;
+  d.name = "session";
+  d.version = kVersion;
+  d.summary = "Session: key + [start, end]; lookups tell whether a key was in a session at a time";
+  d.tables = kTables;
+  d.table_count = 1;
+  d.uses_key_scheme = true;
+  d.key_suffix_size = kBoundsSize;
+  d.lookup_key = LookupKeyKind::kText;
+  d.lookup_uses_time = true;
+  d.fields = kFields;
+  d.field_count = sizeof(kFields) / sizeof(kFields[0]);
+  d.create_store = &Create;
+  d.destroy_store = &Destroy;
+  return d;
+}();
+
+}  // namespace
+}  // namespace planb
+
+PLANB_PLUGIN(planb::kDescriptor)

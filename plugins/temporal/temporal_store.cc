@@ -1,0 +1,230 @@
+// The Temporal State store type: each key has values over time; a lookup at time T returns the value with the
+// latest effective time at or before T. Keys go through the map's key scheme.
+//
+// On-disk format (version 1; bump kVersion if it changes):
+//   LMDB key   = scheme prefix + effective time (8 bytes, PutOrderedI64: big-endian, sign bit flipped)
+//   LMDB value = scheme stored key + value type (1 byte) + value bytes
+// The scheme's prefix is self-delimiting (key_suffix_size = 8), so one key's rows are contiguous and in time
+// order, and a lookup is one seek plus at most one step back. The same key and time again overwrites the row.
+#include <cstring>
+
+#include "planb/encoding.h"
+#include "planb/plugin.h"
+
+namespace planb {
+namespace {
+
+constexpr uint32_t kVersion = 1;
+constexpr uint32_t kTimeSize = 8;
+
+// The LMDB key prefix + `time_ms` (on the caller's stack). False when the prefix leaves no room for the time,
+// which a scheme honouring key_suffix_size never does.
+bool MakeRowKey(const KeyPrefix& prefix, int64_t time_ms, KeyPrefix* out) {
+  if (prefix.size > kMaxLmdbKeySize - kTimeSize) return false;
+  std::memcpy(out->bytes, prefix.bytes, prefix.size);
+  PutOrderedI64(out->bytes + prefix.size, time_ms);
+  out->size = prefix.size + kTimeSize;
+  return true;
+}
+
+// Whether `k` is a row of the key whose prefix is `prefix`.
+bool HasPrefix(const MDB_val& k, const KeyPrefix& prefix) {
+  return k.mv_size == prefix.size + kTimeSize && std::memcmp(k.mv_data, prefix.bytes, prefix.size) == 0;
+}
+
+class TemporalStore final : public Store {
+ public:
+  explicit TemporalStore(const KeyScheme* scheme) : scheme_(scheme) {}
+
+  Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
+    if (record.kind != RecordKind::kReference) {
+      return Fail(error, Code::kInvalidArgument, "a <session> element cannot be loaded into a Temporal State map");
+    }
+    if (record.has_range) {
+      return Fail(error, Code::kInvalidArgument,
+                  "Temporal State maps take a <key>, not a <range>/<from>/<to> (use a temporal_ranged map)");
+    }
+    if (!record.has_key) return Fail(error, Code::kInvalidArgument, "<reference> has no <key>");
+    if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value>");
+    Resolved resolved;
+    Code code = scheme_->Resolve(batch, record.key, Intent::kWrite, &resolved, error);
+    if (code != Code::kOk) return code;
+    const uint8_t type = static_cast<uint8_t>(record.value_type);
+    return WriteRow(batch, resolved, record.key, record.time_ms, Bytes(&type, 1), record.value, error);
+  }
+
+  Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
+    MDB_val k;
+    MDB_val v;
+    Resolved resolved;
+    Bytes resolved_key;  // the key `resolved` belongs to (a view into the batch), null before the first row
+    bool have_resolved = false;
+    for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
+         rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_NEXT)) {
+      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading batch: %s", mdb_strerror(rc));
+      ++stats->rows_read;
+      Bytes key;
+      uint32_t prefix_size = 0;
+      uint32_t stored_key_size = 0;
+      Code code = scheme_->DecodeRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+      if (code != Code::kOk) return code;
+      if (k.mv_size != prefix_size + kTimeSize || v.mv_size < stored_key_size + 1) {
+        return Fail(error, Code::kCorruption, "batch row is not a Temporal State row (%zu-byte key, %zu-byte value)",
+                    k.mv_size, v.mv_size);
+      }
+      // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is resolved again in the
+      // shard; the time and payload are copied as they are. A key's rows are contiguous in the batch: resolve
+      // once per key.
+      if (!have_resolved || key != resolved_key) {
+        code = scheme_->Resolve(shard, key, Intent::kWrite, &resolved, error);
+        if (code != Code::kOk) return code;
+        resolved_key = key;
+        have_resolved = true;
+      }
+      const auto* data = static_cast<const uint8_t*>(v.mv_data);
+      Bytes payload(data + stored_key_size, v.mv_size - stored_key_size);
+      const int64_t time_ms = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + prefix_size);
+      code = WriteRow(shard, resolved, key, time_ms, payload, Bytes(), error);
+      if (code != Code::kOk) return code;
+      ++stats->rows_written;
+    }
+    return Code::kOk;
+  }
+
+  Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
+    Resolved resolved;
+    Code code = scheme_->Resolve(shard, lookup.key, Intent::kRead, &resolved, error);
+    if (code != Code::kOk) return code;
+    KeyPrefix target;
+    if (!MakeRowKey(resolved.prefix, lookup.time_ms, &target)) return Code::kNotFound;
+    // The first row at or after (key, time); unless it is exactly (key, time), the answer is the row before it.
+    // Times are compared as bytes, so INT64_MIN and INT64_MAX need no special case.
+    MDB_val k = target.view().mdb();
+    MDB_val v;
+    int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_SUCCESS) {
+      if (Bytes(k) != target.view()) {
+        rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV);
+      }
+    } else if (rc == MDB_NOTFOUND) {
+      rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_LAST);
+    }
+    if (rc == MDB_NOTFOUND) return Code::kNotFound;
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading Temporal State row: %s", mdb_strerror(rc));
+    if (!HasPrefix(k, resolved.prefix)) return Code::kNotFound;  // the key has no row at or before the time
+    row->key = lookup.key;
+    row->effective_time_ms = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + resolved.prefix.size);
+    return DecodePayload(Bytes(v), scheme_->StoredKeySize(resolved, lookup.key), row, error);
+  }
+
+  Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
+                 ErrorBuffer* error) const noexcept override {
+    uint32_t prefix_size = 0;
+    uint32_t stored_key_size = 0;
+    Code code = scheme_->DecodeRow(table, lmdb_key, value, &row->key, &prefix_size, &stored_key_size, error);
+    if (code != Code::kOk) return code;
+    if (lmdb_key.size != prefix_size + kTimeSize) {
+      return Fail(error, Code::kCorruption, "Temporal State row key of %zu bytes is not its %u-byte prefix + %u",
+                  lmdb_key.size, prefix_size, kTimeSize);
+    }
+    row->effective_time_ms = GetOrderedI64(lmdb_key.data + prefix_size);
+    return DecodePayload(value, stored_key_size, row, error);
+  }
+
+  Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
+                 ErrorBuffer* error) const noexcept override {
+    range->has_lower = range->has_upper = false;
+    // Prefixes are hashed or length-ordered: without an exact key neither the key nor the time narrows.
+    if (!bounds.has_key) return Code::kOk;
+    if (bounds.has_time_bounds && bounds.time_min > bounds.time_max) return Code::kNotFound;
+    Resolved resolved;
+    Code code = scheme_->Resolve(table, bounds.key, Intent::kRead, &resolved, error);
+    if (code != Code::kOk) return code;
+    if (!MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_min : INT64_MIN, &range->lower) ||
+        !MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_max : INT64_MAX, &range->upper)) {
+      return Code::kNotFound;
+    }
+    range->has_lower = range->has_upper = true;
+    return Code::kOk;
+  }
+
+ private:
+  static Code PutCode(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
+
+  static Code DecodePayload(Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) {
+    if (value.size < stored_key_size + 1 || !IsKnownValueType(value.data[stored_key_size])) {
+      return Fail(error, Code::kCorruption, "Temporal State row value of %zu bytes has no valid value type",
+                  value.size);
+    }
+    row->value_type = static_cast<ValueType>(value.data[stored_key_size]);
+    row->value = Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1);
+    return Code::kOk;
+  }
+
+  // Writes the row (prefix + `time_ms`) -> stored key + `head` + `tail`, reserved in place (MDB_RESERVE) so that
+  // the value is assembled without a temporary buffer.
+  Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, int64_t time_ms, Bytes head, Bytes tail,
+                ErrorBuffer* error) const {
+    KeyPrefix row_key;
+    if (!MakeRowKey(resolved.prefix, time_ms, &row_key)) {
+      return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the effective time",
+                  resolved.prefix.size);
+    }
+    const uint32_t stored = scheme_->StoredKeySize(resolved, key);
+    MDB_val k = row_key.view().mdb();
+    MDB_val v{stored + head.size + tail.size, nullptr};
+    int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
+    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing Temporal State row: %s", mdb_strerror(rc));
+    auto* out = static_cast<uint8_t*>(v.mv_data);
+    scheme_->WriteStoredKey(resolved, key, out);
+    if (head.size != 0) std::memcpy(out + stored, head.data, head.size);
+    if (tail.size != 0) std::memcpy(out + stored + head.size, tail.data, tail.size);
+    return Code::kOk;
+  }
+
+  const KeyScheme* const scheme_;
+};
+
+Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  if (args->scheme == nullptr) {
+    Fail(error, Code::kInvalidArgument, "the Temporal State store needs a key scheme");
+    return nullptr;
+  }
+  Store* store = nullptr;
+  (void)Guard(error, [&] {
+    store = new TemporalStore(args->scheme);
+    return Code::kOk;
+  });
+  return store;
+}
+
+void Destroy(Store* store) noexcept { delete static_cast<TemporalStore*>(store); }
+
+const FieldSpec kFields[] = {
+    {"Key", FieldKind::kText, RowField::kKey},
+    {"EffectiveTime", FieldKind::kDate, RowField::kEffectiveTime},
+    {"ValueType", FieldKind::kText, RowField::kValueType},
+    {"Value", FieldKind::kText, RowField::kValue},
+};
+
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kStoreType;
+  d.name = "temporal";
+  d.version = kVersion;
+  d.summary = "Temporal State: key + effective time -> value; lookups return the latest value at or before a time";
+  d.uses_key_scheme = true;
+  d.key_suffix_size = kTimeSize;
+  d.lookup_key = LookupKeyKind::kText;
+  d.lookup_uses_time = true;
+  d.fields = kFields;
+  d.field_count = sizeof(kFields) / sizeof(kFields[0]);
+  d.create_store = &Create;
+  d.destroy_store = &Destroy;
+  return d;
+}();
+
+}  // namespace
+}  // namespace planb
+
+PLANB_PLUGIN(planb::kDescriptor)
