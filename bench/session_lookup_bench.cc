@@ -1,0 +1,350 @@
+// Lookups through the Session store (hashed and direct schemes) beside a raw LMDB cursor baseline on the same
+// sessions, in the same run: hits (inside, at the start and at the end of a session), misses in a gap between a
+// key's sessions (or before the first, after the last) and misses of unknown keys; on synthetic events and, when
+// ../shared/data is present, the git commit events and the Apache access log. Set PLANB_BENCH_ROWS for the
+// synthetic number of events (default 300000).
+//
+// The baseline is the obvious layout: LMDB key = key bytes + start + end (PutOrderedI64), empty value; a lookup
+// seeks to (key, time, INT64_MAX), steps back unless it landed there, and walks back over the key's rows until
+// one ends at or after the time (a hit) or starts before time - the longest session (a miss). The baseline gets
+// that longest session from memory; Plan B reads its own from the shard on each lookup. The baseline's answers
+// are checked against an in-memory model at setup, and strictly in the benchmark where they were all right;
+// elsewhere the counter "right" gives its share of right answers (its key is not self-delimiting).
+// Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor), in two streams
+// (alternate events) so that keys are both written and merged, and read through MapReader, which keeps its read
+// transaction open between lookups, as the baseline does.
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planb/encoding.h"
+#include "planb/lmdb.h"
+#include "support/ratio_reporter.h"
+#include "support/session_data.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kDay = int64_t{24} * 60 * 60 * 1000;
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+constexpr size_t kMaxRawKey = 511 - 16;
+
+struct Query {
+  std::string key;
+  int64_t time_ms;
+  int64_t expect_start;  // hits: the right answer
+  int64_t expect_end;
+};
+
+struct QuerySet {
+  std::string group;  // "session_hit/<fixture>"
+  bool expect_hit;
+  bool raw_right;  // the baseline answered every query right at setup
+  std::vector<Query> queries;
+};
+
+// Each key's sessions (start, end), sorted and without repeats, as the shard holds them.
+using Sessions = std::vector<std::pair<int64_t, int64_t>>;
+using Model = std::map<std::string, Sessions>;
+
+// One event set loaded three ways: raw LMDB, session + hashed, session + direct.
+struct Fixture {
+  std::string name;
+  std::vector<SessionEvent> events;
+  uint64_t max_duration = 0;  // the longest session, for the baseline's walk
+  std::vector<QuerySet> sets;
+  std::unique_ptr<Runtime> runtime;
+  MapReader hashed;
+  MapReader direct;
+  Env raw_env;
+  Txn raw_txn;
+  Cursor raw_cursor;
+  MDB_dbi raw_dbi = 0;
+};
+
+// Of the sessions of `key` containing `time`, the one with the latest start, then the latest end: every session
+// starting at or before `time` is looked at, with no bound on durations.
+bool ModelLookup(const Model& model, const std::string& key, int64_t time, int64_t* start, int64_t* end) {
+  auto it = model.find(key);
+  if (it == model.end()) return false;
+  const Sessions& sessions = it->second;
+  for (auto s = std::upper_bound(sessions.begin(), sessions.end(), std::pair{time, kMax}); s != sessions.begin();) {
+    --s;
+    if (s->second >= time) {
+      *start = s->first;
+      *end = s->second;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RawLookup(MDB_cursor* cursor, Bytes key, int64_t time, uint64_t max_duration, int64_t* start, int64_t* end) {
+  if (key.size > kMaxRawKey) return false;
+  uint8_t probe[kMaxRawKey + 16];
+  std::memcpy(probe, key.data, key.size);
+  PutOrderedI64(probe + key.size, time);
+  PutOrderedI64(probe + key.size + 8, kMax);
+  const uint64_t span = static_cast<uint64_t>(time) - static_cast<uint64_t>(kMin);
+  const int64_t min_start =
+      max_duration >= span ? kMin : static_cast<int64_t>(static_cast<uint64_t>(time) - max_duration);
+  MDB_val k{key.size + 16, probe};
+  MDB_val v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_SET_RANGE);
+  if (rc == MDB_SUCCESS) {
+    if (k.mv_size != key.size + 16 || std::memcmp(k.mv_data, probe, key.size + 16) != 0) {
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_PREV);
+    }
+  } else if (rc == MDB_NOTFOUND) {
+    rc = mdb_cursor_get(cursor, &k, &v, MDB_LAST);
+  }
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_PREV)) {
+    if (k.mv_size != key.size + 16 || std::memcmp(k.mv_data, key.data, key.size) != 0) return false;
+    const auto* bounds = static_cast<const uint8_t*>(k.mv_data) + key.size;
+    const int64_t s = GetOrderedI64(bounds);
+    if (s < min_start) return false;
+    const int64_t e = GetOrderedI64(bounds + 8);
+    if (e >= time) {
+      *start = s;
+      *end = e;
+      return true;
+    }
+  }
+  return false;
+}
+
+void BuildRaw(const std::string& dir, Fixture* f) {
+  fs::create_directories(dir);
+  Env::Options options;
+  CheckSetup(f->raw_env.Open(dir, options));
+  Txn txn;
+  CheckSetup(txn.Begin(f->raw_env.get(), 0));
+  CheckSetup(txn.OpenDbi("data", MDB_CREATE, &f->raw_dbi));
+  std::string key;
+  for (const SessionEvent& e : f->events) {
+    key.assign(e.key);
+    key.resize(e.key.size() + 16);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&key[e.key.size()]), e.time_ms);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&key[e.key.size() + 8]), e.time_ms + e.timeout_ms);
+    CheckSetup(txn.Put(f->raw_dbi, Bytes(key), Bytes()));
+  }
+  CheckSetup(txn.Commit());
+  CheckSetup(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
+  CheckSetup(f->raw_cursor.Open(f->raw_txn.get(), f->raw_dbi));
+}
+
+void BuildPlanB(const std::string& dir, Fixture* f) {
+  f->runtime = OpenBenchRuntime(dir,
+                                "[map.hashed]\ntype = session\nscheme = hashed\n"
+                                "[map.direct]\ntype = session\nscheme = direct\n");
+  for (size_t stream = 0; stream < 2; ++stream) {
+    LoadStream(f->runtime.get(), "bench-" + std::to_string(stream), [&](StreamWriter* writer) {
+      Record record;
+      record.kind = RecordKind::kSession;
+      record.has_key = record.time_given = record.has_timeout = true;
+      for (size_t i = stream; i < f->events.size(); i += 2) {
+        const SessionEvent& e = f->events[i];
+        record.key = Bytes(e.key);
+        record.time_ms = e.time_ms;
+        record.timeout_ms = e.timeout_ms;
+        CheckSetup(writer->Add("hashed", record));
+        CheckSetup(writer->Add("direct", record));
+      }
+    });
+  }
+  OpenReader(f->runtime.get(), "hashed", &f->hashed);
+  OpenReader(f->runtime.get(), "direct", &f->direct);
+}
+
+void Fail(const char* what, const std::string& key, int64_t time) {
+  std::fprintf(stderr, "bench setup: %s query %s at %lld is wrong\n", what, key.c_str(), static_cast<long long>(time));
+  std::exit(1);
+}
+
+// Hits: a time in a random event's session (now and then exactly its start or end). Gap misses: a time in no
+// session of a key (between the reach of its earlier sessions and the next start, or before the first, or after
+// the last). No-key misses: an unknown key (the last byte changed) at an event's time.
+void PickQueries(Fixture* f, const Model& model) {
+  std::mt19937_64 rng(7);
+  const size_t n = std::min<size_t>(f->events.size(), 200000);
+  QuerySet hits{"session_hit/" + f->name, true, true, {}};
+  QuerySet gap{"session_miss_gap/" + f->name, false, true, {}};
+  QuerySet no_key{"session_miss_no_key/" + f->name, false, true, {}};
+  for (size_t i = 0; i < n; ++i) {
+    const SessionEvent& e = f->events[rng() % f->events.size()];
+    const uint64_t pick = rng() % 8;
+    const int64_t time = pick == 0   ? e.time_ms
+                         : pick == 1 ? e.time_ms + e.timeout_ms
+                                     : e.time_ms + static_cast<int64_t>(rng() % (e.timeout_ms + 1));
+    Query q{e.key, time, 0, 0};
+    if (!ModelLookup(model, q.key, time, &q.expect_start, &q.expect_end)) Fail("hit", q.key, time);
+    hits.queries.push_back(std::move(q));
+
+    std::string absent = e.key;
+    absent.back() = absent.back() == '~' ? '}' : '~';
+    if (model.count(absent) != 0) absent += "~absent";
+    no_key.queries.push_back({absent, e.time_ms, 0, 0});
+  }
+  for (const auto& [key, sessions] : model) {
+    int64_t reach = sessions.front().first - 1 - static_cast<int64_t>(rng() % kDay);
+    gap.queries.push_back({key, reach, 0, 0});
+    reach = kMin;
+    for (const auto& [start, end] : sessions) {
+      if (reach != kMin && reach + 1 < start) {
+        gap.queries.push_back(
+            {key, reach + 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(start - reach - 1)), 0, 0});
+      }
+      reach = std::max(reach, end);
+    }
+    gap.queries.push_back({key, reach + 1 + static_cast<int64_t>(rng() % kDay), 0, 0});
+  }
+  std::shuffle(gap.queries.begin(), gap.queries.end(), rng);
+  if (gap.queries.size() > n) gap.queries.resize(n);
+  for (const Query& q : gap.queries) {
+    int64_t start = 0;
+    int64_t end = 0;
+    if (ModelLookup(model, q.key, q.time_ms, &start, &end)) Fail("gap miss", q.key, q.time_ms);
+  }
+  f->sets.push_back(std::move(hits));
+  f->sets.push_back(std::move(gap));
+  f->sets.push_back(std::move(no_key));
+}
+
+// Runs every query once through the baseline and compares it with the model.
+void CheckRawAnswers(Fixture* f) {
+  for (QuerySet& set : f->sets) {
+    size_t right = 0;
+    for (const Query& q : set.queries) {
+      int64_t start = 0;
+      int64_t end = 0;
+      const bool found = RawLookup(f->raw_cursor.get(), Bytes(q.key), q.time_ms, f->max_duration, &start, &end);
+      right += found == set.expect_hit && (!found || (start == q.expect_start && end == q.expect_end)) ? 1 : 0;
+    }
+    set.raw_right = right == set.queries.size();
+    if (!set.raw_right) {
+      std::fprintf(stderr, "note: %s: the raw baseline answers %zu of %zu right (its keys are not self-delimiting)\n",
+                   set.group.c_str(), right, set.queries.size());
+    }
+  }
+}
+
+std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, std::vector<SessionEvent> events) {
+  auto f = std::make_unique<Fixture>();
+  f->name = std::move(name);
+  f->events = std::move(events);
+  Model model;
+  for (const SessionEvent& e : f->events) {
+    model[e.key].emplace_back(e.time_ms, e.time_ms + e.timeout_ms);
+    f->max_duration = std::max(f->max_duration, static_cast<uint64_t>(e.timeout_ms));
+  }
+  for (auto& [key, sessions] : model) {
+    std::sort(sessions.begin(), sessions.end());
+    sessions.erase(std::unique(sessions.begin(), sessions.end()), sessions.end());
+  }
+  PickQueries(f.get(), model);
+  const std::string dir = root + "/" + f->name;
+  BuildRaw(dir + "/raw", f.get());
+  CheckRawAnswers(f.get());
+  BuildPlanB(dir, f.get());
+  return f;
+}
+
+void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
+  size_t i = 0;
+  size_t found = 0;
+  MDB_cursor* cursor = f->raw_cursor.get();
+  const uint64_t max_duration = f->max_duration;
+  for (auto _ : state) {
+    const Query& q = set->queries[i];
+    int64_t start = 0;
+    int64_t end = 0;
+    const bool hit = RawLookup(cursor, Bytes(q.key), q.time_ms, max_duration, &start, &end);
+    found += hit && (!set->expect_hit || (start == q.expect_start && end == q.expect_end)) ? 1 : 0;
+    benchmark::DoNotOptimize(end);
+    if (++i == set->queries.size()) i = 0;
+  }
+  if (set->raw_right) {
+    CheckFound(state, found, 0, set->expect_hit, "raw cursor");
+  } else {
+    const double share = static_cast<double>(found) / static_cast<double>(state.iterations());
+    state.counters["right"] = set->expect_hit ? share : 1 - share;
+  }
+}
+
+void PlanBGet(benchmark::State& state, MapReader* reader, const QuerySet* set) {
+  size_t i = 0;
+  size_t found = 0;
+  size_t errors = 0;
+  LookupKey key;
+  Row row;
+  ErrorBuffer error;
+  for (auto _ : state) {
+    const Query& q = set->queries[i];
+    key.key = Bytes(q.key);
+    key.time_ms = q.time_ms;
+    const Code code = reader->Lookup(key, &row, &error);
+    found += code == Code::kOk && (!set->expect_hit ||
+                                   (row.session_start_ms == q.expect_start && row.session_end_ms == q.expect_end))
+                 ? 1
+                 : 0;
+    errors += code != Code::kOk && code != Code::kNotFound ? 1 : 0;
+    benchmark::DoNotOptimize(row);
+    if (++i == set->queries.size()) i = 0;
+  }
+  CheckFound(state, found, errors, set->expect_hit, "Session", error.message);
+}
+
+void Register(Fixture* f) {
+  for (const QuerySet& set : f->sets) {
+    benchmark::RegisterBenchmark((set.group + "/raw_cursor").c_str(), RawGet, f, &set);
+    benchmark::RegisterBenchmark((set.group + "/session_hashed").c_str(), PlanBGet, &f->hashed, &set);
+    benchmark::RegisterBenchmark((set.group + "/session_direct").c_str(), PlanBGet, &f->direct, &set);
+  }
+}
+
+}  // namespace
+}  // namespace planb::bench
+
+int main(int argc, char** argv) {
+  using namespace planb::bench;
+  benchmark::Initialize(&argc, argv);
+  char pattern[] = "/tmp/planb-bench-XXXXXX";
+  std::string root = ::mkdtemp(pattern);
+  std::vector<std::unique_ptr<Fixture>> fixtures;
+  const size_t synthetic = std::getenv("PLANB_BENCH_ROWS") ? std::stoul(std::getenv("PLANB_BENCH_ROWS")) : 300000;
+  std::fprintf(stderr, "building shards of %zu synthetic session events...\n", synthetic);
+  fixtures.push_back(MakeFixture(root, "synthetic_" + std::to_string(synthetic), SyntheticSessionEvents(synthetic)));
+  for (auto [name, read] :
+       {std::pair{"git_commit_authors", &GitCommitEvents}, std::pair{"apache_log_ips", &ApacheLogEvents}}) {
+    std::string why;
+    std::vector<SessionEvent> events = read(&why);
+    if (events.empty()) {
+      std::fprintf(stderr, "skipping real data: %s\n", why.c_str());
+      continue;
+    }
+    std::fprintf(stderr, "building shards of %zu %s events...\n", events.size(), name);
+    fixtures.push_back(MakeFixture(root, name, std::move(events)));
+  }
+  for (auto& f : fixtures) Register(f.get());
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  fixtures.clear();
+  std::filesystem::remove_all(root);
+  return 0;
+}

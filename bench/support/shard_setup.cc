@@ -1,0 +1,78 @@
+#include "support/shard_setup.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/staging_store.h"
+
+namespace planb::bench {
+
+void CheckSetup(const Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench setup failed: %s\n", s.message().c_str());
+    std::exit(1);
+  }
+}
+
+std::unique_ptr<Runtime> OpenBenchRuntime(const std::string& dir, const std::string& map_sections) {
+  std::ofstream(dir + "/planb.ini") << "home = " << dir << "/home\n" << map_sections;
+  RuntimeOptions options;
+  options.config_path = dir + "/planb.ini";
+  std::unique_ptr<Runtime> runtime;
+  CheckSetup(Runtime::Open(options, &runtime));
+  return runtime;
+}
+
+void LoadStream(Runtime* runtime, const std::string& stream_name, const std::function<void(StreamWriter*)>& add) {
+  StreamWriter writer(runtime->catalog(), runtime->home().writer() + "/" + stream_name);
+  add(&writer);
+  CheckSetup(writer.Finish());
+  uint64_t sequence = 0;
+  CheckSetup(StagingStore(runtime->home()).Stage(writer.dir(), &sequence));
+  MergeReport report;
+  CheckSetup(MergeProcessor(*runtime).MergePending(&report));
+}
+
+void OpenReader(Runtime* runtime, std::string_view map, MapReader* reader) {
+  std::shared_ptr<MapEnv> env;
+  CheckSetup(runtime->OpenShard(map, &env));
+  CheckSetup(reader->Open(env));
+}
+
+std::string SharedDataPath(const std::string& file) {
+  const char* env = std::getenv("PLANB_SHARED_DATA");
+  return std::string(env != nullptr ? env : PLANB_SHARED_DATA_DIR) + "/" + file;
+}
+
+bool ReadGzipLines(const std::string& path, std::vector<std::string>* lines) {
+  const std::string command = "gzip -dc '" + path + "'";
+  FILE* in = ::popen(command.c_str(), "r");
+  if (in == nullptr) return false;
+  std::string line;
+  bool any = false;
+  for (int c = std::fgetc(in); c != EOF; c = std::fgetc(in)) {
+    any = true;
+    if (c == '\n') {
+      lines->push_back(std::move(line));
+      line.clear();
+    } else {
+      line += static_cast<char>(c);
+    }
+  }
+  if (!line.empty()) lines->push_back(std::move(line));
+  return ::pclose(in) == 0 && any;
+}
+
+void CheckFound(benchmark::State& state, size_t found, size_t errors, bool expect_hit, const char* what,
+                const char* last_error) {
+  const uint64_t expected = expect_hit ? static_cast<uint64_t>(state.iterations()) : 0;
+  if (found == expected && errors == 0) return;
+  std::string message = std::string(what) + " lookups: " + std::to_string(found) + " of " +
+                        std::to_string(state.iterations()) + " found, expected " + std::to_string(expected);
+  if (errors != 0) message += "; " + std::to_string(errors) + " failed, last: " + last_error;
+  state.SkipWithError(message.c_str());
+}
+
+}  // namespace planb::bench
