@@ -1,6 +1,10 @@
 #include "host/ingest/load_job.h"
 
-#include <chrono>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <filesystem>
 #include <memory>
 
@@ -17,13 +21,10 @@ namespace {
 constexpr uint64_t kProgressEvery = 50000;
 
 Status FileModificationTime(const std::string& file, int64_t* ms) {
-  std::error_code ec;
-  auto time = fs::last_write_time(file, ec);
-  if (ec) return Status::IOError(file + ": " + ec.message());
-  // file_time_type's clock is not system_clock in C++17; convert through the two clocks' "now".
-  auto system = std::chrono::time_point_cast<std::chrono::milliseconds>(
-      time - fs::file_time_type::clock::now() + std::chrono::system_clock::now());
-  *ms = system.time_since_epoch().count();
+  // stat's nanoseconds, not std::filesystem's clock (whose conversion to system time is inexact in C++17).
+  struct stat info;
+  if (::stat(file.c_str(), &info) != 0) return Status::IOError(file + ": " + std::strerror(errno));
+  *ms = static_cast<int64_t>(info.st_mtim.tv_sec) * 1000 + info.st_mtim.tv_nsec / 1000000;
   return Status::Ok();
 }
 

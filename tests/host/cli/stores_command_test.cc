@@ -1,0 +1,147 @@
+// `planb stores`: one line per configured map with its type, scheme ("-" for the ranged types, which take none),
+// rows and bytes of data.mdb; "-" rows and bytes for a map with nothing merged yet.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/cli/cli_test_env.h"
+#include "support/typed_maps.h"
+
+namespace planb {
+namespace {
+
+using testing::CliEnv;
+using testing::kTypedMapsConfig;
+using testing::Lines;
+using testing::ProcessResult;
+using testing::RangeRef;
+using testing::ReferenceData;
+using testing::SessionEvent;
+using testing::TimedRef;
+
+struct StoreLine {
+  std::string type, scheme, rows, bytes;
+  bool operator==(const StoreLine& o) const {
+    return type == o.type && scheme == o.scheme && rows == o.rows && bytes == o.bytes;
+  }
+};
+
+std::ostream& operator<<(std::ostream& out, const StoreLine& l) {
+  return out << l.type << " " << l.scheme << " " << l.rows << " " << l.bytes;
+}
+
+// Runs `planb stores` and reads its lines by map, checking the header.
+std::map<std::string, StoreLine> Stores(const CliEnv& env) {
+  const ProcessResult r = env.Run({"stores"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  std::istringstream in(r.out);
+  std::string line;
+  std::map<std::string, StoreLine> lines;
+  bool header = true;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::string map;
+    StoreLine l;
+    std::string extra;
+    words >> map >> l.type >> l.scheme >> l.rows >> l.bytes;
+    EXPECT_FALSE(words >> extra) << "more than five columns: " << line;
+    if (header) {
+      EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.bytes, "MAP TYPE SCHEME ROWS BYTES");
+      header = false;
+      continue;
+    }
+    EXPECT_EQ(lines.count(map), 0u) << "listed twice: " << map;
+    lines[map] = l;
+  }
+  return lines;
+}
+
+std::string DataBytes(const CliEnv& env, const std::string& map) {
+  return std::to_string(std::filesystem::file_size(env.shard_data(map)));
+}
+
+TEST(CliStores, ListsEveryConfiguredMapWithTypeAndSchemeBeforeAnyLoad) {
+  CliEnv env(kTypedMapsConfig);
+  const std::map<std::string, StoreLine> expected = {
+      {"st_hashed", {"state", "hashed", "-", "-"}},
+      {"st_direct", {"state", "direct", "-", "-"}},
+      {"tm_hashed", {"temporal", "hashed", "-", "-"}},
+      {"tm_direct", {"temporal", "direct", "-", "-"}},
+      {"rg", {"ranged", "-", "-", "-"}},
+      {"trg", {"temporal_ranged", "-", "-", "-"}},
+      {"ss_hashed", {"session", "hashed", "-", "-"}},
+      {"ss_direct", {"session", "direct", "-", "-"}},
+      {"tm_unused", {"temporal", "direct", "-", "-"}},
+      {"rg_unused", {"ranged", "-", "-", "-"}},
+  };
+  EXPECT_EQ(Stores(env), expected);
+}
+
+TEST(CliStores, CountsTheRowsAndBytesOfEachLoadedMap) {
+  CliEnv env(kTypedMapsConfig);
+  const std::string file = env.Write("all.xml", ReferenceData(Lines({
+                                                    TimedRef("st_hashed", "", "a", "1"),
+                                                    TimedRef("st_hashed", "", "b", "2"),
+                                                    TimedRef("st_hashed", "", "a", "3"),  // the same key: still one row
+                                                    TimedRef("st_direct", "", "a", "1"),
+                                                    TimedRef("tm_hashed", "2024-01-01T00:00:00Z", "a", "1"),
+                                                    TimedRef("tm_hashed", "2024-02-01T00:00:00Z", "a", "2"),
+                                                    TimedRef("tm_direct", "2024-01-01T00:00:00Z", "a", "1"),
+                                                    TimedRef("tm_direct", "2024-01-01T00:00:00Z", "b", "1"),
+                                                    TimedRef("tm_direct", "2024-03-01T00:00:00Z", "b", "2"),
+                                                    RangeRef("rg", "", "1", "100", "outer"),
+                                                    RangeRef("rg", "", "10", "20", "inner"),
+                                                    TimedRef("rg", "", "-5", "x"),
+                                                    RangeRef("trg", "2024-01-01T00:00:00Z", "1", "2", "a"),
+                                                    RangeRef("trg", "2024-02-01T00:00:00Z", "1", "2", "b"),
+                                                    SessionEvent("ss_hashed", "u", "2024-01-01T00:00:00Z", "1h"),
+                                                    SessionEvent("ss_direct", "u", "2024-01-01T00:00:00Z", "1h"),
+                                                    SessionEvent("ss_direct", "v", "2024-01-01T00:00:00Z"),
+                                                })));
+  const ProcessResult r = env.Load({file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::map<std::string, StoreLine> expected = {
+      {"st_hashed", {"state", "hashed", "2", DataBytes(env, "st_hashed")}},
+      {"st_direct", {"state", "direct", "1", DataBytes(env, "st_direct")}},
+      {"tm_hashed", {"temporal", "hashed", "2", DataBytes(env, "tm_hashed")}},
+      {"tm_direct", {"temporal", "direct", "3", DataBytes(env, "tm_direct")}},
+      {"rg", {"ranged", "-", "3", DataBytes(env, "rg")}},
+      {"trg", {"temporal_ranged", "-", "2", DataBytes(env, "trg")}},
+      {"ss_hashed", {"session", "hashed", "1", DataBytes(env, "ss_hashed")}},
+      {"ss_direct", {"session", "direct", "2", DataBytes(env, "ss_direct")}},
+      {"tm_unused", {"temporal", "direct", "-", "-"}},
+      {"rg_unused", {"ranged", "-", "-", "-"}},
+  };
+  EXPECT_EQ(Stores(env), expected);
+  for (const auto& [map, line] : expected) {
+    if (line.bytes != "-") {
+      EXPECT_GT(std::stoll(line.bytes), 0) << map;
+    }
+  }
+}
+
+TEST(CliStores, CountsRowsAfterASecondBatch) {
+  CliEnv env(kTypedMapsConfig);
+  ASSERT_EQ(env.Load({env.Write("one.xml", ReferenceData(Lines({TimedRef("tm_direct", "2024-01-01T00:00:00Z", "a", "1"),
+                                                                TimedRef("st_direct", "", "a", "1")})))})
+                .exit_code,
+            0);
+  EXPECT_EQ(Stores(env)["tm_direct"].rows, "1");
+  ASSERT_EQ(env.Load({env.Write("two.xml", ReferenceData(Lines({TimedRef("tm_direct", "2024-02-01T00:00:00Z", "a", "2"),
+                                                                TimedRef("st_direct", "", "a", "2")})))})
+                .exit_code,
+            0);
+  std::map<std::string, StoreLine> lines = Stores(env);
+  EXPECT_EQ(lines["tm_direct"].rows, "2") << "a second version is a second row";
+  EXPECT_EQ(lines["st_direct"].rows, "1") << "a State key is replaced";
+  EXPECT_EQ(lines["rg"].rows, "-");
+}
+
+}  // namespace
+}  // namespace planb
