@@ -27,8 +27,9 @@ bool MakeLookupKey(const CommandLine& cli, const MapPlugins& plugins, LookupKey*
   const std::string& key = cli.args[1];
   if (d.lookup_key == LookupKeyKind::kNumber) {
     if (!ParseInt64(key, &lookup->number)) {
-      err << "planb: KEY '" << key << "' is not a whole number; map " << map << " (type " << d.name
-          << ") is keyed by signed 64-bit numbers\n";
+      const bool digits = key.find_first_not_of("+-0123456789") == std::string::npos;
+      err << "planb: KEY '" << key << "' is " << (digits ? "outside the signed 64-bit range" : "not a whole number")
+          << "; map " << map << " (type " << d.name << ") is keyed by signed 64-bit numbers\n";
       return false;
     }
   } else {

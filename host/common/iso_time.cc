@@ -1,5 +1,7 @@
 #include "host/common/iso_time.h"
 
+#include <limits>
+
 #include <cstdio>
 
 namespace planb {
@@ -176,17 +178,36 @@ bool ParseIsoDuration(std::string_view s, int64_t* ms) {
 
 }  // namespace
 
+// A year: four digits, or ISO 8601's expanded form (a sign and 4 to 9 digits), which FormatIsoTime writes for
+// years outside 0000-9999 so that every printed time reads back.
+bool Year(std::string_view s, size_t* pos, int64_t* year) {
+  if (*pos < s.size() && (s[*pos] == '+' || s[*pos] == '-')) {
+    const bool negative = s[*pos] == '-';
+    size_t end = ++*pos;
+    while (end < s.size() && IsDigit(s[end]) && end - *pos < 9) ++end;
+    if (end - *pos < 4 || !FixedDigits(s, pos, static_cast<int>(end - *pos), year)) return false;
+    if (negative) *year = -*year;
+    return negative || *year > 9999;  // years 0000-9999 are written plainly
+  }
+  return FixedDigits(s, pos, 4, year);
+}
+
 bool ParseIsoTime(std::string_view s, int64_t* ms) {
   size_t pos = 0;
   int64_t year, month, day;
-  if (!FixedDigits(s, &pos, 4, &year) || !Consume(s, &pos, '-') || !FixedDigits(s, &pos, 2, &month) ||
+  if (!Year(s, &pos, &year) || !Consume(s, &pos, '-') || !FixedDigits(s, &pos, 2, &month) ||
       !Consume(s, &pos, '-') || !FixedDigits(s, &pos, 2, &day)) {
     return false;
   }
   if (month < 1 || month > 12 || day < 1 || day > DaysInMonth(year, month)) return false;
-  int64_t result = DaysFromCivil(year, month, day) * kMsPerDay;
+  // 128-bit, so that instants at the very ends of int64 (expanded years) are computed exactly, then checked.
+  __int128 result = static_cast<__int128>(DaysFromCivil(year, month, day)) * kMsPerDay;
+  auto fits = [](__int128 v) {
+    return v >= std::numeric_limits<int64_t>::min() && v <= std::numeric_limits<int64_t>::max();
+  };
   if (pos == s.size()) {
-    *ms = result;
+    if (!fits(result)) return false;
+    *ms = static_cast<int64_t>(result);
     return true;
   }
   int64_t hour, minute, second = 0, frac_ms = 0, offset_ms;
@@ -200,7 +221,8 @@ bool ParseIsoTime(std::string_view s, int64_t* ms) {
   if (hour > 23 || minute > 59 || second > 59) return false;
   if (!Zone(s, &pos, &offset_ms) || pos != s.size()) return false;
   result += hour * kMsPerHour + minute * kMsPerMinute + second * kMsPerSecond + frac_ms - offset_ms;
-  *ms = result;
+  if (!fits(result)) return false;
+  *ms = static_cast<int64_t>(result);
   return true;
 }
 

@@ -9,7 +9,9 @@ namespace planb {
 
 // Parses an ISO-8601 date-time such as "2024-01-01T08:10:22.023Z", "2024-01-01T08:10:22Z",
 // "2024-01-01T09:10:22.5+01:00", "2024-01-01T08:10Z" or a date alone ("2024-01-01", midnight UTC).
-// Fractions beyond milliseconds are truncated. Years 0000-9999. Returns false on anything else.
+// Fractions beyond milliseconds are truncated. Years 0000-9999, or ISO 8601's expanded form for others
+// ("+10009-12-28T00:00:00Z", "-0005-01-01"), as FormatIsoTime writes them: every int64 instant round-trips.
+// Returns false on anything else.
 bool ParseIsoTime(std::string_view text, int64_t* ms);
 
 // Formats as "2024-01-01T08:10:22.023Z" (always milliseconds, always Z).

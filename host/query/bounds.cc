@@ -95,6 +95,22 @@ void AddCondition(const Node& node, ScanBounds* bounds) {
       }
       return;
     }
+    // A range starts at or before it ends, and so does a session: an upper bound on the end bounds the start
+    // too (`KeyStart <= N and KeyEnd >= N`, "ranges holding N", then scans only ranges starting at or before N).
+    case RowField::kKeyEnd: {
+      Interval in;
+      if (node.field_kind == FieldKind::kNumber && IntervalOf(node, &in) && in.hi != kMax) {
+        Intersect(Interval{kMin, in.hi}, &bounds->has_number_bounds, &bounds->number_min, &bounds->number_max);
+      }
+      return;
+    }
+    case RowField::kEnd: {
+      Interval in;
+      if (node.field_kind == FieldKind::kDate && IntervalOf(node, &in) && in.hi != kMax) {
+        Intersect(Interval{kMin, in.hi}, &bounds->has_time_bounds, &bounds->time_min, &bounds->time_max);
+      }
+      return;
+    }
     case RowField::kEffectiveTime:
     case RowField::kStart: {
       Interval in;

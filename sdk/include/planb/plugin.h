@@ -12,7 +12,7 @@
 
 namespace planb {
 
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;  // 2: row fields, lookup kinds, ScanRange, own tables
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

@@ -546,7 +546,7 @@ TEST(CliQuery, AConditionThatCannotNarrowScansEveryRow) {
       {"st_direct", "Key startsWith 'k1'", 10},
       {"tm_direct", "EffectiveTime >= '2024-03-01'", 30},  // a time bound without a key
       {"tm_direct", "Key != 'k1'", 30},
-      {"rg", "KeyEnd < 30", 10},  // not the leading key part
+      {"rg", "KeyEnd > 30", 10},  // not the leading key part (an upper bound would narrow: start <= end)
       {"rg", "KeyStart = 10 or Value = 'x'", 10},
       {"rg", "not KeyStart > 10", 10},
   };

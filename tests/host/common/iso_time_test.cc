@@ -99,7 +99,6 @@ TEST(IsoTime, RejectsMalformedInputAndLeavesOutputAlone) {
                           "2024-01-01T12:00:00+01:60",
                           "2024-01-01T12:00:00+01:0",
                           "24-01-01",
-                          "-2024-01-01",
                           "+2024-01-01",
                           "2024-1-01",
                           "2024/01/01",
@@ -198,6 +197,29 @@ TEST(Duration, RefusesOverflow) {
   EXPECT_FALSE(ParseDuration("PT99999999999999999999S", &ms));
   EXPECT_EQ(ms, 77);
   EXPECT_EQ(Duration("9223372036854775807ms"), std::numeric_limits<int64_t>::max());
+}
+
+}  // namespace
+}  // namespace planb
+
+namespace planb {
+namespace {
+
+TEST(IsoTime, EveryInt64InstantRoundTripsThroughExpandedYears) {
+  const int64_t cases[] = {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
+                           253402300800000 /* 10000-01-01 */, -62167219200001 /* just before 0000-01-01 */,
+                           315537897600000 /* +11969 */};
+  for (int64_t ms : cases) {
+    const std::string text = FormatIsoTime(ms);
+    int64_t back = 0;
+    ASSERT_TRUE(ParseIsoTime(text, &back)) << text;
+    EXPECT_EQ(back, ms) << text;
+  }
+  int64_t ms = 0;
+  EXPECT_TRUE(ParseIsoTime("+10009-12-28T00:00:00.000Z", &ms));
+  EXPECT_EQ(FormatIsoTime(ms), "+10009-12-28T00:00:00.000Z");
+  EXPECT_FALSE(ParseIsoTime("+999999999-12-31T23:59:59.999Z", &ms)) << "beyond int64 milliseconds";
+  EXPECT_FALSE(ParseIsoTime("+999-01-01", &ms)) << "expanded years have at least four digits";
 }
 
 }  // namespace

@@ -206,6 +206,9 @@ TRow RandomRow(Random& r) {
   t.effective = r.Pick(kTimes);
   t.start = r.Pick(kTimes);
   t.end = r.Pick(kTimes);
+  // Stored rows always start at or before they end (stores refuse from > to); Bounds() relies on it.
+  if (t.from > t.to) std::swap(t.from, t.to);
+  if (t.start > t.end) std::swap(t.start, t.end);
   return t;
 }
 
