@@ -71,8 +71,8 @@ bool RangeGroup::Contains(Range r) const {
   return false;
 }
 
-Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key, Bytes* data_value,
-               ErrorBuffer* error) {
+Code FindIndexRow(const Table& table, int64_t x, Bytes* data_key, Bytes* data_value, Bytes* index_value,
+                  ErrorBuffer* error) {
   if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
   // The last data row with from <= x: SET_RANGE to the 8-byte prefix x + 1 lands on the first row with a greater
   // from (or nowhere), and the row before it is the one. x = INT64_MAX has no x + 1: every row qualifies.
@@ -102,12 +102,21 @@ Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key
   MDB_val group_key{8, k.mv_data};  // the row's from, already ordered-encoded
   MDB_val group_value;
   rc = mdb_get(table.txn, table.store_tables[0], &group_key, &group_value);
-  const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data));
   if (rc == MDB_NOTFOUND) {
+    const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data));
     return Fail(error, Code::kCorruption, "the range index has no group for from %lld", static_cast<long long>(from));
   }
   if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
-  if (!group->Parse(Bytes(group_value))) return BadGroup(error, from, group_value.mv_size);
+  *index_value = Bytes(group_value);
+  return Code::kOk;
+}
+
+Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key, Bytes* data_value,
+               ErrorBuffer* error) {
+  Bytes group_value;
+  const Code code = FindIndexRow(table, x, data_key, data_value, &group_value, error);
+  if (code != Code::kOk) return code;
+  if (!group->Parse(group_value)) return BadGroup(error, GetOrderedI64(data_key->data), group_value.size);
   return Code::kOk;
 }
 

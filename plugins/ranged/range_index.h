@@ -1,6 +1,8 @@
-// The index shared by the ranged store types (ranged, temporal_ranged): which stored ranges contain a number,
-// in O(log n) however ranges nest or overlap. It lives in the plugins' own table kIndexTableName beside a data
-// table whose LMDB keys start with from + to (ordered i64, inclusive bounds).
+// The containment index of temporal_ranged, which needs every candidate range (ranged kept it up to its version 1
+// and now keeps only winners: segment_index.h, which shares Range, Wins and FindIndexRow from here): which stored
+// ranges contain a number, in O(log n). It lives in the plugin's own table kIndexTableName beside a data table
+// whose LMDB keys start with from + to (ordered i64, inclusive bounds). Its size is the sum over froms of the
+// ranges containing each: quadratic when many ranges nest.
 //
 // The number line is cut at every distinct `from` F of the data table; F's "group" lists every range that
 // contains F. A lookup of x finds F = the greatest from <= x through the data table's cursor (the only cursor the
@@ -10,7 +12,7 @@
 // its suffix, so the winning range is known without scanning. (A group is the run of segments [F, to_0],
 // [to_0 + 1, to_1], ... up to the next from, each with its winner.)
 //
-// On-disk format (bump the plugins' kVersion if it changes):
+// On-disk format (bump temporal_ranged's kVersion if it changes):
 //   key   = PutOrderedI64(F)                                   8 bytes
 //   value = n entries: from (ordered i64) + to (ordered i64) + winner (u32 big-endian), 20 bytes each,
 //           sorted by to ascending, then from descending; winner = index of the entry that wins among i..n-1.
@@ -66,6 +68,22 @@ class RangeGroup {
   uint32_t size_ = 0;
 };
 
+// What a merge adds each copied range to: the shard's index, of whichever kind the store type keeps.
+class RangeAdder {
+ public:
+  virtual Code Add(Range r, ErrorBuffer* error) = 0;
+
+ protected:
+  ~RangeAdder() = default;
+};
+
+// The last data row of `table` whose from is <= x (`data_key`/`data_value`, the data cursor left on it) and the
+// value of its from's index row in store_tables[0] (`index_value`), all valid until the transaction ends or
+// resets. kNotFound: no range starts at or before x. kCorruption: the index has no row for that from.
+// Allocates nothing. Shared by the lookups of both index kinds.
+Code FindIndexRow(const Table& table, int64_t x, Bytes* data_key, Bytes* data_value, Bytes* index_value,
+                  ErrorBuffer* error);
+
 // Finds the group of `x` in `table` (data cursor + store_tables[0]). kOk fills `group` and leaves the data
 // cursor on the last data row whose from is the group's F, as `data_key`/`data_value`. kNotFound: no range
 // starts at or before x. kCorruption: the index lacks that group. Allocates nothing.
@@ -74,7 +92,7 @@ Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key
 
 // Adds ranges to the index inside one write transaction. Not thread-safe; allocates (the write path).
 // REQUIRES: destroyed (or Close()d) before the transaction ends.
-class RangeIndexWriter {
+class RangeIndexWriter final : public RangeAdder {
  public:
   RangeIndexWriter() = default;
   ~RangeIndexWriter() { Close(); }
@@ -85,7 +103,7 @@ class RangeIndexWriter {
   void Close();
   // Adds `r` to the group at r.from (made from the previous group when new) and to every group in
   // (r.from, r.to]. Adding a range that is already there changes nothing, so merges are idempotent.
-  Code Add(Range r, ErrorBuffer* error);
+  Code Add(Range r, ErrorBuffer* error) override;
 
  private:
   Code LoadGroup(MDB_val value, ErrorBuffer* error);

@@ -81,8 +81,12 @@ Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, Er
 
 Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, MergeStats* stats, ErrorBuffer* error) {
   RangeIndexWriter index;
-  Code code = index.Open(shard, error);
-  if (code != Code::kOk) return code;
+  const Code code = index.Open(shard, error);
+  return code != Code::kOk ? code : MergeRows(batch, shard, key_size, &index, stats, error);
+}
+
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, RangeAdder* index, MergeStats* stats,
+               ErrorBuffer* error) {
   MDB_val k;
   MDB_val v;
   for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -99,7 +103,7 @@ Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, MergeS
     // Data rows copy as they are (no part is local to a file); the index is rebuilt in the shard, row by row.
     const int put = mdb_put(shard.txn, shard.dbi, &k, &v, 0);
     if (put != MDB_SUCCESS) return Fail(error, PutFailure(put), "writing ranged row: %s", mdb_strerror(put));
-    code = index.Add(range, error);
+    const Code code = index->Add(range, error);
     if (code != Code::kOk) return code;
     ++stats->rows_written;
   }

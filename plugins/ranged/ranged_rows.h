@@ -27,6 +27,9 @@ Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, Er
 // Copies every data row of `batch` (keys of `key_size` bytes) into `shard`, overwriting equal keys, and adds
 // each row's range to the shard's index (the batch's index is never copied: groups are local to each file).
 Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, MergeStats* stats, ErrorBuffer* error);
+// The same, adding each range to `index` (the shard's, opened by the caller) instead of a RangeIndexWriter.
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, RangeAdder* index, MergeStats* stats,
+               ErrorBuffer* error);
 
 // Splits a data row: key of `key_size` bytes, value type and value. `type_name` is for messages.
 Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, const char* type_name, Row* row, ErrorBuffer* error);

@@ -2,24 +2,25 @@
 // a range that contains the number. Ranges may overlap and nest; where several contain it, the narrowest wins
 // (ties: the greater from, then the smaller to), so the answer does not depend on load order.
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes):
 //   data table          key = from + to (ordered i64, 16 bytes)   value = value type (1 byte) + value bytes
-//   type.range_index    the containment index of range_index.h, kept in every batch and shard
+//   type.range_index    the winner segments of segment_index.h, kept in every batch and shard
+//                       (version 1 kept the containment index of range_index.h, quadratic in nesting)
 // A record rewrites its row (the last write of a range wins); merges copy data rows and add their ranges to the
 // shard's own index. Lookup: one SET_RANGE/PREV on data, one mdb_get on the index, at most one more on data.
 #include <cstring>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
-#include "range_index.h"
 #include "ranged_rows.h"
+#include "segment_index.h"
 
 namespace planb {
 namespace {
 
 using ranged::Range;
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr const char* kTypeName = "Ranged State";
 
 class RangedStore final : public Store {
@@ -33,36 +34,33 @@ class RangedStore final : public Store {
       ranged::PutRangeKey(range, key);
       Code written = ranged::WriteDataRow(batch, Bytes(key, sizeof(key)), record.value_type, record.value, error);
       if (written != Code::kOk) return written;
-      ranged::RangeIndexWriter index;  // a batch is indexed too: the first one becomes the shard as it is
+      ranged::SegmentIndexWriter index;  // a batch is indexed too: the first one becomes the shard as it is
       written = index.Open(batch, error);
       return written != Code::kOk ? written : index.Add(range, error);
     });
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
-    return Guard(error, [&] { return ranged::MergeRows(batch, shard, ranged::kRangeKeySize, stats, error); });
+    return Guard(error, [&] {
+      ranged::SegmentIndexWriter index;
+      const Code code = index.Open(shard, error);
+      return code != Code::kOk ? code : ranged::MergeRows(batch, shard, ranged::kRangeKeySize, &index, stats, error);
+    });
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
-    ranged::RangeGroup group;
+    const uint8_t* winner_key = nullptr;
     Bytes key;
     Bytes value;
-    Code code = ranged::FindGroup(shard, lookup.number, &group, &key, &value, error);
+    const Code code = ranged::FindWinner(shard, lookup.number, &winner_key, &key, &value, error);
     if (code != Code::kOk) return code;
-    const uint32_t first = group.FirstEndingAtOrAfter(lookup.number);
-    if (first == group.size()) return Code::kNotFound;
-    const uint32_t winner = group.winner(first);
-    if (winner >= group.size()) {
-      return Fail(error, Code::kCorruption, "range index entry names winner %u of %u", winner, group.size());
-    }
-    const uint8_t* winner_key = group.range_key(winner);
     // The row the search landed on (the widest range at the group's from) often wins, e.g. for disjoint ranges.
     if (key.size != ranged::kRangeKeySize || std::memcmp(key.data, winner_key, ranged::kRangeKeySize) != 0) {
       MDB_val k{ranged::kRangeKeySize, const_cast<uint8_t*>(winner_key)};
       MDB_val v;
       const int rc = mdb_get(shard.txn, shard.dbi, &k, &v);
       if (rc != MDB_SUCCESS) {
-        const Range r = group.range(winner);
+        const ranged::Range r = ranged::GetRangeKey(winner_key);
         return Fail(error, rc == MDB_NOTFOUND ? Code::kCorruption : Code::kIOError,
                     "reading range [%lld, %lld] named by the range index: %s", static_cast<long long>(r.from),
                     static_cast<long long>(r.to), mdb_strerror(rc));

@@ -93,6 +93,19 @@ Status DumpStoreTable(const MapEnv& env, size_t index, std::vector<std::pair<std
   return Status::Ok();
 }
 
+Status StoreTableBytes(const MapEnv& env, size_t index, uint64_t* bytes) {
+  *bytes = 0;
+  if (index >= env.plugins().type_descriptor().table_count) return Status::Invalid("no such store table");
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY));
+  const MDB_dbi dbi = env.MakeTable(txn.get(), nullptr).store_tables[index];
+  MDB_stat stat;
+  const int rc = mdb_stat(txn.get(), dbi, &stat);
+  if (rc != MDB_SUCCESS) return Status::IOError(std::string("mdb_stat: ") + mdb_strerror(rc));
+  *bytes = uint64_t{stat.ms_psize} * (stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages);
+  return Status::Ok();
+}
+
 void PrintTo(const RangedHit& hit, std::ostream* os) {
   if (hit.code != Code::kOk) {
     *os << "{" << CodeName(hit.code) << "}";

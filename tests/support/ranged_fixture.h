@@ -54,6 +54,9 @@ Status DumpRanged(const MapEnv& env, std::vector<RangedRow>* out);
 // Every row (raw key, raw value) of the store type's own table number `index` (PluginDescriptor::tables).
 Status DumpStoreTable(const MapEnv& env, size_t index, std::vector<std::pair<std::string, std::string>>* out);
 
+// The bytes of the pages holding the store type's own table number `index`: psize * (branch + leaf + overflow).
+Status StoreTableBytes(const MapEnv& env, size_t index, uint64_t* bytes);
+
 struct RangedHit {
   Code code = Code::kNotFound;
   int64_t from = 0;

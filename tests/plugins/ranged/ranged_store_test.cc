@@ -43,6 +43,7 @@ using ::planb::testing::RangeModel;
 using ::planb::testing::RangeRecord;
 using ::planb::testing::RunWithoutHeap;
 using ::planb::testing::Span;
+using ::planb::testing::StoreTableBytes;
 using ::planb::testing::TempDir;
 using ::planb::testing::WriteFile;
 
@@ -323,37 +324,118 @@ TEST_F(RangedStoreTest, MergingTheSameBatchTwiceLeavesTheSameShardIndexIncluded)
   EXPECT_EQ(Index(*other), index);
 }
 
-TEST_F(RangedStoreTest, TheIndexListsEveryRangeContainingEachFrom) {
-  // Checks the documented layout (range_index.h) against a brute-force listing, so that a lookup that happens
-  // to be right cannot hide a wrong index.
+// The winner under the documented rule among `ranges` containing x, or false.
+bool BruteWinner(const std::vector<std::pair<int64_t, int64_t>>& ranges, int64_t x, std::pair<int64_t, int64_t>* out) {
+  bool found = false;
+  for (const auto& r : ranges) {
+    if (r.first > x || x > r.second) continue;
+    const auto width = [](std::pair<int64_t, int64_t> p) { return static_cast<uint64_t>(p.second - p.first); };
+    if (!found || width(r) < width(*out) || (width(r) == width(*out) && (r.first > out->first ||
+                                                                         (r.first == out->first && r.second < out->second)))) {
+      *out = r;
+      found = true;
+    }
+  }
+  return found;
+}
+
+TEST_F(RangedStoreTest, TheIndexHoldsTheWinnerSegmentsOfEachFrom) {
+  // Checks the documented layout (segment_index.h) against a brute-force listing, so that a lookup that happens
+  // to be right cannot hide a wrong index: per from F, the maximal runs of equal winners over [F, next from).
   const Inputs inputs = {Span(1, 100, "a"), Span(10, 20, "b"), Span(15, 15, "c"), Span(20, 40, "d"),
-                         Span(-5, 12, "e"), Span(10, 11, "f"), Span(99, 200, "g")};
-  auto env = Batch("b", inputs);
-  const RawRows index = Index(*env);
+                         Span(-5, 12, "e"), Span(10, 11, "f"), Span(99, 200, "g"), Span(30, 35, "h")};
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (const RangeInput& in : inputs) ranges.emplace_back(std::stoll(in.from), std::stoll(in.to));
   std::vector<int64_t> froms;
-  for (const RangeInput& in : inputs) froms.push_back(std::stoll(in.from));
+  for (const auto& r : ranges) froms.push_back(r.first);
   std::sort(froms.begin(), froms.end());
   froms.erase(std::unique(froms.begin(), froms.end()), froms.end());
-  ASSERT_EQ(index.size(), froms.size());
-  for (size_t g = 0; g < index.size(); ++g) {
-    const auto* key = reinterpret_cast<const uint8_t*>(index[g].first.data());
-    ASSERT_EQ(index[g].first.size(), 8u);
-    const int64_t from = GetOrderedI64(key);
-    EXPECT_EQ(from, froms[g]);
-    std::vector<std::pair<int64_t, int64_t>> expected;  // (to, from): the on-disk order is to up, then from down
-    for (const RangeInput& in : inputs) {
-      const int64_t a = std::stoll(in.from);
-      const int64_t b = std::stoll(in.to);
-      if (a <= from && from <= b) expected.emplace_back(b, -a);
+  for (bool reversed : {false, true}) {
+    Inputs order = inputs;
+    if (reversed) std::reverse(order.begin(), order.end());
+    auto env = Batch(reversed ? "reversed" : "forward", order);
+    const RawRows index = Index(*env);
+    ASSERT_EQ(index.size(), froms.size());
+    for (size_t g = 0; g < index.size(); ++g) {
+      ASSERT_EQ(index[g].first.size(), 8u);
+      const int64_t from = GetOrderedI64(reinterpret_cast<const uint8_t*>(index[g].first.data()));
+      EXPECT_EQ(from, froms[g]);
+      const int64_t group_end = g + 1 < froms.size() ? froms[g + 1] - 1 : 1000;
+      std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> expected;  // (end, winner)
+      std::pair<int64_t, int64_t> winner;
+      for (int64_t x = from; x <= group_end && BruteWinner(ranges, x, &winner); ++x) {
+        if (!expected.empty() && expected.back().second == winner) {
+          expected.back().first = x;
+        } else {
+          expected.emplace_back(x, winner);
+        }
+      }
+      const std::string& value = index[g].second;
+      ASSERT_EQ(value.size(), expected.size() * 24) << "group " << from;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        const auto* segment = reinterpret_cast<const uint8_t*>(value.data()) + i * 24;
+        EXPECT_EQ(GetOrderedI64(segment), expected[i].first) << "group " << from << " segment " << i;
+        EXPECT_EQ(GetOrderedI64(segment + 8), expected[i].second.first) << "group " << from << " segment " << i;
+        EXPECT_EQ(GetOrderedI64(segment + 16), expected[i].second.second) << "group " << from << " segment " << i;
+      }
     }
-    std::sort(expected.begin(), expected.end());
-    const std::string& value = index[g].second;
-    ASSERT_EQ(value.size(), expected.size() * 20) << "group " << from;
-    for (size_t i = 0; i < expected.size(); ++i) {
-      const auto* entry = reinterpret_cast<const uint8_t*>(value.data()) + i * 20;
-      EXPECT_EQ(GetOrderedI64(entry), -expected[i].second) << "group " << from << " entry " << i;
-      EXPECT_EQ(GetOrderedI64(entry + 8), expected[i].first) << "group " << from << " entry " << i;
-      EXPECT_LT(GetU32(entry + 16), expected.size());
+  }
+}
+
+TEST_F(RangedStoreTest, BroadRangesOverManySmallOnesKeepTheIndexSmall) {
+  // Version 1 listed every range containing each from: 30 broad ranges over 100k small ones made it 30 times
+  // larger. Winner segments grow by at most a segment per range, whichever order the ranges come in.
+  Inputs small;
+  for (int i = 0; i < 100000; ++i) small.push_back(Span(i * 10, i * 10 + 4, "s"));
+  Inputs broad;
+  for (int k = 0; k < 30; ++k) broad.push_back(Span(k * 9973, 1000000 - k * 7919, "broad-" + std::to_string(k)));
+  auto plain = Batch("plain", small);
+  uint64_t plain_bytes = 0;
+  ASSERT_TRUE(StoreTableBytes(*plain, 0, &plain_bytes).ok());
+  Inputs broad_last = small;
+  broad_last.insert(broad_last.end(), broad.begin(), broad.end());
+  Inputs broad_first = broad;
+  broad_first.insert(broad_first.end(), small.begin(), small.end());
+  for (const Inputs* inputs : {&broad_last, &broad_first}) {
+    auto env = Batch(inputs == &broad_last ? "broad-last" : "broad-first", *inputs);
+    uint64_t bytes = 0;
+    ASSERT_TRUE(StoreTableBytes(*env, 0, &bytes).ok());
+    EXPECT_LE(bytes, 3 * plain_bytes) << "broad ranges made the index " << bytes << " bytes, not ~" << plain_bytes;
+    EXPECT_EQ(At(*env, 12), "s");
+    EXPECT_EQ(At(*env, 16), "broad-0");
+    EXPECT_EQ(At(*env, 500006), "broad-29");
+    EXPECT_EQ(At(*env, 999995), "broad-0");
+    EXPECT_EQ(At(*env, 1000001), "-");
+  }
+}
+
+TEST_F(RangedStoreTest, ThousandsOfMutuallyNestedRangesInEitherOrderMatchAModel) {
+  // [i, 4000 - i] and [2000 + i, 6000 + 2 * i]: each set nested, the two overlapping, loaded widest first and
+  // widest last. Version 1 grew quadratically in space (and cubically in time) here.
+  Inputs inputs;
+  RangeModel model;
+  for (int i = 0; i < 1000; ++i) {
+    for (auto [from, to] : {std::pair<int64_t, int64_t>{i, 4000 - i}, {2000 + 3 * i, 6000 - i}}) {
+      inputs.push_back(Span(from, to, std::to_string(from) + ".." + std::to_string(to)));
+      model.Add(from, to, 0, inputs.back().value);
+    }
+  }
+  Inputs reversed(inputs.rbegin(), inputs.rend());
+  auto widest_first = Batch("widest-first", inputs);
+  auto widest_last = Batch("widest-last", reversed);
+  EXPECT_EQ(Index(*widest_first), Index(*widest_last));
+  const RawRows index = Index(*widest_first);
+  size_t segments = 0;
+  for (const auto& row : index) segments += row.second.size() / 24;
+  EXPECT_LE(segments, 2 * inputs.size());
+  for (int64_t x = -2; x <= 6002; ++x) {
+    const RangedHit expected = model.Lookup(x, 0);
+    for (const auto* env : {&widest_first, &widest_last}) {
+      const RangedHit hit = LookupRange(**env, x);
+      ASSERT_EQ(hit.code, expected.code) << x;
+      if (hit.code == Code::kOk) {
+        ASSERT_EQ(hit.value, expected.value) << x;
+      }
     }
   }
 }
