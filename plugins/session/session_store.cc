@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "planb/encoding.h"
+#include "planb/keyed_rows.h"
 #include "planb/plugin.h"
 
 namespace planb {
@@ -38,8 +39,6 @@ bool MakeRowKey(const KeyPrefix& prefix, int64_t start_ms, int64_t end_ms, KeyPr
 uint64_t Duration(int64_t start_ms, int64_t end_ms) {
   return static_cast<uint64_t>(end_ms) - static_cast<uint64_t>(start_ms);  // exact even for the full int64 span
 }
-
-Code PutCode(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
 
 class SessionStore final : public Store {
  public:
@@ -208,12 +207,7 @@ class SessionStore final : public Store {
       return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the session bounds",
                   resolved.prefix.size);
     }
-    MDB_val k = row_key.view().mdb();
-    MDB_val v{scheme_->StoredKeySize(resolved, key), nullptr};
-    int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
-    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing Session row: %s", mdb_strerror(rc));
-    scheme_->WriteStoredKey(resolved, key, static_cast<uint8_t*>(v.mv_data));
-    return Code::kOk;
+    return PutKeyedRow(table, *scheme_, resolved, key, row_key.view(), Bytes(), Bytes(), "Session row", error);
   }
 
   // The recorded longest session; UINT64_MAX (no bound) when none is recorded.
@@ -249,7 +243,7 @@ class SessionStore final : public Store {
     PutU64(bytes, duration);
     v = MDB_val{sizeof(bytes), bytes};
     rc = mdb_put(table.txn, table.store_tables[kStatsTable], &k, &v, 0);
-    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing Session stats: %s", mdb_strerror(rc));
+    if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing Session stats: %s", mdb_strerror(rc));
     return Code::kOk;
   }
 
@@ -257,16 +251,7 @@ class SessionStore final : public Store {
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  if (args->scheme == nullptr) {
-    Fail(error, Code::kInvalidArgument, "the Session store needs a key scheme");
-    return nullptr;
-  }
-  Store* store = nullptr;
-  (void)Guard(error, [&] {
-    store = new SessionStore(args->scheme);
-    return Code::kOk;
-  });
-  return store;
+  return CreateKeyedStore<SessionStore>(args, error, "Session");
 }
 
 void Destroy(Store* store) noexcept { delete static_cast<SessionStore*>(store); }

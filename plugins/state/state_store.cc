@@ -5,6 +5,7 @@
 //   LMDB value = scheme stored key + value type (1 byte) + value bytes
 #include <cstring>
 
+#include "planb/keyed_rows.h"
 #include "planb/plugin.h"
 
 namespace planb {
@@ -101,8 +102,6 @@ class StateStore final : public Store {
   }
 
  private:
-  static Code PutCode(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
-
   static Code DecodePayload(Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) {
     if (value.size < stored_key_size + 1 || !IsKnownValueType(value.data[stored_key_size])) {
       return Fail(error, Code::kCorruption, "State row value of %zu bytes has no valid value type", value.size);
@@ -112,36 +111,16 @@ class StateStore final : public Store {
     return Code::kOk;
   }
 
-  // Writes the row stored key + `head` + `tail`, reserved in place (MDB_RESERVE) so that the value is
-  // assembled without a temporary buffer.
   Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, Bytes head, Bytes tail,
                 ErrorBuffer* error) const {
-    uint32_t stored = scheme_->StoredKeySize(resolved, key);
-    MDB_val k = resolved.prefix.view().mdb();
-    MDB_val v{stored + head.size + tail.size, nullptr};
-    int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
-    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing State row: %s", mdb_strerror(rc));
-    auto* out = static_cast<uint8_t*>(v.mv_data);
-    scheme_->WriteStoredKey(resolved, key, out);
-    if (head.size != 0) std::memcpy(out + stored, head.data, head.size);
-    if (tail.size != 0) std::memcpy(out + stored + head.size, tail.data, tail.size);
-    return Code::kOk;
+    return PutKeyedRow(table, *scheme_, resolved, key, resolved.prefix.view(), head, tail, "State row", error);
   }
 
   const KeyScheme* const scheme_;
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  if (args->scheme == nullptr) {
-    Fail(error, Code::kInvalidArgument, "the State store needs a key scheme");
-    return nullptr;
-  }
-  Store* store = nullptr;
-  (void)Guard(error, [&] {
-    store = new StateStore(args->scheme);
-    return Code::kOk;
-  });
-  return store;
+  return CreateKeyedStore<StateStore>(args, error, "State");
 }
 
 void Destroy(Store* store) noexcept { delete static_cast<StateStore*>(store); }

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "planb/encoding.h"
+#include "planb/keyed_rows.h"
 #include "planb/plugin.h"
 
 namespace planb {
@@ -149,7 +150,6 @@ class TemporalStore final : public Store {
   }
 
  private:
-  static Code PutCode(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
 
   static Code DecodePayload(Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) {
     if (value.size < stored_key_size + 1 || !IsKnownValueType(value.data[stored_key_size])) {
@@ -170,32 +170,14 @@ class TemporalStore final : public Store {
       return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the effective time",
                   resolved.prefix.size);
     }
-    const uint32_t stored = scheme_->StoredKeySize(resolved, key);
-    MDB_val k = row_key.view().mdb();
-    MDB_val v{stored + head.size + tail.size, nullptr};
-    int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
-    if (rc != MDB_SUCCESS) return Fail(error, PutCode(rc), "writing Temporal State row: %s", mdb_strerror(rc));
-    auto* out = static_cast<uint8_t*>(v.mv_data);
-    scheme_->WriteStoredKey(resolved, key, out);
-    if (head.size != 0) std::memcpy(out + stored, head.data, head.size);
-    if (tail.size != 0) std::memcpy(out + stored + head.size, tail.data, tail.size);
-    return Code::kOk;
+    return PutKeyedRow(table, *scheme_, resolved, key, row_key.view(), head, tail, "Temporal State row", error);
   }
 
   const KeyScheme* const scheme_;
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  if (args->scheme == nullptr) {
-    Fail(error, Code::kInvalidArgument, "the Temporal State store needs a key scheme");
-    return nullptr;
-  }
-  Store* store = nullptr;
-  (void)Guard(error, [&] {
-    store = new TemporalStore(args->scheme);
-    return Code::kOk;
-  });
-  return store;
+  return CreateKeyedStore<TemporalStore>(args, error, "Temporal State");
 }
 
 void Destroy(Store* store) noexcept { delete static_cast<TemporalStore*>(store); }
