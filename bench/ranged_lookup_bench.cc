@@ -31,6 +31,7 @@
 #include "planb/lmdb.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
+#include "support/shard_setup.h"
 
 namespace planb::bench {
 namespace {
@@ -116,10 +117,7 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
       Check(writer.Add("temporal", record));
     }
     Check(writer.Finish());
-    uint64_t sequence = 0;
-    Check(StagingStore(f->runtime->home()).Stage(writer.dir(), &sequence));
-    MergeReport report;
-    Check(MergeProcessor(*f->runtime).MergePending(&report));
+    Check(bench::StageAndMerge(f->runtime.get(), &writer));
   }
   std::shared_ptr<MapEnv> env;
   Check(f->runtime->OpenShard("ranged", &env));

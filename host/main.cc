@@ -41,6 +41,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "load") return RunLoadCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "lookup") return RunLookupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "query") return RunQueryCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "serve") return RunServeCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "stores") return RunStoresCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
   std::cerr << "planb: command '" << cli.command << "' is not implemented\n";

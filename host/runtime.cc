@@ -12,7 +12,12 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   std::error_code ec;
   std::string config_path = options.config_path;
   if (config_path.empty() && fs::exists("planb.ini", ec)) config_path = "planb.ini";
-  if (!config_path.empty()) PLANB_RETURN_IF_ERROR(LoadConfig(config_path, &runtime->config_));
+  if (!config_path.empty()) {
+    PLANB_RETURN_IF_ERROR(LoadConfig(config_path, &runtime->config_));
+  } else {
+    PLANB_RETURN_IF_ERROR(ParseConfig("(no config file)", "", "", &runtime->config_));  // the defaults
+    runtime->config_.path.clear();
+  }
 
   auto normal = [&ec](const std::string& dir) { return fs::weakly_canonical(fs::absolute(dir, ec), ec).string(); };
   std::vector<std::string> dirs{normal(PluginRegistry::DefaultDirectory())};

@@ -6,6 +6,7 @@
 
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/staging_store.h"
+#include "host/transfer/batch_zip.h"
 
 namespace planb::bench {
 
@@ -29,10 +30,17 @@ void LoadStream(Runtime* runtime, const std::string& stream_name, const std::fun
   StreamWriter writer(runtime->catalog(), runtime->home().writer() + "/" + stream_name);
   add(&writer);
   CheckSetup(writer.Finish());
+  CheckSetup(StageAndMerge(runtime, &writer));
+}
+
+Status StageAndMerge(Runtime* runtime, StreamWriter* writer) {
+  const std::string zip = writer->dir() + ".zip";
+  PLANB_RETURN_IF_ERROR(ZipBatch(writer->dir(), zip, ZipOptions{/*compress=*/false}));
+  writer->Discard();
   uint64_t sequence = 0;
-  CheckSetup(StagingStore(runtime->home()).Stage(writer.dir(), &sequence));
+  PLANB_RETURN_IF_ERROR(StagingStore(runtime->home()).Stage(zip, &sequence));
   MergeReport report;
-  CheckSetup(MergeProcessor(*runtime).MergePending(&report));
+  return MergeProcessor(*runtime).MergePending(&report);
 }
 
 void OpenReader(Runtime* runtime, std::string_view map, MapReader* reader) {

@@ -29,6 +29,10 @@ std::unique_ptr<Runtime> OpenBenchRuntime(const std::string& dir, const std::str
 // stream of a map becomes its shard; later ones merge into it. Exits on failure.
 void LoadStream(Runtime* runtime, const std::string& stream_name, const std::function<void(StreamWriter*)>& add);
 
+// Zips the finished stream of `writer` as a batch, stages it and merges it into the shards (the single-node
+// path of `planb load`).
+Status StageAndMerge(Runtime* runtime, StreamWriter* writer);
+
 // Opens `reader` on the shard of `map`. Exits on failure.
 void OpenReader(Runtime* runtime, std::string_view map, MapReader* reader);
 

@@ -30,6 +30,9 @@ const std::vector<CommandSpec>& Commands() {
        {"time"}, 2, 2},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain"}, 1, 1},
+      {"serve", "",
+       "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
+       {"bind", "ready-file"}, 0, 0},
       {"stores", "", "list each configured map: type, scheme, rows, bytes on disk", {}, 0, 0},
       {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
   };
@@ -67,7 +70,11 @@ po::options_description CommandOptions() {
        "query: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"), "query: table (default), csv or json")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
-      ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)");
+      ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
+      ("bind", po::value<std::string>()->value_name("ENDPOINT"),
+       "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
+      ("ready-file", po::value<std::string>()->value_name("FILE"),
+       "serve: once serving, write the bound endpoint to FILE (for scripts and tests)");
   return command;
 }
 
@@ -154,6 +161,8 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("format")) out->format = vm["format"].as<std::string>();
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;
+  if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();
+  if (vm.count("ready-file")) out->ready_file = vm["ready-file"].as<std::string>();
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

@@ -6,6 +6,7 @@
 #include "host/cli/commands.h"
 #include "host/common/iso_time.h"
 #include "host/ingest/load_job.h"
+#include "host/ingest/staging_store.h"
 
 namespace planb {
 
@@ -29,6 +30,11 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   LoadReport report;
   Status s = RunLoad(runtime, cli.args, options, &report);
   if (terminal) err << "\r\033[K" << std::flush;  // clear the progress line
+  if (!s.ok() && report.distributed) {
+    err << "planb: load failed: " << s.message()
+        << "\nLoad the same files again once the cause is fixed: loads are idempotent.\n";
+    return kExitError;
+  }
   if (!s.ok() && report.staged) {
     err << "planb: load staged its streams, but merging stopped: " << s.message()
         << "\nThe batches stay queued in " << runtime.home().staging() << " and " << runtime.home().merging()
@@ -47,7 +53,19 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
       out << "  " << std::left << std::setw(28) << map << std::right << std::setw(10) << records << "\n";
     }
   }
-  out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
+  if (!report.distributed) {
+    out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
+    return kExitOk;
+  }
+  for (const StreamReport& stream : report.streams) {
+    out << stream.file << ": batch of " << stream.batch_bytes << " bytes stored on " << stream.deliveries.size()
+        << " storage node(s)\n";
+    for (const NodeDelivery& d : stream.deliveries) {
+      out << "  " << std::left << std::setw(28) << d.node << std::right << " staged as "
+          << StagingStore::BatchName(d.sequence) << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "")
+          << "\n";
+    }
+  }
   return kExitOk;
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "host/config/cluster_config.h"
 #include "host/config/ini_reader.h"
 
 namespace planb {
@@ -57,13 +58,20 @@ Status ApplyTopLevel(const Entries& entries, const std::string& base_dir, Config
     for (const TopLevelKey& k : kTopLevelKeys) {
       if (key == k.name) known = &k;
     }
-    if (known == nullptr) {
+    const bool repeatable = known != nullptr && known->repeatable;
+    if (!seen.insert(key).second && !repeatable) return Status::Invalid(key + ": given twice");
+    if (known != nullptr) {
+      PLANB_RETURN_IF_ERROR(known->apply(value, base_dir, config).WithContext(key));
+      continue;
+    }
+    bool cluster_key = false;
+    PLANB_RETURN_IF_ERROR(ApplyClusterKey(key, value, &config->cluster, &cluster_key).WithContext(key));
+    if (!cluster_key) {
       std::string names;
       for (const TopLevelKey& k : kTopLevelKeys) names += std::string(names.empty() ? "" : ", ") + k.name;
+      for (const std::string& k : ClusterKeyNames()) names += ", " + k;
       return Status::Invalid(key + ": unknown top-level key (known: " + names + ")");
     }
-    if (!seen.insert(key).second && !known->repeatable) return Status::Invalid(key + ": given twice");
-    PLANB_RETURN_IF_ERROR(known->apply(value, base_dir, config).WithContext(key));
   }
   return Status::Ok();
 }
@@ -114,6 +122,12 @@ constexpr MapKey kMapKeys[] = {
      }},
     {"max_readers",
      [](const std::string& value, MapConfig* map) { return ParseMaxReaders(value, &map->max_readers); }},
+    {"synchronise_merge",
+     [](const std::string& value, MapConfig* map) {
+       if (value != "true" && value != "false") return Status::Invalid("'" + value + "' is not true or false");
+       map->synchronise_merge = value == "true";
+       return Status::Ok();
+     }},
 };
 
 Status ApplyMapSection(const std::string& name, const Entries& entries, Config* config) {
@@ -148,6 +162,10 @@ struct SectionKind {
 
 constexpr SectionKind kSectionKinds[] = {
     {"map", ApplyMapSection},
+    {"node",
+     [](const std::string& name, const Entries& entries, Config* config) {
+       return ApplyNodeSection(name, entries, &config->cluster);
+     }},
 };
 
 Status ApplySection(const IniSection& section, Config* config) {
@@ -209,6 +227,7 @@ Status ParseConfig(std::string_view name, std::string_view text, const std::stri
     if (!headers.insert(sections[i].header).second) return Status::Invalid(where + ": section given twice");
     PLANB_RETURN_IF_ERROR(ApplySection(sections[i], &result).WithContext(where));
   }
+  PLANB_RETURN_IF_ERROR(FinishCluster(&result.cluster).WithContext(file));
   *config = std::move(result);
   return Status::Ok();
 }

@@ -7,7 +7,18 @@
 //   scheme = hashed                  # a key-scheme plugin name (default hashed, for types with a text key)
 //   max_store_size = 10GiB           # LMDB map size
 //   max_readers = 126
+//   synchronise_merge = false        # loads wait until every storage node has merged (not just staged)
 //   hash_bits = 64                   # any other key is a plugin option, checked against the plugins later
+//
+// Storage nodes (the design's node list; no node_list = a single node that stores and merges itself):
+//   node_name = node1a               # default: the host name
+//   node_list = ,node1a,node2a       # comma-delimited, starting with a comma
+//   request_timeout = 5s             # every request to a node has this deadline
+//   send_part_attempts = 3           # tries per request before a node counts as failed
+//   send_part_retry_delay = 10s
+//   max_batch_size = 64GiB           # the largest batch a node accepts, unzipped (zip bombs)
+//   [node.node1a]
+//   endpoint = tcp://10.0.0.1:7601   # where node1a's `planb serve` listens
 #pragma once
 
 #include <cstdint>
@@ -30,8 +41,28 @@ struct MapConfig {
   std::string scheme;       // key-scheme plugin name; empty when not given
   uint64_t max_store_size = kDefaultMaxStoreSize;
   uint32_t max_readers = kDefaultMaxReaders;
+  bool synchronise_merge = false;
   // Every other key of the section, in file order: options for the type's or scheme's plugin.
   std::vector<std::pair<std::string, std::string>> plugin_options;
+};
+
+struct NodeConfig {
+  std::string name;
+  std::string endpoint;  // tcp://HOST:PORT
+};
+
+struct ClusterConfig {
+  std::string node_name;               // this node; the host name unless the config says otherwise
+  std::vector<std::string> node_list;  // the storage nodes, in the config's order; empty = single node
+  std::map<std::string, NodeConfig> nodes;  // [node.NAME] sections, by name
+  int64_t request_timeout_ms = 5000;
+  int send_part_attempts = 3;
+  int64_t send_part_retry_delay_ms = 10000;
+  uint64_t max_batch_size = uint64_t{64} << 30;
+
+  bool single_node() const { return node_list.empty(); }
+  // Whether this node is one of the storage nodes (a single node always is).
+  bool IsStorageNode() const;
 };
 
 struct Config {
@@ -39,6 +70,7 @@ struct Config {
   std::string home;  // "" when not set; relative paths (home, plugin_dir) resolve against the file's directory
   std::vector<std::string> plugin_dirs;
   std::map<std::string, MapConfig> maps;  // by name
+  ClusterConfig cluster;
 
   const MapConfig* FindMap(std::string_view name) const;  // name as the user wrote it: lower-cased first
 };
@@ -48,6 +80,11 @@ struct Config {
 Status LoadConfig(const std::string& path, Config* config);
 // Same, from text in memory; `name` stands for the file in messages and `base_dir` resolves plugin_dir.
 Status ParseConfig(std::string_view name, std::string_view text, const std::string& base_dir, Config* config);
+
+// "500ms", "5s", "1m", "2h", "1d" (a unit is required). False on anything else or overflow.
+bool ParseDuration(std::string_view text, int64_t* ms);
+// Letters, digits, '.', '-' and '_', at most 253 characters (host names and the design's "node1a").
+bool IsValidNodeName(std::string_view name);
 
 // Lower case letters, digits and underscores, starting with a letter; at most 128 characters.
 bool IsValidMapName(std::string_view name);

@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <memory>
 
+#include "host/common/file_util.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
+#include "host/transfer/batch_zip.h"
 #include "host/xml/reference_reader.h"
 
 namespace planb {
@@ -77,6 +79,61 @@ Status CheckShards(Runtime& runtime, const LoadReport& report) {
   return Status::Ok();
 }
 
+std::string StreamName(const StreamWriter& writer) { return fs::path(writer.dir()).filename().string(); }
+
+bool NeedsSynchronisedMerge(const Runtime& runtime, const StreamReport& stream) {
+  for (const auto& entry : stream.records) {
+    const MapConfig* map = runtime.config().FindMap(entry.first);
+    if (map != nullptr && map->synchronise_merge) return true;
+  }
+  return false;
+}
+
+// Zips each finished stream into writer/<stream>.zip (and drops its LMDB files): the batch as staging/ keeps it.
+Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
+                  std::vector<std::string>* zips, LoadReport* report) {
+  // Batches that only move on this machine are stored, not deflated: nothing would be gained.
+  const ZipOptions options{/*compress=*/!runtime.config().cluster.single_node()};
+  for (size_t i = 0; i < writers.size(); ++i) {
+    const std::string zip = writers[i]->dir() + ".zip";
+    zips->push_back(zip);
+    PLANB_RETURN_IF_ERROR(ZipBatch(writers[i]->dir(), zip, options).WithContext(report->streams[i].file));
+    std::error_code ec;
+    report->streams[i].batch_bytes = fs::file_size(zip, ec);
+    writers[i]->Discard();
+  }
+  return Status::Ok();
+}
+
+Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, LoadReport* report) {
+  StagingStore staging(runtime.home());
+  for (const std::string& zip : zips) {
+    uint64_t sequence = 0;
+    PLANB_RETURN_IF_ERROR(staging.Stage(zip, &sequence));
+    report->staged = true;
+  }
+  // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
+  MergeProcessor merger(runtime, UnzipLimits{runtime.config().cluster.max_batch_size});
+  return merger.MergePending(&report->merge);
+}
+
+Status Distribute(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
+                  const std::vector<std::string>& zips, LoadReport* report) {
+  report->distributed = true;
+  zmq::context_t context;
+  for (size_t i = 0; i < zips.size(); ++i) {
+    StreamReport& stream = report->streams[i];
+    const std::string batch_id = runtime.config().cluster.node_name + "/" + StreamName(*writers[i]);
+    Status s = DistributeBatch(runtime, context, zips[i], batch_id, NeedsSynchronisedMerge(runtime, stream),
+                               &stream.deliveries);
+    for (const NodeDelivery& d : stream.deliveries) report->staged = report->staged || d.status.ok();
+    // Later streams wait: every node must stage the streams in the same order.
+    if (!s.ok()) return s.WithContext(stream.file);
+    static_cast<void>(RemoveTree(zips[i]));  // a leftover zip is removed with abandoned streams
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,
@@ -84,21 +141,18 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   if (files.empty()) return Status::Invalid("load: no input files given");
   PLANB_RETURN_IF_ERROR(StreamWriter::RemoveAbandoned(runtime.home().writer()));
   std::vector<std::unique_ptr<StreamWriter>> writers;
+  std::vector<std::string> zips;
   Status s = WriteStreams(runtime, files, options, &writers, report);
-  if (s.ok()) s = CheckShards(runtime, *report);
-  if (!s.ok()) {
-    for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
-    return s;
+  // A storage node checks its own shards first; a processing node has none (the receivers check theirs).
+  if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
+  if (s.ok()) s = ZipStreams(runtime, writers, &zips, report);
+  if (s.ok()) {
+    s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, report)
+                                               : Distribute(runtime, writers, zips, report);
   }
-  StagingStore staging(runtime.home());
-  for (const auto& writer : writers) {
-    uint64_t sequence = 0;
-    PLANB_RETURN_IF_ERROR(staging.Stage(writer->dir(), &sequence));
-    report->staged = true;
-  }
-  // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
-  MergeProcessor merger(runtime);
-  return merger.MergePending(&report->merge);
+  for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
+  for (const std::string& zip : zips) static_cast<void>(RemoveTree(zip));
+  return s;
 }
 
 }  // namespace planb

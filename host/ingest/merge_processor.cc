@@ -1,10 +1,14 @@
 #include "host/ingest/merge_processor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <vector>
 
+#include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/ingest/staging_store.h"
 #include "planb/lmdb.h"
@@ -14,66 +18,80 @@ namespace planb {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char* kMergedSuffix = ".merged";
+constexpr const char* kLockName = ".lock";
 
-// Deletes what a crash left of batches already merged (see MergeBatch).
-Status RemoveMergedLeftovers(const std::string& merging) {
+bool Stopped(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
+
+// merging/ only ever holds what was extracted from a zip that is still staged (a batch is unstaged only after
+// every map of it committed), so whatever a crash left there is rebuilt from staging/ and can go.
+Status ClearScratch(const std::string& merging) {
   std::error_code ec;
+  std::vector<std::string> leftovers;
   for (const fs::directory_entry& entry : fs::directory_iterator(merging, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() > std::strlen(kMergedSuffix) &&
-        name.compare(name.size() - std::strlen(kMergedSuffix), std::string::npos, kMergedSuffix) == 0) {
-      PLANB_RETURN_IF_ERROR(RemoveTree(entry.path().string()));
-    }
+    if (entry.path().filename() != kLockName) leftovers.push_back(entry.path().string());
   }
   if (ec) return Status::IOError("listing " + merging + ": " + ec.message());
+  for (const std::string& path : leftovers) PLANB_RETURN_IF_ERROR(RemoveTree(path));
   return Status::Ok();
+}
+
+Status DurableUnlink(const std::string& path) {
+  if (::unlink(path.c_str()) != 0) return Status::IOError("deleting " + path + ": " + std::strerror(errno));
+  return SyncPath(fs::path(path).parent_path().string());
 }
 }  // namespace
 
-Status MergeProcessor::MergePending(MergeReport* report) {
+Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>* stop) {
   const Home& home = runtime_.home();
   FileLock lock;
-  PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/.lock"));
-  PLANB_RETURN_IF_ERROR(RemoveMergedLeftovers(home.merging()));
-  // A batch in merging/ was interrupted mid-merge: it is older than anything still in staging/.
+  PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/" + kLockName));
+  PLANB_RETURN_IF_ERROR(ClearScratch(home.merging()));
   std::vector<StagedBatch> batches;
-  PLANB_RETURN_IF_ERROR(StagingStore::List(home.merging(), &batches));
-  for (const StagedBatch& batch : batches) PLANB_RETURN_IF_ERROR(MergeBatch(batch.path, report));
-  PLANB_RETURN_IF_ERROR(StagingStore::List(home.staging(), &batches));
+  PLANB_RETURN_IF_ERROR(StagingStore(home).List(&batches));
   for (const StagedBatch& batch : batches) {
-    std::string target = home.merging() + "/" + StagingStore::BatchName(batch.sequence);
-    PLANB_RETURN_IF_ERROR(DurableRename(batch.path, target));
-    PLANB_RETURN_IF_ERROR(MergeBatch(target, report));
+    if (Stopped(stop)) return Status::Ok();
+    bool stopped = false;
+    Status s = MergeBatch(batch.sequence, batch.path, report, stop, &stopped);
+    if (!s.ok()) {
+      // Scratch: the batch stays staged and the next run extracts it afresh.
+      (void)RemoveTree(home.merging() + "/" + StagingStore::BatchName(batch.sequence));
+      return s;
+    }
+    if (stopped) return Status::Ok();
   }
   return Status::Ok();
 }
 
-Status MergeProcessor::MergeBatch(const std::string& batch_dir, MergeReport* report) {
+Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
+                                  const std::atomic<bool>* stop, bool* stopped) {
+  const std::string context = "merging staged batch " + StagingStore::BatchFileName(sequence);
+  const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
   std::vector<std::string> maps;
-  std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(batch_dir, ec)) {
-    if (entry.is_directory(ec)) maps.push_back(entry.path().filename().string());
-  }
-  if (ec) return Status::IOError("listing batch " + batch_dir + ": " + ec.message());
+  PLANB_RETURN_IF_ERROR(UnzipBatch(zip_path, batch_dir, limits_, &maps).WithContext(context));
   std::sort(maps.begin(), maps.end());
   // A map missing from the config or a shard that cannot be opened stops the batch before any of its maps is
-  // merged; the batch stays queued (nothing is lost) until the config or the shard is repaired.
+  // merged; the batch stays staged (nothing is lost) until the config or the shard is repaired.
   for (const std::string& map : maps) {
     std::shared_ptr<const MapPlugins> plugins;
-    PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins).WithContext("merging batch " + batch_dir));
+    PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins).WithContext(context));
     std::shared_ptr<MapEnv> shard;
     Status s = runtime_.OpenShard(map, &shard);
-    if (!s.ok() && s.code() != Code::kNotFound) return s.WithContext("merging batch " + batch_dir);
+    if (!s.ok() && s.code() != Code::kNotFound) return s.WithContext(context);
   }
-  for (const std::string& map : maps) {
-    PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + map, map, report).WithContext("merging batch " + batch_dir));
+  for (size_t i = 0; i < maps.size(); ++i) {
+    if (i > 0 && Stopped(stop)) {
+      // The maps merged so far are merged again (idempotently) with the rest next time.
+      *stopped = true;
+      return RemoveTree(batch_dir);
+    }
+    PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + maps[i], maps[i], report).WithContext(context));
+    if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
   }
-  // Renamed first, atomically: a crash during the (non-atomic) delete then leaves a ".merged" directory that no
-  // longer looks like a batch, rather than half a batch that every later run would fail on.
-  const std::string merged = batch_dir + kMergedSuffix;
-  PLANB_RETURN_IF_ERROR(DurableRename(batch_dir, merged));
-  PLANB_RETURN_IF_ERROR(RemoveTree(merged));
+  FaultPoint("merge.after_commit");
+  // The zip goes first and durably: once it is gone the batch is done, and merging/ is mere scratch.
+  PLANB_RETURN_IF_ERROR(DurableUnlink(zip_path).WithContext(context));
+  PLANB_RETURN_IF_ERROR(RemoveTree(batch_dir).WithContext(context));
+  report->last_sequence = sequence;
   ++report->batches;
   return Status::Ok();
 }
@@ -94,7 +112,8 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   std::shared_ptr<MapEnv> shard;
   Status opened = runtime_.envs().Get(shard_path, plugins, &shard);
   if (opened.code() == Code::kNotFound) {
-    // The first batch of a map becomes its shard as it is.
+    // The first batch of a map becomes its shard as it is. Should the process die before the zip is
+    // unstaged, the next run merges the same rows into this shard, which changes nothing.
     batch_txn.Abort();
     batch.reset();
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most
@@ -124,6 +143,7 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
     }
     return failed.WithContext(shard_path);  // the write transaction aborts: the shard is as it was
   }
+  FaultPoint("merge.before_commit");
   PLANB_RETURN_IF_ERROR(shard_txn.Commit().WithContext(shard_path));
   report->rows_merged[plugins->config().name] += stats.rows_read;
   return Status::Ok();

@@ -1,8 +1,13 @@
 #include "host/ingest/staging_store.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "host/common/file_util.h"
@@ -13,11 +18,15 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr size_t kNameDigits = 20;
+constexpr const char* kZipSuffix = ".zip";
 
-bool ParseBatchName(const std::string& name, uint64_t* sequence) {
-  if (name.size() != kNameDigits) return false;
+// "<20 digits>.zip" only: temp files ("….zip.tmp"), .lock and .sequence are not batches.
+bool ParseBatchFileName(const std::string& name, uint64_t* sequence) {
+  const size_t suffix = std::strlen(kZipSuffix);
+  if (name.size() != kNameDigits + suffix || name.compare(kNameDigits, suffix, kZipSuffix) != 0) return false;
   uint64_t value = 0;
-  for (char c : name) {
+  for (size_t i = 0; i < kNameDigits; ++i) {
+    const char c = name[i];
     if (c < '0' || c > '9') return false;
     value = value * 10 + static_cast<uint64_t>(c - '0');
   }
@@ -32,7 +41,16 @@ std::string StagingStore::BatchName(uint64_t sequence) {
   return name;
 }
 
-Status StagingStore::Stage(const std::string& dir, uint64_t* sequence) {
+std::string StagingStore::BatchFileName(uint64_t sequence) { return BatchName(sequence) + kZipSuffix; }
+
+Status StagingStore::Stage(const std::string& zip_path, uint64_t* sequence, bool link_only) {
+  // Checked before a number is taken, so a wrong path costs nothing and the error names it.
+  struct stat st {};
+  if (::stat(zip_path.c_str(), &st) != 0) {
+    return Status::IOError("staging " + zip_path + ": " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) return Status::Invalid("staging " + zip_path + ": not a batch zip file");
+
   FileLock lock;
   PLANB_RETURN_IF_ERROR(lock.Acquire(home_.staging() + "/.lock"));
   const std::string counter = home_.staging() + "/.sequence";
@@ -47,17 +65,30 @@ Status StagingStore::Stage(const std::string& dir, uint64_t* sequence) {
   }
   // The counter moves first: a crash after it wastes a number but never reuses one.
   PLANB_RETURN_IF_ERROR(WriteFileAtomically(counter, std::to_string(next + 1) + "\n"));
-  PLANB_RETURN_IF_ERROR(DurableRename(dir, home_.staging() + "/" + BatchName(next)));
+  const std::string target = home_.staging() + "/" + BatchFileName(next);
+  if (link_only) {
+    if (::link(zip_path.c_str(), target.c_str()) != 0) {
+      return Status::IOError("staging " + zip_path + ": linking it to " + target + ": " + std::strerror(errno));
+    }
+    PLANB_RETURN_IF_ERROR(SyncPath(home_.staging()));
+  } else {
+    PLANB_RETURN_IF_ERROR(DurableRename(zip_path, target).WithContext("staging " + zip_path));
+  }
   *sequence = next;
   return Status::Ok();
 }
 
-Status StagingStore::List(const std::string& directory, std::vector<StagedBatch>* out) {
+Status StagingStore::List(std::vector<StagedBatch>* out) const {
   out->clear();
+  const std::string directory = home_.staging();
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(directory, ec)) {
     uint64_t sequence = 0;
-    if (entry.is_directory(ec) && ParseBatchName(entry.path().filename().string(), &sequence)) {
+    // symlink_status: a batch is a file staged here, never a link to somewhere else. An entry that vanished
+    // meanwhile (merged by another process) is simply not listed.
+    std::error_code entry_ec;
+    if (ParseBatchFileName(entry.path().filename().string(), &sequence) &&
+        fs::is_regular_file(entry.symlink_status(entry_ec))) {
       out->push_back(StagedBatch{sequence, entry.path().string()});
     }
   }
@@ -65,6 +96,12 @@ Status StagingStore::List(const std::string& directory, std::vector<StagedBatch>
   std::sort(out->begin(), out->end(),
             [](const StagedBatch& a, const StagedBatch& b) { return a.sequence < b.sequence; });
   return Status::Ok();
+}
+
+bool StagingStore::Contains(uint64_t sequence) const {
+  struct stat st {};
+  const std::string path = home_.staging() + "/" + BatchFileName(sequence);
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 }  // namespace planb

@@ -1,5 +1,5 @@
-// staging/: the sequential store of batches waiting to be merged. Each batch is a directory named by a 20-digit
-// sequence number, so name order is arrival order. Several processes may stage at once (a lock file serialises
+// staging/: the sequential store of batches waiting to be merged. Each batch is a zip (batch_zip.h) named by a
+// 20-digit sequence number plus ".zip", so name order is arrival order. Several processes may stage at once (a lock file serialises
 // the numbering); the sequence never goes back, even when staging/ is empty.
 #pragma once
 
@@ -21,10 +21,17 @@ class StagingStore {
  public:
   explicit StagingStore(const Home& home) : home_(home) {}
 
-  // Moves the complete batch directory `dir` into staging/ under the next sequence number (durably).
-  Status Stage(const std::string& dir, uint64_t* sequence);
-  // Batches in `directory` (staging/ or merging/), oldest first. Ignores anything not named like a batch.
-  static Status List(const std::string& directory, std::vector<StagedBatch>* out);
+  // Moves the complete batch zip `zip_path` (same filesystem) into staging/ under the next sequence number,
+  // durably (rename + directory fsync). With `link_only`, hard-links instead and leaves `zip_path` in place
+  // (a load that also uploads the same zip to other nodes).
+  Status Stage(const std::string& zip_path, uint64_t* sequence, bool link_only = false);
+  // Staged batches, oldest first. Ignores anything not named like a batch (temp files, .lock, .sequence).
+  Status List(std::vector<StagedBatch>* out) const;
+  // Whether batch `sequence` is still waiting in staging/ (not yet merged).
+  bool Contains(uint64_t sequence) const;
+  // "00000000000000000007.zip"
+  static std::string BatchFileName(uint64_t sequence);
+  // "00000000000000000007"
   static std::string BatchName(uint64_t sequence);
 
  private:

@@ -3,9 +3,11 @@
 #include <atomic>
 #include <cstdio>
 
+#include "host/common/file_util.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
 #include "host/storage/map_reader.h"
+#include "host/transfer/batch_zip.h"
 #include "support/test_env.h"
 
 namespace planb::testing {
@@ -222,9 +224,13 @@ Status StageRows(Runtime& runtime, const std::string& map, const std::vector<std
   StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/test-stream-" + std::to_string(++counter));
   for (const auto& [key, value] : rows) PLANB_RETURN_IF_ERROR(writer.Add(map, StateRecord(key, value)));
   PLANB_RETURN_IF_ERROR(writer.Finish());
+  // As a load stages a batch: the stream zipped (stored, not deflated), the zip moved into staging/.
+  const std::string zip = writer.dir() + ".zip";
+  PLANB_RETURN_IF_ERROR(ZipBatch(writer.dir(), zip, ZipOptions{/*compress=*/false}));
   uint64_t staged = 0;
   StagingStore staging(runtime.home());
-  PLANB_RETURN_IF_ERROR(staging.Stage(writer.dir(), &staged));
+  PLANB_RETURN_IF_ERROR(staging.Stage(zip, &staged));
+  PLANB_RETURN_IF_ERROR(RemoveTree(writer.dir()));
   if (sequence != nullptr) *sequence = staged;
   return Status::Ok();
 }

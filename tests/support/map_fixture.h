@@ -108,7 +108,7 @@ std::string StateMapSection(const std::string& name, const std::string& scheme, 
 // Reference-data XML with one <reference> per (key, value) of `map`; text is escaped.
 std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows);
 
-// Writes `rows` of `map` as one stream under the runtime's writer/ and stages it (a batch in staging/).
+// Writes `rows` of `map` as one stream under the runtime's writer/, zips it and stages the zip (staging/<seq>.zip).
 Status StageRows(Runtime& runtime, const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
                  uint64_t* sequence = nullptr);
 

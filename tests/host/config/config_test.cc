@@ -215,7 +215,8 @@ TEST(ParseConfig, LeavesConfigUntouchedOnError) {
 
 TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   const std::string message = ErrorOf("home = /h\nnode_nmae = a\n");
-  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir)");
+  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, node_name, node_list, "
+            "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size)");
 }
 
 TEST(ParseConfig, RefusesSectionStyleKeyAtTopLevel) {
@@ -224,7 +225,7 @@ TEST(ParseConfig, RefusesSectionStyleKeyAtTopLevel) {
 }
 
 TEST(ParseConfig, RefusesUnknownSectionKind) {
-  EXPECT_EQ(ErrorOf("[foo.bar]\nx = 1\n"), "planb.ini: [foo.bar]: unknown section kind 'foo' (known: [map.NAME])");
+  EXPECT_EQ(ErrorOf("[foo.bar]\nx = 1\n"), "planb.ini: [foo.bar]: unknown section kind 'foo' (known: [map.NAME], [node.NAME])");
   EXPECT_TRUE(Contains(ErrorOf("[mapx]\ntype = state\n"), "[mapx]: unknown section kind 'mapx'"));
   EXPECT_TRUE(Contains(ErrorOf("[nodes]\n"), "[nodes]: unknown section kind 'nodes'"));  // even with no keys
 }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -13,7 +14,9 @@
 #include <vector>
 
 #include "host/ingest/staging_store.h"
+#include "host/common/file_util.h"
 #include "host/ingest/stream_writer.h"
+#include "host/transfer/batch_zip.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 
@@ -45,6 +48,18 @@ ino_t Inode(const std::string& path) {
   return st.st_ino;
 }
 
+// A finished stream zipped and staged as a load does it; returns the sequence (0 on failure).
+uint64_t StageStream(Runtime& runtime, const StreamWriter& writer) {
+  const std::string zip = writer.dir() + ".zip";
+  Status s = ZipBatch(writer.dir(), zip, ZipOptions{/*compress=*/false});
+  EXPECT_TRUE(s.ok()) << s.message();
+  uint64_t sequence = 0;
+  if (s.ok()) s = StagingStore(runtime.home()).Stage(zip, &sequence);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(RemoveTree(writer.dir()).ok());
+  return sequence;
+}
+
 // Names in `dir`, hidden files (locks, counters) left out.
 std::vector<std::string> Entries(const std::string& dir) {
   std::vector<std::string> names;
@@ -64,6 +79,7 @@ Rows MakeRows(int first, int count, const std::string& tag) {
   }
   return rows;
 }
+
 
 class MergeProcessorTest : public ::testing::Test {
  protected:
@@ -107,12 +123,14 @@ class MergeProcessorTest : public ::testing::Test {
     return code == Code::kOk ? value : std::string("<") + CodeName(code) + ">";
   }
 
-  std::string StagingPath(uint64_t sequence) const {
-    return runtime_->home().staging() + "/" + StagingStore::BatchName(sequence);
+  static std::string StagedPath(const Runtime& runtime, uint64_t sequence) {
+    return runtime.home().staging() + "/" + StagingStore::BatchFileName(sequence);
   }
+  std::string StagedPath(uint64_t sequence) const { return StagedPath(*runtime_, sequence); }
   std::string MergingPath(uint64_t sequence) const {
     return runtime_->home().merging() + "/" + StagingStore::BatchName(sequence);
   }
+  bool IsStaged(uint64_t sequence) const { return StagingStore(runtime_->home()).Contains(sequence); }
 
   TempDir dir_;
   std::unique_ptr<Runtime> runtime_;
@@ -121,19 +139,20 @@ class MergeProcessorTest : public ::testing::Test {
 TEST_F(MergeProcessorTest, NothingPendingIsNotAnError) {
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 0u);
+  EXPECT_EQ(report.last_sequence, 0u);
   EXPECT_TRUE(report.rows_merged.empty());
   EXPECT_TRUE(Entries(runtime_->home().shards()).empty());
 }
 
-TEST_F(MergeProcessorTest, FirstBatchIsMovedToBecomeTheShard) {
+TEST_F(MergeProcessorTest, FirstBatchIsExtractedToBecomeTheShard) {
   const uint64_t sequence = Stage(*runtime_, "m", MakeRows(0, 100, "first"));
-  const ino_t batch_inode = Inode(StagingPath(sequence) + "/m/data.mdb");
+  ASSERT_TRUE(IsStaged(sequence));
 
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.last_sequence, sequence);
   EXPECT_EQ(report.rows_merged.at("m"), 100u);
-  const std::string shard = runtime_->home().ShardPath("m");
-  EXPECT_EQ(Inode(shard + "/data.mdb"), batch_inode);  // the same file: moved, not copied
+  EXPECT_FALSE(IsStaged(sequence));
   EXPECT_TRUE(Entries(runtime_->home().staging()).empty());
   EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
   EXPECT_EQ(Entries(runtime_->home().shards()), std::vector<std::string>{"m"});
@@ -146,9 +165,10 @@ TEST_F(MergeProcessorTest, SecondBatchMergesIntoTheShard) {
   Merge(*runtime_);
   const ino_t shard_inode = Inode(runtime_->home().ShardPath("m") + "/data.mdb");
 
-  Stage(*runtime_, "m", MakeRows(50, 100, "second"));
+  const uint64_t second = Stage(*runtime_, "m", MakeRows(50, 100, "second"));
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.last_sequence, second);
   EXPECT_EQ(report.rows_merged.at("m"), 100u);
   EXPECT_EQ(Inode(runtime_->home().ShardPath("m") + "/data.mdb"), shard_inode);  // written in place
   EXPECT_EQ(Lookup(*runtime_, "m", "key-0"), "first-0");
@@ -158,14 +178,16 @@ TEST_F(MergeProcessorTest, SecondBatchMergesIntoTheShard) {
   EXPECT_EQ(Lookup(*runtime_, "m", "key-150"), "<not found>");
   EXPECT_EQ(Dump(*runtime_, "m").size(), 150u);
   EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
+  EXPECT_TRUE(Entries(runtime_->home().staging()).empty());
 }
 
 TEST_F(MergeProcessorTest, StagedBatchesMergeOldestFirst) {
   Stage(*runtime_, "d", {{"k", "1"}, {"only-1", "x"}});
   Stage(*runtime_, "d", {{"k", "2"}});
-  Stage(*runtime_, "d", {{"k", "3"}, {"only-3", "y"}});
+  const uint64_t last = Stage(*runtime_, "d", {{"k", "3"}, {"only-3", "y"}});
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 3u);
+  EXPECT_EQ(report.last_sequence, last);
   EXPECT_EQ(report.rows_merged.at("d"), 5u);
   EXPECT_EQ(Lookup(*runtime_, "d", "k"), "3");
   EXPECT_EQ(Lookup(*runtime_, "d", "only-1"), "x");
@@ -177,8 +199,7 @@ TEST_F(MergeProcessorTest, ABatchOfSeveralMapsMergesEach) {
   ASSERT_TRUE(writer.Add("m", StateRecord("a", "in m")).ok());
   ASSERT_TRUE(writer.Add("D", StateRecord("a", "in d")).ok());  // map names are matched case-insensitively
   ASSERT_TRUE(writer.Finish().ok());
-  uint64_t sequence = 0;
-  ASSERT_TRUE(StagingStore(runtime_->home()).Stage(writer.dir(), &sequence).ok());
+  ASSERT_NE(StageStream(*runtime_, writer), 0u);
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 1u);
   EXPECT_EQ(Lookup(*runtime_, "m", "a"), "in m");
@@ -186,67 +207,113 @@ TEST_F(MergeProcessorTest, ABatchOfSeveralMapsMergesEach) {
   EXPECT_EQ(Entries(runtime_->home().shards()), (std::vector<std::string>{"d", "m"}));
 }
 
-// The same three batches, merged without interruption in one home and with a crash in another.
-TEST_F(MergeProcessorTest, ABatchLeftInMergingIsMergedLikeAnUninterruptedRun) {
-  const Rows b1 = MakeRows(0, 400, "b1");
-  const Rows b2 = MakeRows(200, 400, "b2");
-  const Rows b3 = MakeRows(500, 300, "b3");
+// Crash states, made by hand: the zip of a batch whose maps already committed is staged again under its own
+// name, as a crash between the commit and the zip's deletion leaves it. Merging it again changes nothing.
+TEST_F(MergeProcessorTest, AMergedBatchStillStagedIsMergedAgainHarmlessly) {
+  const Rows b1 = MakeRows(0, 300, "b1");
+  const Rows b2 = MakeRows(100, 300, "b2");
+  const Rows b3 = MakeRows(350, 100, "b3");
 
   TempDir other_dir;
   std::unique_ptr<Runtime> uninterrupted = Open(other_dir);
   Stage(*uninterrupted, "m", b1);
-  Merge(*uninterrupted);
   Stage(*uninterrupted, "m", b2);
   Stage(*uninterrupted, "m", b3);
   Merge(*uninterrupted);
+  const std::vector<DumpedRow> expected = Dump(*uninterrupted, "m");
+  ASSERT_EQ(expected.size(), 450u);
 
-  Stage(*runtime_, "m", b1);
+  // Batch 1 was moved into shards/ as the map's first batch; batch 2 was merged into it. Each crashes once.
+  const uint64_t first = Stage(*runtime_, "m", b1);
+  const std::string first_zip = ReadFile(StagedPath(first));
   Merge(*runtime_);
-  const uint64_t second = Stage(*runtime_, "m", b2);
-  // A crash right after MergePending moved the batch into merging/, before its merge committed.
-  ASSERT_TRUE(fs::exists(StagingPath(second)));
-  fs::rename(StagingPath(second), MergingPath(second));
-  Stage(*runtime_, "m", b3);
-  const MergeReport report = Merge(*runtime_);
-  EXPECT_EQ(report.batches, 2u);
-  EXPECT_EQ(report.rows_merged.at("m"), 700u);
+  const std::vector<DumpedRow> after_first = Dump(*runtime_, "m");
+  testing::WriteFile(StagedPath(first), first_zip);
+  MergeReport report = Merge(*runtime_);
+  EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.last_sequence, first);
+  EXPECT_EQ(Dump(*runtime_, "m"), after_first);
+  EXPECT_FALSE(IsStaged(first));
 
+  const uint64_t second = Stage(*runtime_, "m", b2);
+  const std::string second_zip = ReadFile(StagedPath(second));
+  Merge(*runtime_);
+  ASSERT_EQ(Dump(*runtime_, "m").size(), 400u);
+  testing::WriteFile(StagedPath(second), second_zip);
+  const uint64_t third = Stage(*runtime_, "m", b3);
+  // Extracted scratch of the crashed run, too (merge.before_commit leaves merging/<seq>/ complete).
+  std::vector<std::string> maps;
+  const Status unzipped = UnzipBatch(StagedPath(second), MergingPath(second), UnzipLimits{}, &maps);
+  ASSERT_TRUE(unzipped.ok()) << unzipped.message();
+  report = Merge(*runtime_);
+  EXPECT_EQ(report.batches, 2u);
+  EXPECT_EQ(report.last_sequence, third);
+  EXPECT_EQ(report.rows_merged.at("m"), 400u);
   EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
   EXPECT_TRUE(Entries(runtime_->home().staging()).empty());
-  const std::vector<DumpedRow> expected = Dump(*uninterrupted, "m");
-  EXPECT_EQ(expected.size(), 800u);
   EXPECT_EQ(Dump(*runtime_, "m"), expected);
-  EXPECT_EQ(Lookup(*runtime_, "m", "key-550"), "b3-550");
-  EXPECT_EQ(Lookup(*runtime_, "m", "key-450"), "b2-450");
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-50"), "b1-50");
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-200"), "b2-200");
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-400"), "b3-400");
 }
 
-TEST_F(MergeProcessorTest, ABatchMergedButNotRemovedIsMergedAgainHarmlessly) {
-  Stage(*runtime_, "m", MakeRows(0, 300, "b1"));
-  Merge(*runtime_);
-  const uint64_t second = Stage(*runtime_, "m", MakeRows(100, 300, "b2"));
-  const std::string copy = dir_ / "copy-of-batch";
-  fs::copy(StagingPath(second), copy, fs::copy_options::recursive);
-  Merge(*runtime_);
-  const std::vector<DumpedRow> once = Dump(*runtime_, "m");
-  ASSERT_EQ(once.size(), 400u);
+// merge.mid_batch by hand: of a batch of maps d and m, d committed, m not, and the zip is still staged.
+TEST_F(MergeProcessorTest, ABatchWithOnlySomeMapsCommittedEndsLikeAnUninterruptedRun) {
+  const Rows d_rows = {{"k", "new"}, {"j", "new"}};
+  const Rows m_rows = MakeRows(0, 50, "two");
+  auto stage_both = [&](Runtime& runtime) {
+    StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/both");
+    for (const auto& [key, value] : d_rows) EXPECT_TRUE(writer.Add("d", StateRecord(key, value)).ok());
+    for (const auto& [key, value] : m_rows) EXPECT_TRUE(writer.Add("m", StateRecord(key, value)).ok());
+    EXPECT_TRUE(writer.Finish().ok());
+    return StageStream(runtime, writer);
+  };
 
-  // A crash after the shard committed but before merging/<seq> was deleted: the batch is there again.
-  fs::rename(copy, MergingPath(second));
+  TempDir other_dir;
+  std::unique_ptr<Runtime> uninterrupted = Open(other_dir);
+  Stage(*uninterrupted, "d", {{"k", "old"}});
+  Stage(*uninterrupted, "m", MakeRows(25, 50, "one"));
+  stage_both(*uninterrupted);
+  Merge(*uninterrupted);
+
+  Stage(*runtime_, "d", {{"k", "old"}});
+  Stage(*runtime_, "m", MakeRows(25, 50, "one"));
+  Merge(*runtime_);
+  Stage(*runtime_, "d", d_rows);  // d's part of the batch, committed before the crash
+  Merge(*runtime_);
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-0"), "<not found>");
+  const uint64_t both = stage_both(*runtime_);
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 1u);
-  EXPECT_EQ(Dump(*runtime_, "m"), once);
-  EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
+  EXPECT_EQ(report.last_sequence, both);
+  EXPECT_EQ(Dump(*runtime_, "d"), Dump(*uninterrupted, "d"));
+  EXPECT_EQ(Dump(*runtime_, "m"), Dump(*uninterrupted, "m"));
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-30"), "two-30");
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-60"), "one-60");
 }
 
-TEST_F(MergeProcessorTest, AnEmptyBatchDirectoryLeftInMergingIsRemoved) {
-  // A crash after the first batch of a map was moved into shards/, before merging/<seq> was deleted.
-  Stage(*runtime_, "m", MakeRows(0, 10, "b1"));
-  Merge(*runtime_);
-  fs::create_directories(MergingPath(1));
+// merging/ is scratch: a half-extracted batch and anything else a crash left there are cleared first.
+TEST_F(MergeProcessorTest, LeftoversInMergingAreClearedAndChangeNothing) {
+  const uint64_t first = Stage(*runtime_, "m", MakeRows(0, 10, "b1"));
+  ASSERT_EQ(first, 1u);
+  // Half extracted, with rows that are not in the batch: they must not reach the shard.
+  testing::WriteFile(MergingPath(first) + "/m/data.mdb", "half a data file");
+  testing::WriteFile(MergingPath(first) + "/zz/data.mdb", "");
+  testing::WriteFile(runtime_->home().merging() + "/random-file", "left by someone");
+  testing::WriteFile(MergingPath(7) + ".merged/m/lock.mdb", std::string(8192, '\0'));  // the old layout's leftover
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.rows_merged, (std::map<std::string, uint64_t>{{"m", 10}}));
   EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
+  EXPECT_TRUE(fs::exists(runtime_->home().merging() + "/.lock"));
+  EXPECT_EQ(Entries(runtime_->home().shards()), std::vector<std::string>{"m"});
   EXPECT_EQ(Dump(*runtime_, "m").size(), 10u);
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-3"), "b1-3");
+
+  // With nothing staged at all, a leftover is still removed.
+  testing::WriteFile(MergingPath(9) + "/m/data.mdb", "x");
+  EXPECT_EQ(Merge(*runtime_).batches, 0u);
+  EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
 }
 
 TEST_F(MergeProcessorTest, AnEmptyShardDirectoryIsReplacedByTheFirstBatch) {
@@ -255,6 +322,92 @@ TEST_F(MergeProcessorTest, AnEmptyShardDirectoryIsReplacedByTheFirstBatch) {
   const MergeReport report = Merge(*runtime_);
   EXPECT_EQ(report.batches, 1u);
   EXPECT_EQ(Lookup(*runtime_, "m", "key-3"), "b1-3");
+}
+
+// A staged file that is not a zip (or a truncated one) stops the queue at that batch: it stays staged, the
+// shard is untouched, and later batches wait behind it (merge order is the batch order).
+TEST_F(MergeProcessorTest, ACorruptStagedZipStopsTheQueueNamingIt) {
+  Stage(*runtime_, "m", MakeRows(0, 20, "b1"));
+  Merge(*runtime_);
+  const std::string data = runtime_->home().ShardPath("m") + "/data.mdb";
+  const std::string before = ReadFile(data);
+
+  const std::string junk = dir_ / "junk.zip";
+  testing::WriteFile(junk, "this is not a zip file at all");
+  uint64_t bad = 0;
+  ASSERT_TRUE(StagingStore(runtime_->home()).Stage(junk, &bad).ok());
+  const uint64_t later = Stage(*runtime_, "m", MakeRows(0, 20, "later"));
+
+  for (int run = 0; run < 2; ++run) {
+    MergeProcessor merger(*runtime_);
+    MergeReport report;
+    const Status s = merger.MergePending(&report);
+    ASSERT_FALSE(s.ok()) << "run " << run;
+    EXPECT_TRUE(Contains(s.message(), "merging staged batch " + StagingStore::BatchFileName(bad))) << s.message();
+    EXPECT_EQ(report.batches, 0u);
+    EXPECT_TRUE(IsStaged(bad));
+    EXPECT_TRUE(IsStaged(later));
+    EXPECT_TRUE(ReadFile(data) == before) << "the shard's data.mdb changed in run " << run;
+    EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
+    EXPECT_EQ(Lookup(*runtime_, "m", "key-5"), "b1-5");
+  }
+
+  // Once the operator removes it, the queue moves on.
+  fs::remove(StagedPath(bad));
+  const MergeReport report = Merge(*runtime_);
+  EXPECT_EQ(report.batches, 1u);
+  EXPECT_EQ(report.last_sequence, later);
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-5"), "later-5");
+}
+
+TEST_F(MergeProcessorTest, ATruncatedStagedZipIsRefusedNamingIt) {
+  const uint64_t sequence = Stage(*runtime_, "m", MakeRows(0, 200, "b1"));
+  const std::string zip = ReadFile(StagedPath(sequence));
+  testing::WriteFile(StagedPath(sequence), zip.substr(0, zip.size() / 2));
+  MergeProcessor merger(*runtime_);
+  MergeReport report;
+  const Status s = merger.MergePending(&report);
+  ASSERT_FALSE(s.ok());
+  EXPECT_TRUE(Contains(s.message(), StagingStore::BatchFileName(sequence))) << s.message();
+  EXPECT_TRUE(IsStaged(sequence));
+  EXPECT_TRUE(Entries(runtime_->home().shards()).empty());
+  EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
+}
+
+TEST_F(MergeProcessorTest, UnzipLimitsApplyToStagedBatches) {
+  const uint64_t sequence = Stage(*runtime_, "m", MakeRows(0, 10, "b1"));
+  UnzipLimits limits;
+  limits.max_total_bytes = 1024;  // less than one LMDB data file
+  MergeProcessor merger(*runtime_, limits);
+  MergeReport report;
+  const Status s = merger.MergePending(&report);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s.message(), StagingStore::BatchFileName(sequence))) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "limit")) << s.message();
+  EXPECT_TRUE(IsStaged(sequence));
+  EXPECT_TRUE(Entries(runtime_->home().shards()).empty());
+}
+
+TEST_F(MergeProcessorTest, StopSetBeforeTheCallMergesNothing) {
+  const uint64_t first = Stage(*runtime_, "m", MakeRows(0, 10, "b1"));
+  const uint64_t second = Stage(*runtime_, "d", {{"k", "v"}});
+  std::atomic<bool> stop{true};
+  MergeProcessor merger(*runtime_);
+  MergeReport report;
+  const Status s = merger.MergePending(&report, &stop);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(report.batches, 0u);
+  EXPECT_EQ(report.last_sequence, 0u);
+  EXPECT_TRUE(IsStaged(first));
+  EXPECT_TRUE(IsStaged(second));
+  EXPECT_TRUE(Entries(runtime_->home().shards()).empty());
+
+  stop = false;
+  report = MergeReport();
+  ASSERT_TRUE(merger.MergePending(&report, &stop).ok());
+  EXPECT_EQ(report.batches, 2u);
+  EXPECT_EQ(report.last_sequence, second);
 }
 
 TEST_F(MergeProcessorTest, RefusesABatchWrittenWithAnotherLayout) {
@@ -285,22 +438,24 @@ TEST_F(MergeProcessorTest, RefusesABatchWrittenWithAnotherLayout) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(s.message(), "hash_bits=8")) << s.message();
   EXPECT_TRUE(Contains(s.message(), "hash_bits=64")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), StagingStore::BatchName(sequence))) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "merging staged batch " + StagingStore::BatchFileName(sequence)))
+      << s.message();
   EXPECT_EQ(report.batches, 0u);
 
   EXPECT_TRUE(ReadFile(data) == before) << "the shard's data.mdb changed";
-  EXPECT_EQ(Entries(runtime64->home().merging()), std::vector<std::string>{StagingStore::BatchName(sequence)});
+  EXPECT_EQ(Entries(runtime64->home().staging()), std::vector<std::string>{StagingStore::BatchFileName(sequence)});
+  EXPECT_TRUE(Entries(runtime64->home().merging()).empty());
   EXPECT_EQ(Lookup(*runtime64, "m", "key-10"), "b1-10");
   EXPECT_EQ(Lookup(*runtime64, "m", "key-60"), "b2-60");
 
-  // It stays queued and refused: a second run changes nothing either.
+  // It stays staged and refused: a second run changes nothing either.
   s = merger.MergePending(&report);
   EXPECT_FALSE(s.ok());
   EXPECT_TRUE(ReadFile(data) == before);
 }
 
 TEST_F(MergeProcessorTest, RefusesABatchOfAMapNotInTheConfig) {
-  Stage(*runtime_, "d", {{"k", "v"}});
+  const uint64_t sequence = Stage(*runtime_, "d", {{"k", "v"}});
   TempDir other_config;
   testing::WriteFile(other_config / "planb.ini", StateMapSection("m", "hashed", "hash_bits = 8\n"));
   RuntimeOptions options;
@@ -313,42 +468,14 @@ TEST_F(MergeProcessorTest, RefusesABatchOfAMapNotInTheConfig) {
   const Status s = merger.MergePending(&report);
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(Contains(s.message(), "map 'd' is not in the config")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), StagingStore::BatchFileName(sequence))) << s.message();
   EXPECT_TRUE(Entries(runtime_->home().shards()).empty());
-}
-
-// MergeBatch renames a merged batch to "<seq>.merged" before deleting it; a crash during that delete leaves such a
-// directory, partly deleted. It no longer looks like a batch, and the next run deletes it.
-TEST_F(MergeProcessorTest, AHalfDeletedMergedBatchIsRemovedByTheNextRun) {
-  Stage(*runtime_, "m", MakeRows(0, 10, "b1"));
-  Merge(*runtime_);
-  // What a crash leaves after data.mdb was deleted: a lone lock.mdb, in the batch's map directory or on its own.
-  const std::string in_map_dir = MergingPath(1) + ".merged";
-  const std::string lone = MergingPath(2) + ".merged";
-  testing::WriteFile(in_map_dir + "/m/lock.mdb", std::string(8192, '\0'));
-  testing::WriteFile(lone + "/lock.mdb", std::string(8192, '\0'));
-  ASSERT_EQ(Entries(runtime_->home().merging()),
-            (std::vector<std::string>{StagingStore::BatchName(1) + ".merged", StagingStore::BatchName(2) + ".merged"}));
-
-  Stage(*runtime_, "m", MakeRows(5, 10, "b2"));
-  const MergeReport report = Merge(*runtime_);
-  EXPECT_EQ(report.batches, 1u);
-  EXPECT_EQ(report.rows_merged.at("m"), 10u);
-  EXPECT_TRUE(Entries(runtime_->home().merging()).empty());
-  EXPECT_FALSE(fs::exists(in_map_dir));
-  EXPECT_FALSE(fs::exists(lone));
-  EXPECT_EQ(Lookup(*runtime_, "m", "key-0"), "b1-0");
-  EXPECT_EQ(Lookup(*runtime_, "m", "key-14"), "b2-14");
-  EXPECT_EQ(Dump(*runtime_, "m").size(), 15u);
-
-  // With nothing queued at all, a leftover is still removed.
-  testing::WriteFile(lone + "/lock.mdb", "");
-  EXPECT_EQ(Merge(*runtime_).batches, 0u);
-  EXPECT_FALSE(fs::exists(lone));
+  EXPECT_TRUE(IsStaged(sequence));
 }
 
 // A batch of maps `a` and `zz`, where `zz` left the config between staging and merging: `a` sorts first, yet it
-// must not be merged while `zz` cannot be; the batch waits in merging/ until the config names zz again.
-TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysQueued) {
+// must not be merged while `zz` cannot be; the batch stays staged until the config names zz again.
+TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysStaged) {
   const std::string with_zz = StateMapSection("a", "hashed") + StateMapSection("zz", "direct");
   const std::string without_zz = StateMapSection("a", "hashed");
   TempDir dir;
@@ -362,11 +489,12 @@ TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysQue
   ASSERT_TRUE(writer.Add("a", StateRecord("k3", "new")).ok());
   ASSERT_TRUE(writer.Add("zz", StateRecord("z", "zed")).ok());
   ASSERT_TRUE(writer.Finish().ok());
-  uint64_t sequence = 0;
-  ASSERT_TRUE(StagingStore(runtime->home()).Stage(writer.dir(), &sequence).ok());
+  const uint64_t sequence = StageStream(*runtime, writer);
+  ASSERT_NE(sequence, 0u);
   const std::string home = runtime->home().root();
   const std::string shard_a = runtime->home().ShardPath("a") + "/data.mdb";
-  const std::string queued = runtime->home().merging() + "/" + StagingStore::BatchName(sequence);
+  const std::string staged = StagedPath(*runtime, sequence);
+  const std::string staged_bytes = ReadFile(staged);
   runtime.reset();  // closes shard a: one process must not open an LMDB file twice
 
   runtime = Open(dir, without_zz);
@@ -379,13 +507,12 @@ TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysQue
     const Status s = merger.MergePending(&report);
     ASSERT_FALSE(s.ok()) << "run " << run;
     EXPECT_TRUE(Contains(s.message(), "map 'zz' is not in the config")) << s.message();
-    EXPECT_TRUE(Contains(s.message(), StagingStore::BatchName(sequence))) << s.message();
+    EXPECT_TRUE(Contains(s.message(), StagingStore::BatchFileName(sequence))) << s.message();
     EXPECT_EQ(report.batches, 0u);
     EXPECT_TRUE(report.rows_merged.empty());
     EXPECT_TRUE(ReadFile(shard_a) == before) << "shards/a/data.mdb changed in run " << run;
-    EXPECT_EQ(Entries(runtime->home().merging()), std::vector<std::string>{StagingStore::BatchName(sequence)});
-    EXPECT_EQ(Entries(queued), (std::vector<std::string>{"a", "zz"}));
-    EXPECT_TRUE(fs::exists(queued + "/zz/data.mdb"));
+    EXPECT_TRUE(Entries(runtime->home().merging()).empty());
+    EXPECT_TRUE(ReadFile(staged) == staged_bytes) << "the staged zip changed in run " << run;
   }
   EXPECT_EQ(Lookup(*runtime, "a", "k1"), "old");
   EXPECT_EQ(Lookup(*runtime, "a", "k3"), "<not found>");
@@ -398,6 +525,7 @@ TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysQue
   EXPECT_EQ(report.batches, 1u);
   EXPECT_EQ(report.rows_merged, (std::map<std::string, uint64_t>{{"a", 2}, {"zz", 1}}));
   EXPECT_TRUE(Entries(runtime->home().merging()).empty());
+  EXPECT_TRUE(Entries(runtime->home().staging()).empty());
   EXPECT_EQ(Lookup(*runtime, "a", "k1"), "new");
   EXPECT_EQ(Lookup(*runtime, "a", "k2"), "old");
   EXPECT_EQ(Lookup(*runtime, "a", "k3"), "new");

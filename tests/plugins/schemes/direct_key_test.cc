@@ -178,7 +178,7 @@ TEST(DirectKey, LoadingAKeyItCannotStoreNamesTheMapTheLengthAndThePlace) {
   EXPECT_EQ(runtime->OpenShard("cities", &shard).code(), Code::kNotFound);
   EXPECT_TRUE(std::filesystem::is_empty(runtime->home().writer()));
   std::vector<StagedBatch> staged;
-  ASSERT_TRUE(StagingStore::List(runtime->home().staging(), &staged).ok());
+  ASSERT_TRUE(StagingStore(runtime->home()).List(&staged).ok());
   EXPECT_TRUE(staged.empty());
 }
 

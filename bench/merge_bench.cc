@@ -1,0 +1,322 @@
+// Merge throughput: a batch of new keys merged into a large State shard (hashed and direct schemes) beside raw
+// LMDB inserting the same rows into a table of the same rows, in the same run. Sizes come from
+// PLANB_BENCH_SHARD_ROWS (default 10000000) and PLANB_BENCH_BATCH_ROWS (default 1000000); keys are "key-<i>"
+// (zero-padded) with 24-byte values. Every iteration merges a new batch whose keys "key-<i>-b<n>" fall between
+// the shard's, spread evenly over it, so the merge touches pages all over the shard (as the raw inserts do); the
+// shard grows by one batch per iteration, in both.
+//
+// What is timed: for Plan B, MergeProcessor::MergePending on one staged batch zip (stored, not deflated: the
+// single-node `planb load` path), which extracts the zip, merges it in one write transaction, commits (fsync) and
+// unstages the zip. Writing the batch LMDB, zipping and staging it are setup (PauseTiming). The raw baseline is
+// one write transaction of mdb_cursor_put of the batch rows, already sorted by key, and its commit (fsync); it
+// has no zip to extract, so "unzip_only" times UnzipBatch of the same batch zip alone: the share of the merge
+// that raw LMDB does not pay.
+#include <benchmark/benchmark.h>
+#include <lmdb.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/staging_store.h"
+#include "host/ingest/stream_writer.h"
+#include "host/runtime.h"
+#include "host/transfer/batch_zip.h"
+#include "planb/lmdb.h"
+#include "support/ratio_reporter.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kValueSize = 24;
+
+std::string g_root;  // removed at exit, also when a setup step exits early
+
+void RemoveRoot() {
+  if (g_root.empty()) return;
+  std::error_code ec;
+  fs::remove_all(g_root, ec);
+}
+
+size_t EnvSize(const char* name, size_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || value == 0) {
+    std::fprintf(stderr, "%s=%s: expected a positive number of rows\n", name, text);
+    std::exit(2);
+  }
+  return static_cast<size_t>(value);
+}
+
+struct Sizes {
+  size_t shard_rows;
+  size_t batch_rows;
+};
+
+// Zero-padded, so that key order is number order and batch key "key-<i>-b<n>" sorts right after "key-<i>".
+std::string ShardKey(size_t i) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "key-%010zu", i);
+  return buf;
+}
+
+std::string BatchKey(size_t i, int batch) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "key-%010zu-b%d", i, batch);
+  return buf;
+}
+
+std::string Value(size_t i, int batch) {
+  char buf[kValueSize + 1];
+  std::snprintf(buf, sizeof(buf), "v%010zu.%012d", i, batch + 1);
+  return std::string(buf, kValueSize);
+}
+
+// Row j of batch `batch`: batch keys sit between shard keys, spread evenly over the whole shard.
+size_t BatchIndex(const Sizes& sizes, size_t j) { return j * sizes.shard_rows / sizes.batch_rows; }
+
+// Rows in the data table of `env` (one row per key in both the raw table and a State shard).
+size_t CountRows(MDB_env* env, MDB_dbi dbi) {
+  Txn txn;
+  CheckSetup(txn.Begin(env, MDB_RDONLY));
+  MDB_stat stat;
+  CheckSetup(LmdbStatus(mdb_stat(txn.get(), dbi, &stat), "counting rows"));
+  return stat.ms_entries;
+}
+
+void CheckShardRows(benchmark::State& state, size_t rows, size_t expected, const char* what) {
+  if (rows == expected) return;
+  const std::string message = std::string(what) + ": " + std::to_string(rows) + " rows after the merges, expected " +
+                              std::to_string(expected);
+  state.SkipWithError(message.c_str());
+}
+
+struct Fixture {
+  Sizes sizes;
+  bool compress = false;
+  std::unique_ptr<Runtime> runtime;
+  Env raw_env;
+  MDB_dbi raw_dbi = 0;
+};
+
+void BuildRaw(const std::string& dir, Fixture* f) {
+  fs::create_directories(dir);
+  CheckSetup(f->raw_env.Open(dir, Env::Options()));
+  Txn txn;
+  CheckSetup(txn.Begin(f->raw_env.get(), 0));
+  CheckSetup(txn.OpenDbi("data", MDB_CREATE, &f->raw_dbi));
+  for (size_t i = 0; i < f->sizes.shard_rows; ++i) {
+    // Keys come in order: append, as a bulk load would.
+    CheckSetup(txn.Put(f->raw_dbi, Bytes(ShardKey(i)), Bytes(Value(i, -1)), MDB_APPEND));
+  }
+  CheckSetup(txn.Commit());
+}
+
+void BuildPlanB(const std::string& dir, const std::vector<std::string>& maps, Fixture* f) {
+  std::string sections;
+  for (const std::string& map : maps) {
+    const std::string scheme = map == "state" ? "hashed" : "direct";
+    sections += "[map." + map + "]\ntype = state\nscheme = " + scheme + "\n";
+  }
+  f->runtime = OpenBenchRuntime(dir, sections);
+  LoadStream(f->runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
+    Record record;
+    record.has_key = record.has_value = true;
+    for (size_t i = 0; i < f->sizes.shard_rows; ++i) {
+      const std::string key = ShardKey(i);
+      const std::string value = Value(i, -1);
+      record.key = Bytes(key);
+      record.value = Bytes(value);
+      for (const std::string& map : maps) CheckSetup(writer->Add(map, record));
+    }
+  });
+}
+
+// Writes batch `batch` of `map` through the real StreamWriter and zips it; returns the zip's path.
+std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
+  StreamWriter writer(f->runtime->catalog(), f->runtime->home().writer() + "/" + StreamWriter::NewStreamName());
+  Record record;
+  record.has_key = record.has_value = true;
+  for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
+    const size_t i = BatchIndex(f->sizes, j);
+    const std::string key = BatchKey(i, batch);
+    const std::string value = Value(i, batch);
+    record.key = Bytes(key);
+    record.value = Bytes(value);
+    CheckSetup(writer.Add(map, record));
+  }
+  CheckSetup(writer.Finish());
+  const std::string zip = writer.dir() + ".zip";
+  CheckSetup(ZipBatch(writer.dir(), zip, ZipOptions{f->compress}));
+  writer.Discard();
+  return zip;
+}
+
+double MiB(const std::string& path) { return static_cast<double>(fs::file_size(path)) / (1 << 20); }
+
+void RawInsert(benchmark::State& state, Fixture* f) {
+  int batch = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<std::pair<std::string, std::string>> rows;
+    rows.reserve(f->sizes.batch_rows);
+    for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
+      const size_t i = BatchIndex(f->sizes, j);
+      rows.emplace_back(BatchKey(i, batch), Value(i, batch));
+    }
+    std::sort(rows.begin(), rows.end());
+    ++batch;
+    state.ResumeTiming();
+
+    Txn txn;
+    Status s = txn.Begin(f->raw_env.get(), 0);
+    Cursor cursor;
+    if (s.ok()) s = cursor.Open(txn.get(), f->raw_dbi);
+    for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
+      MDB_val k{rows[r].first.size(), rows[r].first.data()};
+      MDB_val v{rows[r].second.size(), rows[r].second.data()};
+      s = LmdbStatus(mdb_cursor_put(cursor.get(), &k, &v, 0), "raw mdb_cursor_put");
+    }
+    cursor.Close();  // before the commit, as LMDB requires of write cursors
+    if (s.ok()) s = txn.Commit();
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
+  CheckShardRows(state, CountRows(f->raw_env.get(), f->raw_dbi), f->sizes.shard_rows + batch * f->sizes.batch_rows,
+                 "raw table");
+}
+
+void StateMerge(benchmark::State& state, Fixture* f, std::string map) {
+  int batch = 0;
+  double zip_mib = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::string zip = WriteBatchZip(f, map, batch++);
+    zip_mib = MiB(zip);
+    uint64_t sequence = 0;
+    CheckSetup(StagingStore(f->runtime->home()).Stage(zip, &sequence));
+    state.ResumeTiming();
+
+    MergeReport report;
+    Status s = MergeProcessor(*f->runtime).MergePending(&report);
+    if (s.ok() && (report.batches != 1 || report.rows_merged[map] != f->sizes.batch_rows)) {
+      s = Status::Internal("merged " + std::to_string(report.batches) + " batches, " +
+                           std::to_string(report.rows_merged[map]) + " rows of " + map + "; expected 1 batch of " +
+                           std::to_string(f->sizes.batch_rows));
+    }
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
+  state.counters["zip_MiB"] = zip_mib;
+  std::shared_ptr<MapEnv> shard;
+  CheckSetup(f->runtime->OpenShard(map, &shard));
+  CheckShardRows(state, CountRows(shard->env(), shard->data()), f->sizes.shard_rows + batch * f->sizes.batch_rows,
+                 map.c_str());
+}
+
+// The extraction MergePending starts with, alone, on a batch zip of `map` like the merged ones.
+void UnzipOnly(benchmark::State& state, Fixture* f, std::string map) {
+  int batch = 0;
+  double zip_mib = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::string zip = WriteBatchZip(f, map, 1000 + batch);
+    zip_mib = MiB(zip);
+    const std::string dest = g_root + "/unzip-" + std::to_string(batch++);
+    state.ResumeTiming();
+
+    std::vector<std::string> maps;
+    Status s = UnzipBatch(zip, dest, UnzipLimits(), &maps);
+
+    state.PauseTiming();
+    fs::remove(zip);
+    fs::remove_all(dest);
+    state.ResumeTiming();
+    if (!s.ok() || maps != std::vector<std::string>{map}) {
+      state.SkipWithError(s.ok() ? "unzipped batch does not hold exactly the one map" : s.message().c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
+  state.counters["zip_MiB"] = zip_mib;
+}
+
+void Register(Fixture* f, const std::vector<std::string>& maps) {
+  const std::string group = "merge/shard_" + std::to_string(f->sizes.shard_rows) + "_batch_" +
+                            std::to_string(f->sizes.batch_rows) + "/";
+  auto configure = [](benchmark::internal::Benchmark* b) {
+    b->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+  };
+  configure(benchmark::RegisterBenchmark((group + "raw_lmdb_cursor_put").c_str(), RawInsert, f));
+  for (const std::string& map : maps) {
+    const std::string name = map == "state" ? "state_hashed" : "state_direct";
+    configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMerge, f, map));
+  }
+  configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
+}
+
+}  // namespace
+}  // namespace planb::bench
+
+int main(int argc, char** argv) {
+  using namespace planb::bench;
+  benchmark::Initialize(&argc, argv);
+  Fixture fixture;
+  fixture.sizes.shard_rows = EnvSize("PLANB_BENCH_SHARD_ROWS", 10000000);
+  fixture.sizes.batch_rows = EnvSize("PLANB_BENCH_BATCH_ROWS", 1000000);
+  if (fixture.sizes.batch_rows > fixture.sizes.shard_rows) {
+    std::fprintf(stderr, "PLANB_BENCH_BATCH_ROWS (%zu) must not exceed PLANB_BENCH_SHARD_ROWS (%zu)\n",
+                 fixture.sizes.batch_rows, fixture.sizes.shard_rows);
+    return 2;
+  }
+  const char* compress = std::getenv("PLANB_BENCH_COMPRESS");
+  fixture.compress = compress != nullptr && std::string(compress) == "1";
+  const char* direct = std::getenv("PLANB_BENCH_DIRECT");
+  std::vector<std::string> maps{"state"};
+  if (direct == nullptr || std::string(direct) != "0") maps.push_back("state_direct");
+
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-merge-bench-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    std::perror(pattern.c_str());
+    return 1;
+  }
+  g_root = pattern;
+  std::atexit(RemoveRoot);
+
+  std::printf("merge bench: shard %zu rows, batch %zu rows, %zu-byte values, batch zips %s, maps:",
+              fixture.sizes.shard_rows, fixture.sizes.batch_rows, kValueSize,
+              fixture.compress ? "deflated" : "stored");
+  for (const std::string& map : maps) std::printf(" %s", map.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+  std::fprintf(stderr, "building the raw table and the shards...\n");
+  BuildRaw(g_root + "/raw", &fixture);
+  BuildPlanB(g_root, maps, &fixture);
+
+  Register(&fixture, maps);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  fixture.runtime.reset();
+  fixture.raw_env.Close();
+  return 0;  // RemoveRoot runs at exit
+}

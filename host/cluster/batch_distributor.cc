@@ -1,0 +1,95 @@
+#include "host/cluster/batch_distributor.h"
+
+#include <exception>
+#include <thread>
+
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/staging_store.h"
+
+namespace planb {
+
+namespace {
+
+// This node's copy: linked into staging/ under the staging lock, so it is ordered with uploads from elsewhere.
+void DeliverLocally(Runtime& runtime, const std::string& zip_path, bool synchronise_merge, NodeDelivery* delivery) {
+  StagingStore staging(runtime.home());
+  delivery->status = staging.Stage(zip_path, &delivery->sequence, /*link_only=*/true);
+  if (!delivery->status.ok() || !synchronise_merge) return;
+  // Whoever holds merging/.lock (this process or the node's `planb serve`) merges every staged batch in order;
+  // the batch is merged once its staged zip is gone.
+  MergeReport report;
+  MergeProcessor merger(runtime, UnzipLimits{runtime.config().cluster.max_batch_size});
+  Status merged = merger.MergePending(&report);
+  if (staging.Contains(delivery->sequence)) {
+    delivery->status = merged.ok() ? Status::Internal("staged batch " + StagingStore::BatchName(delivery->sequence) +
+                                                      " is still waiting after a merge run")
+                                   : merged.WithContext("merging");
+    return;
+  }
+  delivery->merged = true;
+}
+
+std::string DescribeFailures(const std::vector<NodeDelivery>& deliveries) {
+  std::string failed;
+  std::string stored;
+  size_t failures = 0;
+  for (const NodeDelivery& d : deliveries) {
+    if (d.status.ok()) {
+      stored += (stored.empty() ? "" : ", ") + d.node;
+    } else {
+      ++failures;
+      failed += "\n  " + d.node + (d.local ? " (this node)" : "") + ": " + d.status.message();
+    }
+  }
+  std::string message = "not stored on " + std::to_string(failures) + " of " + std::to_string(deliveries.size()) +
+                        " storage node(s):" + failed;
+  if (!stored.empty()) message += "\n  (stored on " + stored + "; loading the stream again is safe)";
+  return message;
+}
+
+}  // namespace
+
+UploadSettings UploadSettingsFor(const ClusterConfig& cluster, bool synchronise_merge) {
+  UploadSettings settings;
+  settings.request_timeout_ms = cluster.request_timeout_ms;
+  settings.send_part_attempts = cluster.send_part_attempts;
+  settings.retry_delay_ms = cluster.send_part_retry_delay_ms;
+  settings.synchronise_merge = synchronise_merge;
+  return settings;
+}
+
+Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::string& zip_path,
+                       const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries) {
+  const ClusterConfig& cluster = runtime.config().cluster;
+  const UploadSettings settings = UploadSettingsFor(cluster, synchronise_merge);
+  deliveries->assign(cluster.node_list.size(), NodeDelivery{});
+  std::vector<std::thread> uploads;
+  size_t local = deliveries->size();
+  for (size_t i = 0; i < cluster.node_list.size(); ++i) {
+    NodeDelivery& delivery = (*deliveries)[i];
+    delivery.node = cluster.node_list[i];
+    if (delivery.node == cluster.node_name) {
+      delivery.local = true;
+      local = i;
+      continue;
+    }
+    const UploadTarget target{delivery.node, cluster.nodes.at(delivery.node).endpoint};
+    uploads.emplace_back([&context, target, &zip_path, &batch_id, settings, &delivery] {
+      try {
+        delivery.status = UploadBatch(context, target, zip_path, batch_id, settings, &delivery.upload);
+      } catch (const std::exception& e) {  // zmq::error_t on a broken context: this node failed, not the load
+        delivery.status = Status::IOError(std::string("transport error: ") + e.what());
+      }
+      delivery.sequence = delivery.upload.sequence;
+      delivery.merged = delivery.upload.merged;
+    });
+  }
+  if (local < deliveries->size()) DeliverLocally(runtime, zip_path, synchronise_merge, &(*deliveries)[local]);
+  for (std::thread& upload : uploads) upload.join();
+  for (const NodeDelivery& d : *deliveries) {
+    if (!d.status.ok()) return Status(d.status.code(), DescribeFailures(*deliveries));
+  }
+  return Status::Ok();
+}
+
+}  // namespace planb

@@ -1,0 +1,38 @@
+// Delivers one batch zip to every storage node of the node list, in parallel (the design's "Uploading"): remote
+// nodes get it over ZeroMQ (upload_client.h); when this node is in the list its copy is hard-linked into its own
+// staging/ (the design's "move"; the zip itself is still being read by the uploads). The batch counts as stored
+// only when every node has acknowledged it.
+// Thread-safety: one call at a time per Runtime (it starts and joins its own threads).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "host/runtime.h"
+#include "host/transfer/upload_client.h"
+
+namespace planb {
+
+struct NodeDelivery {
+  std::string node;
+  bool local = false;      // staged on this machine without the network
+  Status status;
+  uint64_t sequence = 0;   // the node's staging sequence number
+  bool merged = false;     // synchronise_merge: merged on that node before returning
+  UploadOutcome upload;    // remote nodes only
+};
+
+// Sends `zip_path` to every node of runtime.config().cluster.node_list. With `synchronise_merge`, each node
+// reports only once it has merged the batch (this node merges its own copy in this process). Returns an error
+// naming every node that failed and why (and which ones did store the batch); `deliveries` always gets one
+// entry per node, in node-list order.
+Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::string& zip_path,
+                       const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries);
+
+// The upload settings the config asks for.
+UploadSettings UploadSettingsFor(const ClusterConfig& cluster, bool synchronise_merge);
+
+}  // namespace planb

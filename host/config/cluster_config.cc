@@ -1,0 +1,162 @@
+#include "host/config/cluster_config.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <set>
+
+namespace planb {
+namespace {
+
+// Nothing accepts fewer: a deadline under 10 ms would fail on any busy machine.
+constexpr int64_t kMinRequestTimeoutMs = 10;
+constexpr int kMaxSendAttempts = 100;
+
+Status ParseNodeList(const std::string& value, std::vector<std::string>* list) {
+  // The design's format: a comma-delimited string that starts with a comma, e.g. ",node1a,node2a".
+  if (value.empty() || value[0] != ',') {
+    return Status::Invalid("'" + value + "' must start with a comma, as in ,node1a,node2a");
+  }
+  std::vector<std::string> names;
+  std::set<std::string> seen;
+  size_t start = 1;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string::npos) comma = value.size();
+    const std::string name = value.substr(start, comma - start);
+    if (!IsValidNodeName(name)) {
+      return Status::Invalid("'" + value + "': '" + name +
+                             "' is not a node name (letters, digits, '.', '-', '_'; no empty entries)");
+    }
+    if (!seen.insert(name).second) return Status::Invalid("'" + value + "': node '" + name + "' listed twice");
+    names.push_back(name);
+    start = comma + 1;
+  }
+  *list = std::move(names);
+  return Status::Ok();
+}
+
+Status ParseDurationKey(const std::string& value, int64_t min_ms, int64_t* ms) {
+  int64_t parsed = 0;
+  if (!ParseDuration(value, &parsed)) {
+    return Status::Invalid("'" + value + "' is not a duration (e.g. 500ms, 5s, 1m, 2h)");
+  }
+  if (parsed < min_ms) return Status::Invalid("'" + value + "' is below the minimum of " + std::to_string(min_ms) + "ms");
+  *ms = parsed;
+  return Status::Ok();
+}
+
+Status ParseAttempts(const std::string& value, int* attempts) {
+  int n = 0;
+  bool ok = !value.empty() && value.size() <= 3;
+  for (char c : value) {
+    ok = ok && c >= '0' && c <= '9';
+    n = n * 10 + (c - '0');
+  }
+  if (!ok || n < 1 || n > kMaxSendAttempts) return Status::Invalid("'" + value + "' is not an attempt count (1..100)");
+  *attempts = n;
+  return Status::Ok();
+}
+
+// tcp://HOST:PORT, the only transport between machines; PORT may be * (any free port: for `serve --bind`).
+bool IsValidEndpoint(const std::string& endpoint) {
+  const std::string prefix = "tcp://";
+  if (endpoint.compare(0, prefix.size(), prefix) != 0) return false;
+  const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos || colon <= prefix.size()) return false;
+  const std::string port = endpoint.substr(colon + 1);
+  if (port == "*") return true;
+  if (port.empty() || port.size() > 5) return false;
+  long value = 0;
+  for (char c : port) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return value >= 1 && value <= 65535;
+}
+
+}  // namespace
+
+bool IsValidNodeName(std::string_view name) {
+  if (name.empty() || name.size() > 253) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool ClusterConfig::IsStorageNode() const {
+  if (single_node()) return true;
+  for (const std::string& name : node_list) {
+    if (name == node_name) return true;
+  }
+  return false;
+}
+
+const std::vector<std::string>& ClusterKeyNames() {
+  static const std::vector<std::string> names = {"node_name", "node_list", "request_timeout", "send_part_attempts",
+                                                 "send_part_retry_delay", "max_batch_size"};
+  return names;
+}
+
+Status ApplyClusterKey(const std::string& key, const std::string& value, ClusterConfig* cluster, bool* known) {
+  *known = true;
+  if (key == "node_name") {
+    if (!IsValidNodeName(value)) {
+      return Status::Invalid("'" + value + "' is not a node name (letters, digits, '.', '-', '_')");
+    }
+    cluster->node_name = value;
+    return Status::Ok();
+  }
+  if (key == "node_list") return ParseNodeList(value, &cluster->node_list);
+  if (key == "request_timeout") return ParseDurationKey(value, kMinRequestTimeoutMs, &cluster->request_timeout_ms);
+  if (key == "send_part_retry_delay") return ParseDurationKey(value, 0, &cluster->send_part_retry_delay_ms);
+  if (key == "send_part_attempts") return ParseAttempts(value, &cluster->send_part_attempts);
+  if (key == "max_batch_size") {
+    if (!ParseByteSize(value, &cluster->max_batch_size) || cluster->max_batch_size == 0) {
+      return Status::Invalid("'" + value + "' is not a size (e.g. 64GiB, 512MiB)");
+    }
+    return Status::Ok();
+  }
+  *known = false;
+  return Status::Ok();
+}
+
+Status ApplyNodeSection(const std::string& name, const std::vector<std::pair<std::string, std::string>>& entries,
+                        ClusterConfig* cluster) {
+  if (!IsValidNodeName(name)) {
+    return Status::Invalid("invalid node name '" + name + "' (letters, digits, '.', '-', '_')");
+  }
+  NodeConfig node;
+  node.name = name;
+  for (const auto& [key, value] : entries) {
+    if (key != "endpoint") return Status::Invalid(key + ": unknown key (known: endpoint)");
+    if (!IsValidEndpoint(value)) {
+      return Status::Invalid("endpoint: '" + value + "' is not tcp://HOST:PORT (port 1..65535)");
+    }
+    node.endpoint = value;
+  }
+  if (node.endpoint.empty()) return Status::Invalid("endpoint: missing (e.g. endpoint = tcp://10.0.0.1:7601)");
+  cluster->nodes.emplace(name, std::move(node));
+  return Status::Ok();
+}
+
+Status FinishCluster(ClusterConfig* cluster) {
+  if (cluster->node_name.empty()) {
+    char host[HOST_NAME_MAX + 1] = {};
+    if (::gethostname(host, sizeof host - 1) != 0 || !IsValidNodeName(host)) {
+      return Status::Invalid("node_name: not set and the host name cannot be used; set node_name");
+    }
+    cluster->node_name = host;
+  }
+  for (const std::string& name : cluster->node_list) {
+    if (cluster->nodes.count(name) == 0) {
+      return Status::Invalid("node_list: node '" + name + "' has no [node." + name + "] section with an endpoint");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace planb

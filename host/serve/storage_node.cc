@@ -1,0 +1,155 @@
+#include "host/serve/storage_node.h"
+
+#include <chrono>
+#include <filesystem>
+#include <vector>
+
+#include "host/common/file_util.h"
+#include "host/common/iso_time.h"
+#include "host/ingest/batch_verifier.h"
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/staging_store.h"
+
+namespace planb {
+
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string CheckDirFor(const std::string& zip_path) { return zip_path + ".check"; }
+
+}  // namespace
+
+StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log)
+    : runtime_(runtime), options_(std::move(options)), log_(log) {}
+
+StorageNode::~StorageNode() {
+  stopping_ = true;
+  merge_wakeup_.notify_all();
+  if (merger_.joinable()) merger_.join();
+}
+
+void StorageNode::Log(const std::string& line) {
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  log_ << FormatIsoTime(NowMs()) << " " << runtime_.config().cluster.node_name << ": " << line << std::endl;
+}
+
+Status StorageNode::Run(const std::atomic<bool>& stop) {
+  const ClusterConfig& cluster = runtime_.config().cluster;
+  if (!cluster.IsStorageNode()) {
+    return Status::Invalid("serve: node '" + cluster.node_name + "' is not in node_list (" +
+                           (cluster.node_list.empty() ? std::string("empty") : std::string("has ") +
+                                                                                  std::to_string(cluster.node_list.size()) + " node(s)") +
+                           "); only storage nodes serve");
+  }
+  std::string endpoint = options_.bind;
+  if (endpoint.empty()) {
+    const auto node = cluster.nodes.find(cluster.node_name);
+    if (node == cluster.nodes.end()) {
+      return Status::Invalid("serve: no endpoint for node '" + cluster.node_name + "': add [node." +
+                             cluster.node_name + "] endpoint = tcp://HOST:PORT, or give --bind");
+    }
+    endpoint = node->second.endpoint;
+  }
+  // receive/ only ever holds uploads in flight and their verification scratch: nothing survives a restart.
+  std::error_code ec;
+  for (const std::filesystem::directory_entry& entry :
+       std::filesystem::directory_iterator(runtime_.home().receive(), ec)) {
+    PLANB_RETURN_IF_ERROR(RemoveTree(entry.path().string()).WithContext("serve: clearing receive/"));
+  }
+  zmq::context_t context;
+  ReceiverSettings settings;
+  settings.receive_dir = runtime_.home().receive();
+  settings.max_upload_bytes = cluster.max_batch_size;
+  UploadReceiver receiver(context, settings, *this, [this](const std::string& line) { Log(line); });
+  std::string bound;
+  PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
+
+  merger_ = std::thread([this] { MergeLoop(); });
+  if (!options_.ready_file.empty()) {
+    Status ready = WriteFileAtomically(options_.ready_file, bound + "\n");
+    if (!ready.ok()) {
+      stopping_ = true;
+      merge_wakeup_.notify_all();
+      merger_.join();
+      return ready.WithContext("serve: --ready-file");
+    }
+  }
+  Log("serving " + bound + " (home " + runtime_.home().root() + ")");
+  Status served = receiver.Run(stop);
+  Log("stopping");
+  stopping_ = true;
+  merge_wakeup_.notify_all();
+  merger_.join();
+  Log("stopped");
+  return served;
+}
+
+Status StorageNode::Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) {
+  const UnzipLimits limits{runtime_.config().cluster.max_batch_size};
+  // The sender knows its batch by id, not by this node's file name: errors lead with the id.
+  const std::string context = "batch " + batch_id;
+  PLANB_RETURN_IF_ERROR(VerifyBatch(runtime_, zip_path, CheckDirFor(zip_path), limits).WithContext(context));
+  StagingStore staging(runtime_.home());
+  PLANB_RETURN_IF_ERROR(staging.Stage(zip_path, sequence).WithContext(context));
+  Log("staged batch " + StagingStore::BatchName(*sequence) + " from " + batch_id);
+  {
+    std::lock_guard<std::mutex> lock(merge_mutex_);
+    merge_requested_ = true;
+  }
+  merge_wakeup_.notify_all();
+  return Status::Ok();
+}
+
+BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* error) {
+  StagingStore staging(runtime_.home());
+  if (!staging.Contains(sequence)) return MergeState::kMerged;
+  std::lock_guard<std::mutex> lock(merge_mutex_);
+  if (failed_sequence_ != 0 && failed_sequence_ <= sequence) {
+    // Batches merge in order: one that failed holds back every later one.
+    *error = failed_error_;
+    return MergeState::kFailed;
+  }
+  return MergeState::kPending;
+}
+
+void StorageNode::MergeLoop() {
+  MergeProcessor merger(runtime_, UnzipLimits{runtime_.config().cluster.max_batch_size});
+  std::string last_error;
+  while (!stopping_) {
+    MergeReport report;
+    const Status merged = merger.MergePending(&report, &stopping_);
+    if (report.batches > 0) {
+      uint64_t rows = 0;
+      for (const auto& entry : report.rows_merged) rows += entry.second;
+      Log("merged " + std::to_string(report.batches) + " batch(es) through " +
+          StagingStore::BatchName(report.last_sequence) + " (" + std::to_string(rows) + " rows)");
+    }
+    int64_t wait_ms = options_.merge_poll_ms;
+    {
+      std::lock_guard<std::mutex> lock(merge_mutex_);
+      if (merged.ok()) {
+        failed_sequence_ = 0;
+        failed_error_.clear();
+      } else {
+        std::vector<StagedBatch> queued;
+        StagingStore staging(runtime_.home());
+        if (staging.List(&queued).ok() && !queued.empty()) failed_sequence_ = queued.front().sequence;
+        failed_error_ = merged.message();
+        wait_ms = options_.merge_retry_ms;
+      }
+    }
+    // The same failure every retry is logged once, not every few seconds.
+    if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + merged.message());
+    last_error = merged.ok() ? std::string() : merged.message();
+    std::unique_lock<std::mutex> lock(merge_mutex_);
+    merge_wakeup_.wait_for(lock, std::chrono::milliseconds(wait_ms),
+                           [this] { return merge_requested_ || stopping_.load(); });
+    merge_requested_ = false;
+  }
+}
+
+}  // namespace planb

@@ -1,0 +1,62 @@
+// `planb serve`: one storage node. Accepts uploads (upload_receiver.h) and runs the merge processor perpetually
+// (the design's "Plan B Merge Processor"): a batch is merged as soon as it is staged, whether it arrived over the
+// network or was moved into staging/ by a load on this machine.
+// Lookups and queries by other processes keep working meanwhile: nothing holds the home exclusively.
+// Thread-safety: Run() on one thread; the stop flag may be set from anywhere (a signal handler).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <ostream>
+#include <string>
+#include <thread>
+
+#include "host/runtime.h"
+#include "host/transfer/upload_receiver.h"
+
+namespace planb {
+
+struct ServeOptions {
+  std::string bind;        // "" = this node's endpoint from the config
+  std::string ready_file;  // when set: written (atomically) with the bound endpoint once the node serves
+  // How often the merge loop looks at staging/ without being told (batches moved in by local loads).
+  int64_t merge_poll_ms = 500;
+  // After a failed merge, the queue is retried this often (the cause may be fixed meanwhile: disk space).
+  int64_t merge_retry_ms = 5000;
+};
+
+class StorageNode final : public BatchSink {
+ public:
+  // `log` gets one line per event (timestamped by the caller's sink).
+  StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log);
+  ~StorageNode() override;
+
+  // Serves until `stop` becomes true, then finishes the merge in hand (or leaves its batch staged), joins and
+  // returns. Errors: this node is not a storage node, the endpoint cannot be bound.
+  Status Run(const std::atomic<bool>& stop);
+
+  // BatchSink
+  Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override;
+  MergeState MergeStateOf(uint64_t sequence, std::string* error) override;
+
+ private:
+  void MergeLoop();
+  void Log(const std::string& line);
+
+  Runtime& runtime_;
+  const ServeOptions options_;
+  std::ostream& log_;
+  std::mutex log_mutex_;
+
+  std::mutex merge_mutex_;
+  std::condition_variable merge_wakeup_;
+  bool merge_requested_ = false;
+  std::atomic<bool> stopping_{false};
+  uint64_t failed_sequence_ = 0;  // guarded by merge_mutex_: the batch whose merge failed last (0 = none)
+  std::string failed_error_;      // guarded by merge_mutex_
+  std::thread merger_;
+};
+
+}  // namespace planb

@@ -1,0 +1,422 @@
+#include "host/transfer/batch_zip.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include "host/common/file_util.h"
+#include "host/config/config.h"
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kDataFile = "data.mdb";
+constexpr size_t kCopyBlock = size_t{1} << 20;
+// The manifest is one short line; anything bigger is not ours and is not read into memory.
+constexpr uint64_t kMaxManifestBytes = 64;
+
+std::string ManifestText() {
+  return std::string(kBatchManifestName) + " " + std::to_string(kBatchFormatVersion) + "\n";
+}
+
+// Entry names come from the sender: print control bytes and non-ASCII escaped so a message stays one safe line.
+std::string Printable(std::string_view name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (c >= 0x20 && c < 0x7f) {
+      out.push_back(static_cast<char>(c));
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
+Status ErrnoStatus(int err, const std::string& what) {
+  return Status(err == ENOSPC ? Code::kFull : Code::kIOError, what + ": " + std::strerror(err));
+}
+
+// libzip reports disk errors as a zip code plus errno; ENOSPC is the one callers act on differently.
+Status ZipErrorStatus(zip_error_t* error, Code default_code, const std::string& what) {
+  Code code = default_code;
+  if (zip_error_system_type(error) == ZIP_ET_SYS && zip_error_code_system(error) == ENOSPC) code = Code::kFull;
+  return Status(code, what + ": " + zip_error_strerror(error));
+}
+
+struct ZipCloser {
+  void operator()(zip_t* zip) const { zip_discard(zip); }
+};
+using ZipPtr = std::unique_ptr<zip_t, ZipCloser>;
+
+struct ZipFileCloser {
+  void operator()(zip_file_t* file) const { zip_fclose(file); }
+};
+using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+Status WriteAll(int fd, const char* data, size_t size, const std::string& path) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "writing " + path);
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+// ---- ZipBatch ----
+
+// The maps of a finished StreamWriter directory, sorted by name (so equal batches give equal zips).
+Status ListMaps(const std::string& batch_dir, std::vector<std::string>* maps) {
+  std::error_code ec;
+  fs::directory_iterator it(batch_dir, ec);
+  if (ec) return Status::IOError("listing batch " + batch_dir + ": " + ec.message());
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!it->is_directory(ec)) {
+      return Status::Invalid(batch_dir + ": '" + Printable(name) + "' is not a map directory");
+    }
+    if (!IsValidMapName(name)) {
+      return Status::Invalid(batch_dir + ": '" + Printable(name) + "' is not a valid map name");
+    }
+    if (!fs::is_regular_file(it->path() / kDataFile, ec)) {
+      return Status::Invalid(batch_dir + "/" + name + ": no data.mdb (not a finished batch)");
+    }
+    maps->push_back(name);
+  }
+  if (ec) return Status::IOError("listing batch " + batch_dir + ": " + ec.message());
+  std::sort(maps->begin(), maps->end());
+  return Status::Ok();
+}
+
+Status AddEntry(zip_t* zip, const std::string& name, zip_source_t* source, bool compress, const std::string& what) {
+  zip_int64_t index = zip_file_add(zip, name.c_str(), source, ZIP_FL_ENC_UTF_8);
+  if (index < 0) {
+    zip_source_free(source);
+    return ZipErrorStatus(zip_get_error(zip), Code::kIOError, what + ": adding " + name);
+  }
+  // Level 1: LMDB pages are mostly empty space and compress well even at the fastest level.
+  int rc = compress ? zip_set_file_compression(zip, static_cast<zip_uint64_t>(index), ZIP_CM_DEFLATE, 1)
+                    : zip_set_file_compression(zip, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0);
+  if (rc != 0) return ZipErrorStatus(zip_get_error(zip), Code::kInternal, what + ": compression of " + name);
+  return Status::Ok();
+}
+
+Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& maps, const std::string& temp,
+                const ZipOptions& options) {
+  int error_code = 0;
+  ZipPtr zip(zip_open(temp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error_code));
+  if (zip == nullptr) {
+    zip_error_t error;
+    zip_error_init_with_code(&error, error_code);
+    Status s = ZipErrorStatus(&error, Code::kIOError, "creating " + temp);
+    zip_error_fini(&error);
+    return s;
+  }
+  static const std::string manifest = ManifestText();
+  zip_source_t* source = zip_source_buffer(zip.get(), manifest.data(), manifest.size(), 0);
+  if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kInternal, temp);
+  PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), kBatchManifestName, source, options.compress, temp));
+  for (const std::string& map : maps) {
+    const std::string file = batch_dir + "/" + map + "/" + std::string(kDataFile);
+    source = zip_source_file_create(file.c_str(), 0, -1, zip_get_error(zip.get()));
+    if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kIOError, "reading " + file);
+    PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), map + "/" + std::string(kDataFile), source, options.compress, temp));
+  }
+  // zip_close reads the sources and writes everything; on failure the archive is still ours to discard.
+  if (zip_close(zip.get()) != 0) return ZipErrorStatus(zip_get_error(zip.get()), Code::kIOError, "writing " + temp);
+  (void)zip.release();
+  return Status::Ok();
+}
+
+// ---- UnzipBatch ----
+
+struct Entry {
+  zip_uint64_t index = 0;
+  std::string name;
+  std::string map;
+  uint64_t size = 0;
+};
+
+// Everything checked before a byte is written: names, manifest, duplicates, counts and declared sizes.
+class ZipChecker {
+ public:
+  ZipChecker(const std::string& zip_path, zip_t* zip, const UnzipLimits& limits)
+      : zip_path_(zip_path), zip_(zip), limits_(limits) {}
+
+  Status Check(std::vector<Entry>* entries) {
+    zip_int64_t count = zip_get_num_entries(zip_, 0);
+    if (count <= 0) return Status::Invalid(zip_path_ + ": no '" + kBatchManifestName + "' manifest (empty zip)");
+    if (static_cast<uint64_t>(count) > limits_.max_entries) {
+      return Status::Invalid(zip_path_ + ": " + std::to_string(count) + " entries, more than the limit of " +
+                             std::to_string(limits_.max_entries));
+    }
+    uint64_t total = 0;
+    std::set<std::string> seen;
+    for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
+      Entry entry;
+      PLANB_RETURN_IF_ERROR(Stat(i, &entry));
+      const std::string where = zip_path_ + ": entry '" + Printable(entry.name) + "'";
+      if (i == 0) {
+        if (entry.name != kBatchManifestName) {
+          return Status::Invalid(where + ": the first entry must be the '" + kBatchManifestName +
+                                 "' manifest (not a Plan B batch)");
+        }
+        PLANB_RETURN_IF_ERROR(CheckManifest(entry, where));
+        continue;
+      }
+      PLANB_RETURN_IF_ERROR(CheckName(&entry, where));
+      if (!seen.insert(entry.map).second) return Status::Invalid(where + ": map '" + entry.map + "' appears twice");
+      if (entry.size > limits_.max_total_bytes - total) {
+        return Status::Invalid(where + ": declared sizes add up to more than the limit of " +
+                               std::to_string(limits_.max_total_bytes) + " bytes (this entry declares " +
+                               std::to_string(entry.size) + ")");
+      }
+      total += entry.size;
+      entries->push_back(std::move(entry));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Stat(zip_uint64_t index, Entry* entry) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip_, index, ZIP_FL_ENC_RAW, &st) != 0) {
+      return ZipErrorStatus(zip_get_error(zip_), Code::kCorruption, zip_path_ + ": entry " + std::to_string(index));
+    }
+    entry->index = index;
+    entry->name = (st.valid & ZIP_STAT_NAME) && st.name != nullptr ? st.name : "";
+    const std::string where = zip_path_ + ": entry '" + Printable(entry->name) + "'";
+    if (!(st.valid & ZIP_STAT_SIZE)) return Status::Invalid(where + ": no declared size");
+    if ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE) {
+      return Status::Invalid(where + ": encrypted");
+    }
+    if ((st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE) {
+      return Status::Invalid(where + ": compression method " + std::to_string(st.comp_method) +
+                             " (only stored and deflate are used)");
+    }
+    entry->size = st.size;
+    return Status::Ok();
+  }
+
+  // Exactly "<valid map>/data.mdb": IsValidMapName admits no '.', '/', '\\' or ':', so no path escapes dest_dir.
+  Status CheckName(Entry* entry, const std::string& where) {
+    const std::string& name = entry->name;
+    size_t slash = name.find('/');
+    if (slash == std::string::npos || name.compare(slash + 1, std::string::npos, kDataFile) != 0 ||
+        !IsValidMapName(std::string_view(name).substr(0, slash))) {
+      return Status::Invalid(where +
+                             ": not <map>/data.mdb with a valid map name (lower case letters, digits and _, "
+                             "starting with a letter)");
+    }
+    entry->map = name.substr(0, slash);
+    return Status::Ok();
+  }
+
+  Status CheckManifest(const Entry& entry, const std::string& where) {
+    if (entry.size > kMaxManifestBytes) return Status::Invalid(where + ": not a Plan B batch manifest (too long)");
+    ZipFilePtr file(zip_fopen_index(zip_, entry.index, 0));
+    if (file == nullptr) return ZipErrorStatus(zip_get_error(zip_), Code::kCorruption, where);
+    char buffer[kMaxManifestBytes + 1];
+    zip_int64_t n = zip_fread(file.get(), buffer, sizeof(buffer));
+    if (n < 0) return ZipErrorStatus(zip_file_get_error(file.get()), Code::kCorruption, where);
+    std::string_view text(buffer, static_cast<size_t>(n));
+    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    const std::string prefix = std::string(kBatchManifestName) + " ";
+    if (text.substr(0, prefix.size()) != prefix) return Status::Invalid(where + ": not a Plan B batch manifest");
+    std::string_view version = text.substr(prefix.size());
+    if (version != std::to_string(kBatchFormatVersion)) {
+      return Status::Invalid(where + ": batch format version '" + Printable(version) + "', this build reads " +
+                             std::to_string(kBatchFormatVersion));
+    }
+    return Status::Ok();
+  }
+
+  const std::string& zip_path_;
+  zip_t* zip_;
+  const UnzipLimits& limits_;
+};
+
+// Errors of zip_fread: the zip's bytes are wrong (CRC, inflate, short file) or something else went wrong.
+Code ReadErrorCode(zip_error_t* error) {
+  switch (zip_error_code_zip(error)) {
+    case ZIP_ER_CRC:
+    case ZIP_ER_ZLIB:
+    case ZIP_ER_COMPRESSED_DATA:
+    case ZIP_ER_INCONS:
+    case ZIP_ER_EOF:
+    case ZIP_ER_READ:
+    case ZIP_ER_SEEK:
+      return Code::kCorruption;
+    case ZIP_ER_MEMORY:
+      return Code::kFull;
+    default:
+      return Code::kIOError;
+  }
+}
+
+Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, const std::string& dest_dir,
+               std::vector<char>* buffer) {
+  const std::string where = zip_path + ": entry '" + entry.name + "'";
+  const std::string map_dir = dest_dir + "/" + entry.map;
+  if (::mkdir(map_dir.c_str(), 0755) != 0) return ErrnoStatus(errno, "creating " + map_dir);
+  const std::string path = map_dir + "/" + std::string(kDataFile);
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return ErrnoStatus(errno, "creating " + path);
+  ZipFilePtr file(zip_fopen_index(zip, entry.index, 0));
+  if (file == nullptr) return ZipErrorStatus(zip_get_error(zip), Code::kCorruption, where);
+  uint64_t written = 0;
+  while (true) {
+    zip_int64_t n = zip_fread(file.get(), buffer->data(), buffer->size());
+    if (n < 0) {
+      zip_error_t* error = zip_file_get_error(file.get());
+      return Status(ReadErrorCode(error), where + ": " + zip_error_strerror(error));
+    }
+    if (n == 0) break;
+    written += static_cast<uint64_t>(n);
+    if (written > entry.size) {
+      return Status::Corruption(where + ": inflates past its declared size of " + std::to_string(entry.size) +
+                                " bytes");
+    }
+    PLANB_RETURN_IF_ERROR(WriteAll(fd.get(), buffer->data(), static_cast<size_t>(n), path));
+  }
+  if (written != entry.size) {
+    return Status::Corruption(where + ": " + std::to_string(written) + " bytes, but it declares " +
+                              std::to_string(entry.size));
+  }
+  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "syncing " + path);
+  if (::close(fd.Release()) != 0) return ErrnoStatus(errno, "closing " + path);
+  return SyncPath(map_dir);
+}
+
+Status OpenForReading(const std::string& zip_path, int flags, ZipPtr* out, int* zip_error = nullptr) {
+  int error_code = 0;
+  out->reset(zip_open(zip_path.c_str(), flags, &error_code));
+  if (zip_error != nullptr) *zip_error = *out != nullptr ? ZIP_ER_OK : error_code;
+  if (*out != nullptr) return Status::Ok();
+  zip_error_t error;
+  zip_error_init_with_code(&error, error_code);
+  const std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  switch (error_code) {
+    case ZIP_ER_NOZIP: {
+      // No end-of-central-directory record: a zip cut short still starts with a local header ("PK\3\4").
+      char magic[4] = {0};
+      FILE* f = std::fopen(zip_path.c_str(), "rb");
+      size_t got = f != nullptr ? std::fread(magic, 1, sizeof(magic), f) : 0;
+      if (f != nullptr) std::fclose(f);
+      if (got == 4 && std::memcmp(magic, "PK\3\4", 4) == 0) {
+        return Status::Corruption(zip_path + ": truncated or damaged zip (" + text + ")");
+      }
+      return Status::Invalid(zip_path + ": not a zip archive");
+    }
+    case ZIP_ER_INCONS:
+    case ZIP_ER_CRC:
+    case ZIP_ER_EOF:
+      return Status::Corruption(zip_path + ": damaged zip (" + text + ")");
+    case ZIP_ER_EXISTS:
+      return Status::Invalid(zip_path + ": an entry name appears twice");
+    case ZIP_ER_MULTIDISK:
+    case ZIP_ER_COMPNOTSUPP:
+    case ZIP_ER_ENCRNOTSUPP:
+      return Status::Invalid(zip_path + ": " + text);
+    default:
+      return Status::IOError("opening " + zip_path + ": " + text);
+  }
+}
+
+Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
+                       std::vector<std::string>* maps, bool* created) {
+  ZipPtr zip;
+  int zip_error = ZIP_ER_OK;
+  Status s = OpenForReading(zip_path, ZIP_RDONLY | ZIP_CHECKCONS, &zip, &zip_error);
+  if (zip_error == ZIP_ER_EXISTS) {
+    // libzip's consistency check refuses duplicate names without saying which; the rules below name it.
+    PLANB_RETURN_IF_ERROR(OpenForReading(zip_path, ZIP_RDONLY, &zip));
+    std::vector<Entry> entries;
+    PLANB_RETURN_IF_ERROR(ZipChecker(zip_path, zip.get(), limits).Check(&entries));
+    return s;
+  }
+  PLANB_RETURN_IF_ERROR(s);
+  std::vector<Entry> entries;
+  PLANB_RETURN_IF_ERROR(ZipChecker(zip_path, zip.get(), limits).Check(&entries));
+
+  const fs::path dest(dest_dir);
+  const std::string parent = dest.parent_path().empty() ? "." : dest.parent_path().string();
+  PLANB_RETURN_IF_ERROR(MakeDirectories(parent));
+  if (::mkdir(dest_dir.c_str(), 0755) != 0) {
+    if (errno == EEXIST) return Status::Invalid(dest_dir + ": already exists (extracting " + zip_path + ")");
+    return ErrnoStatus(errno, "creating " + dest_dir);
+  }
+  *created = true;
+  std::vector<char> buffer(kCopyBlock);
+  for (const Entry& entry : entries) {
+    PLANB_RETURN_IF_ERROR(Extract(zip_path, zip.get(), entry, dest_dir, &buffer));
+  }
+  PLANB_RETURN_IF_ERROR(SyncPath(dest_dir));
+  PLANB_RETURN_IF_ERROR(SyncPath(parent));
+  maps->clear();
+  for (const Entry& entry : entries) maps->push_back(entry.map);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const ZipOptions& options) {
+  std::vector<std::string> maps;
+  PLANB_RETURN_IF_ERROR(ListMaps(batch_dir, &maps));
+  const std::string temp = zip_path + ".tmp";
+  Status s = RemoveTree(temp);  // left by a crash mid-zip
+  if (s.ok()) s = WriteZip(batch_dir, maps, temp, options);
+  // zip_close writes to its own temp file and renames it to `temp`: sync the bytes before publishing the name.
+  if (s.ok()) s = SyncPath(temp);
+  if (s.ok()) s = DurableRename(temp, zip_path);
+  if (!s.ok()) (void)RemoveTree(temp);
+  return s;
+}
+
+Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
+                  std::vector<std::string>* maps) {
+  // Refused up front so that a failure below never removes a directory that was there before.
+  std::error_code ec;
+  if (fs::exists(dest_dir, ec)) {
+    return Status::Invalid(dest_dir + ": already exists (extracting " + zip_path + ")");
+  }
+  bool created = false;
+  Status s = CheckAndExtract(zip_path, dest_dir, limits, maps, &created);
+  if (!s.ok() && created) (void)RemoveTree(dest_dir);
+  return s;
+}
+
+}  // namespace planb

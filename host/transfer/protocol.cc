@@ -1,0 +1,251 @@
+#include "host/transfer/protocol.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "planb/encoding.h"
+
+namespace planb::protocol {
+
+namespace {
+
+class PayloadWriter {
+ public:
+  PayloadWriter& U8(uint8_t v) {
+    out_.push_back(static_cast<char>(v));
+    return *this;
+  }
+  PayloadWriter& U16(uint16_t v) { return Put(v, 2, PutU16); }
+  PayloadWriter& U32(uint32_t v) { return Put(v, 4, PutU32); }
+  PayloadWriter& U64(uint64_t v) { return Put(v, 8, PutU64); }
+  PayloadWriter& String(const std::string& s) {
+    U32(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+    return *this;
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  template <typename T>
+  PayloadWriter& Put(T v, size_t width, void (*put)(uint8_t*, T)) {
+    uint8_t bytes[8];
+    put(bytes, v);
+    out_.append(reinterpret_cast<const char*>(bytes), width);
+    return *this;
+  }
+  std::string out_;
+};
+
+// Reads fields in order; the first failure is kept and later reads do nothing, so a decoder reads every field
+// and checks once at the end.
+class PayloadReader {
+ public:
+  PayloadReader(std::string_view payload, const char* command) : in_(payload), command_(command) {}
+
+  PayloadReader& U8(const char* field, uint8_t* v) {
+    if (const uint8_t* p = Take(field, 1)) *v = p[0];
+    return *this;
+  }
+  PayloadReader& U16(const char* field, uint16_t* v) {
+    if (const uint8_t* p = Take(field, 2)) *v = GetU16(p);
+    return *this;
+  }
+  PayloadReader& U32(const char* field, uint32_t* v) {
+    if (const uint8_t* p = Take(field, 4)) *v = GetU32(p);
+    return *this;
+  }
+  PayloadReader& U64(const char* field, uint64_t* v) {
+    if (const uint8_t* p = Take(field, 8)) *v = GetU64(p);
+    return *this;
+  }
+  PayloadReader& String(const char* field, std::string* v) {
+    uint32_t length = 0;
+    if (Take(field, 4) == nullptr) return *this;
+    length = GetU32(reinterpret_cast<const uint8_t*>(in_.data() + pos_ - 4));
+    if (length > in_.size() - pos_) {
+      return Fail(std::string(command_) + " payload: string field " + field + " declares " + std::to_string(length) +
+                  " bytes but only " + std::to_string(in_.size() - pos_) + " remain");
+    }
+    v->assign(in_.data() + pos_, length);
+    pos_ += length;
+    return *this;
+  }
+  PayloadReader& Fail(std::string message) {
+    if (status_.ok()) status_ = Status::Invalid(std::move(message));
+    return *this;
+  }
+  // The first error, or an error for bytes after the last field.
+  Status Finish() {
+    if (status_.ok() && pos_ != in_.size()) {
+      return Status::Invalid(std::string(command_) + " payload of " + std::to_string(in_.size()) + " bytes has " +
+                             std::to_string(in_.size() - pos_) + " bytes after its last field");
+    }
+    return std::move(status_);
+  }
+
+ private:
+  const uint8_t* Take(const char* field, size_t width) {
+    if (!status_.ok()) return nullptr;
+    if (in_.size() - pos_ < width) {
+      Fail(std::string(command_) + " payload of " + std::to_string(in_.size()) + " bytes ends inside field " + field +
+           " (needs " + std::to_string(width) + " bytes at offset " + std::to_string(pos_) + ")");
+      return nullptr;
+    }
+    const uint8_t* p = reinterpret_cast<const uint8_t*>(in_.data() + pos_);
+    pos_ += width;
+    return p;
+  }
+
+  std::string_view in_;
+  const char* command_;
+  size_t pos_ = 0;
+  Status status_;
+};
+
+}  // namespace
+
+std::string CommandName(uint16_t command) {
+  switch (static_cast<Command>(command)) {
+    case Command::kBegin:
+      return "BEGIN";
+    case Command::kChunk:
+      return "CHUNK";
+    case Command::kCommit:
+      return "COMMIT";
+    case Command::kStatus:
+      return "STATUS";
+    case Command::kReady:
+      return "READY";
+    case Command::kChunkAck:
+      return "CHUNK_ACK";
+    case Command::kStatusReply:
+      return "STATUS reply";
+    case Command::kError:
+      return "ERROR";
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "command 0x%04x", command);
+  return buffer;
+}
+
+bool IsRequest(uint16_t command) {
+  switch (static_cast<Command>(command)) {
+    case Command::kBegin:
+    case Command::kChunk:
+    case Command::kCommit:
+    case Command::kStatus:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string EncodeHeader(Command command, uint64_t request_id) {
+  uint8_t bytes[kHeaderSize];
+  std::memcpy(bytes, kMagic, 4);
+  PutU16(bytes + 4, kProtocolVersion);
+  PutU16(bytes + 6, static_cast<uint16_t>(command));
+  PutU64(bytes + 8, request_id);
+  return std::string(reinterpret_cast<const char*>(bytes), kHeaderSize);
+}
+
+Status DecodeHeader(std::string_view frame, Header* header) {
+  const auto* p = reinterpret_cast<const uint8_t*>(frame.data());
+  // Read what is there first, so that an error reply can echo the request id of a header with a bad magic.
+  if (frame.size() >= 6) header->version = GetU16(p + 4);
+  if (frame.size() >= 8) header->command = GetU16(p + 6);
+  if (frame.size() >= kHeaderSize) header->request_id = GetU64(p + 8);
+  if (frame.size() < kHeaderSize) {
+    return Status::Invalid("message header of " + std::to_string(frame.size()) + " bytes is shorter than the " +
+                           std::to_string(kHeaderSize) + " a header needs");
+  }
+  if (std::memcmp(p, kMagic, 4) != 0) {
+    char shown[40];
+    std::snprintf(shown, sizeof shown, "%02x %02x %02x %02x", p[0], p[1], p[2], p[3]);
+    return Status::Invalid(std::string("message header starts with bytes ") + shown +
+                           ", not the magic \"PLNB\" (not a Plan B upload message)");
+  }
+  return Status::Ok();
+}
+
+const char* UploadStateName(UploadState state) {
+  switch (state) {
+    case UploadState::kReceiving:
+      return "receiving";
+    case UploadState::kVerifying:
+      return "verifying";
+    case UploadState::kStaged:
+      return "staged";
+    case UploadState::kMerged:
+      return "merged";
+    case UploadState::kFailed:
+      return "failed";
+    case UploadState::kMergeFailed:
+      return "merge failed";
+  }
+  return "unknown";
+}
+
+std::string EncodeBegin(const BeginRequest& m) {
+  return PayloadWriter().String(m.batch_id).U64(m.total_size).U64(m.checksum).U32(m.flags).Take();
+}
+std::string EncodeReady(const ReadyReply& m) {
+  return PayloadWriter().U64(m.token).U64(m.resume_offset).U32(m.chunk_size).U32(m.window).Take();
+}
+std::string EncodeChunk(const ChunkRequest& m) { return PayloadWriter().U64(m.token).U64(m.offset).Take(); }
+std::string EncodeChunkAck(const ChunkAck& m) { return PayloadWriter().U64(m.token).U64(m.received_total).Take(); }
+std::string EncodeCommit(const CommitRequest& m) { return PayloadWriter().U64(m.token).Take(); }
+std::string EncodeStatus(const StatusRequest& m) { return PayloadWriter().U64(m.token).U32(m.hold_ms).Take(); }
+std::string EncodeStatusReply(const StatusReply& m) {
+  return PayloadWriter().U8(static_cast<uint8_t>(m.state)).U64(m.sequence).U16(m.code).String(m.message).Take();
+}
+std::string EncodeError(const ErrorReply& m) { return PayloadWriter().U16(m.code).String(m.message).Take(); }
+
+Status DecodeBegin(std::string_view payload, BeginRequest* m) {
+  return PayloadReader(payload, "BEGIN")
+      .String("batch_id", &m->batch_id)
+      .U64("total_size", &m->total_size)
+      .U64("checksum", &m->checksum)
+      .U32("flags", &m->flags)
+      .Finish();
+}
+Status DecodeReady(std::string_view payload, ReadyReply* m) {
+  return PayloadReader(payload, "READY")
+      .U64("token", &m->token)
+      .U64("resume_offset", &m->resume_offset)
+      .U32("chunk_size", &m->chunk_size)
+      .U32("window", &m->window)
+      .Finish();
+}
+Status DecodeChunk(std::string_view payload, ChunkRequest* m) {
+  return PayloadReader(payload, "CHUNK").U64("token", &m->token).U64("offset", &m->offset).Finish();
+}
+Status DecodeChunkAck(std::string_view payload, ChunkAck* m) {
+  return PayloadReader(payload, "CHUNK_ACK").U64("token", &m->token).U64("received_total", &m->received_total).Finish();
+}
+Status DecodeCommit(std::string_view payload, CommitRequest* m) {
+  return PayloadReader(payload, "COMMIT").U64("token", &m->token).Finish();
+}
+Status DecodeStatus(std::string_view payload, StatusRequest* m) {
+  return PayloadReader(payload, "STATUS").U64("token", &m->token).U32("hold_ms", &m->hold_ms).Finish();
+}
+Status DecodeStatusReply(std::string_view payload, StatusReply* m) {
+  uint8_t state = 0;
+  PayloadReader reader(payload, "STATUS reply");
+  reader.U8("state", &state).U64("sequence", &m->sequence).U16("code", &m->code).String("message", &m->message);
+  if (state > static_cast<uint8_t>(UploadState::kMergeFailed)) {
+    reader.Fail("STATUS reply payload: unknown state " + std::to_string(state));
+  }
+  m->state = static_cast<UploadState>(state);
+  return reader.Finish();
+}
+Status DecodeError(std::string_view payload, ErrorReply* m) {
+  return PayloadReader(payload, "ERROR").U16("code", &m->code).String("message", &m->message).Finish();
+}
+
+Code CodeFromWire(uint16_t code) {
+  if (code > static_cast<uint16_t>(Code::kInternal)) return Code::kInternal;
+  return static_cast<Code>(code);
+}
+
+}  // namespace planb::protocol

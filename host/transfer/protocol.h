@@ -1,0 +1,129 @@
+// The upload wire protocol between a sender (DEALER) and a storage node (ROUTER): message layout, commands and
+// their payloads, with an encoder and a strict decoder for each (docs/protocol.md is the reference).
+//
+// Wire format v1 (bump kProtocolVersion on any change): every message is multipart.
+//   frame A  header, 16 bytes: "PLNB", u16 version, u16 command, u64 request id
+//   frame B  payload: the command's fields in order; integers big-endian (planb/encoding.h), strings as
+//            u32 length + bytes
+//   frame C  CHUNK only: the chunk's bytes
+// A reply carries the request id of the request it answers.
+// Decoders never trust a length: every error names the command and the field that did not fit.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "planb/status.h"
+
+namespace planb::protocol {
+
+inline constexpr char kMagic[4] = {'P', 'L', 'N', 'B'};
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kHeaderSize = 16;
+
+// Requests have the high bit clear; replies set it.
+enum class Command : uint16_t {
+  kBegin = 0x0001,
+  kChunk = 0x0002,
+  kCommit = 0x0003,
+  kStatus = 0x0004,
+  kReady = 0x8001,
+  kChunkAck = 0x8002,
+  kStatusReply = 0x8004,
+  kError = 0x80FF,
+};
+
+// "BEGIN", "CHUNK_ACK", ... ; "command 0x1234" for values that are none of these.
+std::string CommandName(uint16_t command);
+bool IsRequest(uint16_t command);
+
+struct Header {
+  uint16_t version = kProtocolVersion;
+  uint16_t command = 0;
+  uint64_t request_id = 0;
+};
+
+std::string EncodeHeader(Command command, uint64_t request_id);
+// Checks the frame's size and magic and fills `header`. The version is read but not checked (the caller answers
+// an unknown version with its own error); on a short frame or bad magic `header` keeps what could be read, so
+// an error reply can still carry the request id when there is one.
+Status DecodeHeader(std::string_view frame, Header* header);
+
+// Upload states as STATUS replies report them (on the wire: u8).
+enum class UploadState : uint8_t {
+  kReceiving = 0,    // chunks are arriving
+  kVerifying = 1,    // committed: size and checksum matched, the node is verifying the batch
+  kStaged = 2,       // verified and staged; `sequence` is its staging number
+  kMerged = 3,       // staged and merged (reported only when the sender asked to synchronise the merge)
+  kFailed = 4,       // refused; code + message say why, the node keeps nothing
+  kMergeFailed = 5,  // staged, but its merge failed (it stays queued and is retried); code + message say why
+};
+const char* UploadStateName(UploadState state);
+
+inline constexpr uint32_t kFlagSynchroniseMerge = 1u << 0;
+
+struct BeginRequest {
+  std::string batch_id;
+  uint64_t total_size = 0;
+  uint64_t checksum = 0;  // XXH3-64 of the whole zip
+  uint32_t flags = 0;     // kFlagSynchroniseMerge; unknown bits are ignored
+};
+struct ReadyReply {
+  uint64_t token = 0;
+  uint64_t resume_offset = 0;  // bytes the node already holds: send from here
+  uint32_t chunk_size = 0;     // the largest chunk the node accepts
+  uint32_t window = 0;         // chunks the sender may have unacknowledged
+};
+struct ChunkRequest {  // frame C holds the bytes
+  uint64_t token = 0;
+  uint64_t offset = 0;
+};
+struct ChunkAck {
+  uint64_t token = 0;
+  uint64_t received_total = 0;  // contiguous bytes the node holds
+};
+struct CommitRequest {
+  uint64_t token = 0;
+};
+struct StatusRequest {
+  uint64_t token = 0;
+  uint32_t hold_ms = 0;  // the longest the sender waits for this reply; the node holds at most this long
+};
+struct StatusReply {
+  UploadState state = UploadState::kReceiving;
+  uint64_t sequence = 0;  // staged, merged, merge failed: the staging sequence
+  uint16_t code = 0;      // failed, merge failed: a planb::Code
+  std::string message;    // failed, merge failed: why
+};
+struct ErrorReply {
+  uint16_t code = 0;  // a planb::Code
+  std::string message;
+};
+
+std::string EncodeBegin(const BeginRequest& m);
+std::string EncodeReady(const ReadyReply& m);
+std::string EncodeChunk(const ChunkRequest& m);
+std::string EncodeChunkAck(const ChunkAck& m);
+std::string EncodeCommit(const CommitRequest& m);
+std::string EncodeStatus(const StatusRequest& m);
+std::string EncodeStatusReply(const StatusReply& m);
+std::string EncodeError(const ErrorReply& m);
+
+// Each decoder takes frame B and refuses, with kInvalidArgument naming the command and field, a payload that
+// ends inside a field, a string longer than what remains, bytes after the last field and (STATUS reply) an
+// unknown state.
+Status DecodeBegin(std::string_view payload, BeginRequest* m);
+Status DecodeReady(std::string_view payload, ReadyReply* m);
+Status DecodeChunk(std::string_view payload, ChunkRequest* m);
+Status DecodeChunkAck(std::string_view payload, ChunkAck* m);
+Status DecodeCommit(std::string_view payload, CommitRequest* m);
+Status DecodeStatus(std::string_view payload, StatusRequest* m);
+Status DecodeStatusReply(std::string_view payload, StatusReply* m);
+Status DecodeError(std::string_view payload, ErrorReply* m);
+
+// A planb::Code from the wire; values this build does not know become kInternal.
+Code CodeFromWire(uint16_t code);
+
+}  // namespace planb::protocol

@@ -1,0 +1,195 @@
+// UploadReceiver's request handlers (BEGIN, CHUNK, COMMIT, STATUS) and the upload states they move; the socket
+// loop around them is in upload_receiver.cc.
+#include <algorithm>
+#include <chrono>
+
+#include "host/common/fault_point.h"
+#include "host/transfer/upload_receiver_impl.h"
+
+namespace planb {
+
+using protocol::Command;
+using protocol::UploadState;
+
+void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  protocol::BeginRequest begin;
+  Status status = protocol::DecodeBegin(payload, &begin);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
+  if (begin.batch_id.empty()) {
+    return ReplyError(routing_id, request_id, Status::Invalid("BEGIN with an empty batch id"), "");
+  }
+  if (begin.total_size > settings_.max_upload_bytes) {
+    return ReplyError(routing_id, request_id,
+                      Status::Invalid("batch " + begin.batch_id + " declares " + std::to_string(begin.total_size) +
+                                      " bytes, more than this node accepts (max_upload_bytes " +
+                                      std::to_string(settings_.max_upload_bytes) + ")"),
+                      begin.batch_id);
+  }
+  protocol::ReadyReply ready;
+  ready.chunk_size = settings_.chunk_size;
+  ready.window = settings_.window;
+  for (auto it = uploads_.begin(); it != uploads_.end();) {
+    UploadSession& upload = *it->second;
+    if (upload.batch_id() != begin.batch_id || upload.state == UploadState::kFailed) {
+      ++it;
+      continue;
+    }
+    if (upload.begin().total_size == begin.total_size && upload.begin().checksum == begin.checksum) {
+      // The same zip again: a sender retrying after a lost connection. Resume where our copy ends; a committed
+      // upload answers "everything is here", so the sender's COMMIT rejoins it instead of staging it twice.
+      upload.set_flags(begin.flags);
+      upload.last_touch = Clock::now();
+      ready.token = upload.token();
+      ready.resume_offset = upload.received();
+      if (upload.state == UploadState::kReceiving && upload.received() > 0) {
+        Log("resuming upload of batch " + begin.batch_id + " at " + std::to_string(upload.received()) + " of " +
+            std::to_string(begin.total_size) + " bytes");
+      }
+      return Reply(routing_id, Command::kReady, request_id, protocol::EncodeReady(ready));
+    }
+    if (upload.state == UploadState::kReceiving) {
+      Log("dropping partial upload of batch " + begin.batch_id + ": its sender began a different zip");
+      upload.RemovePart();
+      it = uploads_.erase(it);
+      continue;
+    }
+    ++it;
+  }
+  uint64_t token = 0;
+  while (token == 0 || uploads_.count(token) != 0) token = token_rng_();
+  std::string path = settings_.receive_dir + "/" + TokenHex(token) + ".part";
+  auto upload = std::make_unique<UploadSession>(token, path, begin);
+  status = upload->Create();
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
+  uploads_.emplace(token, std::move(upload));
+  ready.token = token;
+  Reply(routing_id, Command::kReady, request_id, protocol::EncodeReady(ready));
+}
+
+void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                                       std::string_view bytes) {
+  protocol::ChunkRequest chunk;
+  Status status = protocol::DecodeChunk(payload, &chunk);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  UploadSession* upload = FindUpload(routing_id, request_id, Command::kChunk, chunk.token);
+  if (upload == nullptr) return;
+  if (upload->state != UploadState::kReceiving) {
+    return ReplyError(routing_id, request_id,
+                      Status::Invalid(std::string("CHUNK for an upload that is ") +
+                                      protocol::UploadStateName(upload->state) + ", no longer receiving"),
+                      upload->batch_id());
+  }
+  upload->last_touch = Clock::now();
+  if (bytes.size() > settings_.chunk_size) {
+    status = Status::Invalid("chunk of " + std::to_string(bytes.size()) + " bytes at offset " +
+                             std::to_string(chunk.offset) + " is larger than this node's chunk size of " +
+                             std::to_string(settings_.chunk_size) + " bytes");
+  } else {
+    status = upload->WriteChunk(chunk.offset, bytes);
+  }
+  if (!status.ok()) {
+    FailUpload(upload, status);
+    return ReplyError(routing_id, request_id, status, upload->batch_id());
+  }
+  if (upload->received() < upload->begin().total_size) FaultPoint("receive.mid_upload");
+  Reply(routing_id, Command::kChunkAck, request_id, protocol::EncodeChunkAck({upload->token(), upload->received()}));
+}
+
+void UploadReceiver::Impl::HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  protocol::CommitRequest commit;
+  Status status = protocol::DecodeCommit(payload, &commit);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  UploadSession* upload = FindUpload(routing_id, request_id, Command::kCommit, commit.token);
+  if (upload == nullptr) return;
+  upload->last_touch = Clock::now();
+  if (upload->state == UploadState::kReceiving) {
+    status = upload->Finish();
+    if (!status.ok()) {
+      FailUpload(upload, status);
+      return ReplyError(routing_id, request_id, status, upload->batch_id());
+    }
+    upload->state = UploadState::kVerifying;
+    worker_.Submit({upload->token(), upload->part_path(), upload->batch_id()});
+  }
+  // A repeated COMMIT (its reply was lost) answers where the upload stands.
+  Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(CurrentStatus(*upload)));
+}
+
+void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  protocol::StatusRequest request;
+  Status status = protocol::DecodeStatus(payload, &request);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  UploadSession* upload = FindUpload(routing_id, request_id, Command::kStatus, request.token);
+  if (upload == nullptr) return;
+  upload->last_touch = Clock::now();
+  protocol::StatusReply reply;
+  int64_t hold_ms = std::min<int64_t>(settings_.status_hold_ms, request.hold_ms);
+  if (Settled(upload, &reply) || hold_ms <= 0) {
+    return Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(reply));
+  }
+  waiters_.push_back({routing_id, request_id, request.token, Clock::now() + std::chrono::milliseconds(hold_ms)});
+}
+
+UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, uint64_t request_id, Command command,
+                                                uint64_t token) {
+  auto it = uploads_.find(token);
+  if (it != uploads_.end()) return it->second.get();
+  // kNotFound tells the sender that this node forgot the upload (it restarted, or the upload expired), which a
+  // new BEGIN repairs; every other ERROR is final for it.
+  ReplyError(routing_id, request_id,
+             Status::NotFound(protocol::CommandName(static_cast<uint16_t>(command)) + " for unknown upload token " +
+                              TokenHex(token) + " (never begun, expired, or the node restarted)"),
+             "");
+  return nullptr;
+}
+
+void UploadReceiver::Impl::FailUpload(UploadSession* upload, Status status) {
+  upload->RemovePart();
+  upload->state = UploadState::kFailed;
+  upload->error = std::move(status);
+}
+
+protocol::StatusReply UploadReceiver::Impl::CurrentStatus(const UploadSession& upload) {
+  protocol::StatusReply reply;
+  reply.state = upload.state;
+  reply.sequence = upload.sequence;
+  if (upload.state == UploadState::kFailed) {
+    reply.code = static_cast<uint16_t>(upload.error.code());
+    reply.message = upload.error.message();
+  }
+  return reply;
+}
+
+bool UploadReceiver::Impl::Settled(UploadSession* upload, protocol::StatusReply* reply, bool ask_sink) {
+  *reply = CurrentStatus(*upload);
+  switch (upload->state) {
+    case UploadState::kVerifying:
+      return false;
+    case UploadState::kStaged: {
+      if (!upload->synchronise_merge()) return true;
+      if (!ask_sink) return false;
+      std::string error;
+      switch (sink_.MergeStateOf(upload->sequence, &error)) {
+        case BatchSink::MergeState::kPending:
+          return false;
+        case BatchSink::MergeState::kMerged:
+          upload->state = UploadState::kMerged;
+          reply->state = UploadState::kMerged;
+          return true;
+        case BatchSink::MergeState::kFailed:
+          // Not kept: the merge is retried and may still succeed; this sender asked to be told now.
+          reply->state = UploadState::kMergeFailed;
+          reply->code = static_cast<uint16_t>(Code::kInternal);
+          reply->message = "batch " + upload->batch_id() + " was staged as " + std::to_string(upload->sequence) +
+                           " but its merge failed: " + error;
+          Log(reply->message);
+          return true;
+      }
+      return false;
+    }
+    default:  // receiving (nothing to wait for), merged, failed
+      return true;
+  }
+}
+
+}  // namespace planb

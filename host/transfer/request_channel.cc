@@ -1,0 +1,67 @@
+#include "host/transfer/request_channel.h"
+
+#include <cerrno>
+#include <vector>
+#include <zmq_addon.hpp>
+
+namespace planb {
+
+RequestChannel::RequestChannel(zmq::context_t& context, const std::string& endpoint, int64_t send_timeout_ms,
+                               uint64_t* next_request_id)
+    : socket_(context, zmq::socket_type::dealer), next_request_id_(next_request_id) {
+  socket_.set(zmq::sockopt::linger, 0);
+  socket_.set(zmq::sockopt::sndtimeo, static_cast<int>(send_timeout_ms));
+  socket_.connect(endpoint);
+}
+
+bool RequestChannel::Send(protocol::Command command, const std::string& payload, zmq::message_t* chunk,
+                          uint64_t* request_id) {
+  *request_id = (*next_request_id_)++;
+  std::string header = protocol::EncodeHeader(command, *request_id);
+  // Once the first frame is queued, zmq takes the rest of the message without blocking.
+  if (!socket_.send(zmq::buffer(header), zmq::send_flags::sndmore)) return false;
+  if (chunk == nullptr) return socket_.send(zmq::buffer(payload), zmq::send_flags::none).has_value();
+  (void)socket_.send(zmq::buffer(payload), zmq::send_flags::sndmore);
+  return socket_.send(*chunk, zmq::send_flags::none).has_value();
+}
+
+Status RequestChannel::Await(Clock::time_point deadline, const std::function<bool(uint64_t)>& awaited, Reply* reply,
+                             bool* timed_out) {
+  *timed_out = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() < 0) left = std::chrono::milliseconds(0);
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    try {
+      zmq::poll(&item, 1, left);
+    } catch (const zmq::error_t& e) {
+      if (e.num() != EINTR) throw;  // a signal is no transport error: wait on
+    }
+    if ((item.revents & ZMQ_POLLIN) == 0) {
+      if (Clock::now() >= deadline) {
+        *timed_out = true;
+        return Status::Ok();
+      }
+      continue;
+    }
+    std::vector<zmq::message_t> frames;
+    if (!zmq::recv_multipart(socket_, std::back_inserter(frames), zmq::recv_flags::dontwait)) continue;
+    protocol::Header header;
+    Status status =
+        frames.empty() ? Status::Invalid("empty message") : protocol::DecodeHeader(frames[0].to_string_view(), &header);
+    if (status.ok() && header.version != protocol::kProtocolVersion) {
+      status = Status::NotSupported("the node answered in protocol version " + std::to_string(header.version) +
+                                    " (this sender speaks " + std::to_string(protocol::kProtocolVersion) + ")");
+    }
+    if (status.ok() && frames.size() != 2) {
+      status = Status::Invalid("reply of " + std::to_string(frames.size()) + " frames, expected 2");
+    }
+    if (!status.ok()) return status.WithContext("bad reply from the node");
+    if (!awaited(header.request_id)) continue;  // stale
+    reply->command = header.command;
+    reply->payload = frames[1].to_string();
+    return Status::Ok();
+  }
+}
+
+}  // namespace planb

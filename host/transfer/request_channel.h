@@ -1,0 +1,46 @@
+// One DEALER connection from a sender to a storage node, speaking the upload protocol's framing
+// (docs/protocol.md): requests go out with increasing request ids, replies come back matched by request id.
+// UploadBatch opens one channel per attempt and drops it (linger 0) when the attempt ends.
+// Thread-safety: one thread at a time (a zmq socket).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <zmq.hpp>
+
+#include "host/transfer/protocol.h"
+#include "planb/status.h"
+
+namespace planb {
+
+class RequestChannel {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Reply {
+    uint16_t command = 0;
+    std::string payload;
+  };
+
+  // Connects a DEALER to `endpoint`; a send waits at most `send_timeout_ms` for room in the queue. Request ids
+  // come from `*next_request_id`, which outlives the channel so that ids keep increasing across reconnects.
+  // Throws zmq::error_t (EINVAL and the like for a malformed endpoint).
+  RequestChannel(zmq::context_t& context, const std::string& endpoint, int64_t send_timeout_ms,
+                 uint64_t* next_request_id);
+
+  // Sends one request (frame C = `chunk` when not null, moved out); false when the socket would not take it
+  // in time. Throws zmq::error_t on transport errors.
+  bool Send(protocol::Command command, const std::string& payload, zmq::message_t* chunk, uint64_t* request_id);
+  // Waits until `deadline` for a reply whose request id `awaited` accepts; replies to anything else are stale
+  // (an earlier request) and dropped. `*timed_out` when none came. Non-OK for a reply that does not decode
+  // (another version, bad header, wrong frame count): final, retrying cannot help. Throws zmq::error_t on
+  // transport errors.
+  Status Await(Clock::time_point deadline, const std::function<bool(uint64_t)>& awaited, Reply* reply, bool* timed_out);
+
+ private:
+  zmq::socket_t socket_;
+  uint64_t* next_request_id_;
+};
+
+}  // namespace planb

@@ -1,0 +1,253 @@
+#include "host/transfer/upload_receiver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <filesystem>
+#include <zmq_addon.hpp>
+
+#include "host/common/file_util.h"
+#include "host/transfer/upload_receiver_impl.h"
+
+namespace planb {
+
+namespace {
+
+using protocol::Command;
+using protocol::UploadState;
+
+constexpr auto kMaxPollWait = std::chrono::milliseconds(100);
+// Messages taken per wake-up before the loop looks at its timers again, so a flood of chunks cannot starve
+// long-poll deadlines or the stop flag.
+constexpr int kMaxMessagesPerTurn = 256;
+constexpr auto kMergeCheckInterval = std::chrono::milliseconds(20);
+
+std::string Hex(std::string_view bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::string_view View(const zmq::message_t& m) { return {static_cast<const char*>(m.data()), m.size()}; }
+
+}  // namespace
+
+std::string TokenHex(uint64_t token) {
+  char buffer[20];
+  std::snprintf(buffer, sizeof buffer, "%016" PRIx64, token);
+  return buffer;
+}
+
+Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* bound) {
+  try {
+    router_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::router);
+    router_->set(zmq::sockopt::linger, 0);
+    // A frame far past the chunk size cannot be a chunk: zmq drops such a peer instead of buffering it.
+    router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(settings_.chunk_size) * 2 + 65536);
+    router_->bind(endpoint);
+    *bound = router_->get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t& e) {
+    router_.reset();
+    return Status::IOError("cannot bind upload receiver to " + endpoint + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+Status UploadReceiver::Impl::Run(const std::atomic<bool>& stop) {
+  if (router_ == nullptr) return Status::Internal("upload receiver: Run before a successful Bind");
+  PLANB_RETURN_IF_ERROR(MakeDirectories(settings_.receive_dir));
+  ClearStaleParts();
+  PLANB_RETURN_IF_ERROR(worker_.Start(context_));
+  Status status = Serve(stop);
+  worker_.Stop();
+  TakeAcceptResults();
+  DropAll();
+  return status;
+}
+
+Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
+  while (!stop.load()) {
+    Clock::time_point now = Clock::now();
+    auto wait = kMaxPollWait;
+    for (const Waiter& w : waiters_) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now);
+      wait = std::max(std::chrono::milliseconds(0), std::min(wait, left));
+    }
+    zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0},
+                               {worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0}};
+    try {
+      zmq::poll(items, 2, wait);
+      TakeAcceptResults();  // also drains the wake-up socket
+      for (int i = 0; i < kMaxMessagesPerTurn && (items[0].revents & ZMQ_POLLIN); ++i) {
+        std::vector<zmq::message_t> frames;
+        if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
+        HandleMessage(frames);
+      }
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EINTR) continue;  // a signal (the stop flag may have been set by its handler)
+      return Status::IOError(std::string("upload receiver: ") + e.what());
+    }
+    now = Clock::now();
+    ServeWaiters(now);
+    ExpireIdle(now);
+  }
+  return Status::Ok();
+}
+
+void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
+  if (frames.empty()) return;
+  std::string routing_id(View(frames[0]));
+  if (frames.size() < 2) {
+    ReplyError(routing_id, 0, Status::Invalid("message has no header frame"), "");
+    return;
+  }
+  protocol::Header header;
+  Status status = protocol::DecodeHeader(View(frames[1]), &header);
+  if (!status.ok()) return ReplyError(routing_id, header.request_id, status, "");
+  if (header.version != protocol::kProtocolVersion) {
+    return ReplyError(routing_id, header.request_id,
+                      Status::NotSupported("unsupported protocol version " + std::to_string(header.version) +
+                                           " (this node speaks " + std::to_string(protocol::kProtocolVersion) + ")"),
+                      "");
+  }
+  if (!protocol::IsRequest(header.command)) {
+    return ReplyError(routing_id, header.request_id,
+                      Status::NotSupported("unknown " + protocol::CommandName(header.command) +
+                                           " (this node takes BEGIN, CHUNK, COMMIT and STATUS)"),
+                      "");
+  }
+  const auto command = static_cast<Command>(header.command);
+  const size_t expected = command == Command::kChunk ? 3 : 2;  // frames after the routing id
+  if (frames.size() - 1 != expected) {
+    return ReplyError(routing_id, header.request_id,
+                      Status::Invalid(protocol::CommandName(header.command) + " message has " +
+                                      std::to_string(frames.size() - 1) + " frames, needs " + std::to_string(expected) +
+                                      " (header, payload" + (expected == 3 ? ", chunk bytes)" : ")")),
+                      "");
+  }
+  std::string_view payload = View(frames[2]);
+  switch (command) {
+    case Command::kBegin:
+      return HandleBegin(routing_id, header.request_id, payload);
+    case Command::kChunk:
+      return HandleChunk(routing_id, header.request_id, payload, View(frames[3]));
+    case Command::kCommit:
+      return HandleCommit(routing_id, header.request_id, payload);
+    case Command::kStatus:
+      return HandleStatus(routing_id, header.request_id, payload);
+    default:
+      return;
+  }
+}
+
+void UploadReceiver::Impl::Reply(const std::string& routing_id, Command command, uint64_t request_id,
+                                 const std::string& payload) {
+  // ROUTER sends never block: a reply to a sender that has gone away is dropped, as it should be.
+  router_->send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(zmq::buffer(protocol::EncodeHeader(command, request_id)),
+                zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(zmq::buffer(payload), zmq::send_flags::dontwait);
+}
+
+void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
+                                      const std::string& batch_id) {
+  Log("upload error" + (batch_id.empty() ? " from sender " + Hex(routing_id) : " for batch " + batch_id) + ": " +
+      status.message());
+  Reply(routing_id, Command::kError, request_id,
+        protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+void UploadReceiver::Impl::TakeAcceptResults() {
+  for (AcceptWorker::Result& result : worker_.TakeResults()) {
+    auto it = uploads_.find(result.token);
+    if (it == uploads_.end()) continue;
+    UploadSession* upload = it->second.get();
+    upload->last_touch = Clock::now();
+    if (result.status.ok()) {
+      upload->state = UploadState::kStaged;
+      upload->sequence = result.sequence;
+      Log("staged batch " + std::to_string(result.sequence) + " from " + upload->batch_id() + " (" +
+          std::to_string(upload->begin().total_size) + " bytes)");
+    } else {
+      // The sink's status goes back as is: it names the zip and what is wrong with it.
+      upload->RemovePart();
+      upload->state = UploadState::kFailed;
+      upload->error = result.status;
+      Log("upload error for batch " + upload->batch_id() + ": " + result.status.message());
+    }
+  }
+}
+
+void UploadReceiver::Impl::ServeWaiters(Clock::time_point now) {
+  // The loop turns once per batch of chunks under load: ask the sink about merges only every so often.
+  const bool ask_sink = now >= next_merge_check_;
+  if (ask_sink) next_merge_check_ = now + kMergeCheckInterval;
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    auto upload = uploads_.find(it->token);
+    protocol::StatusReply reply;
+    if (upload == uploads_.end()) {
+      FindUpload(it->routing_id, it->request_id, Command::kStatus, it->token);
+    } else if (Settled(upload->second.get(), &reply, ask_sink || now >= it->deadline) || now >= it->deadline) {
+      Reply(it->routing_id, Command::kStatusReply, it->request_id, protocol::EncodeStatusReply(reply));
+    } else {
+      ++it;
+      continue;
+    }
+    it = waiters_.erase(it);
+  }
+}
+
+void UploadReceiver::Impl::ExpireIdle(Clock::time_point now) {
+  const auto expiry = std::chrono::milliseconds(settings_.idle_upload_expiry_ms);
+  for (auto it = uploads_.begin(); it != uploads_.end();) {
+    UploadSession& upload = *it->second;
+    // A verifying upload belongs to the worker until its result is in.
+    if (upload.state == UploadState::kVerifying || now - upload.last_touch < expiry) {
+      ++it;
+      continue;
+    }
+    if (upload.state == UploadState::kReceiving) {
+      Log("dropping idle partial upload of batch " + upload.batch_id() + " (" + std::to_string(upload.received()) +
+          " of " + std::to_string(upload.begin().total_size) + " bytes received)");
+      upload.RemovePart();
+    }
+    it = uploads_.erase(it);
+  }
+}
+
+void UploadReceiver::Impl::DropAll() {
+  size_t partial = 0;
+  for (auto& [token, upload] : uploads_) {
+    if (upload->state == UploadState::kReceiving || upload->state == UploadState::kVerifying) ++partial;
+    upload->RemovePart();
+  }
+  if (partial > 0) Log("upload receiver stopping: dropped " + std::to_string(partial) + " unfinished upload(s)");
+  uploads_.clear();
+  waiters_.clear();
+}
+
+void UploadReceiver::Impl::ClearStaleParts() {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(settings_.receive_dir, ec)) {
+    if (entry.path().extension() == ".part") {
+      std::filesystem::remove(entry.path(), ec);
+      Log("removed stale partial upload " + entry.path().string());
+    }
+  }
+}
+
+UploadReceiver::UploadReceiver(zmq::context_t& context, ReceiverSettings settings, BatchSink& sink, LogFunction log)
+    : impl_(new Impl(context, std::move(settings), sink, std::move(log))) {}
+
+UploadReceiver::~UploadReceiver() { delete impl_; }
+
+Status UploadReceiver::Bind(const std::string& endpoint, std::string* bound) { return impl_->Bind(endpoint, bound); }
+
+Status UploadReceiver::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
+
+}  // namespace planb

@@ -1,0 +1,67 @@
+// The storage node's side of uploads: a ROUTER socket serving any number of senders (docs/protocol.md).
+// Chunks are written to receive/<token>.part as they arrive (bounded memory: the sender keeps at most its window
+// in flight); on commit the file is checked (size, XXH3 checksum), fsynced and handed to the BatchSink, which
+// verifies and stages it. Only then does a status request answer "staged". Malformed messages, unknown
+// versions or commands get an error reply and a log line; the receiver keeps serving.
+// Thread-safety: Run() on one thread; Stop() from any thread (or a signal handler via the stop flag).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "planb/status.h"
+
+namespace planb {
+
+// Where committed uploads go. Implemented by the storage node (verify + stage + merge state); tests may use a
+// simpler real one. Thread-safety: Accept runs on the receiver's worker thread (one batch at a time),
+// MergeStateOf on the Run thread; the two may overlap.
+class BatchSink {
+ public:
+  enum class MergeState { kPending, kMerged, kFailed };
+  virtual ~BatchSink() = default;
+  // Verifies the complete zip at `zip_path` and moves it into staging/. On error the file is left for the
+  // receiver to delete and nothing is staged; the status goes back to the sender as is.
+  virtual Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) = 0;
+  // Whether staged batch `sequence` has been merged; kFailed with `error` when its merge failed (it stays queued
+  // and is retried, so kFailed may later become kMerged).
+  virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;
+};
+
+struct ReceiverSettings {
+  std::string receive_dir;           // the home's receive/; cleared of stale parts at start
+  uint32_t chunk_size = 1u << 20;    // the largest chunk accepted (the sender is told)
+  uint32_t window = 8;               // chunks the sender may have in flight (the sender is told)
+  int64_t status_hold_ms = 1000;     // a status request waits up to this long for a change (long poll)
+  int64_t idle_upload_expiry_ms = 10 * 60 * 1000;  // a partial upload untouched this long is deleted
+  uint64_t max_upload_bytes = uint64_t{64} << 30;  // larger declared sizes are refused at begin
+};
+
+// Log lines (without a trailing newline) for the node's log, e.g. "staged batch 7 from node1a/... (1.2 MB)".
+// Called on the Run thread only.
+using LogFunction = std::function<void(const std::string&)>;
+
+class UploadReceiver {
+ public:
+  UploadReceiver(zmq::context_t& context, ReceiverSettings settings, BatchSink& sink, LogFunction log);
+  ~UploadReceiver();
+  UploadReceiver(const UploadReceiver&) = delete;
+  UploadReceiver& operator=(const UploadReceiver&) = delete;
+
+  // Binds `endpoint` (tcp://host:port, or port * for any free port). `bound` gets the actual endpoint.
+  Status Bind(const std::string& endpoint, std::string* bound);
+  // Serves until `stop` becomes true (checked at least every 100 ms). Creates receive_dir if missing and deletes
+  // stale *.part files in it first. Partial uploads are dropped on return, after the worker finished the batch
+  // it was verifying. Errors: Run before a successful Bind, receive_dir not creatable, zmq failures.
+  Status Run(const std::atomic<bool>& stop);
+
+ private:
+  class Impl;
+  Impl* impl_;
+};
+
+}  // namespace planb

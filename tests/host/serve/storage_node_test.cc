@@ -1,0 +1,144 @@
+// Storage nodes as real processes on loopback: a processing node loads, every storage node stages and merges,
+// and all of them end with the shards a single node would have built.
+#include "host/serve/storage_node.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/cluster_fixture.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::ClusterFixture;
+using ::planb::testing::ExampleDataFiles;
+using ::planb::testing::ProcessResult;
+using ::planb::testing::RunPlanb;
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+#define ASSERT_NODE_STARTS(cluster, i) \
+  ASSERT_TRUE((cluster).StartNode(i)) << "node " << (i) << " did not start:\n" << (cluster).process(i).log()
+
+TEST(StorageNode, EveryStorageNodeEndsWithTheShardsOfASingleNode) {
+  ClusterFixture cluster;
+  ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_NODE_STARTS(cluster, 1);
+  const std::vector<std::string> files = ExampleDataFiles();
+  const ProcessResult load = cluster.Load(files);
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_TRUE(Contains(load.out, "node1")) << load.out;
+  EXPECT_TRUE(Contains(load.out, "node2")) << load.out;
+  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+  ASSERT_TRUE(cluster.WaitMerged(1)) << cluster.process(1).log();
+
+  const std::string reference = cluster.ReferenceDump(files);
+  ASSERT_FALSE(reference.empty());
+  for (const char* map : {"city_to_country/data", "employeeidtooffice/data", "ip_range_to_site/data",
+                          "user_app_sessions/data", "user_to_department/data"}) {
+    EXPECT_TRUE(Contains(reference, map)) << map;  // every store type is in the comparison
+  }
+  EXPECT_EQ(cluster.Dump(0), reference);
+  EXPECT_EQ(cluster.Dump(1), reference);
+}
+
+TEST(StorageNode, TheCliReadsAServingNodesHome) {
+  ClusterFixture cluster(1);
+  ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_EQ(cluster.Load(ExampleDataFiles()).exit_code, 0);
+  ASSERT_TRUE(cluster.WaitMerged(0));
+  // The node keeps serving (and holding its shards open) while another process reads them.
+  const ProcessResult lookup =
+      RunPlanb({"--config", cluster.config(0), "--home", cluster.home(0), "lookup", "country_to_capital", "Albania"});
+  EXPECT_EQ(lookup.exit_code, 0) << lookup.err;
+  EXPECT_EQ(lookup.out, "Tirana\n");
+  const ProcessResult query = RunPlanb({"--config", cluster.config(0), "--home", cluster.home(0), "query",
+                                        "country_to_capital", "--where", "Key = 'Albania'", "--format", "csv"});
+  EXPECT_EQ(query.exit_code, 0) << query.err;
+  EXPECT_TRUE(Contains(query.out, "Tirana")) << query.out;
+  EXPECT_TRUE(cluster.process(0).running());
+}
+
+TEST(StorageNode, LoadingTheSameStreamsTwiceChangesNothing) {
+  ClusterFixture cluster;
+  ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_NODE_STARTS(cluster, 1);
+  const std::vector<std::string> files = ExampleDataFiles();
+  ASSERT_EQ(cluster.Load(files).exit_code, 0);
+  ASSERT_EQ(cluster.Load(files).exit_code, 0);
+  ASSERT_TRUE(cluster.WaitMerged(0));
+  ASSERT_TRUE(cluster.WaitMerged(1));
+  const std::string once = cluster.ReferenceDump(files);
+  EXPECT_EQ(cluster.Dump(0), once);
+  EXPECT_EQ(cluster.Dump(1), once);
+}
+
+TEST(StorageNode, ALoadFailsNamingTheNodeThatIsDownAndALaterLoadHeals) {
+  ClusterFixture cluster;
+  ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_EQ(cluster.process(1).Stop(), 0) << cluster.process(1).log();  // a clean SIGTERM shutdown exits 0
+  const std::vector<std::string> files = ExampleDataFiles();
+  const ProcessResult failed = cluster.Load(files);
+  EXPECT_EQ(failed.exit_code, 2);
+  EXPECT_TRUE(Contains(failed.err, "node2: timed out after 2 attempts")) << failed.err;
+  EXPECT_FALSE(Contains(failed.err, "node1:")) << failed.err;
+  EXPECT_TRUE(Contains(failed.err, "stored on node1")) << failed.err;
+
+  ASSERT_NODE_STARTS(cluster, 1);
+  const ProcessResult healed = cluster.Load(files);
+  ASSERT_EQ(healed.exit_code, 0) << healed.err;
+  ASSERT_TRUE(cluster.WaitMerged(0));
+  ASSERT_TRUE(cluster.WaitMerged(1));
+  const std::string reference = cluster.ReferenceDump(files);
+  EXPECT_EQ(cluster.Dump(0), reference);
+  EXPECT_EQ(cluster.Dump(1), reference);
+}
+
+TEST(StorageNode, SynchroniseMergeReturnsOnlyOnceEveryNodeHasMerged) {
+  ClusterFixture cluster(2, "synchronise_merge = true\n");
+  ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_NODE_STARTS(cluster, 1);
+  const ProcessResult load = cluster.Load(ExampleDataFiles());
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_TRUE(Contains(load.out, "merged")) << load.out;
+  // No waiting here: the load itself waited.
+  for (int i = 0; i < 2; ++i) {
+    const ProcessResult lookup =
+        RunPlanb({"--config", cluster.config(i), "--home", cluster.home(i), "lookup", "country_to_capital", "Albania"});
+    EXPECT_EQ(lookup.out, "Tirana\n") << lookup.err;
+  }
+}
+
+TEST(StorageNode, AStorageNodeThatLoadsMovesItsOwnCopy) {
+  ClusterFixture cluster;
+  ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_NODE_STARTS(cluster, 1);
+  const std::vector<std::string> files = ExampleDataFiles();
+  const ProcessResult load = cluster.Load(files, /*from_node=*/0);
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_TRUE(Contains(load.out, "(moved)")) << load.out;
+  ASSERT_TRUE(cluster.WaitMerged(0));
+  ASSERT_TRUE(cluster.WaitMerged(1));
+  const std::string reference = cluster.ReferenceDump(files);
+  EXPECT_EQ(cluster.Dump(0), reference);
+  EXPECT_EQ(cluster.Dump(1), reference);
+}
+
+TEST(StorageNode, ServeRefusesANodeOutsideTheNodeListAndABadEndpoint) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "p.ini", "node_name = proc\nnode_list = ,node1\n[node.node1]\nendpoint = tcp://127.0.0.1:1\n");
+  const ProcessResult outside = RunPlanb({"--config", dir / "p.ini", "--home", dir / "h", "serve"});
+  EXPECT_EQ(outside.exit_code, 2);
+  EXPECT_TRUE(Contains(outside.err, "node 'proc' is not in node_list")) << outside.err;
+
+  testing::WriteFile(dir / "n.ini", "node_name = node1\nnode_list = ,node1\n[node.node1]\nendpoint = tcp://127.0.0.1:1\n");
+  const ProcessResult bad = RunPlanb({"--config", dir / "n.ini", "--home", dir / "h", "serve", "--bind", "nonsense"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_TRUE(Contains(bad.err, "serve: binding nonsense")) << bad.err;
+}
+
+}  // namespace
+}  // namespace planb

@@ -1,0 +1,124 @@
+// RequestChannel against a raw ROUTER standing in for a node: framing, stale replies, timeouts and replies that
+// do not decode.
+#include "host/transfer/request_channel.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+#include <zmq_addon.hpp>
+
+#include "planb/encoding.h"
+
+namespace planb {
+namespace {
+
+using protocol::Command;
+using ::testing::HasSubstr;
+
+class RequestChannelTest : public ::testing::Test {
+ protected:
+  RequestChannelTest() : node_(context_, zmq::socket_type::router) {
+    node_.set(zmq::sockopt::linger, 0);
+    node_.bind("tcp://127.0.0.1:*");
+    channel_ = std::make_unique<RequestChannel>(context_, node_.get(zmq::sockopt::last_endpoint), 1000, &next_id_);
+  }
+  // The next request as the node sees it: routing id, header, payload(, chunk).
+  std::vector<zmq::message_t> NodeReceive() {
+    std::vector<zmq::message_t> frames;
+    EXPECT_TRUE(zmq::recv_multipart(node_, std::back_inserter(frames)));
+    return frames;
+  }
+  void NodeSend(const zmq::message_t& routing_id, const std::string& header, const std::string& payload) {
+    node_.send(zmq::buffer(routing_id.data(), routing_id.size()), zmq::send_flags::sndmore);
+    node_.send(zmq::buffer(header), zmq::send_flags::sndmore);
+    node_.send(zmq::buffer(payload), zmq::send_flags::none);
+  }
+  RequestChannel::Clock::time_point Soon(int ms) {
+    return RequestChannel::Clock::now() + std::chrono::milliseconds(ms);
+  }
+
+  zmq::context_t context_;
+  zmq::socket_t node_;
+  uint64_t next_id_ = 7;
+  std::unique_ptr<RequestChannel> channel_;
+};
+
+TEST_F(RequestChannelTest, SendsFramesWithIncreasingRequestIds) {
+  uint64_t first = 0, second = 0;
+  ASSERT_TRUE(channel_->Send(Command::kCommit, protocol::EncodeCommit({5}), nullptr, &first));
+  zmq::message_t chunk(std::string("bytes"));
+  ASSERT_TRUE(channel_->Send(Command::kChunk, protocol::EncodeChunk({5, 0}), &chunk, &second));
+  EXPECT_EQ(first, 7u);
+  EXPECT_EQ(second, 8u);
+  EXPECT_EQ(next_id_, 9u);
+  std::vector<zmq::message_t> commit = NodeReceive();
+  ASSERT_EQ(commit.size(), 3u);
+  EXPECT_EQ(commit[1].to_string(), protocol::EncodeHeader(Command::kCommit, 7));
+  EXPECT_EQ(commit[2].to_string(), protocol::EncodeCommit({5}));
+  std::vector<zmq::message_t> chunk_frames = NodeReceive();
+  ASSERT_EQ(chunk_frames.size(), 4u);
+  EXPECT_EQ(chunk_frames[3].to_string(), "bytes");
+}
+
+TEST_F(RequestChannelTest, StaleRepliesAreDropped) {
+  uint64_t id = 0;
+  ASSERT_TRUE(channel_->Send(Command::kStatus, protocol::EncodeStatus({1, 0}), nullptr, &id));
+  std::vector<zmq::message_t> request = NodeReceive();
+  NodeSend(request[0], protocol::EncodeHeader(Command::kStatusReply, id - 1), "stale");
+  NodeSend(request[0], protocol::EncodeHeader(Command::kStatusReply, id), "fresh");
+  RequestChannel::Reply reply;
+  bool timed_out = true;
+  Status status = channel_->Await(
+      Soon(5000), [id](uint64_t got) { return got == id; }, &reply, &timed_out);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_FALSE(timed_out);
+  EXPECT_EQ(reply.command, static_cast<uint16_t>(Command::kStatusReply));
+  EXPECT_EQ(reply.payload, "fresh");
+}
+
+TEST_F(RequestChannelTest, NoReplyTimesOut) {
+  uint64_t id = 0;
+  ASSERT_TRUE(channel_->Send(Command::kStatus, protocol::EncodeStatus({1, 0}), nullptr, &id));
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  auto start = RequestChannel::Clock::now();
+  ASSERT_TRUE(channel_
+                  ->Await(
+                      Soon(50), [](uint64_t) { return true; }, &reply, &timed_out)
+                  .ok());
+  EXPECT_TRUE(timed_out);
+  EXPECT_GE(RequestChannel::Clock::now() - start, std::chrono::milliseconds(50));
+}
+
+TEST_F(RequestChannelTest, ReplyInAnotherVersionIsFinal) {
+  uint64_t id = 0;
+  ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 1, 0}), nullptr, &id));
+  std::vector<zmq::message_t> request = NodeReceive();
+  std::string header = protocol::EncodeHeader(Command::kReady, id);
+  PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 2);
+  NodeSend(request[0], header, "");
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  Status status = channel_->Await(
+      Soon(5000), [](uint64_t) { return true; }, &reply, &timed_out);
+  EXPECT_EQ(status.code(), Code::kNotSupported);
+  EXPECT_EQ(status.message(),
+            "bad reply from the node: the node answered in protocol version 2 (this sender speaks 1)");
+}
+
+TEST_F(RequestChannelTest, ReplyWithBadMagicIsFinal) {
+  uint64_t id = 0;
+  ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 1, 0}), nullptr, &id));
+  std::vector<zmq::message_t> request = NodeReceive();
+  NodeSend(request[0], "HTTP/1.1 200 OK\r\n", "");
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  Status status = channel_->Await(
+      Soon(5000), [](uint64_t) { return true; }, &reply, &timed_out);
+  EXPECT_EQ(status.code(), Code::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("bad reply from the node: message header starts with bytes 48 54 54 50"));
+}
+
+}  // namespace
+}  // namespace planb

@@ -1,0 +1,340 @@
+// Helpers for the upload tests: a real BatchSink that stages into a directory, a receiver running on its own
+// thread on tcp://127.0.0.1:*, and a raw DEALER that speaks the wire protocol frame by frame (to send what a
+// well-behaved client never would). Header-only, so that only *_test.cc files live in this directory.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "host/common/file_util.h"
+#include "host/transfer/protocol.h"
+#include "host/transfer/upload_client.h"
+#include "host/transfer/upload_receiver.h"
+#include "support/test_env.h"
+
+namespace planb::testing {
+
+inline constexpr auto kTestDeadline = std::chrono::seconds(20);
+
+inline std::string RandomBytes(size_t size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out(size, '\0');
+  for (char& c : out) c = static_cast<char>(rng());
+  return out;
+}
+
+inline uint64_t Xxh3(const std::string& bytes) { return XXH3_64bits(bytes.data(), bytes.size()); }
+
+// .part files left in `dir`.
+inline std::vector<std::string> PartFiles(const std::string& dir) {
+  std::vector<std::string> parts;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".part") parts.push_back(entry.path().filename().string());
+  }
+  return parts;
+}
+
+// Moves accepted zips to <staging>/<sequence>.zip with sequences 1, 2, ...; can be told to refuse batches or
+// to report merges. Accept runs on the receiver's worker thread, MergeStateOf on its Run thread.
+class TestSink : public BatchSink {
+ public:
+  struct Staged {
+    std::string batch_id;
+    uint64_t sequence;
+    std::string path;
+  };
+
+  explicit TestSink(std::string staging_dir) : staging_dir_(std::move(staging_dir)) {
+    std::filesystem::create_directories(staging_dir_);
+  }
+
+  Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (refusal_) return *refusal_;
+    *sequence = ++last_sequence_;
+    std::string path = staging_dir_ + "/" + std::to_string(*sequence) + ".zip";
+    PLANB_RETURN_IF_ERROR(DurableRename(zip_path, path));
+    staged_.push_back({batch_id, *sequence, path});
+    changed_.notify_all();
+    return Status::Ok();
+  }
+
+  MergeState MergeStateOf(uint64_t sequence, std::string* error) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++merge_queries_;
+    changed_.notify_all();
+    if (merged_.count(sequence) != 0) return MergeState::kMerged;
+    if (merge_error_) {
+      *error = *merge_error_;
+      return MergeState::kFailed;
+    }
+    return MergeState::kPending;
+  }
+
+  void RefuseWith(Status status) {
+    std::lock_guard<std::mutex> lock(mu_);
+    refusal_ = std::move(status);
+  }
+  void MarkMerged(uint64_t sequence) {
+    std::lock_guard<std::mutex> lock(mu_);
+    merged_.insert(sequence);
+  }
+  void FailMerges(std::string error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    merge_error_ = std::move(error);
+  }
+  std::vector<Staged> staged() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return staged_;
+  }
+  // Waits (with the test deadline) until `count` batches are staged and MergeStateOf was asked `queries` times.
+  bool WaitFor(size_t count, int queries = 0) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, kTestDeadline, [&] { return staged_.size() >= count && merge_queries_ >= queries; });
+  }
+
+ private:
+  std::string staging_dir_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  uint64_t last_sequence_ = 0;
+  std::vector<Staged> staged_;
+  std::optional<Status> refusal_;
+  std::set<uint64_t> merged_;
+  std::optional<std::string> merge_error_;
+  int merge_queries_ = 0;
+};
+
+inline ReceiverSettings TestReceiverSettings(const std::string& receive_dir) {
+  ReceiverSettings settings;
+  settings.receive_dir = receive_dir;
+  settings.chunk_size = 256 * 1024;
+  settings.window = 3;
+  settings.status_hold_ms = 200;
+  return settings;
+}
+
+inline UploadSettings TestUploadSettings() {
+  UploadSettings settings;
+  settings.request_timeout_ms = 5000;
+  settings.send_part_attempts = 3;
+  settings.retry_delay_ms = 10;
+  settings.chunk_size = 256 * 1024;
+  settings.window = 3;
+  return settings;
+}
+
+// A receiver serving on its own thread; stopped and joined on destruction. Declare the zmq context before it.
+class RunningReceiver {
+ public:
+  RunningReceiver(zmq::context_t& context, ReceiverSettings settings, BatchSink& sink)
+      : receiver_(context, std::move(settings), sink, [this](const std::string& line) {
+          std::lock_guard<std::mutex> lock(mu_);
+          log_.push_back(line);
+        }) {}
+  ~RunningReceiver() { Stop(); }
+
+  // Binds (to tcp://127.0.0.1:* unless told otherwise) and starts Run on a thread.
+  void Start(const std::string& endpoint = "tcp://127.0.0.1:*") {
+    Status status = receiver_.Bind(endpoint, &endpoint_);
+    ASSERT_TRUE(status.ok()) << status.message();
+    thread_ = std::thread([this] { run_status_ = receiver_.Run(stop_); });
+  }
+  // Stops Run and runs it again on the same socket: a node that restarted and forgot every upload, while
+  // requests sent meanwhile wait in the socket for the new run.
+  void Restart() {
+    Stop();
+    stop_ = false;
+    thread_ = std::thread([this] { run_status_ = receiver_.Run(stop_); });
+  }
+  void Stop() {
+    stop_ = true;
+    if (!thread_.joinable()) return;
+    thread_.join();
+    EXPECT_TRUE(run_status_.ok()) << run_status_.message();
+  }
+  const std::string& endpoint() const { return endpoint_; }
+  const Status& run_status() const { return run_status_; }
+  std::string Log() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string all;
+    for (const auto& line : log_) all += line + "\n";
+    return all;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> log_;
+  UploadReceiver receiver_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::string endpoint_;
+  Status run_status_;
+};
+
+// A tcp endpoint on 127.0.0.1 with nothing listening: bound once to learn a free port, then closed.
+inline std::string UnusedEndpoint(zmq::context_t& context) {
+  zmq::socket_t probe(context, zmq::socket_type::router);
+  probe.set(zmq::sockopt::linger, 0);
+  probe.bind("tcp://127.0.0.1:*");
+  std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
+  probe.unbind(endpoint);
+  return endpoint;
+}
+
+struct RawReply {
+  protocol::Header header;
+  std::string payload;
+  size_t frames = 0;
+};
+
+// A DEALER that sends frames as given and reads replies raw.
+class RawSender {
+ public:
+  RawSender(zmq::context_t& context, const std::string& endpoint) : socket_(context, zmq::socket_type::dealer) {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.connect(endpoint);
+  }
+
+  void Send(const std::vector<std::string>& frames) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      socket_.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+    }
+  }
+  void Request(protocol::Command command, const std::string& payload, const std::string* chunk = nullptr) {
+    std::vector<std::string> frames{protocol::EncodeHeader(command, ++request_id_), payload};
+    if (chunk != nullptr) frames.push_back(*chunk);
+    Send(frames);
+  }
+  // The next reply; fails the test when none comes within the test deadline.
+  RawReply Receive() {
+    RawReply reply;
+    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(kTestDeadline));
+    if ((item.revents & ZMQ_POLLIN) == 0) {
+      ADD_FAILURE() << "no reply from the receiver";
+      return reply;
+    }
+    std::vector<zmq::message_t> frames;
+    (void)zmq::recv_multipart(socket_, std::back_inserter(frames));
+    reply.frames = frames.size();
+    if (!frames.empty()) {
+      EXPECT_TRUE(protocol::DecodeHeader(frames[0].to_string_view(), &reply.header).ok());
+    }
+    if (frames.size() > 1) reply.payload = frames[1].to_string();
+    return reply;
+  }
+  // Receives an ERROR reply and returns it; fails the test for any other reply.
+  protocol::ErrorReply ReceiveError() {
+    RawReply reply = Receive();
+    protocol::ErrorReply error;
+    EXPECT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kError))
+        << protocol::CommandName(reply.header.command);
+    EXPECT_EQ(reply.header.version, protocol::kProtocolVersion);
+    EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+    return error;
+  }
+  protocol::ReadyReply Begin(const std::string& batch_id, const std::string& contents, uint64_t checksum) {
+    Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, contents.size(), checksum, 0}));
+    RawReply reply = Receive();
+    protocol::ReadyReply ready;
+    EXPECT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kReady)) << reply.payload;
+    EXPECT_TRUE(protocol::DecodeReady(reply.payload, &ready).ok());
+    return ready;
+  }
+  // Sends `contents[from, to)` in chunks of `chunk_size` and waits for every ack; returns the last received total.
+  uint64_t SendChunks(uint64_t token, const std::string& contents, size_t from, size_t to, size_t chunk_size) {
+    uint64_t received = 0;
+    for (size_t offset = from; offset < to; offset += chunk_size) {
+      std::string chunk = contents.substr(offset, std::min(chunk_size, to - offset));
+      Request(protocol::Command::kChunk, protocol::EncodeChunk({token, offset}), &chunk);
+      RawReply reply = Receive();
+      protocol::ChunkAck ack;
+      EXPECT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kChunkAck)) << reply.payload;
+      EXPECT_TRUE(protocol::DecodeChunkAck(reply.payload, &ack).ok());
+      received = ack.received_total;
+    }
+    return received;
+  }
+  uint64_t last_request_id() const { return request_id_; }
+
+ private:
+  zmq::socket_t socket_;
+  uint64_t request_id_ = 0;
+};
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+// A temp dir, a zmq context, a TestSink staging into <dir>/staging and (once started) a receiver on
+// <dir>/receive. Members are destroyed receiver first, context after every socket is gone.
+class UploadFixture : public ::testing::Test {
+ protected:
+  UploadFixture() : sink_(dir_ / "staging") {}
+
+  std::string receive_dir() const { return dir_ / "receive"; }
+  ReceiverSettings Settings() const { return TestReceiverSettings(receive_dir()); }
+  // Creates the receiver; Start() binds it and runs it.
+  RunningReceiver& NewReceiver(const ReceiverSettings& settings) {
+    receiver_ = std::make_unique<RunningReceiver>(context_, settings, sink_);
+    return *receiver_;
+  }
+  void StartReceiver() { StartReceiver(Settings()); }
+  void StartReceiver(const ReceiverSettings& settings) { NewReceiver(settings).Start(); }
+  std::string endpoint() const { return receiver_->endpoint(); }
+
+  // Writes `size` random bytes to <dir>/<name> and returns them.
+  std::string WriteZip(const std::string& name, size_t size, uint32_t seed = 1) {
+    std::string contents = RandomBytes(size, seed);
+    WriteFile(dir_ / name, contents);
+    return contents;
+  }
+  Status Upload(const std::string& name, const std::string& batch_id, const UploadSettings& settings,
+                UploadOutcome* outcome, const std::string& endpoint = "") {
+    return UploadBatch(context_, {"node1", endpoint.empty() ? this->endpoint() : endpoint}, dir_ / name, batch_id,
+                       settings, outcome);
+  }
+  // A well-formed upload still succeeds and arrives intact: the receiver survived whatever came before.
+  void ExpectStillServes() {
+    std::string contents = WriteZip("good.zip", 600 * 1024 + 7, 99);
+    UploadOutcome outcome;
+    Status status = Upload("good.zip", "node1a/good", TestUploadSettings(), &outcome);
+    ASSERT_TRUE(status.ok()) << status.message();
+    std::vector<TestSink::Staged> staged = sink_.staged();
+    ASSERT_FALSE(staged.empty());
+    EXPECT_EQ(staged.back().batch_id, "node1a/good");
+    EXPECT_EQ(ReadFile(staged.back().path), contents);
+  }
+
+  TempDir dir_;
+  zmq::context_t context_;
+  TestSink sink_;
+  std::unique_ptr<RunningReceiver> receiver_;
+};
+
+}  // namespace planb::testing

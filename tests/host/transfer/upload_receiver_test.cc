@@ -1,0 +1,255 @@
+// UploadReceiver driven by a raw DEALER: what a broken, hostile or dying sender can send, each answered with
+// an ERROR naming what was wrong, after which the receiver still serves a good upload.
+#include "host/transfer/upload_receiver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "planb/encoding.h"
+#include "tests/host/transfer/upload_fixture.h"
+
+namespace planb::testing {
+namespace {
+
+using protocol::Command;
+using ::testing::HasSubstr;
+
+constexpr size_t kChunk = 256 * 1024;
+
+class UploadReceiverTest : public UploadFixture {
+ protected:
+  void SetUp() override { StartReceiver(); }
+  // Waits (with the test deadline) until no .part file is left in receive/.
+  bool WaitForNoParts() {
+    auto deadline = std::chrono::steady_clock::now() + kTestDeadline;
+    while (!PartFiles(receive_dir()).empty()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
+  }
+};
+
+TEST_F(UploadReceiverTest, ChecksumMismatchIsRefusedAndNothingStaged) {
+  const std::string contents = RandomBytes(600 * 1024, 3);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/bad-sum", contents, 0x1234);
+  raw.SendChunks(ready.token, contents, 0, contents.size(), kChunk);
+  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
+  char expected[128];
+  std::snprintf(expected, sizeof expected,
+                "checksum mismatch: received data hashes to %016llx, sender declared 0000000000001234",
+                static_cast<unsigned long long>(Xxh3(contents)));
+  EXPECT_EQ(error.message, expected);
+  EXPECT_TRUE(sink_.staged().empty());
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/bad-sum: checksum mismatch"));
+  // The failed upload answers STATUS with its error.
+  raw.Request(Command::kStatus, protocol::EncodeStatus({ready.token, 0}));
+  protocol::StatusReply status;
+  ASSERT_TRUE(protocol::DecodeStatusReply(raw.Receive().payload, &status).ok());
+  EXPECT_EQ(status.state, protocol::UploadState::kFailed);
+  EXPECT_THAT(status.message, HasSubstr("checksum mismatch"));
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, CommitBeforeEveryByteIsTruncated) {
+  const std::string contents = RandomBytes(600 * 1024, 4);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/short", contents, Xxh3(contents));
+  raw.SendChunks(ready.token, contents, 0, kChunk, kChunk);
+  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
+  EXPECT_EQ(error.message, "truncated upload: received 262144 of 614400 bytes");
+  EXPECT_TRUE(sink_.staged().empty());
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, UnknownVersionIsAnsweredInVersionOne) {
+  RawSender raw(context_, endpoint());
+  std::string header = protocol::EncodeHeader(Command::kBegin, 41);
+  PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 7);
+  raw.Send({header, protocol::EncodeBegin({"node1a/v7", 1, 1, 0})});
+  RawReply reply = raw.Receive();
+  EXPECT_EQ(reply.header.version, 1);
+  EXPECT_EQ(reply.header.request_id, 41u);
+  protocol::ErrorReply error;
+  ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
+  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 1)");
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, UnknownCommandIsAnswered) {
+  RawSender raw(context_, endpoint());
+  std::string header = protocol::EncodeHeader(Command::kBegin, 5);
+  PutU16(reinterpret_cast<uint8_t*>(header.data()) + 6, 0x0042);
+  raw.Send({header, "x"});
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
+  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT and STATUS)");
+  // A reply command sent as a request is no request either.
+  raw.Request(Command::kReady, protocol::EncodeReady({1, 2, 3, 4}));
+  EXPECT_EQ(raw.ReceiveError().message, "unknown READY (this node takes BEGIN, CHUNK, COMMIT and STATUS)");
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, BadMagicIsAnswered) {
+  RawSender raw(context_, endpoint());
+  std::string header = protocol::EncodeHeader(Command::kBegin, 9);
+  header.replace(0, 4, "HTTP");
+  raw.Send({header, "x"});
+  RawReply reply = raw.Receive();
+  EXPECT_EQ(reply.header.request_id, 9u);
+  protocol::ErrorReply error;
+  ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_THAT(error.message, HasSubstr("starts with bytes 48 54 54 50, not the magic \"PLNB\""));
+  EXPECT_THAT(receiver_->Log(), HasSubstr("upload error from sender "));
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, ShortFramesAreAnswered) {
+  RawSender raw(context_, endpoint());
+  raw.Send({std::string("PLNB\x00\x01", 6)});
+  EXPECT_EQ(raw.ReceiveError().message, "message header of 6 bytes is shorter than the 16 a header needs");
+  raw.Send({protocol::EncodeHeader(Command::kBegin, 1)});
+  EXPECT_EQ(raw.ReceiveError().message, "BEGIN message has 1 frames, needs 2 (header, payload)");
+  raw.Send({protocol::EncodeHeader(Command::kChunk, 2), protocol::EncodeChunk({1, 0})});
+  EXPECT_EQ(raw.ReceiveError().message, "CHUNK message has 2 frames, needs 3 (header, payload, chunk bytes)");
+  raw.Request(Command::kBegin, "abc");
+  EXPECT_EQ(raw.ReceiveError().message,
+            "BEGIN payload of 3 bytes ends inside field batch_id (needs 4 bytes at offset 0)");
+  raw.Request(Command::kCommit, protocol::EncodeCommit({1}) + "zz");
+  EXPECT_EQ(raw.ReceiveError().message, "COMMIT payload of 10 bytes has 2 bytes after its last field");
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, UnknownTokenIsAnswered) {
+  RawSender raw(context_, endpoint());
+  std::string bytes = "abc";
+  raw.Request(Command::kChunk, protocol::EncodeChunk({0xabcdef, 0}), &bytes);
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);  // the sender starts again with BEGIN
+  EXPECT_EQ(error.message,
+            "CHUNK for unknown upload token 0000000000abcdef (never begun, expired, or the node restarted)");
+  raw.Request(Command::kStatus, protocol::EncodeStatus({0xabcdef, 100}));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("STATUS for unknown upload token 0000000000abcdef"));
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, OversizedChunkFailsItsUpload) {
+  const std::string contents = RandomBytes(kChunk + 10, 5);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/big-chunk", contents, Xxh3(contents));
+  EXPECT_EQ(ready.chunk_size, kChunk);
+  EXPECT_EQ(ready.window, 3u);
+  raw.Request(Command::kChunk, protocol::EncodeChunk({ready.token, 0}), &contents);
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_EQ(error.message, "chunk of 262154 bytes at offset 0 is larger than this node's chunk size of 262144 bytes");
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/big-chunk: chunk of 262154 bytes"));
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, GapAndOverrunFailTheirUploads) {
+  const std::string contents = RandomBytes(3 * kChunk, 6);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/gap", contents, Xxh3(contents));
+  std::string chunk = contents.substr(kChunk, kChunk);
+  raw.Request(Command::kChunk, protocol::EncodeChunk({ready.token, kChunk}), &chunk);
+  EXPECT_EQ(raw.ReceiveError().message,
+            "chunk at offset 262144 leaves a gap: only 0 bytes received so far (chunks must be sequential)");
+
+  ready = raw.Begin("node1a/overrun", contents, Xxh3(contents));
+  raw.Request(Command::kChunk, protocol::EncodeChunk({ready.token, 3 * kChunk - 5}), &chunk);
+  EXPECT_EQ(raw.ReceiveError().message,
+            "chunk of 262144 bytes at offset 786427 runs past the declared size of 786432 bytes");
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, ResentChunkIsAcknowledgedWithoutWriting) {
+  const std::string contents = RandomBytes(2 * kChunk, 7);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/resend", contents, Xxh3(contents));
+  EXPECT_EQ(raw.SendChunks(ready.token, contents, 0, kChunk, kChunk), kChunk);
+  EXPECT_EQ(raw.SendChunks(ready.token, contents, 0, kChunk, kChunk), kChunk);  // the same chunk again
+  EXPECT_EQ(raw.SendChunks(ready.token, contents, kChunk, 2 * kChunk, kChunk), 2 * kChunk);
+  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  protocol::StatusReply status;
+  RawReply reply = raw.Receive();
+  ASSERT_EQ(reply.header.command, static_cast<uint16_t>(Command::kStatusReply)) << reply.payload;
+  ASSERT_TRUE(protocol::DecodeStatusReply(reply.payload, &status).ok());
+  EXPECT_EQ(status.state, protocol::UploadState::kVerifying);
+  ASSERT_TRUE(sink_.WaitFor(1));
+  EXPECT_EQ(ReadFile(sink_.staged()[0].path), contents);
+}
+
+TEST_F(UploadReceiverTest, DeclaredSizeOverTheLimitIsRefused) {
+  receiver_.reset();
+  ReceiverSettings settings = Settings();
+  settings.max_upload_bytes = 1000;
+  StartReceiver(settings);
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", 1001, 1, 0}));
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_EQ(error.message,
+            "batch node1a/huge declares 1001 bytes, more than this node accepts (max_upload_bytes 1000)");
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"", 10, 1, 0}));
+  EXPECT_EQ(raw.ReceiveError().message, "BEGIN with an empty batch id");
+}
+
+TEST_F(UploadReceiverTest, StalePartsAreClearedAtStartAndIdleUploadsExpire) {
+  receiver_.reset();
+  WriteFile(receive_dir() + "/00000000deadbeef.part", "left by a crash");
+  ReceiverSettings settings = Settings();
+  settings.idle_upload_expiry_ms = 500;
+  StartReceiver(settings);
+  const std::string contents = RandomBytes(2 * kChunk, 8);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/idle", contents, Xxh3(contents));
+  raw.SendChunks(ready.token, contents, 0, kChunk, kChunk);
+  // The stale part went at start; the idle upload goes once untouched for 500 ms.
+  ASSERT_TRUE(WaitForNoParts());
+  EXPECT_THAT(receiver_->Log(), HasSubstr("removed stale partial upload " + receive_dir() + "/00000000deadbeef.part"));
+  auto deadline = std::chrono::steady_clock::now() + kTestDeadline;
+  while (receiver_->Log().find("dropping idle partial upload of batch node1a/idle") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  EXPECT_THAT(receiver_->Log(), HasSubstr("dropping idle partial upload of batch node1a/idle (262144 of 524288"));
+  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("unknown upload token"));
+}
+
+TEST_F(UploadReceiverTest, StoppingDropsPartialUploads) {
+  const std::string contents = RandomBytes(2 * kChunk, 9);
+  RawSender raw(context_, endpoint());
+  protocol::ReadyReply ready = raw.Begin("node1a/cut", contents, Xxh3(contents));
+  raw.SendChunks(ready.token, contents, 0, kChunk, kChunk);
+  EXPECT_EQ(PartFiles(receive_dir()).size(), 1u);
+  receiver_->Stop();
+  EXPECT_TRUE(receiver_->run_status().ok()) << receiver_->run_status().message();
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  EXPECT_THAT(receiver_->Log(), HasSubstr("dropped 1 unfinished upload"));
+}
+
+TEST_F(UploadReceiverTest, BindingABadEndpointNamesIt) {
+  UploadReceiver receiver(context_, Settings(), sink_, nullptr);
+  std::string bound;
+  Status status = receiver.Bind("tcp://127.0.0.1:notaport", &bound);
+  EXPECT_EQ(status.code(), Code::kIOError);
+  EXPECT_THAT(status.message(), HasSubstr("cannot bind upload receiver to tcp://127.0.0.1:notaport"));
+}
+
+}  // namespace
+}  // namespace planb::testing

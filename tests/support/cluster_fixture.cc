@@ -1,0 +1,98 @@
+#include "support/cluster_fixture.h"
+
+#include <filesystem>
+#include <sstream>
+
+namespace planb::testing {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> ExampleDataFiles() {
+  const std::string data = std::string(PLANB_SOURCE_DIR) + "/examples/data/";
+  return {data + "reference-data.xml", data + "store-types.xml", data + "reference-data-update.xml"};
+}
+
+ClusterFixture::ClusterFixture(int storage_nodes, const std::string& map_extra)
+    : nodes_(storage_nodes), map_extra_(map_extra), endpoints_(storage_nodes) {
+  for (int i = 0; i < nodes_; ++i) processes_.push_back(std::make_unique<ServeProcess>());
+}
+
+// The example config's [map.*] sections (its top-level keys, such as home, left out), each with map_extra_.
+std::string ClusterFixture::MapSections() const {
+  std::istringstream in(ReadFile(std::string(PLANB_SOURCE_DIR) + "/examples/planb.ini"));
+  std::string line;
+  std::string sections;
+  bool in_section = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("[map.", 0) == 0) {
+      if (in_section) sections += map_extra_;
+      in_section = true;
+    }
+    if (in_section) sections += line + "\n";
+  }
+  if (in_section) sections += map_extra_;
+  return sections;
+}
+
+// Quick failure detection: a node that does not answer fails the load after 2 x 1 s, not 3 x 5 s + 2 x 10 s.
+std::string ClusterFixture::ClusterKeys(const std::string& node_name, bool with_endpoints) const {
+  std::string text = "node_name = " + node_name + "\nnode_list = ";
+  for (int i = 0; i < nodes_; ++i) text += "," + this->node_name(i);
+  text += "\nrequest_timeout = 1s\nsend_part_attempts = 2\nsend_part_retry_delay = 50ms\n" + top_level_extra;
+  for (int i = 0; i < nodes_; ++i) {
+    // A storage node binds the port given with --bind; its config only needs some endpoint for each node.
+    const std::string endpoint = with_endpoints && !endpoints_[i].empty() ? endpoints_[i] : "tcp://127.0.0.1:*";
+    text += "[node." + this->node_name(i) + "]\nendpoint = " + endpoint + "\n";
+  }
+  return text;
+}
+
+bool ClusterFixture::StartNode(int i, const std::vector<std::string>& env) {
+  WriteFile(config(i), ClusterKeys(node_name(i), true) + MapSections());
+  const std::string bind = endpoints_[i].empty() ? "tcp://127.0.0.1:*" : endpoints_[i];
+  processes_[i]->Start(config(i), home(i), bind, env);
+  const std::string endpoint = processes_[i]->WaitReady();
+  if (endpoint.empty()) return false;
+  endpoints_[i] = endpoint;
+  return true;
+}
+
+ProcessResult ClusterFixture::Load(const std::vector<std::string>& files, int from_node) {
+  std::string config_path = dir_ / "proc.ini";
+  std::string home_path = dir_ / "proc-home";
+  if (from_node >= 0) {
+    config_path = config(from_node);
+    home_path = home(from_node);
+    WriteFile(config_path, ClusterKeys(node_name(from_node), true) + MapSections());
+  } else {
+    WriteFile(config_path, ClusterKeys("proc", true) + MapSections());
+  }
+  std::vector<std::string> args = {"--config", config_path, "--home", home_path, "load"};
+  args.insert(args.end(), files.begin(), files.end());
+  return RunPlanb(args);
+}
+
+bool ClusterFixture::WaitMerged(int i) {
+  const std::string staging = home(i) + "/staging";
+  return WaitUntil([&] {
+    std::error_code ec;
+    for (const fs::directory_entry& entry : fs::directory_iterator(staging, ec)) {
+      if (entry.path().extension() == ".zip") return false;
+    }
+    return !ec;
+  });
+}
+
+std::string ClusterFixture::ReferenceDump(const std::vector<std::string>& files) {
+  const std::string config_path = dir_ / "reference.ini";
+  const std::string home_path = dir_ / "reference-home";
+  fs::remove_all(home_path);
+  WriteFile(config_path, MapSections());
+  for (const std::string& file : files) {
+    const ProcessResult result = RunPlanb({"--config", config_path, "--home", home_path, "load", file});
+    if (result.exit_code != 0) return "reference load failed: " + result.err;
+  }
+  return DumpShards(home_path);
+}
+
+}  // namespace planb::testing

@@ -1,0 +1,57 @@
+// A Plan B cluster of real processes on loopback for tests: storage nodes running `planb serve`, a processing
+// node that loads, and a single-node reference home that loads the same files without any network, so that
+// "the shards a cluster holds" can be compared with "the shards one node builds".
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/node_process.h"
+#include "support/test_env.h"
+
+namespace planb::testing {
+
+// The example data: every store type (examples/data, written for examples/planb.ini).
+std::vector<std::string> ExampleDataFiles();
+
+class ClusterFixture {
+ public:
+  // Storage nodes "node1", "node2", ... (`storage_nodes` of them); `map_extra` is added to every [map.*] section
+  // (e.g. "synchronise_merge = true\n").
+  explicit ClusterFixture(int storage_nodes = 2, const std::string& map_extra = "");
+
+  const std::string& dir() const { return dir_.path(); }
+  std::string node_name(int i) const { return "node" + std::to_string(i + 1); }
+  std::string home(int i) const { return dir_ / (node_name(i) + "-home"); }
+  std::string config(int i) const { return dir_ / (node_name(i) + ".ini"); }
+  ServeProcess& process(int i) { return *processes_[i]; }
+  const std::string& endpoint(int i) const { return endpoints_[i]; }
+  // Extra top-level config lines for every node (e.g. "max_batch_size = 1MiB\n"); set before StartNode.
+  std::string top_level_extra;
+
+  // Starts storage node `i` (on a free port the first time, on the same endpoint after) and waits until it
+  // serves; false when it did not come up (its log is in the test output).
+  bool StartNode(int i, const std::vector<std::string>& env = {});
+  // `planb load` on the processing node "proc" (not a storage node), or from storage node `from_node`'s config.
+  ProcessResult Load(const std::vector<std::string>& files, int from_node = -1);
+  // Waits until node `i` has merged everything staged (staging/ holds no batch).
+  bool WaitMerged(int i);
+  // The dump of node `i`'s shards (support/node_process.h DumpShards).
+  std::string Dump(int i) const { return DumpShards(home(i)); }
+  // The dump of a single-node home that loaded `files` once each, in order (no node list, no network).
+  std::string ReferenceDump(const std::vector<std::string>& files);
+
+ private:
+  std::string MapSections() const;
+  std::string ClusterKeys(const std::string& node_name, bool with_endpoints) const;
+
+  TempDir dir_;
+  int nodes_;
+  std::string map_extra_;
+  std::vector<std::string> endpoints_;  // "" until the node first served
+  std::vector<std::unique_ptr<ServeProcess>> processes_;
+};
+
+}  // namespace planb::testing

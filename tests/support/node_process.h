@@ -1,0 +1,54 @@
+// Real `planb serve` child processes for multi-node tests, and waiting on conditions with a deadline.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace planb::testing {
+
+using namespace std::chrono_literals;
+
+// Polls `condition` every few milliseconds until it holds or `deadline` passes; returns its last value.
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds deadline = 30s);
+
+// One `planb --config CONFIG --home HOME serve --bind BIND --ready-file ...` process. Its stderr (the node's log)
+// goes to a file. The destructor SIGKILLs a process still running.
+class ServeProcess {
+ public:
+  ServeProcess() = default;
+  ~ServeProcess();
+  ServeProcess(const ServeProcess&) = delete;
+  ServeProcess& operator=(const ServeProcess&) = delete;
+
+  // `env` adds "NAME=value" entries (e.g. PLANB_FAULT=merge.mid_batch) to the child's environment.
+  void Start(const std::string& config, const std::string& home, const std::string& bind,
+             const std::vector<std::string>& env = {});
+  // Waits until the node serves; returns its bound endpoint, or "" when it exited or the deadline passed.
+  std::string WaitReady(std::chrono::milliseconds deadline = 30s);
+  // SIGTERM, then waits for the exit; returns the exit code (-1: killed by a signal or still running at deadline).
+  int Stop(std::chrono::milliseconds deadline = 30s);
+  // Waits for the process to end on its own; returns the signal that killed it, 0 for a normal exit, -1 when
+  // it still runs at the deadline.
+  int WaitForDeath(std::chrono::milliseconds deadline = 30s);
+  void Kill();
+  bool running();
+  std::string log() const;
+
+ private:
+  bool Reap(int options);
+
+  pid_t pid_ = -1;
+  int status_ = 0;
+  std::string ready_file_;
+  std::string log_file_;
+};
+
+// Every row of every table of every shard under `home`/shards, as text ("map/table: hex(key) = hex(value)"),
+// read with raw LMDB: two nodes hold identical shards exactly when their dumps are equal.
+std::string DumpShards(const std::string& home);
+
+}  // namespace planb::testing
