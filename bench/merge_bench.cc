@@ -79,7 +79,7 @@ std::string BatchKey(size_t i, int batch) {
 }
 
 std::string Value(size_t i, int batch) {
-  char buf[kValueSize + 1];
+  char buf[48];  // 24 characters for any i below 10^10
   std::snprintf(buf, sizeof(buf), "v%010zu.%012d", i, batch + 1);
   return std::string(buf, kValueSize);
 }
@@ -238,7 +238,8 @@ void UnzipOnly(benchmark::State& state, Fixture* f, std::string map) {
   double zip_mib = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    const std::string zip = WriteBatchZip(f, map, 1000 + batch);
+    // The same batches as the merges (this one is never merged), so the same zip sizes.
+    const std::string zip = WriteBatchZip(f, map, batch);
     zip_mib = MiB(zip);
     const std::string dest = g_root + "/unzip-" + std::to_string(batch++);
     state.ResumeTiming();
@@ -272,6 +273,20 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
   }
   configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
 }
+
+// RatioReporter groups runs by the name up to its last '/', and Iterations(3)->UseRealTime() append
+// "/iterations:3/real_time" to every name here: drop those parts so that the variants share their group.
+class FixedIterationsReporter : public RatioReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> renamed(runs);
+    for (Run& run : renamed) {
+      run.run_name.iterations.clear();
+      run.run_name.time_type.clear();
+    }
+    RatioReporter::ReportRuns(renamed);
+  }
+};
 
 }  // namespace
 }  // namespace planb::bench
@@ -313,7 +328,7 @@ int main(int argc, char** argv) {
   BuildPlanB(g_root, maps, &fixture);
 
   Register(&fixture, maps);
-  RatioReporter reporter;
+  FixedIterationsReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   fixture.runtime.reset();

@@ -1,0 +1,260 @@
+// Upload throughput over loopback: UploadBatch sending one file of PLANB_BENCH_UPLOAD_MB MiB (default 256) of
+// incompressible bytes to an UploadReceiver on tcp://127.0.0.1:* in the same process, beside a plain copy of the
+// same file (read + write + fsync in the same 1 MiB blocks) in the same run.
+//
+// What is timed: the whole UploadBatch call (begin, chunks under the default window, commit, status until
+// staged). The receiver writes the chunks to receive/, checks size and XXH3 checksum, fsyncs and hands the file
+// to a sink that moves it (durably) into accepted/; so both sides end with one fsynced copy of the bytes, and the
+// ratio is what the protocol, ZeroMQ and the checksum add to a local copy. Deleting the copies is setup.
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <zmq.hpp>
+
+#include "host/common/file_util.h"
+#include "host/transfer/upload_client.h"
+#include "host/transfer/upload_receiver.h"
+#include "support/ratio_reporter.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kBlock = size_t{1} << 20;  // the copy's block and the upload's chunk
+
+std::string g_root;  // removed at exit, also when a setup step exits early
+
+void RemoveRoot() {
+  if (g_root.empty()) return;
+  std::error_code ec;
+  fs::remove_all(g_root, ec);
+}
+
+// A real sink, without the storage node's batch verification (the file is not a zip): moves each committed upload
+// into `dir` as <sequence>.zip. Accept runs on the receiver's worker thread, the benchmark reads on its own.
+class MoveSink : public BatchSink {
+ public:
+  explicit MoveSink(std::string dir) : dir_(std::move(dir)) {}
+
+  Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    *sequence = ++last_sequence_;
+    const std::string path = dir_ + "/" + std::to_string(*sequence) + ".zip";
+    PLANB_RETURN_IF_ERROR(DurableRename(zip_path, path).WithContext("accepting batch " + batch_id));
+    last_path_ = path;
+    return Status::Ok();
+  }
+  MergeState MergeStateOf(uint64_t, std::string*) override { return MergeState::kPending; }
+
+  std::string last_path() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_path_;
+  }
+
+ private:
+  const std::string dir_;
+  std::mutex mu_;
+  uint64_t last_sequence_ = 0;
+  std::string last_path_;
+};
+
+Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+
+// `size` bytes from a PRNG, written in blocks: nothing for deflate (or anything else) to shrink.
+void WriteRandomFile(const std::string& path, size_t size) {
+  std::mt19937_64 rng(42);
+  std::vector<uint64_t> block(kBlock / sizeof(uint64_t));
+  FILE* out = std::fopen(path.c_str(), "wb");
+  if (out == nullptr) CheckSetup(Errno("creating " + path));
+  for (size_t written = 0; written < size; written += kBlock) {
+    for (uint64_t& word : block) word = rng();
+    const size_t n = std::min(kBlock, size - written);
+    if (std::fwrite(block.data(), 1, n, out) != n) CheckSetup(Errno("writing " + path));
+  }
+  if (std::fclose(out) != 0) CheckSetup(Errno("closing " + path));
+}
+
+Status CopyFile(const std::string& from, const std::string& to, std::vector<char>* buffer) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return Errno("opening " + from);
+  const int out = ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0) {
+    ::close(in);
+    return Errno("creating " + to);
+  }
+  Status s;
+  for (;;) {
+    const ssize_t n = ::read(in, buffer->data(), buffer->size());
+    if (n < 0) {
+      s = Errno("reading " + from);
+      break;
+    }
+    if (n == 0) break;
+    if (::write(out, buffer->data(), n) != n) {
+      s = Errno("writing " + to);
+      break;
+    }
+  }
+  if (s.ok() && ::fsync(out) != 0) s = Errno("syncing " + to);
+  ::close(in);
+  if (::close(out) != 0 && s.ok()) s = Errno("closing " + to);
+  return s;
+}
+
+struct Fixture {
+  std::string source;
+  size_t size = 0;
+  std::string copy_path;
+  zmq::context_t* context = nullptr;
+  std::string endpoint;
+  MoveSink* sink = nullptr;
+};
+
+void CheckSize(benchmark::State& state, const std::string& path, size_t expected, const char* what) {
+  std::error_code ec;
+  const uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size == expected) return;
+  const std::string message = std::string(what) + " " + path + ": " +
+                              (ec ? ec.message() : std::to_string(size) + " bytes") + ", expected " +
+                              std::to_string(expected) + " bytes";
+  state.SkipWithError(message.c_str());
+}
+
+void RawCopy(benchmark::State& state, Fixture* f) {
+  std::vector<char> buffer(kBlock);
+  for (auto _ : state) {
+    Status s = CopyFile(f->source, f->copy_path, &buffer);
+    state.PauseTiming();
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    CheckSize(state, f->copy_path, f->size, "copy");
+    fs::remove(f->copy_path);
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f->size));
+}
+
+void Upload(benchmark::State& state, Fixture* f) {
+  UploadSettings settings;
+  settings.chunk_size = kBlock;
+  int batch = 0;
+  for (auto _ : state) {
+    UploadOutcome outcome;
+    Status s = UploadBatch(*f->context, {"bench", f->endpoint}, f->source, "bench/upload-" + std::to_string(batch++),
+                           settings, &outcome);
+    state.PauseTiming();
+    if (s.ok() && (outcome.bytes_sent != f->size || outcome.attempts != 1)) {
+      s = Status::Internal("sent " + std::to_string(outcome.bytes_sent) + " of " + std::to_string(f->size) +
+                           " bytes in " + std::to_string(outcome.attempts) + " attempts");
+    }
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+    const std::string accepted = f->sink->last_path();
+    CheckSize(state, accepted, f->size, "accepted upload");
+    fs::remove(accepted);
+    state.ResumeTiming();
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f->size));
+}
+
+// RatioReporter groups runs by the name up to its last '/', and Iterations(3)->UseRealTime() append
+// "/iterations:3/real_time" to every name here: drop those parts so that the variants share their group.
+class FixedIterationsReporter : public RatioReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> renamed(runs);
+    for (Run& run : renamed) {
+      run.run_name.iterations.clear();
+      run.run_name.time_type.clear();
+    }
+    RatioReporter::ReportRuns(renamed);
+  }
+};
+
+}  // namespace
+}  // namespace planb::bench
+
+int main(int argc, char** argv) {
+  using namespace planb::bench;
+  benchmark::Initialize(&argc, argv);
+  const char* mb_text = std::getenv("PLANB_BENCH_UPLOAD_MB");
+  const unsigned long mb = mb_text != nullptr && *mb_text != '\0' ? std::strtoul(mb_text, nullptr, 10) : 256;
+  if (mb == 0) {
+    std::fprintf(stderr, "PLANB_BENCH_UPLOAD_MB=%s: expected a positive number of MiB\n", mb_text);
+    return 2;
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-upload-bench-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    std::perror(pattern.c_str());
+    return 1;
+  }
+  g_root = pattern;
+  std::atexit(RemoveRoot);
+
+  Fixture fixture;
+  fixture.size = static_cast<size_t>(mb) << 20;
+  fixture.source = g_root + "/batch.zip";
+  fixture.copy_path = g_root + "/copy.zip";
+  std::printf("upload bench: %lu MiB of random bytes, 1 MiB blocks/chunks, loopback tcp\n", mb);
+  std::fflush(stdout);
+  WriteRandomFile(fixture.source, fixture.size);
+  CheckSetup(planb::MakeDirectories(g_root + "/accepted"));
+
+  zmq::context_t context;
+  MoveSink sink(g_root + "/accepted");
+  std::mutex log_mu;
+  std::vector<std::string> log;
+  planb::ReceiverSettings settings;
+  settings.receive_dir = g_root + "/receive";
+  settings.chunk_size = kBlock;
+  planb::Status run_status;
+  {
+    planb::UploadReceiver receiver(context, settings, sink, [&](const std::string& line) {
+      std::lock_guard<std::mutex> lock(log_mu);
+      log.push_back(line);
+    });
+    CheckSetup(receiver.Bind("tcp://127.0.0.1:*", &fixture.endpoint));
+    std::atomic<bool> stop{false};
+    std::thread runner([&] { run_status = receiver.Run(stop); });
+    fixture.context = &context;
+    fixture.sink = &sink;
+
+    const std::string group = "upload_" + std::to_string(mb) + "MiB/";
+    for (auto* b : {benchmark::RegisterBenchmark((group + "raw_file_copy").c_str(), RawCopy, &fixture),
+                    benchmark::RegisterBenchmark((group + "upload_batch_loopback").c_str(), Upload, &fixture)}) {
+      b->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+    }
+    FixedIterationsReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+    stop = true;
+    runner.join();
+  }
+  if (!run_status.ok()) {
+    std::fprintf(stderr, "receiver failed: %s\n", run_status.message().c_str());
+    for (const std::string& line : log) std::fprintf(stderr, "  %s\n", line.c_str());
+    return 1;
+  }
+  return 0;  // RemoveRoot runs at exit
+}
