@@ -274,20 +274,6 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
   configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
 }
 
-// RatioReporter groups runs by the name up to its last '/', and Iterations(3)->UseRealTime() append
-// "/iterations:3/real_time" to every name here: drop those parts so that the variants share their group.
-class FixedIterationsReporter : public RatioReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> renamed(runs);
-    for (Run& run : renamed) {
-      run.run_name.iterations.clear();
-      run.run_name.time_type.clear();
-    }
-    RatioReporter::ReportRuns(renamed);
-  }
-};
-
 }  // namespace
 }  // namespace planb::bench
 
@@ -328,7 +314,7 @@ int main(int argc, char** argv) {
   BuildPlanB(g_root, maps, &fixture);
 
   Register(&fixture, maps);
-  FixedIterationsReporter reporter;
+  RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   fixture.runtime.reset();

@@ -177,20 +177,6 @@ void Upload(benchmark::State& state, Fixture* f) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f->size));
 }
 
-// RatioReporter groups runs by the name up to its last '/', and Iterations(3)->UseRealTime() append
-// "/iterations:3/real_time" to every name here: drop those parts so that the variants share their group.
-class FixedIterationsReporter : public RatioReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    std::vector<Run> renamed(runs);
-    for (Run& run : renamed) {
-      run.run_name.iterations.clear();
-      run.run_name.time_type.clear();
-    }
-    RatioReporter::ReportRuns(renamed);
-  }
-};
-
 }  // namespace
 }  // namespace planb::bench
 
@@ -245,7 +231,7 @@ int main(int argc, char** argv) {
                     benchmark::RegisterBenchmark((group + "upload_batch_loopback").c_str(), Upload, &fixture)}) {
       b->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
     }
-    FixedIterationsReporter reporter;
+    RatioReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
     stop = true;

@@ -26,6 +26,12 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
     options.progress = [&err](const std::string& file, uint64_t records) {
       err << "\r" << file << ": " << records << " records read" << std::flush;
     };
+    options.upload_progress = [&err](const std::string& file, const std::string& node, uint64_t bytes,
+                                     uint64_t total) {
+      const uint64_t percent = total == 0 ? 100 : bytes * 100 / total;
+      err << "\r\033[K" << file << ": uploading to " << node << ": " << percent << "% of " << total << " bytes"
+          << std::flush;
+    };
   }
   LoadReport report;
   Status s = RunLoad(runtime, cli.args, options, &report);

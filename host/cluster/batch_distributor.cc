@@ -1,6 +1,7 @@
 #include "host/cluster/batch_distributor.h"
 
 #include <exception>
+#include <mutex>
 #include <thread>
 
 #include "host/ingest/merge_processor.h"
@@ -59,11 +60,13 @@ UploadSettings UploadSettingsFor(const ClusterConfig& cluster, bool synchronise_
 }
 
 Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::string& zip_path,
-                       const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries) {
+                       const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries,
+                       const DeliveryProgress& progress) {
   const ClusterConfig& cluster = runtime.config().cluster;
   const UploadSettings settings = UploadSettingsFor(cluster, synchronise_merge);
   deliveries->assign(cluster.node_list.size(), NodeDelivery{});
   std::vector<std::thread> uploads;
+  std::mutex progress_mutex;
   size_t local = deliveries->size();
   for (size_t i = 0; i < cluster.node_list.size(); ++i) {
     NodeDelivery& delivery = (*deliveries)[i];
@@ -74,9 +77,16 @@ Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::str
       continue;
     }
     const UploadTarget target{delivery.node, cluster.nodes.at(delivery.node).endpoint};
-    uploads.emplace_back([&context, target, &zip_path, &batch_id, settings, &delivery] {
+    uploads.emplace_back([&context, target, &zip_path, &batch_id, settings, &delivery, &progress, &progress_mutex, i] {
+      std::function<void(uint64_t)> report;
+      if (progress) {
+        report = [&progress, &progress_mutex, i](uint64_t bytes) {
+          std::lock_guard<std::mutex> lock(progress_mutex);
+          progress(i, bytes);
+        };
+      }
       try {
-        delivery.status = UploadBatch(context, target, zip_path, batch_id, settings, &delivery.upload);
+        delivery.status = UploadBatch(context, target, zip_path, batch_id, settings, &delivery.upload, report);
       } catch (const std::exception& e) {  // zmq::error_t on a broken context: this node failed, not the load
         delivery.status = Status::IOError(std::string("transport error: ") + e.what());
       }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,12 @@ struct NodeDelivery {
 // reports only once it has merged the batch (this node merges its own copy in this process). Returns an error
 // naming every node that failed and why (and which ones did store the batch); `deliveries` always gets one
 // entry per node, in node-list order.
+// `progress`, when set, is called (from the upload threads, one at a time) with a node's index in node_list and
+// the bytes it has acknowledged so far.
+using DeliveryProgress = std::function<void(size_t node, uint64_t bytes)>;
 Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::string& zip_path,
-                       const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries);
+                       const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries,
+                       const DeliveryProgress& progress = nullptr);
 
 // The upload settings the config asks for.
 UploadSettings UploadSettingsFor(const ClusterConfig& cluster, bool synchronise_merge);

@@ -118,14 +118,21 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, Load
 }
 
 Status Distribute(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
-                  const std::vector<std::string>& zips, LoadReport* report) {
+                  const std::vector<std::string>& zips, const LoadOptions& options, LoadReport* report) {
   report->distributed = true;
   zmq::context_t context;
   for (size_t i = 0; i < zips.size(); ++i) {
     StreamReport& stream = report->streams[i];
     const std::string batch_id = runtime.config().cluster.node_name + "/" + StreamName(*writers[i]);
+    DeliveryProgress progress;
+    if (options.upload_progress) {
+      const std::vector<std::string>& nodes = runtime.config().cluster.node_list;
+      progress = [&options, &stream, &nodes](size_t node, uint64_t bytes) {
+        options.upload_progress(stream.file, nodes[node], bytes, stream.batch_bytes);
+      };
+    }
     Status s = DistributeBatch(runtime, context, zips[i], batch_id, NeedsSynchronisedMerge(runtime, stream),
-                               &stream.deliveries);
+                               &stream.deliveries, progress);
     for (const NodeDelivery& d : stream.deliveries) report->staged = report->staged || d.status.ok();
     // Later streams wait: every node must stage the streams in the same order.
     if (!s.ok()) return s.WithContext(stream.file);
@@ -148,7 +155,7 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   if (s.ok()) s = ZipStreams(runtime, writers, &zips, report);
   if (s.ok()) {
     s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, report)
-                                               : Distribute(runtime, writers, zips, report);
+                                               : Distribute(runtime, writers, zips, options, report);
   }
   for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
   for (const std::string& zip : zips) static_cast<void>(RemoveTree(zip));

@@ -26,6 +26,8 @@ struct LoadOptions {
   std::optional<int64_t> effective_time_ms;
   // Called now and then with (file, records read so far) for progress display; may be empty.
   std::function<void(const std::string&, uint64_t)> progress;
+  // Called now and then during uploads with (file, storage node, bytes acknowledged, batch bytes); may be empty.
+  std::function<void(const std::string&, const std::string&, uint64_t, uint64_t)> upload_progress;
 };
 
 struct StreamReport {

