@@ -84,7 +84,30 @@ Status MakeDirectories(const std::string& path) {
 }
 
 FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  if (fd_ < 0) return;
+  // An explicit unlock: a child forked meanwhile shares the open file description, and a close() alone would
+  // leave the lock held until that child exits.
+  ::flock(fd_, LOCK_UN);
+  ::close(fd_);
+}
+
+Status FileLock::TryAcquire(const std::string& path, bool* acquired) {
+  *acquired = false;
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Errno("opening lock file " + path);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) {
+      ::close(fd);
+      return Status::Ok();
+    }
+    Status s = Errno("locking " + path);
+    ::close(fd);
+    return s;
+  }
+  fd_ = fd;
+  *acquired = true;
+  return Status::Ok();
 }
 
 Status FileLock::Acquire(const std::string& path) {

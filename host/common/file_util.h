@@ -27,6 +27,8 @@ class FileLock {
   FileLock& operator=(const FileLock&) = delete;
   // Blocks until the lock is held.
   Status Acquire(const std::string& path);
+  // Takes the lock only if nobody holds it; `acquired` says whether it did.
+  Status TryAcquire(const std::string& path, bool* acquired);
 
  private:
   int fd_ = -1;

@@ -63,16 +63,23 @@ Status StagingStore::Stage(const std::string& zip_path, uint64_t* sequence, bool
       return Status::Corruption(counter + ": not a sequence number: '" + text + "'");
     }
   }
+  // A counter lost or restored from an old backup must not hand out a number still queued.
+  std::vector<StagedBatch> queued;
+  PLANB_RETURN_IF_ERROR(List(&queued));
+  if (!queued.empty() && queued.back().sequence >= next) next = queued.back().sequence + 1;
   // The counter moves first: a crash after it wastes a number but never reuses one.
   PLANB_RETURN_IF_ERROR(WriteFileAtomically(counter, std::to_string(next + 1) + "\n"));
   const std::string target = home_.staging() + "/" + BatchFileName(next);
-  if (link_only) {
-    if (::link(zip_path.c_str(), target.c_str()) != 0) {
-      return Status::IOError("staging " + zip_path + ": linking it to " + target + ": " + std::strerror(errno));
+  // link() refuses an existing name where rename() would silently replace a queued batch.
+  if (::link(zip_path.c_str(), target.c_str()) != 0) {
+    return Status::IOError("staging " + zip_path + ": linking it to " + target + ": " + std::strerror(errno));
+  }
+  PLANB_RETURN_IF_ERROR(SyncPath(home_.staging()));
+  if (!link_only) {
+    if (::unlink(zip_path.c_str()) != 0) {
+      return Status::IOError("staging " + zip_path + ": removing it after linking: " + std::strerror(errno));
     }
-    PLANB_RETURN_IF_ERROR(SyncPath(home_.staging()));
-  } else {
-    PLANB_RETURN_IF_ERROR(DurableRename(zip_path, target).WithContext("staging " + zip_path));
+    PLANB_RETURN_IF_ERROR(SyncPath(fs::path(zip_path).parent_path().string()));
   }
   *sequence = next;
   return Status::Ok();

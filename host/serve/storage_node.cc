@@ -54,6 +54,13 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
     }
     endpoint = node->second.endpoint;
   }
+  // One serving process per home: a second would clear the first one's uploads in flight below.
+  FileLock serving;
+  bool alone = false;
+  PLANB_RETURN_IF_ERROR(serving.TryAcquire(runtime_.home().root() + "/.serve.lock", &alone));
+  if (!alone) {
+    return Status::Invalid("serve: another planb serve is already running on home " + runtime_.home().root());
+  }
   // receive/ only ever holds uploads in flight and their verification scratch: nothing survives a restart.
   std::error_code ec;
   for (const std::filesystem::directory_entry& entry :

@@ -284,3 +284,22 @@ TEST_F(StagingStoreTest, ADirectoryIsRefusedNamingIt) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+TEST_F(StagingStoreTest, ACounterBehindTheQueueNeverReplacesAQueuedBatch) {
+  EXPECT_EQ(Stage("a"), 1u);
+  EXPECT_EQ(Stage("b"), 2u);
+  // As after restoring .sequence from an old backup, or deleting it by hand.
+  WriteFile(home_.staging() + "/.sequence", "1\n");
+  EXPECT_EQ(Stage("c"), 3u);
+  fs::remove(home_.staging() + "/.sequence");
+  EXPECT_EQ(Stage("d"), 4u);
+  EXPECT_EQ(Listed(), (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(ReadFile(StagedPath(1)), "zip a");
+  EXPECT_EQ(ReadFile(StagedPath(2)), "zip b");
+}
+
+}  // namespace
+}  // namespace planb

@@ -15,10 +15,11 @@ using ::planb::testing::ClusterFixture;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::WriteFile;
 
-// Two maps (so a batch can die between them) and enough rows that the zip spans several 1 MiB chunks.
-std::string WriteLargeStream(const std::string& path) {
+// Two maps (so a batch can die between them) and enough rows that the zip spans several 1 MiB chunks. Streams
+// with another `seed` write the same keys with other values: merged out of order, they would give other shards.
+std::string WriteLargeStream(const std::string& path, uint64_t seed) {
   std::string xml = "<referenceData xmlns=\"reference-data:2\">\n";
-  uint64_t state = 0x9E3779B97F4A7C15ull;
+  uint64_t state = 0x9E3779B97F4A7C15ull * seed;
   auto next = [&state] {
     state ^= state << 13;
     state ^= state >> 7;
@@ -40,7 +41,8 @@ class CrashRecovery : public ::testing::TestWithParam<const char*> {};
 TEST_P(CrashRecovery, ARestartedNodeEndsWithTheShardsOfARunWithoutTheCrash) {
   const std::string point = GetParam();
   ClusterFixture cluster;
-  const std::vector<std::string> files = {WriteLargeStream(cluster.dir() + "/large.xml")};
+  const std::vector<std::string> files = {WriteLargeStream(cluster.dir() + "/large-1.xml", 1),
+                                          WriteLargeStream(cluster.dir() + "/large-2.xml", 2)};
   // Shards exist before the crash, so the merge points are reached in a write transaction, not a first move.
   const std::vector<std::string> before = {testing::ExampleDataFiles()[0]};
   ASSERT_TRUE(cluster.StartNode(0)) << cluster.process(0).log();
@@ -66,7 +68,7 @@ TEST_P(CrashRecovery, ARestartedNodeEndsWithTheShardsOfARunWithoutTheCrash) {
     ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
   }
   ASSERT_TRUE(cluster.WaitMerged(1)) << cluster.process(1).log();
-  const std::string reference = cluster.ReferenceDump({before[0], files[0]});
+  const std::string reference = cluster.ReferenceDump({before[0], files[0], files[1]});
   EXPECT_EQ(cluster.Dump(0), reference);
   EXPECT_EQ(cluster.Dump(1), reference);
 }

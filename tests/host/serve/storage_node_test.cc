@@ -127,6 +127,16 @@ TEST(StorageNode, AStorageNodeThatLoadsMovesItsOwnCopy) {
   EXPECT_EQ(cluster.Dump(1), reference);
 }
 
+TEST(StorageNode, ASecondServeOnTheSameHomeIsRefused) {
+  ClusterFixture cluster(1);
+  ASSERT_NODE_STARTS(cluster, 0);
+  const ProcessResult second = RunPlanb({"--config", cluster.config(0), "--home", cluster.home(0), "serve", "--bind",
+                                         "tcp://127.0.0.1:*"});
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_TRUE(Contains(second.err, "another planb serve is already running on home " + cluster.home(0))) << second.err;
+  EXPECT_TRUE(cluster.process(0).running());
+}
+
 TEST(StorageNode, ServeRefusesANodeOutsideTheNodeListAndABadEndpoint) {
   testing::TempDir dir;
   testing::WriteFile(dir / "p.ini", "node_name = proc\nnode_list = ,node1\n[node.node1]\nendpoint = tcp://127.0.0.1:1\n");
