@@ -6,7 +6,6 @@
 #include "host/cli/commands.h"
 #include "host/common/iso_time.h"
 #include "host/ingest/load_job.h"
-#include "host/ingest/staging_store.h"
 
 namespace planb {
 
@@ -67,8 +66,8 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
     out << stream.file << ": batch of " << stream.batch_bytes << " bytes stored on " << stream.deliveries.size()
         << " storage node(s)\n";
     for (const NodeDelivery& d : stream.deliveries) {
-      out << "  " << std::left << std::setw(28) << d.node << std::right << " staged as "
-          << StagingStore::BatchName(d.sequence) << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "")
+      out << "  " << std::left << std::setw(28) << d.node << std::right << " staged as batch " << d.sequence
+          << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "")
           << "\n";
     }
   }

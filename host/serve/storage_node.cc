@@ -102,7 +102,6 @@ Status StorageNode::Accept(const std::string& zip_path, const std::string& batch
   PLANB_RETURN_IF_ERROR(VerifyBatch(runtime_, zip_path, CheckDirFor(zip_path), limits).WithContext(context));
   StagingStore staging(runtime_.home());
   PLANB_RETURN_IF_ERROR(staging.Stage(zip_path, sequence).WithContext(context));
-  Log("staged batch " + StagingStore::BatchName(*sequence) + " from " + batch_id);
   {
     std::lock_guard<std::mutex> lock(merge_mutex_);
     merge_requested_ = true;
@@ -132,8 +131,8 @@ void StorageNode::MergeLoop() {
     if (report.batches > 0) {
       uint64_t rows = 0;
       for (const auto& entry : report.rows_merged) rows += entry.second;
-      Log("merged " + std::to_string(report.batches) + " batch(es) through " +
-          StagingStore::BatchName(report.last_sequence) + " (" + std::to_string(rows) + " rows)");
+      Log("merged " + std::to_string(report.batches) + " batch(es) through batch " +
+          std::to_string(report.last_sequence) + " (" + std::to_string(rows) + " rows)");
     }
     int64_t wait_ms = options_.merge_poll_ms;
     {
