@@ -7,6 +7,7 @@
 //   merge.mid_batch        the first map of a batch with several maps has committed, the others not
 //   merge.before_commit    a map's merge write transaction is complete but not committed
 //   merge.after_commit     every map of a batch committed, the staged zip not yet deleted
+//   verify.hang            the batch verifier child never finishes (tests the verification deadline)
 // A point may also simulate a full disk instead: PLANB_FAULT=receive.disk_full makes chunk writes fail ENOSPC.
 #pragma once
 

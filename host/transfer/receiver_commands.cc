@@ -1,7 +1,10 @@
 // UploadReceiver's request handlers (BEGIN, CHUNK, COMMIT, STATUS) and the upload states they move; the socket
 // loop around them is in upload_receiver.cc.
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <chrono>
+#include <limits>
 
 #include "host/common/fault_point.h"
 #include "host/transfer/upload_receiver_impl.h"
@@ -55,6 +58,8 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
     }
     ++it;
   }
+  status = CheckRoomFor(begin);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
   uint64_t token = 0;
   while (token == 0 || uploads_.count(token) != 0) token = token_rng_();
   std::string path = settings_.receive_dir + "/" + TokenHex(token) + ".part";
@@ -64,6 +69,41 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
   uploads_.emplace(token, std::move(upload));
   ready.token = token;
   Reply(routing_id, Command::kReady, request_id, protocol::EncodeReady(ready));
+}
+
+Status UploadReceiver::Impl::CheckRoomFor(const protocol::BeginRequest& begin) {
+  // Each upload in progress holds a part file (and while receiving an fd) until it finishes or idles out: without
+  // a cap, a stream of BEGINs would exhaust RLIMIT_NOFILE and the disk.
+  uint32_t open = 0;
+  uint64_t to_arrive = 0;  // bytes the other uploads have declared but not yet sent
+  for (const auto& [token, upload] : uploads_) {
+    if (upload->state != UploadState::kReceiving && upload->state != UploadState::kVerifying) continue;
+    ++open;
+    to_arrive += upload->begin().total_size - upload->received();
+  }
+  if (open >= settings_.max_open_uploads) {
+    // The sender treats "busy:" like a lost connection: it retries after its delay (docs/protocol.md).
+    return Status(Code::kFull,
+                  "busy: " + std::to_string(open) + (open == 1 ? " upload" : " uploads") + " in progress, retry later");
+  }
+  // The part file, then as much again for the verifier's scratch while it unpacks the zip. Saturating: declared
+  // sizes are bounded by max_upload_bytes, which a setting may raise to anything.
+  const uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  const uint64_t own = begin.total_size > kMax / 2 ? kMax : begin.total_size * 2;
+  const uint64_t needed = own > kMax - to_arrive ? kMax : own + to_arrive;
+  struct statvfs fs;
+  // Should statvfs fail, the part file's creation or writes report the real problem.
+  if (::statvfs(settings_.receive_dir.c_str(), &fs) != 0) return Status::Ok();
+  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= needed) return Status::Ok();
+  std::string message = "disk full: " + std::to_string(free_bytes) + " bytes free in " + settings_.receive_dir +
+                        ", batch " + begin.batch_id + " needs about " + std::to_string(needed) + " (twice its " +
+                        std::to_string(begin.total_size) + " bytes: part file and verification";
+  if (to_arrive > 0) {
+    message += ", plus " + std::to_string(to_arrive) + " bytes still to arrive for " + std::to_string(open) +
+               (open == 1 ? " other upload" : " other uploads");
+  }
+  return Status(Code::kFull, message + ")");
 }
 
 void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t request_id, std::string_view payload,
@@ -125,6 +165,18 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
   protocol::StatusReply reply;
   int64_t hold_ms = std::min<int64_t>(settings_.status_hold_ms, request.hold_ms);
   if (Settled(upload, &reply) || hold_ms <= 0) {
+    return Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(reply));
+  }
+  // One held request per upload: a sender polls again only when it gave up on the previous one, so that one is
+  // answered now (with the same state) rather than kept. Past the cap a request is answered at once, unheld:
+  // the sender just polls again, and held requests stay bounded whatever senders do.
+  auto held =
+      std::find_if(waiters_.begin(), waiters_.end(), [&request](const Waiter& w) { return w.token == request.token; });
+  if (held != waiters_.end()) {
+    Reply(held->routing_id, Command::kStatusReply, held->request_id, protocol::EncodeStatusReply(reply));
+    waiters_.erase(held);
+  }
+  if (waiters_.size() >= static_cast<size_t>(settings_.max_open_uploads) * kHeldStatusPerOpenUpload) {
     return Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(reply));
   }
   waiters_.push_back({routing_id, request_id, request.token, Clock::now() + std::chrono::milliseconds(hold_ms)});

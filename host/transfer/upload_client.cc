@@ -16,6 +16,7 @@
 
 #include "host/transfer/protocol.h"
 #include "host/transfer/request_channel.h"
+#include "host/transfer/upload_receiver.h"  // kMaxUploadChunkSize
 
 namespace planb {
 
@@ -25,6 +26,9 @@ using Clock = RequestChannel::Clock;
 using Reply = RequestChannel::Reply;
 using protocol::Command;
 using protocol::UploadState;
+
+// The start of the ERROR message of a node that has too many uploads in progress (docs/protocol.md).
+constexpr char kBusyPrefix[] = "busy: ";
 
 // How one attempt (one connection) ended.
 struct AttemptEnd {
@@ -199,9 +203,15 @@ bool Uploader::Begin(protocol::ReadyReply* ready, AttemptEnd* end) {
     return false;
   }
   Status status = protocol::DecodeReady(reply.payload, ready);
-  if (status.ok() && (ready->resume_offset > size_ || ready->chunk_size == 0)) {
-    status = Status::Internal("READY with resume offset " + std::to_string(ready->resume_offset) + " and chunk size " +
-                              std::to_string(ready->chunk_size) + " for a zip of " + std::to_string(size_) + " bytes");
+  if (status.ok() && ready->resume_offset > size_) {
+    status = Status::Invalid("READY with resume offset " + std::to_string(ready->resume_offset) + " for a zip of " +
+                             std::to_string(size_) + " bytes");
+  }
+  // The chunk size sets the memory of every message in flight: a node is not trusted with more than the protocol's
+  // maximum, and a chunk of 0 bytes would never finish.
+  if (status.ok() && (ready->chunk_size == 0 || ready->chunk_size > kMaxUploadChunkSize)) {
+    status = Status::Invalid("READY with chunk size " + std::to_string(ready->chunk_size) + " (must be 1 to " +
+                             std::to_string(kMaxUploadChunkSize) + " bytes)");
   }
   if (!status.ok()) {
     *end = Final(status.WithContext("bad reply from the node"));
@@ -366,8 +376,11 @@ AttemptEnd Uploader::Unexpected(const Reply& reply, const char* request) {
     protocol::ErrorReply error;
     Status status = protocol::DecodeError(reply.payload, &error);
     if (!status.ok()) return Final(status.WithContext("bad reply from the node"));
-    // The node forgot the upload (it restarted, or the upload expired): a new BEGIN starts it again.
-    if (protocol::CodeFromWire(error.code) == Code::kNotFound) return Retry(false, error.message);
+    // The node forgot the upload (it restarted, or the upload expired): a new BEGIN starts it again. A node with
+    // too many uploads in progress says "busy:" (kFull, unlike a full disk, which is final): try again later.
+    const Code code = protocol::CodeFromWire(error.code);
+    if (code == Code::kNotFound) return Retry(false, error.message);
+    if (code == Code::kFull && error.message.rfind(kBusyPrefix, 0) == 0) return Retry(false, error.message);
     return Final(NodeStatus(error.code, error.message));
   }
   return Final(

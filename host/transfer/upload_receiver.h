@@ -1,6 +1,7 @@
 // The storage node's side of uploads: a ROUTER socket serving any number of senders (docs/protocol.md).
 // Chunks are written to receive/<token>.part as they arrive (bounded memory: the sender keeps at most its window
-// in flight); on commit the file is checked (size, XXH3 checksum), fsynced and handed to the BatchSink, which
+// in flight; bounded files: at most max_open_uploads at once, each begun only when receive/ has room for it twice);
+// on commit the file is checked (size, XXH3 checksum), fsynced and handed to the BatchSink, which
 // verifies and stages it. Only then does a status request answer "staged". Malformed messages, unknown
 // versions or commands get an error reply and a log line; the receiver keeps serving.
 // Thread-safety: Run() on one thread; Stop() from any thread (or a signal handler via the stop flag).
@@ -10,7 +11,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "planb/status.h"
@@ -32,14 +32,24 @@ class BatchSink {
   virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;
 };
 
+// The largest chunk size a node may advertise: a sender refuses a READY with a chunk size of 0 or above this as
+// a protocol error (each chunk is one zmq message in memory, a window of them at once). docs/protocol.md.
+inline constexpr uint32_t kMaxUploadChunkSize = 16u << 20;
+
 struct ReceiverSettings {
-  std::string receive_dir;           // the home's receive/; cleared of stale parts at start
-  uint32_t chunk_size = 1u << 20;    // the largest chunk accepted (the sender is told)
-  uint32_t window = 8;               // chunks the sender may have in flight (the sender is told)
-  int64_t status_hold_ms = 1000;     // a status request waits up to this long for a change (long poll)
+  std::string receive_dir;  // the home's receive/; cleared of stale parts at start
+  // The largest chunk accepted (the sender is told); kept within 1..kMaxUploadChunkSize.
+  uint32_t chunk_size = 1u << 20;
+  uint32_t window = 8;                             // chunks the sender may have in flight (the sender is told)
+  int64_t status_hold_ms = 1000;                   // a status request waits up to this long for a change (long poll)
   int64_t idle_upload_expiry_ms = 10 * 60 * 1000;  // a partial upload untouched this long is deleted
   uint64_t max_upload_bytes = uint64_t{64} << 30;  // larger declared sizes are refused at begin
+  // Uploads receiving or verifying at once (each holds a part file, and while receiving an fd): a BEGIN for a new
+  // upload beyond this is answered ERROR kFull "busy: ..." and the sender retries later. Held STATUS requests
+  // are capped at kHeldStatusPerOpenUpload times this.
+  uint32_t max_open_uploads = 64;
 };
+inline constexpr uint32_t kHeldStatusPerOpenUpload = 4;
 
 // Log lines (without a trailing newline) for the node's log, e.g. "staged batch 7 from node1a/... (1.2 MB)".
 // Called on the Run thread only.

@@ -3,6 +3,7 @@
 // BatchSink::Accept, which AcceptWorker runs on its own thread.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -29,13 +30,16 @@ class UploadReceiver::Impl {
         sink_(sink),
         log_(std::move(log)),
         worker_(sink),
-        token_rng_(std::random_device{}()) {}
+        token_rng_(std::random_device{}()) {
+    // A sender refuses a READY outside 1..kMaxUploadChunkSize: never advertise one.
+    settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, kMaxUploadChunkSize);
+  }
 
   Status Bind(const std::string& endpoint, std::string* bound);
   Status Run(const std::atomic<bool>& stop);
 
  private:
-  struct Waiter {  // a held (long-polled) STATUS request
+  struct Waiter {  // a held (long-polled) STATUS request; at most one per token
     std::string routing_id;
     uint64_t request_id;
     uint64_t token;
@@ -65,6 +69,9 @@ class UploadReceiver::Impl {
   void HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   // The upload of `token`, or null after answering ERROR for an unknown token.
+  // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
+  // ...", which the sender retries), or too little free space in receive_dir ("disk full: ...", final).
+  Status CheckRoomFor(const protocol::BeginRequest& begin);
   UploadSession* FindUpload(const std::string& routing_id, uint64_t request_id, protocol::Command command,
                             uint64_t token);
   // Marks the upload failed and deletes its part file; the caller answers (and so logs).

@@ -119,6 +119,11 @@ Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, const char* t
     return Fail(error, Code::kCorruption, "%s row value of %zu bytes has no valid value type", type_name, value.size);
   }
   const Range range = GetRangeKey(lmdb_key.data);
+  // As strict as the merge: a batch that decodes here must merge (the receiving node verifies with this).
+  if (range.from > range.to) {
+    return Fail(error, Code::kCorruption, "%s row has from %lld after to %lld", type_name,
+                static_cast<long long>(range.from), static_cast<long long>(range.to));
+  }
   row->key = Bytes();
   row->range_from = range.from;
   row->range_to = range.to;

@@ -85,6 +85,11 @@ class StateStore final : public Store {
     uint32_t stored_key_size = 0;
     Code code = scheme_->DecodeRow(table, lmdb_key, value, &row->key, &prefix_size, &stored_key_size, error);
     if (code != Code::kOk) return code;
+    // As strict as Merge: a batch that decodes here must merge (the receiving node verifies with this).
+    if (prefix_size != lmdb_key.size) {
+      return Fail(error, Code::kCorruption, "State row key of %zu bytes has %zu bytes after its %u-byte prefix",
+                  lmdb_key.size, lmdb_key.size - prefix_size, prefix_size);
+    }
     return DecodePayload(value, stored_key_size, row, error);
   }
 

@@ -1,18 +1,33 @@
 #include "host/ingest/batch_verifier.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <lmdb.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
+#include <set>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "host/ingest/stream_writer.h"
 #include "support/map_fixture.h"
+#include "support/ranged_fixture.h"
 #include "support/test_env.h"
+#include "support/time_map_fixture.h"
 
 namespace planb {
 namespace {
@@ -20,7 +35,12 @@ namespace {
 namespace fs = std::filesystem;
 
 using ::planb::testing::OpenTestRuntime;
+using ::planb::testing::RangeRecord;
 using ::planb::testing::ReadFile;
+using ::planb::testing::SessionEvent;
+using ::planb::testing::Span;
+using ::planb::testing::TemporalEvent;
+using ::planb::testing::ToRecord;
 using ::planb::testing::StateMapSection;
 using ::planb::testing::StateRecord;
 using ::planb::testing::TempDir;
@@ -30,6 +50,127 @@ bool Contains(const std::string& text, const std::string& part) { return text.fi
 
 constexpr size_t kPage = 4096;
 
+// lmdb's meta page (both copies, pages 0 and 1): the MDB_page header (16 bytes), then MDB_meta: magic u32,
+// version u32, address u64, mapsize u64, then MDB_db[2] (free, main) of 48 bytes each: pad u32, flags u16,
+// depth u16, branch_pages u64, leaf_pages u64, overflow_pages u64, entries u64, root u64.
+constexpr size_t kMetaMagic = 16;
+constexpr size_t kMetaMapSize = 32;
+constexpr size_t kMainLeafPages = 88 + 16;
+constexpr size_t kMainEntries = 88 + 32;
+
+void PutU64(std::string* data, size_t at, uint64_t value) {
+  for (int i = 0; i < 8; ++i) (*data)[at + i] = static_cast<char>(value >> (8 * i));
+}
+
+// Writes `value` at `offset` of both meta pages of `file`, as a forged file would carry it.
+void PatchBothMetas(const std::string& file, size_t offset, uint64_t value) {
+  std::string data = ReadFile(file);
+  ASSERT_GT(data.size(), 2 * kPage);
+  for (size_t page : {size_t{0}, kPage}) {
+    ASSERT_EQ(static_cast<uint8_t>(data[page + kMetaMagic]), 0xde) << "not an LMDB meta page at " << page;
+    PutU64(&data, page + offset, value);
+  }
+  WriteFile(file, data);
+}
+
+// Runs `edit` on the data table of the batch map `map_dir` in one raw LMDB write transaction, as a sender
+// that writes its own rows could.
+void EditDataTable(const std::string& map_dir, const std::function<void(MDB_txn*, MDB_dbi)>& edit) {
+  MDB_env* env = nullptr;
+  ASSERT_EQ(mdb_env_create(&env), 0);
+  ASSERT_EQ(mdb_env_set_maxdbs(env, 16), 0);
+  ASSERT_EQ(mdb_env_set_mapsize(env, size_t{1} << 30), 0);
+  ASSERT_EQ(mdb_env_open(env, map_dir.c_str(), 0, 0644), 0) << map_dir;
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+  MDB_dbi dbi = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, "data", 0, &dbi), 0);
+  edit(txn, dbi);
+  EXPECT_EQ(mdb_txn_commit(txn), 0);
+  mdb_env_close(env);
+}
+
+// Row `number` (from 1, LMDB order) of `dbi` as (key, value).
+std::pair<std::string, std::string> RowAt(MDB_txn* txn, MDB_dbi dbi, int number) {
+  MDB_cursor* cursor = nullptr;
+  EXPECT_EQ(mdb_cursor_open(txn, dbi, &cursor), 0);
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+  for (int i = 1; i < number && rc == 0; ++i) rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);
+  EXPECT_EQ(rc, 0) << "no row " << number;
+  std::pair<std::string, std::string> row;
+  if (rc == 0) {
+    row = {std::string(static_cast<const char*>(k.mv_data), k.mv_size),
+           std::string(static_cast<const char*>(v.mv_data), v.mv_size)};
+  }
+  mdb_cursor_close(cursor);
+  return row;
+}
+
+void Put(MDB_txn* txn, MDB_dbi dbi, const std::string& key, const std::string& value) {
+  MDB_val k{key.size(), const_cast<char*>(key.data())};
+  MDB_val v{value.size(), const_cast<char*>(value.data())};
+  ASSERT_EQ(mdb_put(txn, dbi, &k, &v, 0), 0);
+}
+
+// Sets PLANB_FAULT for one test.
+class FaultGuard {
+ public:
+  explicit FaultGuard(const char* point) { ::setenv("PLANB_FAULT", point, 1); }
+  ~FaultGuard() { ::unsetenv("PLANB_FAULT"); }
+};
+
+std::string TypedSection(const std::string& name, const std::string& type, const std::string& scheme) {
+  return "[map." + name + "]\ntype = " + type + "\n" + (scheme.empty() ? "" : "scheme = " + scheme + "\n") +
+         "max_store_size = 1GiB\n";
+}
+
+// One map per built-in store type and key scheme, and each map's type.
+const std::vector<std::pair<std::string, std::string>> kTypedMaps = {
+    {"st_hashed", "state"},   {"st_direct", "state"}, {"tm_hashed", "temporal"}, {"tm_direct", "temporal"},
+    {"rg", "ranged"},         {"trg", "temporal_ranged"}, {"ss_hashed", "session"}, {"ss_direct", "session"}};
+
+std::string TypedConfig() {
+  std::string config;
+  for (const auto& [map, type] : kTypedMaps) {
+    const bool ranged = type == "ranged" || type == "temporal_ranged";
+    const std::string scheme = ranged ? "" : map.substr(map.size() - 6);
+    config += TypedSection(map, type, scheme);
+  }
+  return config;
+}
+
+// The processes whose parent is `parent` (from /proc/<pid>/stat), zombies included.
+std::set<pid_t> ChildrenOf(pid_t parent) {
+  std::set<pid_t> children;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t end_of_name = stat.rfind(')');
+    if (end_of_name == std::string::npos) continue;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(stat.c_str() + end_of_name + 1, " %c %ld", &state, &ppid) == 2 && ppid == parent) {
+      children.insert(static_cast<pid_t>(std::stol(name)));
+    }
+  }
+  return children;
+}
+
+// The descriptors open in `pid`; false when /proc does not show them (not ours to read, or gone).
+bool OpenFds(pid_t pid, std::set<int>* fds) {
+  fds->clear();
+  DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+  if (dir == nullptr) return false;
+  while (const struct dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] != '.') fds->insert(std::atoi(entry->d_name));
+  }
+  ::closedir(dir);
+  return true;
+}
+
 class BatchVerifierTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -38,8 +179,8 @@ class BatchVerifierTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
-  // A finished StreamWriter directory written under `config` with `rows` rows per map.
-  std::string WriteBatch(const std::string& config, const std::vector<std::string>& maps, int rows) {
+  // A finished StreamWriter directory written under `config` by `fill`.
+  std::string WriteStream(const std::string& config, const std::function<void(StreamWriter*)>& fill) {
     const std::string where = dir_ / ("writer" + std::to_string(batches_++));
     std::unique_ptr<Runtime> runtime;
     const Status opened = OpenTestRuntime(where, config, &runtime);
@@ -47,17 +188,24 @@ class BatchVerifierTest : public ::testing::Test {
     if (!opened.ok()) return "";
     const std::string stream = where + "/stream";
     StreamWriter writer(runtime->catalog(), stream);
-    for (const std::string& map : maps) {
-      for (int i = 0; i < rows; ++i) {
-        const std::string key = "key-" + std::to_string(i);
-        const std::string value = "value of row " + std::to_string(i) + " in " + map;
-        const Status s = writer.Add(map, StateRecord(key, value));
-        EXPECT_TRUE(s.ok()) << s.message();
-      }
-    }
+    fill(&writer);
     const Status finished = writer.Finish();
     EXPECT_TRUE(finished.ok()) << finished.message();
     return stream;
+  }
+
+  // A finished StreamWriter directory written under `config` with `rows` State rows per map.
+  std::string WriteBatch(const std::string& config, const std::vector<std::string>& maps, int rows) {
+    return WriteStream(config, [&](StreamWriter* writer) {
+      for (const std::string& map : maps) {
+        for (int i = 0; i < rows; ++i) {
+          const std::string key = "key-" + std::to_string(i);
+          const std::string value = "value of row " + std::to_string(i) + " in " + map;
+          const Status s = writer->Add(map, StateRecord(key, value));
+          EXPECT_TRUE(s.ok()) << s.message();
+        }
+      }
+    });
   }
 
   std::string Zip(const std::string& batch_dir) {
@@ -67,8 +215,8 @@ class BatchVerifierTest : public ::testing::Test {
     return zip;
   }
 
-  Status Verify(const std::string& zip) {
-    const Status s = VerifyBatch(*node_, zip, Scratch(), UnzipLimits());
+  Status Verify(const std::string& zip, const VerifyOptions& options = VerifyOptions()) {
+    const Status s = VerifyBatch(*node_, zip, Scratch(), UnzipLimits(), options);
     EXPECT_FALSE(fs::exists(Scratch())) << s.message();
     return s;
   }
@@ -187,6 +335,205 @@ TEST_F(BatchVerifierTest, LeavesExistingScratchAlone) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
   EXPECT_TRUE(Contains(s.message(), Scratch() + ": already exists")) << s.message();
   EXPECT_EQ(ReadFile(Scratch() + "/mine"), "keep");
+}
+
+// ---- Rows the store type cannot decode (the merge would fail on them for ever) ----
+
+TEST_F(BatchVerifierTest, RefusesStateRowWithValueShorterThanItsStoredKey) {
+  const std::string batch = WriteBatch(NodeConfig(), {"d", "m"}, 10);
+  EditDataTable(batch + "/m", [](MDB_txn* txn, MDB_dbi dbi) { Put(txn, dbi, RowAt(txn, dbi, 3).first, "x"); });
+  const std::string zip = Zip(batch);
+  const Status s = Verify(zip);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': row 3 of the data table is not a state row: hashed row "
+                                          "value of 1 bytes is too short for its stored key"))
+      << s.message();
+}
+
+TEST_F(BatchVerifierTest, RefusesStateRowWithUnknownValueType) {
+  const std::string batch = WriteBatch(NodeConfig(), {"d"}, 10);
+  EditDataTable(batch + "/d", [](MDB_txn* txn, MDB_dbi dbi) { Put(txn, dbi, RowAt(txn, dbi, 2).first, "\x7f"); });
+  const std::string zip = Zip(batch);
+  const Status s = Verify(zip);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'd': row 2 of the data table is not a state row: State row value "
+                                          "of 1 bytes has no valid value type"))
+      << s.message();
+}
+
+class TypedBatchVerifierTest : public BatchVerifierTest {
+ protected:
+  void SetUp() override {
+    const Status s = OpenTestRuntime(dir_ / "typed-node", TypedConfig(), &node_);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+
+  // A batch with rows of every map of TypedConfig(): several per key, overlapping ranges, times and sessions.
+  std::string WriteTypedBatch() {
+    return WriteStream(TypedConfig(), [](StreamWriter* writer) {
+      auto add = [&](const std::string& map, const Record& record) {
+        const Status s = writer->Add(map, record);
+        EXPECT_TRUE(s.ok()) << map << ": " << s.message();
+      };
+      for (int i = 0; i < 300; ++i) {
+        const std::string key = "key-" + std::to_string(i % 70);
+        const std::string value = "value " + std::to_string(i);
+        const int64_t time = 1700000000000 + 1000 * int64_t{i};
+        for (const char* map : {"st_hashed", "st_direct"}) add(map, StateRecord(key, value));
+        const TemporalEvent event{key, time, value};
+        for (const char* map : {"tm_hashed", "tm_direct"}) add(map, ToRecord(event));
+        const auto range = Span(10 * (i % 100), 10 * (i % 100) + i % 37, value, time);
+        add("rg", RangeRecord(range));
+        add("trg", RangeRecord(range));
+        const SessionEvent session{key, time, 5000 + i};
+        for (const char* map : {"ss_hashed", "ss_direct"}) add(map, ToRecord(session));
+      }
+    });
+  }
+};
+
+TEST_F(TypedBatchVerifierTest, SoundBatchOfEveryBuiltInTypePasses) {
+  const std::string batch = WriteTypedBatch();
+  for (const auto& [map, type] : kTypedMaps) ASSERT_TRUE(fs::exists(batch + "/" + map + "/data.mdb")) << map;
+  const Status s = Verify(Zip(batch));
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
+TEST_F(TypedBatchVerifierTest, RefusesRangedRowWithThreeByteKey) {
+  const std::string batch = WriteTypedBatch();
+  EditDataTable(batch + "/rg", [](MDB_txn* txn, MDB_dbi dbi) { Put(txn, dbi, "abc", "\x01value"); });
+  const std::string zip = Zip(batch);
+  const Status s = Verify(zip);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  // Ordered numbers start at 0x80 for from >= 0: "abc" sorts first.
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'rg': row 1 of the data table is not a ranged row: ")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "3 bytes")) << s.message();
+}
+
+// One malformed row in one map at a time, for every type: a State row loses its payload, any other row loses
+// the last byte of its key (a time or range bound cut short).
+TEST_F(TypedBatchVerifierTest, RefusesMalformedRowOfEveryType) {
+  const std::string batch = WriteTypedBatch();
+  for (const auto& [map, type] : kTypedMaps) {
+    SCOPED_TRACE(map);
+    const std::string copy = dir_ / ("copy-" + map);
+    fs::copy(batch, copy, fs::copy_options::recursive);
+    const bool state = type == "state";
+    EditDataTable(copy + "/" + map, [&](MDB_txn* txn, MDB_dbi dbi) {
+      const auto [key, value] = RowAt(txn, dbi, 2);
+      if (state) {
+        Put(txn, dbi, key, "");
+      } else {
+        Put(txn, dbi, key.substr(0, key.size() - 1), value);
+      }
+    });
+    const std::string zip = Zip(copy);
+    const Status s = Verify(zip);
+    EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+    EXPECT_TRUE(Contains(s.message(), zip + ": map '" + map + "': row ")) << s.message();
+    EXPECT_TRUE(Contains(s.message(), " of the data table is not a " + type + " row: ")) << s.message();
+  }
+}
+
+// ---- Forged LMDB counts and sizes ----
+
+TEST_F(BatchVerifierTest, RefusesTableClaimingMoreRowsThanItsPagesHold) {
+  const std::string batch = WriteBatch(NodeConfig(), {"m"}, 10);
+  PatchBothMetas(batch + "/m/data.mdb", kMainEntries, uint64_t{1} << 40);
+  const std::string zip = Zip(batch);
+  const Status s = Verify(zip);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': table '(main)' says it holds 1099511627776 rows, more than "
+                                          "its 1 leaf pages can hold"))
+      << s.message();
+}
+
+TEST_F(BatchVerifierTest, RefusesTableClaimingMorePagesThanTheFile) {
+  const std::string batch = WriteBatch(NodeConfig(), {"m"}, 10);
+  PatchBothMetas(batch + "/m/data.mdb", kMainLeafPages, uint64_t{1} << 40);
+  const std::string zip = Zip(batch);
+  const Status s = Verify(zip);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': table '(main)' says it uses 1099511627776 pages, more than "
+                                          "the file's "))
+      << s.message();
+}
+
+TEST_F(BatchVerifierTest, RefusesUnusableMapSizeAsCorrupt) {
+  const std::string batch = WriteBatch(NodeConfig(), {"m"}, 10);
+  PatchBothMetas(batch + "/m/data.mdb", kMetaMapSize, uint64_t{1} << 62);
+  const std::string zip = Zip(batch);
+  const Status s = Verify(zip);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': opening LMDB file: unusable map size")) << s.message();
+}
+
+// ---- The child's time limit and descriptors ----
+
+TEST_F(BatchVerifierTest, KillsVerifierThatOutlivesItsDeadline) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"d", "m"}, 10));
+  const std::set<pid_t> children_before = ChildrenOf(::getpid());
+  FaultGuard hang("verify.hang");  // the child stops as a looping B-tree walk would
+  const auto start = std::chrono::steady_clock::now();
+  VerifyOptions options;
+  options.base_deadline_ms = 50;
+  const Status s = Verify(zip, options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'd': verification did not finish within 0.05")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), " s (corrupt B-tree?)")) << s.message();
+  EXPECT_LT(took, std::chrono::seconds(10));  // the 50 ms deadline ended it, not the default 30 s
+  EXPECT_EQ(ChildrenOf(::getpid()), children_before);  // killed and reaped
+}
+
+TEST_F(BatchVerifierTest, ChildKeepsNoInheritedDescriptor) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
+  // A lock this process holds through a descriptor the child inherits: while any copy of that descriptor lives,
+  // nobody else can take the lock.
+  const std::string lock_file = dir_ / "lock";
+  WriteFile(lock_file, "");
+  const int held = ::open(lock_file.c_str(), O_RDWR);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+
+  const std::set<pid_t> children_before = ChildrenOf(::getpid());
+  FaultGuard hang("verify.hang");
+  VerifyOptions options;
+  options.base_deadline_ms = 60000;
+  Status verdict;
+  std::thread verifier([&] { verdict = Verify(zip, options); });
+  // Wait until the child has dropped everything but 0-2 and its pipe (3); it then hangs until killed.
+  pid_t child = 0;
+  std::set<int> fds;
+  bool readable = true;
+  bool settled = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!settled && readable && std::chrono::steady_clock::now() < deadline) {
+    std::set<pid_t> children = ChildrenOf(::getpid());
+    for (pid_t before : children_before) children.erase(before);
+    if (children.size() == 1) {
+      child = *children.begin();
+      readable = OpenFds(child, &fds) || errno != EACCES;
+      settled = !fds.empty() && *fds.rbegin() == 3;
+    }
+    if (!settled) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  bool lock_free = false;
+  if (settled) {
+    ::close(held);
+    const int again = ::open(lock_file.c_str(), O_RDWR);
+    lock_free = ::flock(again, LOCK_EX | LOCK_NB) == 0;
+    ::close(again);
+  }
+  if (child != 0) ::kill(child, SIGKILL);
+  verifier.join();
+  if (!settled) ::close(held);
+  if (!readable) GTEST_SKIP() << "/proc/" << child << "/fd is not readable by this user";
+  ASSERT_TRUE(settled) << "the child's descriptors: " << ::testing::PrintToString(fds);
+  EXPECT_TRUE(lock_free) << "the child still holds the lock";
+  EXPECT_EQ(verdict.code(), Code::kCorruption) << verdict.message();
+  EXPECT_TRUE(Contains(verdict.message(), zip + ": map 'm': LMDB file is corrupt (verifier killed by signal 9)"))
+      << verdict.message();
 }
 
 }  // namespace

@@ -143,6 +143,8 @@ inline UploadSettings TestUploadSettings() {
 }
 
 // A receiver serving on its own thread; stopped and joined on destruction. Declare the zmq context before it.
+// A fault point (PLANB_FAULT) given to Start or Restart is set before the thread starts and unset after it is
+// joined: the receiver reads the variable (getenv) while it runs, and setenv meanwhile would be a data race.
 class RunningReceiver {
  public:
   RunningReceiver(zmq::context_t& context, ReceiverSettings settings, BatchSink& sink)
@@ -153,22 +155,24 @@ class RunningReceiver {
   ~RunningReceiver() { Stop(); }
 
   // Binds (to tcp://127.0.0.1:* unless told otherwise) and starts Run on a thread.
-  void Start(const std::string& endpoint = "tcp://127.0.0.1:*") {
+  void Start(const std::string& endpoint = "tcp://127.0.0.1:*", const std::string& fault = "") {
     Status status = receiver_.Bind(endpoint, &endpoint_);
     ASSERT_TRUE(status.ok()) << status.message();
-    thread_ = std::thread([this] { run_status_ = receiver_.Run(stop_); });
+    RunThread(fault);
   }
   // Stops Run and runs it again on the same socket: a node that restarted and forgot every upload, while
   // requests sent meanwhile wait in the socket for the new run.
-  void Restart() {
+  void Restart(const std::string& fault = "") {
     Stop();
     stop_ = false;
-    thread_ = std::thread([this] { run_status_ = receiver_.Run(stop_); });
+    RunThread(fault);
   }
   void Stop() {
     stop_ = true;
     if (!thread_.joinable()) return;
     thread_.join();
+    if (fault_set_) ::unsetenv("PLANB_FAULT");  // only now: no receiver thread reads it any more
+    fault_set_ = false;
     EXPECT_TRUE(run_status_.ok()) << run_status_.message();
   }
   const std::string& endpoint() const { return endpoint_; }
@@ -181,6 +185,14 @@ class RunningReceiver {
   }
 
  private:
+  void RunThread(const std::string& fault) {
+    if (!fault.empty()) {
+      ::setenv("PLANB_FAULT", fault.c_str(), 1);  // before the thread: nothing reads the environment yet
+      fault_set_ = true;
+    }
+    thread_ = std::thread([this] { run_status_ = receiver_.Run(stop_); });
+  }
+
   std::mutex mu_;
   std::vector<std::string> log_;
   UploadReceiver receiver_;
@@ -188,6 +200,7 @@ class RunningReceiver {
   std::thread thread_;
   std::string endpoint_;
   Status run_status_;
+  bool fault_set_ = false;
 };
 
 // A tcp endpoint on 127.0.0.1 with nothing listening: bound once to learn a free port, then closed.
@@ -252,8 +265,9 @@ class RawSender {
     EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
     return error;
   }
-  protocol::ReadyReply Begin(const std::string& batch_id, const std::string& contents, uint64_t checksum) {
-    Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, contents.size(), checksum, 0}));
+  protocol::ReadyReply Begin(const std::string& batch_id, const std::string& contents, uint64_t checksum,
+                             uint32_t flags = 0) {
+    Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, contents.size(), checksum, flags}));
     RawReply reply = Receive();
     protocol::ReadyReply ready;
     EXPECT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kReady)) << reply.payload;
@@ -274,21 +288,29 @@ class RawSender {
     }
     return received;
   }
+  // Receives a STATUS reply and returns it; fails the test for any other reply.
+  protocol::StatusReply ReceiveStatus(uint64_t* request_id = nullptr) {
+    RawReply reply = Receive();
+    protocol::StatusReply status;
+    EXPECT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kStatusReply)) << reply.payload;
+    EXPECT_TRUE(protocol::DecodeStatusReply(reply.payload, &status).ok());
+    if (request_id != nullptr) *request_id = reply.header.request_id;
+    return status;
+  }
+  // Polls STATUS (unheld) until the upload of `token` is in `state`; false at the test deadline.
+  bool WaitForState(uint64_t token, protocol::UploadState state) {
+    const auto deadline = std::chrono::steady_clock::now() + kTestDeadline;
+    while (std::chrono::steady_clock::now() < deadline) {
+      Request(protocol::Command::kStatus, protocol::EncodeStatus({token, 0}));
+      if (ReceiveStatus().state == state) return true;
+    }
+    return false;
+  }
   uint64_t last_request_id() const { return request_id_; }
 
  private:
   zmq::socket_t socket_;
   uint64_t request_id_ = 0;
-};
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-
- private:
-  const char* name_;
 };
 
 // A temp dir, a zmq context, a TestSink staging into <dir>/staging and (once started) a receiver on

@@ -4,8 +4,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 
 #include <filesystem>
+#include <limits>
+#include <set>
 
 #include "planb/encoding.h"
 #include "tests/host/transfer/upload_fixture.h"
@@ -30,7 +33,28 @@ class UploadReceiverTest : public UploadFixture {
     }
     return true;
   }
+  // Restarts the receiver with `settings`.
+  void RestartWith(const ReceiverSettings& settings) {
+    receiver_.reset();
+    StartReceiver(settings);
+  }
+  // Sends `contents` whole as batch `batch_id` and commits; returns the token once the node reports `staged`.
+  uint64_t Stage(RawSender& raw, const std::string& batch_id, const std::string& contents, uint32_t flags) {
+    protocol::ReadyReply ready = raw.Begin(batch_id, contents, Xxh3(contents), flags);
+    raw.SendChunks(ready.token, contents, 0, contents.size(), kChunk);
+    raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+    EXPECT_EQ(raw.ReceiveStatus().state, protocol::UploadState::kVerifying);
+    EXPECT_TRUE(raw.WaitForState(ready.token, protocol::UploadState::kStaged)) << batch_id;
+    return ready.token;
+  }
 };
+
+// Free bytes for unprivileged use in `dir`, as the receiver measures them.
+uint64_t FreeBytes(const std::string& dir) {
+  struct statvfs fs;
+  EXPECT_EQ(::statvfs(dir.c_str(), &fs), 0) << dir;
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
 
 TEST_F(UploadReceiverTest, ChecksumMismatchIsRefusedAndNothingStaged) {
   const std::string contents = RandomBytes(600 * 1024, 3);
@@ -249,6 +273,146 @@ TEST_F(UploadReceiverTest, BindingABadEndpointNamesIt) {
   Status status = receiver.Bind("tcp://127.0.0.1:notaport", &bound);
   EXPECT_EQ(status.code(), Code::kIOError);
   EXPECT_THAT(status.message(), HasSubstr("cannot bind upload receiver to tcp://127.0.0.1:notaport"));
+}
+
+TEST_F(UploadReceiverTest, BeginsBeyondMaxOpenUploadsAreBusy) {
+  const ReceiverSettings settings = Settings();
+  ASSERT_EQ(settings.max_open_uploads, 64u);  // the default
+  RawSender raw(context_, endpoint());
+  const std::string contents = RandomBytes(1000, 11);
+  std::vector<protocol::ReadyReply> open;
+  for (int i = 0; i < 70; ++i) {
+    raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/b" + std::to_string(i), 1000, Xxh3(contents), 0}));
+    RawReply reply = raw.Receive();
+    if (i < 64) {
+      protocol::ReadyReply ready;
+      ASSERT_EQ(reply.header.command, static_cast<uint16_t>(Command::kReady)) << i << ": " << reply.payload;
+      ASSERT_TRUE(protocol::DecodeReady(reply.payload, &ready).ok());
+      open.push_back(ready);
+      continue;
+    }
+    protocol::ErrorReply error;
+    ASSERT_EQ(reply.header.command, static_cast<uint16_t>(Command::kError)) << i;
+    ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
+    EXPECT_EQ(error.message, "busy: 64 uploads in progress, retry later");
+  }
+  // The refused BEGINs opened nothing: one part file (and fd) per upload in progress.
+  EXPECT_EQ(PartFiles(receive_dir()).size(), 64u);
+  EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/b64: busy: 64 uploads in progress"));
+  // Rejoining an upload in progress is no new upload.
+  protocol::ReadyReply again = raw.Begin("node1a/b0", contents, Xxh3(contents));
+  EXPECT_EQ(again.token, open[0].token);
+  // An upload that ends (here: failed, committed short) frees its place.
+  for (int i = 0; i < 2; ++i) {
+    raw.Request(Command::kCommit, protocol::EncodeCommit({open[i].token}));
+    EXPECT_THAT(raw.ReceiveError().message, HasSubstr("truncated upload"));
+  }
+  raw.Begin("node1a/b64", contents, Xxh3(contents));
+  ExpectStillServes();  // the 64th place
+}
+
+TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
+  ReceiverSettings settings = Settings();
+  settings.max_upload_bytes = std::numeric_limits<uint64_t>::max();
+  RestartWith(settings);
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", uint64_t{1} << 60, 1, 0}));
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
+  EXPECT_THAT(error.message, ::testing::StartsWith("disk full: "));
+  EXPECT_THAT(error.message, HasSubstr(" bytes free in " + receive_dir() +
+                                       ", batch node1a/huge needs about 2305843009213693952 (twice its "
+                                       "1152921504606846976 bytes: part file and verification)"));
+  EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/huge: disk full: "));
+  // A declared size whose double does not fit in 64 bits needs "everything".
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/max", std::numeric_limits<uint64_t>::max(), 1, 0}));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("batch node1a/max needs about 18446744073709551615 (twice"));
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+
+  // What uploads in progress have still to send counts too: each of these fits alone, not both.
+  const uint64_t free_bytes = FreeBytes(receive_dir());
+  const uint64_t first = free_bytes / 5 * 2, second = free_bytes / 20 * 7;
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/first", first, 1, 0}));
+  ASSERT_EQ(raw.Receive().header.command, static_cast<uint16_t>(Command::kReady));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/second", second, 1, 0}));
+  error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
+  EXPECT_THAT(error.message,
+              HasSubstr("batch node1a/second needs about " + std::to_string(2 * second + first) + " (twice its " +
+                        std::to_string(second) + " bytes: part file and verification, plus " + std::to_string(first) +
+                        " bytes still to arrive for 1 other upload)"));
+  EXPECT_EQ(PartFiles(receive_dir()).size(), 1u);
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, ChunkSizeIsKeptWithinTheProtocolMaximum) {
+  const std::string contents = RandomBytes(100, 12);
+  ReceiverSettings settings = Settings();
+  settings.chunk_size = 64u << 20;
+  RestartWith(settings);
+  {
+    RawSender raw(context_, endpoint());
+    EXPECT_EQ(raw.Begin("node1a/big", contents, Xxh3(contents)).chunk_size, kMaxUploadChunkSize);
+  }
+  settings.chunk_size = 0;
+  RestartWith(settings);
+  RawSender raw(context_, endpoint());
+  EXPECT_EQ(raw.Begin("node1a/zero", contents, Xxh3(contents)).chunk_size, 1u);
+}
+
+TEST_F(UploadReceiverTest, OneHeldStatusPerUpload) {
+  ReceiverSettings settings = Settings();
+  settings.status_hold_ms = 60 * 1000;  // longer than the test deadline: a reply that comes was not a hold ending
+  RestartWith(settings);
+  RawSender raw(context_, endpoint());
+  const uint64_t token = Stage(raw, "node1a/sync", RandomBytes(1000, 13), protocol::kFlagSynchroniseMerge);
+  raw.Request(Command::kStatus, protocol::EncodeStatus({token, 60 * 1000}));
+  const uint64_t first = raw.last_request_id();
+  raw.Request(Command::kStatus, protocol::EncodeStatus({token, 60 * 1000}));
+  const uint64_t second = raw.last_request_id();
+  // The newer request replaces the held one, which is answered at once with the state as it is.
+  uint64_t answered = 0;
+  protocol::StatusReply status = raw.ReceiveStatus(&answered);
+  EXPECT_EQ(answered, first);
+  EXPECT_EQ(status.state, protocol::UploadState::kStaged);
+  EXPECT_EQ(status.sequence, 1u);
+  sink_.MarkMerged(1);
+  status = raw.ReceiveStatus(&answered);
+  EXPECT_EQ(answered, second);
+  EXPECT_EQ(status.state, protocol::UploadState::kMerged);
+}
+
+TEST_F(UploadReceiverTest, HeldStatusesAreCapped) {
+  ReceiverSettings settings = Settings();
+  settings.status_hold_ms = 60 * 1000;
+  settings.max_open_uploads = 1;  // at most 4 held
+  RestartWith(settings);
+  RawSender raw(context_, endpoint());
+  std::vector<uint64_t> tokens;
+  for (int i = 0; i < 5; ++i) {
+    tokens.push_back(
+        Stage(raw, "node1a/s" + std::to_string(i), RandomBytes(1000, 20 + i), protocol::kFlagSynchroniseMerge));
+  }
+  std::vector<uint64_t> request_ids;
+  for (uint64_t token : tokens) {
+    raw.Request(Command::kStatus, protocol::EncodeStatus({token, 60 * 1000}));
+    request_ids.push_back(raw.last_request_id());
+  }
+  // Four are held; the fifth is answered at once, unheld.
+  uint64_t answered = 0;
+  protocol::StatusReply status = raw.ReceiveStatus(&answered);
+  EXPECT_EQ(answered, request_ids[4]);
+  EXPECT_EQ(status.state, protocol::UploadState::kStaged);
+  EXPECT_EQ(status.sequence, 5u);
+  for (uint64_t sequence = 1; sequence <= 5; ++sequence) sink_.MarkMerged(sequence);
+  std::set<uint64_t> merged;
+  for (int i = 0; i < 4; ++i) {
+    status = raw.ReceiveStatus(&answered);
+    EXPECT_EQ(status.state, protocol::UploadState::kMerged);
+    merged.insert(answered);
+  }
+  EXPECT_EQ(merged, std::set<uint64_t>(request_ids.begin(), request_ids.begin() + 4));
 }
 
 }  // namespace

@@ -195,18 +195,17 @@ TEST_F(UploadBatchTest, RefusedBatchIsFinalWithTheNodesCodeAndMessage) {
 
 TEST_F(UploadBatchTest, FullDiskIsReportedAsFullAndTheNodeRecovers) {
   WriteZip("batch.zip", 300 * 1024);
-  StartReceiver();
-  {
-    ScopedEnv fault("PLANB_FAULT", "receive.disk_full");
-    UploadOutcome outcome;
-    Status status = Upload("batch.zip", "node1a/full", TestUploadSettings(), &outcome);
-    EXPECT_EQ(status.code(), Code::kFull);
-    EXPECT_THAT(status.message(), HasSubstr("disk full writing " + receive_dir() + "/"));
-    EXPECT_THAT(status.message(), HasSubstr(".part"));
-    EXPECT_EQ(outcome.attempts, 1);
-    EXPECT_TRUE(PartFiles(receive_dir()).empty());
-    EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/full: disk full writing"));
-  }
+  // The fault is set before the receiver thread starts and unset after it is joined (RunningReceiver).
+  NewReceiver(Settings()).Start("tcp://127.0.0.1:*", "receive.disk_full");
+  UploadOutcome outcome;
+  Status status = Upload("batch.zip", "node1a/full", TestUploadSettings(), &outcome);
+  EXPECT_EQ(status.code(), Code::kFull);
+  EXPECT_THAT(status.message(), HasSubstr("disk full writing " + receive_dir() + "/"));
+  EXPECT_THAT(status.message(), HasSubstr(".part"));
+  EXPECT_EQ(outcome.attempts, 1);
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/full: disk full writing"));
+  receiver_->Restart();  // the same node with room again
   ExpectStillServes();
 }
 
@@ -251,6 +250,123 @@ TEST_F(UploadBatchTest, MissingZipNamesIt) {
   EXPECT_EQ(status.code(), Code::kIOError);
   EXPECT_THAT(status.message(), HasSubstr("cannot open batch zip " + (dir_ / "missing.zip")));
   EXPECT_EQ(outcome.attempts, 0);
+}
+
+TEST_F(UploadBatchTest, BusyNodeIsTriedAgainAfterTheRetryDelay) {
+  const std::string contents = WriteZip("batch.zip", 300 * 1024);
+  ReceiverSettings receiver_settings = Settings();
+  receiver_settings.max_open_uploads = 1;
+  StartReceiver(receiver_settings);
+  RawSender raw(context_, endpoint());
+  const std::string other = RandomBytes(1000, 5);
+  const protocol::ReadyReply held = raw.Begin("node2a/other", other, Xxh3(other));  // takes the only place
+  UploadSettings settings = TestUploadSettings();
+  std::vector<std::string> failures;
+  settings.on_retry = [&](int next_attempt, const Status& failure) {
+    EXPECT_EQ(next_attempt, 2);
+    failures.push_back(failure.message());
+    // The other upload ends (committed short, it fails) and frees the place before the retry.
+    raw.Request(protocol::Command::kCommit, protocol::EncodeCommit({held.token}));
+    EXPECT_THAT(raw.ReceiveError().message, HasSubstr("truncated upload"));
+  };
+  UploadOutcome outcome;
+  Status status = Upload("batch.zip", "node1a/busy", settings, &outcome);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(outcome.attempts, 2);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0], "failed waiting for the node's reply to BEGIN: busy: 1 upload in progress, retry later");
+  ASSERT_EQ(sink_.staged().size(), 1u);
+  EXPECT_EQ(ReadFile(sink_.staged()[0].path), contents);
+}
+
+TEST_F(UploadBatchTest, NodeBusyAtEveryAttemptFailsAfterTheConfiguredAttempts) {
+  WriteZip("batch.zip", 300 * 1024);
+  ReceiverSettings receiver_settings = Settings();
+  receiver_settings.max_open_uploads = 1;
+  StartReceiver(receiver_settings);
+  RawSender raw(context_, endpoint());
+  const std::string other = RandomBytes(1000, 6);
+  raw.Begin("node2a/other", other, Xxh3(other));
+  UploadSettings settings = TestUploadSettings();
+  settings.send_part_attempts = 3;
+  int retries = 0;
+  settings.on_retry = [&](int, const Status&) { ++retries; };
+  UploadOutcome outcome;
+  Status status = Upload("batch.zip", "node1a/busy", settings, &outcome);
+  EXPECT_EQ(status.code(), Code::kIOError);
+  EXPECT_EQ(status.message(),
+            "failed after 3 attempts (request_timeout 5000 ms) waiting for the node's reply to BEGIN: busy: 1 upload "
+            "in progress, retry later");
+  EXPECT_EQ(outcome.attempts, 3);
+  EXPECT_EQ(retries, 2);
+  EXPECT_EQ(outcome.bytes_sent, 0u);
+  EXPECT_TRUE(sink_.staged().empty());
+}
+
+// A "node" on a raw ROUTER that answers the sender's BEGIN with `ready`: what a broken or hostile node may say.
+Status UploadAgainstReady(zmq::context_t& context, const std::string& zip_path, const protocol::ReadyReply& ready,
+                          UploadOutcome* outcome) {
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.set(zmq::sockopt::linger, 0);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  UploadSettings settings = TestUploadSettings();
+  settings.chunk_size = 0;  // take READY's
+  settings.send_part_attempts = 1;
+  auto upload = std::async(std::launch::async, [&] {
+    return UploadBatch(context, {"node1", endpoint}, zip_path, "node1a/ready", settings, outcome);
+  });
+  zmq::pollitem_t item{router.handle(), 0, ZMQ_POLLIN, 0};
+  zmq::poll(&item, 1, std::chrono::duration_cast<std::chrono::milliseconds>(kTestDeadline));
+  std::vector<zmq::message_t> frames;
+  if ((item.revents & ZMQ_POLLIN) == 0 || !zmq::recv_multipart(router, std::back_inserter(frames)) ||
+      frames.size() != 3) {
+    ADD_FAILURE() << "no BEGIN from the sender";
+    return upload.get();
+  }
+  protocol::Header header;
+  EXPECT_TRUE(protocol::DecodeHeader(frames[1].to_string_view(), &header).ok());
+  EXPECT_EQ(header.command, static_cast<uint16_t>(protocol::Command::kBegin));
+  router.send(frames[0], zmq::send_flags::sndmore);
+  router.send(zmq::buffer(protocol::EncodeHeader(protocol::Command::kReady, header.request_id)),
+              zmq::send_flags::sndmore);
+  router.send(zmq::buffer(protocol::EncodeReady(ready)), zmq::send_flags::none);
+  return upload.get();
+}
+
+TEST_F(UploadBatchTest, ReadyWithAChunkSizeOutOfBoundsIsAProtocolError) {
+  WriteZip("batch.zip", 1000);
+  for (uint32_t chunk_size : {0u, kMaxUploadChunkSize + 1, 0xffffffffu}) {
+    UploadOutcome outcome;
+    Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {7, 0, chunk_size, 8}, &outcome);
+    EXPECT_EQ(status.code(), Code::kInvalidArgument) << chunk_size;
+    EXPECT_EQ(status.message(), "bad reply from the node: READY with chunk size " + std::to_string(chunk_size) +
+                                    " (must be 1 to 16777216 bytes)");
+    EXPECT_EQ(outcome.attempts, 1);
+    EXPECT_EQ(outcome.bytes_sent, 0u);
+  }
+  UploadOutcome outcome;
+  Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {7, 1001, 1024, 8}, &outcome);
+  EXPECT_EQ(status.code(), Code::kInvalidArgument);
+  EXPECT_EQ(status.message(), "bad reply from the node: READY with resume offset 1001 for a zip of 1000 bytes");
+}
+
+TEST_F(UploadBatchTest, SenderWithoutAChunkSizeTakesTheNodesMaximum) {
+  const std::string contents = WriteZip("batch.zip", kMaxUploadChunkSize + 100);
+  ReceiverSettings receiver_settings = Settings();
+  receiver_settings.chunk_size = 64u << 20;  // lowered to the maximum
+  StartReceiver(receiver_settings);
+  UploadSettings settings = TestUploadSettings();
+  settings.chunk_size = 0;
+  std::vector<uint64_t> progress;
+  UploadOutcome outcome;
+  Status status = UploadBatch(context_, {"node1", endpoint()}, dir_ / "batch.zip", "node1a/max-chunk", settings,
+                              &outcome, [&](uint64_t acked) { progress.push_back(acked); });
+  ASSERT_TRUE(status.ok()) << status.message();
+  // Two chunks: 16 MiB, then 100 bytes.
+  EXPECT_EQ(progress, (std::vector<uint64_t>{0, kMaxUploadChunkSize, kMaxUploadChunkSize + 100}));
+  ASSERT_EQ(sink_.staged().size(), 1u);
+  EXPECT_EQ(ReadFile(sink_.staged()[0].path), contents);
 }
 
 }  // namespace

@@ -137,6 +137,23 @@ TEST_F(RangedStoreTest, DescribesItself) {
   }
 }
 
+TEST_F(RangedStoreTest, ARowWhoseFromIsAfterItsToIsCorruption) {
+  auto env = NewEnv("b");
+  MapTxn txn;
+  ASSERT_TRUE(txn.Begin(env, false).ok());
+  uint8_t key[16];
+  const std::string value = "\x01v";
+  PutOrderedI64(key, 5);
+  PutOrderedI64(key + 8, 10);
+  Row row;
+  ErrorBuffer error;
+  ASSERT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(key, 16), Bytes(value), &row, &error), Code::kOk)
+      << error.message;
+  PutOrderedI64(key, 11);  // what no writer produces and the merge refuses: the verifier must refuse it too
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(key, 16), Bytes(value), &row, &error), Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "from 11 after to 10")) << error.message;
+}
+
 TEST_F(RangedStoreTest, RangeEdgesAreInclusive) {
   auto env = Batch("b", {Span(10, 20, "ten-twenty"), Span(30, 30, "thirty")});
   EXPECT_EQ(At(*env, 10), "ten-twenty");

@@ -281,6 +281,42 @@ TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
 }
 
+// The batch verifier decodes every row of a received batch: whatever decodes must also merge, or a batch that
+// passed verification would block the node's merge queue for ever.
+TEST_P(StateStoreTest, ARowWithBytesAfterItsKeyDecodesOnlyIfItMerges) {
+  auto batch = NewEnv("b");
+  const KeyScheme& scheme = *plugins_->scheme();
+  const std::string key = "k";
+  std::string lmdb_key;
+  std::string value;
+  {
+    MapTxn txn;
+    ASSERT_TRUE(txn.Begin(batch, true).ok());
+    Resolved resolved;
+    ErrorBuffer error;
+    ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
+    value.assign(scheme.StoredKeySize(Resolved(), Bytes(key)), '\0');
+    scheme.WriteStoredKey(Resolved(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+    value += "\x01payload";
+    lmdb_key.assign(reinterpret_cast<const char*>(resolved.prefix.view().data), resolved.prefix.view().size);
+    lmdb_key += "xx";  // no scheme writes this
+    MDB_val k{lmdb_key.size(), lmdb_key.data()};
+    MDB_val v{value.size(), value.data()};
+    ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  Code decoded = Code::kOk;
+  {
+    MapTxn txn;
+    ASSERT_TRUE(txn.Begin(batch, false).ok());
+    Row row;
+    ErrorBuffer error;
+    decoded = plugins_->store()->DecodeRow(txn.table(), Bytes(lmdb_key), Bytes(value), &row, &error);
+  }
+  const Status merged = MergeInto(batch, NewEnv("s"));
+  EXPECT_EQ(decoded == Code::kOk, merged.ok()) << merged.message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreTest, ::testing::ValuesIn(kSchemes),
                          [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; });
 
