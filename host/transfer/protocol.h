@@ -63,6 +63,9 @@ enum class UploadState : uint8_t {
 const char* UploadStateName(UploadState state);
 
 inline constexpr uint32_t kFlagSynchroniseMerge = 1u << 0;
+// The largest chunk size a node may advertise: a sender refuses a READY with a chunk size of 0 or above this as
+// a protocol error (each chunk is one zmq message in memory, a window of them at once).
+inline constexpr uint32_t kMaxUploadChunkSize = 16u << 20;
 
 struct BeginRequest {
   std::string batch_id;

@@ -16,7 +16,6 @@
 
 #include "host/transfer/protocol.h"
 #include "host/transfer/request_channel.h"
-#include "host/transfer/upload_receiver.h"  // kMaxUploadChunkSize
 
 namespace planb {
 
@@ -209,9 +208,9 @@ bool Uploader::Begin(protocol::ReadyReply* ready, AttemptEnd* end) {
   }
   // The chunk size sets the memory of every message in flight: a node is not trusted with more than the protocol's
   // maximum, and a chunk of 0 bytes would never finish.
-  if (status.ok() && (ready->chunk_size == 0 || ready->chunk_size > kMaxUploadChunkSize)) {
+  if (status.ok() && (ready->chunk_size == 0 || ready->chunk_size > protocol::kMaxUploadChunkSize)) {
     status = Status::Invalid("READY with chunk size " + std::to_string(ready->chunk_size) + " (must be 1 to " +
-                             std::to_string(kMaxUploadChunkSize) + " bytes)");
+                             std::to_string(protocol::kMaxUploadChunkSize) + " bytes)");
   }
   if (!status.ok()) {
     *end = Final(status.WithContext("bad reply from the node"));

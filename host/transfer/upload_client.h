@@ -1,7 +1,8 @@
 // Sends one staged-format batch zip to one storage node over ZeroMQ (a DEALER socket to the node's ROUTER),
 // following docs/protocol.md: begin -> chunks under flow control -> commit -> status until staged (or merged).
 // Every request has a deadline; transport errors and timeouts are retried, resuming where the node's copy
-// ends; an error answered by the node (checksum, disk full, bad batch) is final.
+// ends; an error answered by the node (checksum, disk full, bad batch) is final, except "busy" (the node has
+// too many uploads in progress), which is retried like a timeout.
 // Thread-safety: one call per thread; the zmq context is shared (zmq contexts are thread-safe).
 #pragma once
 

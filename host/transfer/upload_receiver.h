@@ -13,6 +13,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "host/transfer/protocol.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -32,13 +33,9 @@ class BatchSink {
   virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;
 };
 
-// The largest chunk size a node may advertise: a sender refuses a READY with a chunk size of 0 or above this as
-// a protocol error (each chunk is one zmq message in memory, a window of them at once). docs/protocol.md.
-inline constexpr uint32_t kMaxUploadChunkSize = 16u << 20;
-
 struct ReceiverSettings {
   std::string receive_dir;  // the home's receive/; cleared of stale parts at start
-  // The largest chunk accepted (the sender is told); kept within 1..kMaxUploadChunkSize.
+  // The largest chunk accepted (the sender is told); kept within 1..protocol::kMaxUploadChunkSize.
   uint32_t chunk_size = 1u << 20;
   uint32_t window = 8;                             // chunks the sender may have in flight (the sender is told)
   int64_t status_hold_ms = 1000;                   // a status request waits up to this long for a change (long poll)

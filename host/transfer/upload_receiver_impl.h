@@ -31,8 +31,8 @@ class UploadReceiver::Impl {
         log_(std::move(log)),
         worker_(sink),
         token_rng_(std::random_device{}()) {
-    // A sender refuses a READY outside 1..kMaxUploadChunkSize: never advertise one.
-    settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, kMaxUploadChunkSize);
+    // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
+    settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
   }
 
   Status Bind(const std::string& endpoint, std::string* bound);

@@ -353,7 +353,7 @@ TEST_F(UploadReceiverTest, ChunkSizeIsKeptWithinTheProtocolMaximum) {
   RestartWith(settings);
   {
     RawSender raw(context_, endpoint());
-    EXPECT_EQ(raw.Begin("node1a/big", contents, Xxh3(contents)).chunk_size, kMaxUploadChunkSize);
+    EXPECT_EQ(raw.Begin("node1a/big", contents, Xxh3(contents)).chunk_size, protocol::kMaxUploadChunkSize);
   }
   settings.chunk_size = 0;
   RestartWith(settings);

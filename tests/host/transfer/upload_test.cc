@@ -336,7 +336,7 @@ Status UploadAgainstReady(zmq::context_t& context, const std::string& zip_path, 
 
 TEST_F(UploadBatchTest, ReadyWithAChunkSizeOutOfBoundsIsAProtocolError) {
   WriteZip("batch.zip", 1000);
-  for (uint32_t chunk_size : {0u, kMaxUploadChunkSize + 1, 0xffffffffu}) {
+  for (uint32_t chunk_size : {0u, protocol::kMaxUploadChunkSize + 1, 0xffffffffu}) {
     UploadOutcome outcome;
     Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {7, 0, chunk_size, 8}, &outcome);
     EXPECT_EQ(status.code(), Code::kInvalidArgument) << chunk_size;
@@ -352,7 +352,7 @@ TEST_F(UploadBatchTest, ReadyWithAChunkSizeOutOfBoundsIsAProtocolError) {
 }
 
 TEST_F(UploadBatchTest, SenderWithoutAChunkSizeTakesTheNodesMaximum) {
-  const std::string contents = WriteZip("batch.zip", kMaxUploadChunkSize + 100);
+  const std::string contents = WriteZip("batch.zip", protocol::kMaxUploadChunkSize + 100);
   ReceiverSettings receiver_settings = Settings();
   receiver_settings.chunk_size = 64u << 20;  // lowered to the maximum
   StartReceiver(receiver_settings);
@@ -364,7 +364,7 @@ TEST_F(UploadBatchTest, SenderWithoutAChunkSizeTakesTheNodesMaximum) {
                               &outcome, [&](uint64_t acked) { progress.push_back(acked); });
   ASSERT_TRUE(status.ok()) << status.message();
   // Two chunks: 16 MiB, then 100 bytes.
-  EXPECT_EQ(progress, (std::vector<uint64_t>{0, kMaxUploadChunkSize, kMaxUploadChunkSize + 100}));
+  EXPECT_EQ(progress, (std::vector<uint64_t>{0, protocol::kMaxUploadChunkSize, protocol::kMaxUploadChunkSize + 100}));
   ASSERT_EQ(sink_.staged().size(), 1u);
   EXPECT_EQ(ReadFile(sink_.staged()[0].path), contents);
 }
