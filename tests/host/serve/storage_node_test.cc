@@ -148,6 +148,15 @@ TEST(StorageNode, ServeRefusesANodeOutsideTheNodeListAndABadEndpoint) {
   const ProcessResult bad = RunPlanb({"--config", dir / "n.ini", "--home", dir / "h", "serve", "--bind", "nonsense"});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_TRUE(Contains(bad.err, "serve: binding nonsense")) << bad.err;
+
+  const ProcessResult unwritable = RunPlanb({"--config", dir / "n.ini", "--home", dir / "h", "serve", "--bind",
+                                             "tcp://127.0.0.1:*", "--ready-file", dir / "missing/ready"});
+  EXPECT_EQ(unwritable.exit_code, 2);
+  EXPECT_TRUE(Contains(unwritable.err, "serve: --ready-file: creating " + dir / "missing/ready")) << unwritable.err;
+
+  const ProcessResult extra = RunPlanb({"--config", dir / "n.ini", "--home", dir / "h", "serve", "now"});
+  EXPECT_EQ(extra.exit_code, 2);
+  EXPECT_TRUE(Contains(extra.err, "'serve' takes no arguments, got 1")) << extra.err;
 }
 
 }  // namespace
