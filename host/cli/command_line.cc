@@ -27,9 +27,9 @@ const std::vector<CommandSpec>& Commands() {
        kMany},
       {"lookup", "MAP KEY",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; exit 1 when absent",
-       {"time"}, 2, 2},
+       {"time", "remote"}, 2, 2},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
-       {"where", "format", "limit", "explain"}, 1, 1},
+       {"where", "format", "limit", "explain", "remote"}, 1, 1},
       {"serve", "",
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
@@ -71,6 +71,7 @@ po::options_description CommandOptions() {
       ("format", po::value<std::string>()->value_name("FORMAT"), "query: table (default), csv or json")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
+      ("remote", "lookup, query: ask a storage node of node_list (in order) instead of reading local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
       ("ready-file", po::value<std::string>()->value_name("FILE"),
@@ -161,6 +162,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("format")) out->format = vm["format"].as<std::string>();
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;
+  out->remote = vm.count("remote") > 0;
   if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();
   if (vm.count("ready-file")) out->ready_file = vm["ready-file"].as<std::string>();
 

@@ -23,6 +23,7 @@ struct CommandLine {
   std::string format = "table";               // query: table, csv or json
   std::optional<std::string> limit;           // query: text, checked by the command
   bool explain = false;                       // query
+  bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve
   bool help = false;

@@ -17,6 +17,9 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
 int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunServeCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// lookup or query with --remote: runs the command on a storage node (host/transfer/remote_read.h) and prints
+// its stdout and stderr as they are; exits with its exit status (2 when no node answered).
+int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

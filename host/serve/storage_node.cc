@@ -2,7 +2,12 @@
 
 #include <chrono>
 #include <filesystem>
+#include <sstream>
+#include <streambuf>
 #include <vector>
+
+#include "host/cli/command_line.h"
+#include "host/cli/commands.h"
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
@@ -20,6 +25,38 @@ int64_t NowMs() {
 }
 
 std::string CheckDirFor(const std::string& zip_path) { return zip_path + ".check"; }
+
+// A string sink that keeps at most `limit` bytes and remembers that more were written: a query over a huge map
+// must not grow the node's memory without bound before the reply is refused.
+class CappedStringBuf : public std::streambuf {
+ public:
+  explicit CappedStringBuf(size_t limit) : limit_(limit) {}
+  bool exceeded() const { return exceeded_; }
+  std::string Take() { return std::move(text_); }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const size_t room = limit_ - text_.size();
+    if (static_cast<size_t>(n) > room) {
+      exceeded_ = true;
+      text_.append(s, room);
+    } else {
+      text_.append(s, static_cast<size_t>(n));
+    }
+    return n;  // never fail the writer: it would only stop halfway and the result is refused anyway
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    xsputn(&ch, 1);
+    return c;
+  }
+
+ private:
+  size_t limit_;
+  bool exceeded_ = false;
+  std::string text_;
+};
 
 }  // namespace
 
@@ -120,6 +157,37 @@ BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* 
     return MergeState::kFailed;
   }
   return MergeState::kPending;
+}
+
+Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
+                                std::string* err) {
+  CommandLine cli;
+  Status parsed = ParseCommandLine(args, &cli);
+  if (!parsed.ok()) return Status::Invalid("READ: " + parsed.message());
+  if (cli.command != "lookup" && cli.command != "query") {
+    return Status::Invalid("READ runs lookup or query only, not '" + cli.command + "'");
+  }
+  // The receiver refuses these before they get here; checked again since a wrong home would read other data.
+  if (!cli.home.empty() || !cli.config.empty() || !cli.plugin_dirs.empty() || cli.help || cli.version) {
+    return Status::Invalid("READ refuses global options (--home, --config, --plugin-dir, --help, --version)");
+  }
+  CappedStringBuf out_buffer(protocol::kMaxReadOutput);
+  std::ostream out_stream(&out_buffer);
+  std::ostringstream err_stream;
+  // One read at a time (the receiver's read worker); the catalog is read-only and EnvCache is thread-safe, so
+  // reads overlap merges as a separate lookup process would.
+  *exit_code = cli.command == "lookup" ? RunLookupCommand(runtime_, cli, out_stream, err_stream)
+                                       : RunQueryCommand(runtime_, cli, out_stream, err_stream);
+  out_stream.flush();
+  if (out_buffer.exceeded()) {
+    *exit_code = kExitError;
+    out->clear();
+    *err = protocol::kReadOutputTooLarge;
+    return Status::Ok();
+  }
+  *out = out_buffer.Take();
+  *err = err_stream.str();
+  return Status::Ok();
 }
 
 void StorageNode::MergeLoop() {

@@ -12,6 +12,7 @@
 #include <ostream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "host/runtime.h"
 #include "host/transfer/upload_receiver.h"
@@ -40,6 +41,11 @@ class StorageNode final : public BatchSink {
   // BatchSink
   Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override;
   MergeState MergeStateOf(uint64_t sequence, std::string* error) override;
+  // Runs `planb lookup|query ...` against this node's runtime, exactly as the CLI on this node would (stdout past
+  // protocol::kMaxReadOutput: exit 2 and kReadOutputTooLarge). Refuses tokens that do not parse as a lookup or
+  // query, or that carry a global option.
+  Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
+                     std::string* err) override;
 
  private:
   void MergeLoop();

@@ -70,6 +70,8 @@ class PayloadReader {
     pos_ += length;
     return *this;
   }
+  size_t remaining() const { return status_.ok() ? in_.size() - pos_ : 0; }
+  bool ok() const { return status_.ok(); }
   PayloadReader& Fail(std::string message) {
     if (status_.ok()) status_ = Status::Invalid(std::move(message));
     return *this;
@@ -114,6 +116,10 @@ std::string CommandName(uint16_t command) {
       return "COMMIT";
     case Command::kStatus:
       return "STATUS";
+    case Command::kRead:
+      return "READ";
+    case Command::kReadResult:
+      return "READ_RESULT";
     case Command::kReady:
       return "READY";
     case Command::kChunkAck:
@@ -134,6 +140,7 @@ bool IsRequest(uint16_t command) {
     case Command::kChunk:
     case Command::kCommit:
     case Command::kStatus:
+    case Command::kRead:
       return true;
     default:
       return false;
@@ -199,6 +206,15 @@ std::string EncodeStatus(const StatusRequest& m) { return PayloadWriter().U64(m.
 std::string EncodeStatusReply(const StatusReply& m) {
   return PayloadWriter().U8(static_cast<uint8_t>(m.state)).U64(m.sequence).U16(m.code).String(m.message).Take();
 }
+std::string EncodeRead(const ReadRequest& m) {
+  PayloadWriter writer;
+  writer.U32(static_cast<uint32_t>(m.args.size()));
+  for (const std::string& arg : m.args) writer.String(arg);
+  return writer.Take();
+}
+std::string EncodeReadResult(const ReadResult& m) {
+  return PayloadWriter().U32(static_cast<uint32_t>(m.exit_code)).String(m.out).String(m.err).Take();
+}
 std::string EncodeError(const ErrorReply& m) { return PayloadWriter().U16(m.code).String(m.message).Take(); }
 
 Status DecodeBegin(std::string_view payload, BeginRequest* m) {
@@ -239,8 +255,46 @@ Status DecodeStatusReply(std::string_view payload, StatusReply* m) {
   m->state = static_cast<UploadState>(state);
   return reader.Finish();
 }
+Status DecodeRead(std::string_view payload, ReadRequest* m) {
+  uint32_t argc = 0;
+  PayloadReader reader(payload, "READ");
+  reader.U32("argc", &argc);
+  // Checked before reserving: a hostile argc must not allocate.
+  if (reader.ok() && argc > reader.remaining() / 4) {
+    return Status::Invalid("READ payload: argc " + std::to_string(argc) + " is more than the " +
+                           std::to_string(reader.remaining()) + " remaining bytes can hold");
+  }
+  m->args.assign(argc, std::string());
+  for (uint32_t i = 0; i < argc; ++i) reader.String(("args[" + std::to_string(i) + "]").c_str(), &m->args[i]);
+  return reader.Finish();
+}
+Status DecodeReadResult(std::string_view payload, ReadResult* m) {
+  uint32_t exit_code = 0;
+  PayloadReader reader(payload, "READ_RESULT");
+  reader.U32("exit_code", &exit_code).String("out", &m->out).String("err", &m->err);
+  m->exit_code = static_cast<int32_t>(exit_code);
+  return reader.Finish();
+}
 Status DecodeError(std::string_view payload, ErrorReply* m) {
   return PayloadReader(payload, "ERROR").U16("code", &m->code).String("message", &m->message).Finish();
+}
+
+Status CheckReadArgs(const std::vector<std::string>& args) {
+  if (args.empty()) return Status::Invalid("READ without a command");
+  if (args[0] != "lookup" && args[0] != "query") {
+    return Status::Invalid("READ runs lookup or query only, not '" + args[0] + "'");
+  }
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    for (const char* option : {"--home", "--config", "--plugin-dir"}) {
+      const std::string& arg = args[i];
+      const size_t n = std::strlen(option);
+      if (arg.compare(0, n, option) == 0 && (arg.size() == n || arg[n] == '=')) {
+        return Status::Invalid(std::string("READ refuses the option ") + option +
+                               ": a remote command runs on the node's own home, config and plugins");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Code CodeFromWire(uint16_t code) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "planb/status.h"
 
@@ -29,9 +30,11 @@ enum class Command : uint16_t {
   kChunk = 0x0002,
   kCommit = 0x0003,
   kStatus = 0x0004,
+  kRead = 0x0005,
   kReady = 0x8001,
   kChunkAck = 0x8002,
   kStatusReply = 0x8004,
+  kReadResult = 0x8005,
   kError = 0x80FF,
 };
 
@@ -100,6 +103,22 @@ struct StatusReply {
   uint16_t code = 0;      // failed, merge failed: a planb::Code
   std::string message;    // failed, merge failed: why
 };
+// READ: run a read-only command (lookup or query) on the node, as the CLI would run it there.
+struct ReadRequest {
+  std::vector<std::string> args;  // the command word, then its options and arguments (CLI tokens)
+};
+struct ReadResult {
+  int32_t exit_code = 0;  // the command's exit status on the node
+  std::string out;        // its stdout, byte for byte
+  std::string err;        // its stderr, byte for byte
+};
+// The most stdout a READ_RESULT carries; a command printing more gets exit 2 and kReadOutputTooLarge instead.
+inline constexpr size_t kMaxReadOutput = size_t{64} << 20;
+inline constexpr char kReadOutputTooLarge[] = "planb: query output exceeds 64 MiB; narrow it with --where or --limit\n";
+// The commands READ runs, and the CLI options it refuses (they would pick another home, config or plugins on
+// the node). Checks the tokens before "--"; kInvalidArgument naming the command or option.
+Status CheckReadArgs(const std::vector<std::string>& args);
+
 struct ErrorReply {
   uint16_t code = 0;  // a planb::Code
   std::string message;
@@ -112,6 +131,8 @@ std::string EncodeChunkAck(const ChunkAck& m);
 std::string EncodeCommit(const CommitRequest& m);
 std::string EncodeStatus(const StatusRequest& m);
 std::string EncodeStatusReply(const StatusReply& m);
+std::string EncodeRead(const ReadRequest& m);
+std::string EncodeReadResult(const ReadResult& m);
 std::string EncodeError(const ErrorReply& m);
 
 // Each decoder takes frame B and refuses, with kInvalidArgument naming the command and field, a payload that
@@ -124,6 +145,9 @@ Status DecodeChunkAck(std::string_view payload, ChunkAck* m);
 Status DecodeCommit(std::string_view payload, CommitRequest* m);
 Status DecodeStatus(std::string_view payload, StatusRequest* m);
 Status DecodeStatusReply(std::string_view payload, StatusReply* m);
+// READ also refuses an argc larger than the remaining bytes could hold (each string needs at least 4).
+Status DecodeRead(std::string_view payload, ReadRequest* m);
+Status DecodeReadResult(std::string_view payload, ReadResult* m);
 Status DecodeError(std::string_view payload, ErrorReply* m);
 
 // A planb::Code from the wire; values this build does not know become kInternal.

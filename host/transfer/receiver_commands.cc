@@ -1,4 +1,4 @@
-// UploadReceiver's request handlers (BEGIN, CHUNK, COMMIT, STATUS) and the upload states they move; the socket
+// UploadReceiver's request handlers (BEGIN, CHUNK, COMMIT, STATUS, READ) and the upload states they move; the socket
 // loop around them is in upload_receiver.cc.
 #include <sys/statvfs.h>
 
@@ -180,6 +180,19 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
     return Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(reply));
   }
   waiters_.push_back({routing_id, request_id, request.token, Clock::now() + std::chrono::milliseconds(hold_ms)});
+}
+
+void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  protocol::ReadRequest read;
+  Status status = protocol::DecodeRead(payload, &read);
+  if (status.ok()) status = protocol::CheckReadArgs(read.args);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  const size_t pending = read_worker_.pending();
+  if (pending >= settings_.max_pending_reads) {
+    const std::string message = "busy: " + std::to_string(pending) + " READ requests in progress, retry later";
+    return ReplyError(routing_id, request_id, Status(Code::kFull, message), "");
+  }
+  read_worker_.Submit({routing_id, request_id, std::move(read.args)});
 }
 
 UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, uint64_t request_id, Command command,

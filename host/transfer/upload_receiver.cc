@@ -63,7 +63,9 @@ Status UploadReceiver::Impl::Run(const std::atomic<bool>& stop) {
   PLANB_RETURN_IF_ERROR(MakeDirectories(settings_.receive_dir));
   ClearStaleParts();
   PLANB_RETURN_IF_ERROR(worker_.Start(context_));
-  Status status = Serve(stop);
+  Status status = read_worker_.Start(context_);
+  if (status.ok()) status = Serve(stop);
+  read_worker_.Stop();
   worker_.Stop();
   TakeAcceptResults();
   DropAll();
@@ -79,10 +81,12 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
       wait = std::max(std::chrono::milliseconds(0), std::min(wait, left));
     }
     zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0},
-                               {worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0}};
+                               {worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {read_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, 2, wait);
-      TakeAcceptResults();  // also drains the wake-up socket
+      zmq::poll(items, 3, wait);
+      TakeAcceptResults();  // these also drain the wake-up sockets
+      TakeReadResults();
       for (int i = 0; i < kMaxMessagesPerTurn && (items[0].revents & ZMQ_POLLIN); ++i) {
         std::vector<zmq::message_t> frames;
         if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
@@ -118,7 +122,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT and STATUS)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);
@@ -140,6 +144,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
       return HandleCommit(routing_id, header.request_id, payload);
     case Command::kStatus:
       return HandleStatus(routing_id, header.request_id, payload);
+    case Command::kRead:
+      return HandleRead(routing_id, header.request_id, payload);
     default:
       return;
   }
@@ -180,6 +186,16 @@ void UploadReceiver::Impl::TakeAcceptResults() {
       upload->error = result.status;
       Log("upload error for batch " + upload->batch_id() + ": " + result.status.message());
     }
+  }
+}
+
+void UploadReceiver::Impl::TakeReadResults() {
+  for (ReadWorker::Result& result : read_worker_.TakeResults()) {
+    if (!result.status.ok()) {
+      ReplyError(result.routing_id, result.request_id, result.status, "");
+      continue;
+    }
+    Reply(result.routing_id, Command::kReadResult, result.request_id, protocol::EncodeReadResult(result.result));
   }
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "host/transfer/protocol.h"
@@ -19,8 +20,9 @@
 namespace planb {
 
 // Where committed uploads go. Implemented by the storage node (verify + stage + merge state); tests may use a
-// simpler real one. Thread-safety: Accept runs on the receiver's worker thread (one batch at a time),
-// MergeStateOf on the Run thread; the two may overlap.
+// simpler real one. Thread-safety: Accept runs on the receiver's accept worker thread (one batch at a time),
+// ExecuteRead on its read worker thread (one request at a time), MergeStateOf on the Run thread; the three may
+// overlap.
 class BatchSink {
  public:
   enum class MergeState { kPending, kMerged, kFailed };
@@ -31,6 +33,14 @@ class BatchSink {
   // Whether staged batch `sequence` has been merged; kFailed with `error` when its merge failed (it stays queued
   // and is retried, so kFailed may later become kMerged).
   virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;
+  // Runs the read-only command `args` (READ: "lookup" or "query", then its CLI tokens; the receiver has already
+  // refused other commands and global options) and fills its exit status, stdout and stderr. A non-OK status
+  // means the request was refused, not that the command failed; it goes back as an ERROR reply.
+  virtual Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
+                             std::string* err) {
+    (void)args, (void)exit_code, (void)out, (void)err;
+    return Status::NotSupported("this node does not run READ requests");
+  }
 };
 
 struct ReceiverSettings {
@@ -45,6 +55,8 @@ struct ReceiverSettings {
   // upload beyond this is answered ERROR kFull "busy: ..." and the sender retries later. Held STATUS requests
   // are capped at kHeldStatusPerOpenUpload times this.
   uint32_t max_open_uploads = 64;
+  // READ requests queued or running at once; beyond this one is answered ERROR kFull "busy: ...".
+  uint32_t max_pending_reads = 16;
 };
 inline constexpr uint32_t kHeldStatusPerOpenUpload = 4;
 

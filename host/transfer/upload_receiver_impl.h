@@ -1,6 +1,6 @@
 // UploadReceiver's insides, shared by upload_receiver.cc (socket loop, long-poll waiters, expiry) and
-// receiver_commands.cc (BEGIN, CHUNK, COMMIT, STATUS). Everything here runs on the Run thread only, apart from
-// BatchSink::Accept, which AcceptWorker runs on its own thread.
+// receiver_commands.cc (BEGIN, CHUNK, COMMIT, STATUS, READ). Everything here runs on the Run thread only, apart
+// from BatchSink::Accept and BatchSink::ExecuteRead, which AcceptWorker and ReadWorker run on their own threads.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 
 #include "host/transfer/accept_worker.h"
 #include "host/transfer/protocol.h"
+#include "host/transfer/read_worker.h"
 #include "host/transfer/upload_receiver.h"
 #include "host/transfer/upload_session.h"
 
@@ -30,6 +31,7 @@ class UploadReceiver::Impl {
         sink_(sink),
         log_(std::move(log)),
         worker_(sink),
+        read_worker_(sink),
         token_rng_(std::random_device{}()) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
@@ -50,6 +52,7 @@ class UploadReceiver::Impl {
   Status Serve(const std::atomic<bool>& stop);
   void HandleMessage(std::vector<zmq::message_t>& frames);
   void TakeAcceptResults();
+  void TakeReadResults();
   void ServeWaiters(Clock::time_point now);
   void ExpireIdle(Clock::time_point now);
   void DropAll();
@@ -68,6 +71,7 @@ class UploadReceiver::Impl {
                    std::string_view bytes);
   void HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   // The upload of `token`, or null after answering ERROR for an unknown token.
   // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
   // ...", which the sender retries), or too little free space in receive_dir ("disk full: ...", final).
@@ -86,6 +90,7 @@ class UploadReceiver::Impl {
   BatchSink& sink_;
   LogFunction log_;
   AcceptWorker worker_;
+  ReadWorker read_worker_;
   std::unique_ptr<zmq::socket_t> router_;
   std::mt19937_64 token_rng_;
   std::map<uint64_t, std::unique_ptr<UploadSession>> uploads_;

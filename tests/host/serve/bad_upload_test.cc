@@ -179,8 +179,8 @@ TEST_F(BadUpload, AnUnknownCommandIsRefused) {
   raw.Send({header, "x"});
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT and STATUS)");
-  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT and STATUS)");
+  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
+  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
 }
 
 }  // namespace

@@ -214,5 +214,59 @@ TEST(Protocol, UnknownCodesBecomeInternal) {
   EXPECT_EQ(CodeFromWire(999), Code::kInternal);
 }
 
+TEST(Protocol, ReadAndReadResultRoundTrip) {
+  ReadRequest read{{"query", "--where", "Key = 'a'", "", "--", "city_to_country"}};
+  ReadRequest read_out;
+  ASSERT_TRUE(DecodeRead(EncodeRead(read), &read_out).ok());
+  EXPECT_EQ(read_out.args, read.args);
+  ASSERT_TRUE(DecodeRead(EncodeRead({}), &read_out).ok());
+  EXPECT_TRUE(read_out.args.empty());
+
+  ReadResult result{-3, std::string("a\0b\n", 4), "planb: no key 'x'\n"};
+  ReadResult result_out;
+  ASSERT_TRUE(DecodeReadResult(EncodeReadResult(result), &result_out).ok());
+  EXPECT_EQ(result_out.exit_code, -3);
+  EXPECT_EQ(result_out.out, result.out);
+  EXPECT_EQ(result_out.err, result.err);
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kRead)), "READ");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kReadResult)), "READ_RESULT");
+  EXPECT_TRUE(IsRequest(static_cast<uint16_t>(Command::kRead)));
+  EXPECT_FALSE(IsRequest(static_cast<uint16_t>(Command::kReadResult)));
+}
+
+TEST(Protocol, MalformedReadPayloadsNameTheField) {
+  ReadRequest read;
+  Status s = DecodeRead(std::string("\x00\x00", 2), &read);
+  EXPECT_EQ(s.message(), "READ payload of 2 bytes ends inside field argc (needs 4 bytes at offset 0)");
+  // An argc no payload of this size could hold is refused before anything is allocated.
+  s = DecodeRead(std::string("\xff\xff\xff\xff\x00\x00\x00\x00", 8), &read);
+  EXPECT_EQ(s.message(), "READ payload: argc 4294967295 is more than the 4 remaining bytes can hold");
+  const std::string two = EncodeRead({{"lookup", "m"}});
+  s = DecodeRead(two.substr(0, two.size() - 1), &read);
+  EXPECT_EQ(s.message(), "READ payload: string field args[1] declares 1 bytes but only 0 remain");
+  s = DecodeRead(two + "z", &read);
+  EXPECT_EQ(s.message(),
+            "READ payload of " + std::to_string(two.size() + 1) + " bytes has 1 bytes after its last field");
+
+  ReadResult result;
+  const std::string full = EncodeReadResult({1, "out", "err"});
+  s = DecodeReadResult(full.substr(0, 3), &result);
+  EXPECT_EQ(s.message(), "READ_RESULT payload of 3 bytes ends inside field exit_code (needs 4 bytes at offset 0)");
+  s = DecodeReadResult(full.substr(0, full.size() - 1), &result);
+  EXPECT_EQ(s.message(), "READ_RESULT payload: string field err declares 3 bytes but only 2 remain");
+  s = DecodeReadResult(full.substr(0, 9), &result);
+  EXPECT_EQ(s.message(), "READ_RESULT payload: string field out declares 3 bytes but only 1 remain");
+}
+
+TEST(Protocol, ReadArgsAreLookupOrQueryWithoutGlobalOptions) {
+  EXPECT_TRUE(CheckReadArgs({"lookup", "--time", "2024-01-01T00:00:00Z", "--", "m", "k"}).ok());
+  EXPECT_TRUE(CheckReadArgs({"query", "--", "--config"}).ok());  // an argument after "--"
+  EXPECT_EQ(CheckReadArgs({"serve"}).message(), "READ runs lookup or query only, not 'serve'");
+  EXPECT_EQ(CheckReadArgs({"query", "--config=x", "m"}).message(),
+            "READ refuses the option --config: a remote command runs on the node's own home, config and plugins");
+  EXPECT_EQ(CheckReadArgs({"query", "--plugin-dir", "d", "m"}).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(CheckReadArgs({"query", "--homer", "m"}).ok());  // not a global option (the parser refuses it)
+}
+
 }  // namespace
 }  // namespace planb::protocol

@@ -89,6 +89,34 @@ class TestSink : public BatchSink {
     return MergeState::kPending;
   }
 
+  // READ: answers exit code = number of args, out = the args joined by '|', err = "err"; while holding reads
+  // (HoldReads), waits until ReleaseReads.
+  Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
+                     std::string* err) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++reads_started_;
+    changed_.notify_all();
+    changed_.wait(lock, [this] { return !hold_reads_; });
+    *exit_code = static_cast<int>(args.size());
+    for (const std::string& arg : args) *out += (out->empty() ? "" : "|") + arg;
+    *err = "err";
+    return Status::Ok();
+  }
+  void HoldReads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_reads_ = true;
+  }
+  void ReleaseReads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_reads_ = false;
+    changed_.notify_all();
+  }
+  // Waits (with the test deadline) until ExecuteRead has been entered `count` times.
+  bool WaitForReadsStarted(int count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, kTestDeadline, [&] { return reads_started_ >= count; });
+  }
+
   void RefuseWith(Status status) {
     std::lock_guard<std::mutex> lock(mu_);
     refusal_ = std::move(status);
@@ -121,6 +149,8 @@ class TestSink : public BatchSink {
   std::set<uint64_t> merged_;
   std::optional<std::string> merge_error_;
   int merge_queries_ = 0;
+  bool hold_reads_ = false;
+  int reads_started_ = 0;
 };
 
 inline ReceiverSettings TestReceiverSettings(const std::string& receive_dir) {

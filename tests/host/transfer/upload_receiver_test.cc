@@ -117,10 +117,10 @@ TEST_F(UploadReceiverTest, UnknownCommandIsAnswered) {
   raw.Send({header, "x"});
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT and STATUS)");
+  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
   // A reply command sent as a request is no request either.
   raw.Request(Command::kReady, protocol::EncodeReady({1, 2, 3, 4}));
-  EXPECT_EQ(raw.ReceiveError().message, "unknown READY (this node takes BEGIN, CHUNK, COMMIT and STATUS)");
+  EXPECT_EQ(raw.ReceiveError().message, "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
   ExpectStillServes();
 }
 
@@ -413,6 +413,77 @@ TEST_F(UploadReceiverTest, HeldStatusesAreCapped) {
     merged.insert(answered);
   }
   EXPECT_EQ(merged, std::set<uint64_t>(request_ids.begin(), request_ids.begin() + 4));
+}
+
+// Releases reads held by the sink when the test ends, so that stopping the receiver never waits on one.
+struct ReleaseReadsAtEnd {
+  TestSink& sink;
+  ~ReleaseReadsAtEnd() { sink.ReleaseReads(); }
+};
+
+protocol::ReadResult ReceiveReadResult(RawSender& raw, uint64_t* request_id = nullptr) {
+  RawReply reply = raw.Receive();
+  protocol::ReadResult result;
+  EXPECT_EQ(reply.header.command, static_cast<uint16_t>(Command::kReadResult)) << reply.payload;
+  EXPECT_TRUE(protocol::DecodeReadResult(reply.payload, &result).ok());
+  if (request_id != nullptr) *request_id = reply.header.request_id;
+  return result;
+}
+
+TEST_F(UploadReceiverTest, ReadIsRunByTheSinkAndAnswered) {
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kRead, protocol::EncodeRead({{"query", "--where", "Key = 'a'", "--", "m"}}));
+  uint64_t answered = 0;
+  const protocol::ReadResult result = ReceiveReadResult(raw, &answered);
+  EXPECT_EQ(answered, raw.last_request_id());
+  EXPECT_EQ(result.exit_code, 5);
+  EXPECT_EQ(result.out, "query|--where|Key = 'a'|--|m");
+  EXPECT_EQ(result.err, "err");
+}
+
+TEST_F(UploadReceiverTest, ReadOfAnotherCommandOrWithAGlobalOptionIsRefused) {
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kRead, protocol::EncodeRead({{"load", "x.xml"}}));
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_EQ(error.message, "READ runs lookup or query only, not 'load'");
+  for (const char* option : {"--home", "--home=/tmp/other", "--config", "--plugin-dir=/x"}) {
+    raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", option, "v", "m", "k"}}));
+    error = raw.ReceiveError();
+    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument) << option;
+    const std::string name = std::string(option).substr(0, std::string(option).find('='));
+    EXPECT_THAT(error.message, HasSubstr("READ refuses the option " + name + ": a remote command runs on the node"));
+  }
+  raw.Request(Command::kRead, protocol::EncodeRead({}));
+  EXPECT_EQ(raw.ReceiveError().message, "READ without a command");
+  // After "--" the same text is an argument (a key), not an option.
+  raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "--home"}}));
+  EXPECT_EQ(ReceiveReadResult(raw).out, "lookup|--|m|--home");
+  raw.Request(Command::kRead, std::string("\x00\x00\x00\x09xyz", 7));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("READ payload: argc 9 is more than the 3 remaining bytes"));
+  ExpectStillServes();
+}
+
+TEST_F(UploadReceiverTest, ASlowReadDoesNotStallUploadsAndExtraReadsAreBusy) {
+  ReceiverSettings settings = Settings();
+  settings.max_pending_reads = 1;
+  RestartWith(settings);
+  ReleaseReadsAtEnd release{sink_};
+  sink_.HoldReads();
+  RawSender reader(context_, endpoint());
+  reader.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k"}}));
+  const uint64_t held_request = reader.last_request_id();
+  ASSERT_TRUE(sink_.WaitForReadsStarted(1));
+  ExpectStillServes();  // a whole upload while the read runs
+  RawSender other(context_, endpoint());
+  other.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k2"}}));
+  protocol::ErrorReply error = other.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
+  EXPECT_EQ(error.message, "busy: 1 READ requests in progress, retry later");
+  sink_.ReleaseReads();
+  uint64_t answered = 0;
+  EXPECT_EQ(ReceiveReadResult(reader, &answered).out, "lookup|--|m|k");
+  EXPECT_EQ(answered, held_request);
 }
 
 }  // namespace

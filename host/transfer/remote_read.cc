@@ -1,0 +1,105 @@
+#include "host/transfer/remote_read.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "host/transfer/protocol.h"
+#include "host/transfer/request_channel.h"
+
+namespace planb {
+
+namespace {
+
+constexpr int64_t kMinQueryTimeoutMs = 60 * 1000;
+
+// One attempt on one node. OK with `*answered` set when the node gave a READ_RESULT; OK without it (and `why`
+// for the summary) when the next node should be tried; an error when the request itself was refused.
+Status AskNode(zmq::context_t& context, const std::string& endpoint, int64_t timeout_ms,
+               const protocol::ReadRequest& request, protocol::ReadResult* result, bool* answered, std::string* why) {
+  *answered = false;
+  uint64_t next_request_id = 1;
+  RequestChannel::Reply reply;
+  try {
+    RequestChannel channel(context, endpoint, timeout_ms, &next_request_id);
+    const auto deadline = RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms);
+    uint64_t request_id = 0;
+    if (!channel.Send(protocol::Command::kRead, protocol::EncodeRead(request), nullptr, &request_id)) {
+      *why = "timed out after " + std::to_string(timeout_ms) + " ms sending the request";
+      return Status::Ok();
+    }
+    bool timed_out = false;
+    Status status = channel.Await(deadline, [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+    if (!status.ok()) {
+      *why = status.message();
+      return Status::Ok();
+    }
+    if (timed_out) {
+      *why = "timed out after " + std::to_string(timeout_ms) + " ms";
+      return Status::Ok();
+    }
+  } catch (const zmq::error_t& e) {
+    *why = "endpoint " + endpoint + ": " + e.what();
+    return Status::Ok();
+  }
+  if (reply.command == static_cast<uint16_t>(protocol::Command::kReadResult)) {
+    Status status = protocol::DecodeReadResult(reply.payload, result);
+    if (!status.ok()) {
+      *why = "bad reply: " + status.message();
+      return Status::Ok();
+    }
+    *answered = true;
+    return Status::Ok();
+  }
+  if (reply.command == static_cast<uint16_t>(protocol::Command::kError)) {
+    protocol::ErrorReply error;
+    Status status = protocol::DecodeError(reply.payload, &error);
+    if (!status.ok()) {
+      *why = "bad reply: " + status.message();
+      return Status::Ok();
+    }
+    const Code code = protocol::CodeFromWire(error.code);
+    // Every node refuses a request it cannot run alike; anything else (busy, a node without READ) is this
+    // node's own state, and another node may answer.
+    if (code == Code::kInvalidArgument) return Status(code, error.message);
+    *why = error.message;
+    return Status::Ok();
+  }
+  *why = "unexpected reply " + protocol::CommandName(reply.command) + " to READ";
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const std::vector<std::string>& args,
+                  int* exit_code, std::string* out, std::string* err, std::string* node_used) {
+  if (cluster.node_list.empty()) return Status::Invalid("--remote needs a node_list in the config");
+  PLANB_RETURN_IF_ERROR(protocol::CheckReadArgs(args));
+  const bool query = args[0] == "query";
+  const int64_t timeout_ms =
+      query ? std::max<int64_t>(cluster.request_timeout_ms, kMinQueryTimeoutMs) : cluster.request_timeout_ms;
+  protocol::ReadRequest request{args};
+  std::string failures;
+  for (const std::string& node : cluster.node_list) {
+    std::string why;
+    protocol::ReadResult result;
+    bool answered = false;
+    const auto found = cluster.nodes.find(node);
+    if (found == cluster.nodes.end() || found->second.endpoint.empty()) {
+      why = "no endpoint: add [node." + node + "] endpoint = tcp://HOST:PORT";
+    } else {
+      PLANB_RETURN_IF_ERROR(AskNode(context, found->second.endpoint, timeout_ms, request, &result, &answered, &why)
+                                .WithContext("storage node " + node));
+    }
+    if (answered) {
+      *exit_code = result.exit_code;
+      *out = std::move(result.out);
+      *err = std::move(result.err);
+      *node_used = node;
+      return Status::Ok();
+    }
+    failures += (failures.empty() ? "" : ", ") + node + " (" + why + ")";
+  }
+  return Status::IOError("no storage node answered: " + failures);
+}
+
+}  // namespace planb

@@ -1,0 +1,25 @@
+// The client side of READ (docs/protocol.md): runs `planb lookup|query ...` on a storage node and brings back
+// its exit status, stdout and stderr byte for byte, so that `--remote` prints what the command prints there.
+// Thread-safety: one call per thread; the zmq context is shared (zmq contexts are thread-safe).
+#pragma once
+
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "host/config/config.h"
+#include "planb/status.h"
+
+namespace planb {
+
+// Asks the storage nodes of `cluster.node_list` in order, one attempt each, and returns the first READ_RESULT:
+// `*node_used` names the node that answered. Each attempt waits request_timeout for a lookup and
+// max(request_timeout, 60 s) for a query. A node that times out, cannot be reached or is busy is skipped; an
+// ERROR refusing the request itself (kInvalidArgument: a command or option READ does not run) is final, since
+// every node would refuse it alike. Errors: "--remote needs a node_list in the config" without a node list;
+// kIOError "no storage node answered: node1 (timed out after 5000 ms), node2 (...)" when all fail.
+// `args` as protocol::ReadRequest: "lookup" or "query", then its options and arguments.
+Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const std::vector<std::string>& args,
+                  int* exit_code, std::string* out, std::string* err, std::string* node_used);
+
+}  // namespace planb

@@ -1,0 +1,135 @@
+// `planb lookup --remote` and `planb query --remote` against real storage nodes on loopback: the processing
+// node's home stays empty, and what it prints (stdout, stderr, exit status) is what the command prints when run
+// on the node itself.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/cluster_fixture.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::ClusterFixture;
+using ::planb::testing::ExampleDataFiles;
+using ::planb::testing::ProcessResult;
+using ::planb::testing::RunPlanb;
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+#define ASSERT_NODE_STARTS(cluster, i) \
+  ASSERT_TRUE((cluster).StartNode(i)) << "node " << (i) << " did not start:\n" << (cluster).process(i).log()
+
+// Starts `nodes` storage nodes and loads the example data into them through the processing node "proc".
+void StartAndLoad(ClusterFixture& cluster, int nodes) {
+  for (int i = 0; i < nodes; ++i) ASSERT_NODE_STARTS(cluster, i);
+  const ProcessResult load = cluster.Load(ExampleDataFiles());
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  for (int i = 0; i < nodes; ++i) ASSERT_TRUE(cluster.WaitMerged(i)) << cluster.process(i).log();
+}
+
+// `planb` on the processing node's config with a home of its own that nothing was loaded into.
+ProcessResult Remote(const ClusterFixture& cluster, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--config", cluster.dir() + "/proc.ini", "--home", cluster.dir() + "/empty-home"});
+  return RunPlanb(args);
+}
+// The same command run locally on node `i`'s home.
+ProcessResult OnNode(const ClusterFixture& cluster, int i, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--config", cluster.config(i), "--home", cluster.home(i)});
+  return RunPlanb(args);
+}
+
+void ExpectSameResult(const ProcessResult& remote, const ProcessResult& local) {
+  EXPECT_EQ(remote.exit_code, local.exit_code);
+  EXPECT_EQ(remote.out, local.out);
+  EXPECT_EQ(remote.err, local.err);
+}
+
+TEST(RemoteCommand, AnswersAsTheNodeWouldWithoutLocalShards) {
+  ClusterFixture cluster;
+  StartAndLoad(cluster, 2);
+
+  const ProcessResult found = Remote(cluster, {"lookup", "--remote", "country_to_capital", "Albania"});
+  EXPECT_EQ(found.exit_code, 0) << found.err;
+  EXPECT_EQ(found.out, "Tirana\n");
+  EXPECT_EQ(found.err, "");
+
+  const ProcessResult missing = Remote(cluster, {"lookup", "--remote", "country_to_capital", "Atlantis"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.err, "planb: country_to_capital: no key 'Atlantis'\n");
+  ExpectSameResult(missing, OnNode(cluster, 0, {"lookup", "country_to_capital", "Atlantis"}));
+
+  const std::vector<std::string> query = {"query", "country_to_capital", "--format", "csv", "--where",
+                                          "Key startsWith 'A'"};
+  std::vector<std::string> remote_query = query;
+  remote_query.push_back("--remote");
+  const ProcessResult remote = Remote(cluster, remote_query);
+  EXPECT_EQ(remote.exit_code, 0) << remote.err;
+  EXPECT_TRUE(Contains(remote.out, "Albania")) << remote.out;
+  ExpectSameResult(remote, OnNode(cluster, 0, query));
+
+  // --limit, --explain (its stats go to stderr) and a key that looks like an option travel as given.
+  const std::vector<std::string> explained = {"query", "country_to_capital", "--limit", "2", "--explain"};
+  std::vector<std::string> remote_explained = explained;
+  remote_explained.push_back("--remote");
+  ExpectSameResult(Remote(cluster, remote_explained), OnNode(cluster, 0, explained));
+  ExpectSameResult(Remote(cluster, {"lookup", "--remote", "country_to_capital", "--", "--home"}),
+                   OnNode(cluster, 0, {"lookup", "country_to_capital", "--", "--home"}));
+
+  const ProcessResult unknown = Remote(cluster, {"lookup", "--remote", "no_such_map", "x"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(Contains(unknown.err, "no_such_map")) << unknown.err;
+  ExpectSameResult(unknown, OnNode(cluster, 0, {"lookup", "no_such_map", "x"}));
+
+  const ProcessResult bad_where =
+      Remote(cluster, {"query", "--remote", "country_to_capital", "--where", "Key startsWith"});
+  EXPECT_EQ(bad_where.exit_code, 2);
+  EXPECT_TRUE(Contains(bad_where.err, "planb: ")) << bad_where.err;
+  ExpectSameResult(bad_where, OnNode(cluster, 0, {"query", "country_to_capital", "--where", "Key startsWith"}));
+
+  // Nothing was read or written locally: the processing node's home holds no shard and no snapshot.
+  std::error_code ec;
+  for (const char* dir : {"/empty-home/shards", "/empty-home/snapshots"}) {
+    const std::string path = cluster.dir() + dir;
+    EXPECT_TRUE(!std::filesystem::exists(path) || std::filesystem::is_empty(path, ec)) << path;
+  }
+  EXPECT_TRUE(cluster.process(0).running());
+  EXPECT_TRUE(cluster.process(1).running());
+}
+
+TEST(RemoteCommand, TheNextNodeAnswersWhenOneIsDownAndAllDownNamesEach) {
+  ClusterFixture cluster;
+  StartAndLoad(cluster, 2);
+  ASSERT_EQ(cluster.process(0).Stop(), 0) << cluster.process(0).log();
+  const ProcessResult second = Remote(cluster, {"lookup", "--remote", "country_to_capital", "Albania"});
+  EXPECT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.out, "Tirana\n");
+
+  ASSERT_EQ(cluster.process(1).Stop(), 0) << cluster.process(1).log();
+  const ProcessResult none = Remote(cluster, {"lookup", "--remote", "country_to_capital", "Albania"});
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_EQ(none.out, "");
+  // The fixture's request_timeout is 1s.
+  EXPECT_EQ(none.err,
+            "planb: no storage node answered: node1 (timed out after 1000 ms), node2 (timed out after 1000 ms)\n");
+}
+
+TEST(RemoteCommand, WithoutANodeListItIsAnError) {
+  testing::TempDir dir;
+  testing::WriteFile(dir / "single.ini", "[map.country_to_capital]\ntype = state\n");
+  const ProcessResult result = RunPlanb(
+      {"--config", dir / "single.ini", "--home", dir / "home", "lookup", "--remote", "country_to_capital", "x"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err, "planb: --remote needs a node_list in the config\n");
+
+  const ProcessResult load =
+      RunPlanb({"--config", dir / "single.ini", "--home", dir / "home", "load", "--remote", "f.xml"});
+  EXPECT_EQ(load.exit_code, 2);
+  EXPECT_TRUE(Contains(load.err, "option --remote does not apply to 'load'")) << load.err;
+}
+
+}  // namespace
+}  // namespace planb
