@@ -1,93 +1,21 @@
 #include "host/transfer/accept_worker.h"
 
-#include <atomic>
-#include <exception>
-
 #include "host/common/fault_point.h"
 
 namespace planb {
 
-Status AcceptWorker::Start(zmq::context_t& context) {
-  // A name never used before in this process: zmq unbinds a closed inproc endpoint asynchronously, so a
-  // worker reusing a predecessor's name (say, its address) could find it still taken.
-  static std::atomic<uint64_t> instances{0};
-  const std::string endpoint = "inproc://planb-accept-worker-" + std::to_string(++instances);
-  try {
-    wake_in_ = std::make_unique<zmq::socket_t>(context, zmq::socket_type::pair);
-    wake_in_->set(zmq::sockopt::linger, 0);
-    wake_in_->bind(endpoint);
-    wake_out_ = std::make_unique<zmq::socket_t>(context, zmq::socket_type::pair);
-    wake_out_->set(zmq::sockopt::linger, 0);
-    wake_out_->connect(endpoint);
-  } catch (const zmq::error_t& e) {
-    wake_in_.reset();
-    wake_out_.reset();
-    return Status::IOError(std::string("upload receiver: cannot set up the accept worker's wake-up socket: ") +
-                           e.what());
-  }
-  stop_ = false;
-  thread_ = std::thread([this] { Loop(); });
-  return Status::Ok();
-}
-
-void AcceptWorker::Submit(Job job) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    jobs_.push_back(std::move(job));
-  }
-  work_ready_.notify_one();
-}
-
-std::vector<AcceptWorker::Result> AcceptWorker::TakeResults() {
-  zmq::message_t ignored;
-  while (wake_in_ && wake_in_->recv(ignored, zmq::recv_flags::dontwait)) {
-  }
-  std::vector<Result> results;
-  std::lock_guard<std::mutex> lock(mu_);
-  results.swap(results_);
-  return results;
-}
-
-void AcceptWorker::Stop() {
-  if (!thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    jobs_.clear();
-  }
-  work_ready_.notify_all();
-  thread_.join();
-  wake_out_.reset();
-  wake_in_.reset();
-}
-
-void AcceptWorker::Loop() {
-  for (;;) {
-    Job job;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_ready_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
-      if (stop_) return;
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-    }
-    Result result{job.token, Status(), 0};
-    try {
-      result.status = sink_.Accept(job.path, job.batch_id, &result.sequence);
-    } catch (const std::exception& e) {
-      result.status = Status::Internal("accepting batch " + job.batch_id + ": " + e.what());
-    }
-    if (result.status.ok()) FaultPoint("receive.after_stage");
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      results_.push_back(std::move(result));
-    }
-    try {
-      (void)wake_out_->send(zmq::message_t(), zmq::send_flags::dontwait);
-    } catch (const zmq::error_t&) {
-      // The Run loop still finds the result within its poll interval.
-    }
-  }
+AcceptWorker MakeAcceptWorker(BatchSink& sink) {
+  return AcceptWorker(
+      "accept worker",
+      [&sink](AcceptJob& job) {
+        AcceptResult result{job.token, Status(), 0};
+        result.status = sink.Accept(job.path, job.batch_id, &result.sequence);
+        if (result.status.ok()) FaultPoint("receive.after_stage");
+        return result;
+      },
+      [](AcceptJob& job, const std::exception& e) {
+        return AcceptResult{job.token, Status::Internal("accepting batch " + job.batch_id + ": " + e.what()), 0};
+      });
 }
 
 }  // namespace planb

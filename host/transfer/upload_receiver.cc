@@ -62,8 +62,8 @@ Status UploadReceiver::Impl::Run(const std::atomic<bool>& stop) {
   if (router_ == nullptr) return Status::Internal("upload receiver: Run before a successful Bind");
   PLANB_RETURN_IF_ERROR(MakeDirectories(settings_.receive_dir));
   ClearStaleParts();
-  PLANB_RETURN_IF_ERROR(worker_.Start(context_));
-  Status status = read_worker_.Start(context_);
+  PLANB_RETURN_IF_ERROR(worker_.Start(context_).WithContext("upload receiver"));
+  Status status = read_worker_.Start(context_).WithContext("upload receiver");
   if (status.ok()) status = Serve(stop);
   read_worker_.Stop();
   worker_.Stop();

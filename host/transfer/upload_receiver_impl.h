@@ -1,6 +1,7 @@
 // UploadReceiver's insides, shared by upload_receiver.cc (socket loop, long-poll waiters, expiry) and
 // receiver_commands.cc (BEGIN, CHUNK, COMMIT, STATUS, READ). Everything here runs on the Run thread only, apart
-// from BatchSink::Accept and BatchSink::ExecuteRead, which AcceptWorker and ReadWorker run on their own threads.
+// from BatchSink::Accept and BatchSink::ExecuteRead, which the accept and read workers (LoopWorkers) run on threads
+// of their own.
 #pragma once
 
 #include <algorithm>
@@ -30,8 +31,8 @@ class UploadReceiver::Impl {
         settings_(std::move(settings)),
         sink_(sink),
         log_(std::move(log)),
-        worker_(sink),
-        read_worker_(sink),
+        worker_(MakeAcceptWorker(sink)),
+        read_worker_(MakeReadWorker(sink)),
         token_rng_(std::random_device{}()) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);

@@ -11,6 +11,10 @@
 #include "support/node_process.h"
 #include "support/test_env.h"
 
+// In a test: storage node `i` of `cluster` must start; its log is printed when it does not.
+#define PLANB_ASSERT_NODE_STARTS(cluster, i) \
+  ASSERT_TRUE((cluster).StartNode(i)) << "node " << (i) << " did not start:\n" << (cluster).process(i).log()
+
 namespace planb::testing {
 
 // The example data: every store type (examples/data, written for examples/planb.ini).

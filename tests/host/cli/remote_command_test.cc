@@ -19,12 +19,9 @@ using ::planb::testing::RunPlanb;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-#define ASSERT_NODE_STARTS(cluster, i) \
-  ASSERT_TRUE((cluster).StartNode(i)) << "node " << (i) << " did not start:\n" << (cluster).process(i).log()
-
 // Starts `nodes` storage nodes and loads the example data into them through the processing node "proc".
 void StartAndLoad(ClusterFixture& cluster, int nodes) {
-  for (int i = 0; i < nodes; ++i) ASSERT_NODE_STARTS(cluster, i);
+  for (int i = 0; i < nodes; ++i) PLANB_ASSERT_NODE_STARTS(cluster, i);
   const ProcessResult load = cluster.Load(ExampleDataFiles());
   ASSERT_EQ(load.exit_code, 0) << load.err;
   for (int i = 0; i < nodes; ++i) ASSERT_TRUE(cluster.WaitMerged(i)) << cluster.process(i).log();

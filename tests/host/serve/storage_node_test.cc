@@ -19,13 +19,10 @@ using ::planb::testing::RunPlanb;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-#define ASSERT_NODE_STARTS(cluster, i) \
-  ASSERT_TRUE((cluster).StartNode(i)) << "node " << (i) << " did not start:\n" << (cluster).process(i).log()
-
 TEST(StorageNode, EveryStorageNodeEndsWithTheShardsOfASingleNode) {
   ClusterFixture cluster;
-  ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NODE_STARTS(cluster, 1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const std::vector<std::string> files = ExampleDataFiles();
   const ProcessResult load = cluster.Load(files);
   ASSERT_EQ(load.exit_code, 0) << load.err;
@@ -46,7 +43,7 @@ TEST(StorageNode, EveryStorageNodeEndsWithTheShardsOfASingleNode) {
 
 TEST(StorageNode, TheCliReadsAServingNodesHome) {
   ClusterFixture cluster(1);
-  ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
   ASSERT_EQ(cluster.Load(ExampleDataFiles()).exit_code, 0);
   ASSERT_TRUE(cluster.WaitMerged(0));
   // The node keeps serving (and holding its shards open) while another process reads them.
@@ -63,8 +60,8 @@ TEST(StorageNode, TheCliReadsAServingNodesHome) {
 
 TEST(StorageNode, LoadingTheSameStreamsTwiceChangesNothing) {
   ClusterFixture cluster;
-  ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NODE_STARTS(cluster, 1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const std::vector<std::string> files = ExampleDataFiles();
   ASSERT_EQ(cluster.Load(files).exit_code, 0);
   ASSERT_EQ(cluster.Load(files).exit_code, 0);
@@ -77,8 +74,8 @@ TEST(StorageNode, LoadingTheSameStreamsTwiceChangesNothing) {
 
 TEST(StorageNode, ALoadFailsNamingTheNodeThatIsDownAndALaterLoadHeals) {
   ClusterFixture cluster;
-  ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NODE_STARTS(cluster, 1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
   ASSERT_EQ(cluster.process(1).Stop(), 0) << cluster.process(1).log();  // a clean SIGTERM shutdown exits 0
   const std::vector<std::string> files = ExampleDataFiles();
   const ProcessResult failed = cluster.Load(files);
@@ -87,7 +84,7 @@ TEST(StorageNode, ALoadFailsNamingTheNodeThatIsDownAndALaterLoadHeals) {
   EXPECT_FALSE(Contains(failed.err, "node1:")) << failed.err;
   EXPECT_TRUE(Contains(failed.err, "stored on node1")) << failed.err;
 
-  ASSERT_NODE_STARTS(cluster, 1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const ProcessResult healed = cluster.Load(files);
   ASSERT_EQ(healed.exit_code, 0) << healed.err;
   ASSERT_TRUE(cluster.WaitMerged(0));
@@ -99,8 +96,8 @@ TEST(StorageNode, ALoadFailsNamingTheNodeThatIsDownAndALaterLoadHeals) {
 
 TEST(StorageNode, SynchroniseMergeReturnsOnlyOnceEveryNodeHasMerged) {
   ClusterFixture cluster(2, "synchronise_merge = true\n");
-  ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NODE_STARTS(cluster, 1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const ProcessResult load = cluster.Load(ExampleDataFiles());
   ASSERT_EQ(load.exit_code, 0) << load.err;
   EXPECT_TRUE(Contains(load.out, "merged")) << load.out;
@@ -114,8 +111,8 @@ TEST(StorageNode, SynchroniseMergeReturnsOnlyOnceEveryNodeHasMerged) {
 
 TEST(StorageNode, AStorageNodeThatLoadsMovesItsOwnCopy) {
   ClusterFixture cluster;
-  ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NODE_STARTS(cluster, 1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const std::vector<std::string> files = ExampleDataFiles();
   const ProcessResult load = cluster.Load(files, /*from_node=*/0);
   ASSERT_EQ(load.exit_code, 0) << load.err;
@@ -129,7 +126,7 @@ TEST(StorageNode, AStorageNodeThatLoadsMovesItsOwnCopy) {
 
 TEST(StorageNode, ASecondServeOnTheSameHomeIsRefused) {
   ClusterFixture cluster(1);
-  ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
   const ProcessResult second = RunPlanb({"--config", cluster.config(0), "--home", cluster.home(0), "serve", "--bind",
                                          "tcp://127.0.0.1:*"});
   EXPECT_EQ(second.exit_code, 2);
