@@ -263,8 +263,10 @@ bool KeepOnlyPipe(int fd) {
   for (uint32_t i = 0; i < maps.size(); ++i) {
     WriteAll(fd, &kBegin, 1);
     WriteAll(fd, &i, sizeof(i));
-    // Tests: stand in for a walk that never ends (a B-tree whose branches loop), to prove the deadline.
+    // Tests: stand in for a walk that never ends (a B-tree whose branches loop), to prove the deadline. Stopped
+    // rather than spinning, so a test can wait for this point with waitid(WSTOPPED).
     if (FaultPointActive("verify.hang")) {
+      ::raise(SIGSTOP);
       while (true) ::pause();
     }
     const std::string dir = scratch_dir + "/" + maps[i];

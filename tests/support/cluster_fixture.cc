@@ -80,7 +80,7 @@ bool ClusterFixture::WaitMerged(int i) {
       if (entry.path().extension() == ".zip") return false;
     }
     return !ec;
-  });
+  }, {staging});
 }
 
 std::string ClusterFixture::ReferenceDump(const std::vector<std::string>& files) {

@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <lmdb.h>
 #include <signal.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,7 +14,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 #include "support/test_env.h"
 
@@ -19,11 +21,47 @@ namespace planb::testing {
 
 namespace fs = std::filesystem;
 
-bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds deadline) {
+namespace {
+
+// A descriptor closed on scope exit.
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+constexpr uint32_t kChanges = IN_CREATE | IN_DELETE | IN_MODIFY | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE |
+                              IN_ATTRIB | IN_DELETE_SELF;
+
+}  // namespace
+
+bool WaitUntil(const std::function<bool()>& condition, const std::vector<std::string>& watched,
+               std::chrono::milliseconds deadline, pid_t pid) {
   const auto end = std::chrono::steady_clock::now() + deadline;
+  // Watches first, then the check: a change between the two still wakes the wait below.
+  Fd changes{::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)};
+  if (changes.fd < 0) throw std::runtime_error("inotify_init1 failed");
+  for (const std::string& path : watched) {
+    std::error_code ec;
+    const std::string target = fs::exists(path, ec) ? path : fs::path(path).parent_path().string();
+    if (::inotify_add_watch(changes.fd, target.c_str(), kChanges) < 0) {
+      throw std::runtime_error("cannot watch " + target);
+    }
+  }
+  Fd exited{pid > 0 ? static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)) : -1};
   while (!condition()) {
-    if (std::chrono::steady_clock::now() >= end) return condition();
-    std::this_thread::sleep_for(5ms);  // the poll interval of a condition wait, not a synchronisation
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return condition();
+    pollfd fds[2] = {{changes.fd, POLLIN, 0}, {exited.fd, POLLIN, 0}};
+    ::poll(fds, exited.fd >= 0 ? 2 : 1, static_cast<int>(left.count()));
+    char events[4096];
+    while (::read(changes.fd, events, sizeof events) > 0) {
+    }
+    if (exited.fd >= 0 && (fds[1].revents & POLLIN)) {  // ended: nothing more to wait for from it
+      ::close(exited.fd);
+      exited.fd = -1;
+    }
   }
   return true;
 }
@@ -69,9 +107,15 @@ bool ServeProcess::Reap(int options) {
 
 bool ServeProcess::running() { return !Reap(WNOHANG); }
 
+bool ServeProcess::WaitForExit(std::chrono::milliseconds deadline) {
+  if (pid_ < 0) return true;
+  return WaitUntil([&] { return !running(); }, {}, deadline, pid_);
+}
+
 std::string ServeProcess::WaitReady(std::chrono::milliseconds deadline) {
   std::error_code ec;
-  const bool ready = WaitUntil([&] { return fs::exists(ready_file_, ec) || !running(); }, deadline);
+  const bool ready =
+      WaitUntil([&] { return fs::exists(ready_file_, ec) || !running(); }, {ready_file_}, deadline, pid_);
   if (!ready || !fs::exists(ready_file_, ec)) return "";
   std::string endpoint = ReadFile(ready_file_);
   while (!endpoint.empty() && endpoint.back() == '\n') endpoint.pop_back();
@@ -81,12 +125,12 @@ std::string ServeProcess::WaitReady(std::chrono::milliseconds deadline) {
 int ServeProcess::Stop(std::chrono::milliseconds deadline) {
   if (pid_ < 0) return -1;
   ::kill(pid_, SIGTERM);
-  if (!WaitUntil([&] { return !running(); }, deadline)) return -1;
+  if (!WaitForExit(deadline)) return -1;
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
 
 int ServeProcess::WaitForDeath(std::chrono::milliseconds deadline) {
-  if (!WaitUntil([&] { return !running(); }, deadline)) return -1;
+  if (!WaitForExit(deadline)) return -1;
   return WIFSIGNALED(status_) ? WTERMSIG(status_) : 0;
 }
 

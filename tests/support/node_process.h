@@ -12,8 +12,12 @@ namespace planb::testing {
 
 using namespace std::chrono_literals;
 
-// Polls `condition` every few milliseconds until it holds or `deadline` passes; returns its last value.
-bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds deadline = 30s);
+// Waits until `condition` holds, checking it again whenever something changes in one of `watched` (files or
+// directories, through inotify; a path that does not exist yet is watched through its directory) or process
+// `pid` ends (a pidfd). Returns the condition's value once it holds or `deadline` passes. No polling: the wait
+// blocks on those events.
+bool WaitUntil(const std::function<bool()>& condition, const std::vector<std::string>& watched,
+               std::chrono::milliseconds deadline = 30s, pid_t pid = -1);
 
 // One `planb --config CONFIG --home HOME serve --bind BIND --ready-file ...` process. Its stderr (the node's log)
 // goes to a file. The destructor SIGKILLs a process still running.
@@ -37,9 +41,12 @@ class ServeProcess {
   void Kill();
   bool running();
   std::string log() const;
+  const std::string& log_file() const { return log_file_; }
 
  private:
   bool Reap(int options);
+  // Waits until the process has ended (then reaps it) or the deadline passes.
+  bool WaitForExit(std::chrono::milliseconds deadline);
 
   pid_t pid_ = -1;
   int status_ = 0;

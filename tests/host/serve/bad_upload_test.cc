@@ -72,7 +72,8 @@ class BadUpload : public ::testing::Test {
     EXPECT_TRUE(testing::PartFiles(cluster_.home(0) + "/receive").empty());
     EXPECT_TRUE(cluster_.WaitMerged(0));
     EXPECT_EQ(cluster_.Dump(0), shards_before_);
-    EXPECT_TRUE(testing::WaitUntil([&] { return cluster_.process(0).log().find(logged) != std::string::npos; }))
+    EXPECT_TRUE(testing::WaitUntil([&] { return cluster_.process(0).log().find(logged) != std::string::npos; },
+                                   {cluster_.process(0).log_file()}))
         << "no \"" << logged << "\" in the node's log:\n"
         << cluster_.process(0).log();
   }
