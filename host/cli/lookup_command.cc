@@ -15,11 +15,6 @@ bool HasField(const PluginDescriptor& d, RowField field) {
   return false;
 }
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Fills `lookup` from the command line for the map's type; false after printing what is wrong.
 bool MakeLookupKey(const CommandLine& cli, const MapPlugins& plugins, LookupKey* lookup, std::ostream& err) {
   const PluginDescriptor& d = plugins.type_descriptor();
@@ -35,7 +30,7 @@ bool MakeLookupKey(const CommandLine& cli, const MapPlugins& plugins, LookupKey*
   } else {
     lookup->key = Bytes(key);
   }
-  lookup->time_ms = NowMs();
+  lookup->time_ms = CurrentTimeMs();
   if (cli.time) {
     if (!d.lookup_uses_time) {
       err << "planb: --time does not apply to map " << map << " (type " << d.name << " has no time)\n";

@@ -1,8 +1,8 @@
 #include "host/common/iso_time.h"
 
-#include <limits>
-
+#include <chrono>
 #include <cstdio>
+#include <limits>
 
 namespace planb {
 namespace {
@@ -224,6 +224,11 @@ bool ParseIsoTime(std::string_view s, int64_t* ms) {
   if (!fits(result)) return false;
   *ms = static_cast<int64_t>(result);
   return true;
+}
+
+int64_t CurrentTimeMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string FormatIsoTime(int64_t ms) {

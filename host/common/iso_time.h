@@ -14,6 +14,9 @@ namespace planb {
 // Returns false on anything else.
 bool ParseIsoTime(std::string_view text, int64_t* ms);
 
+// The current time, in milliseconds since the Unix epoch.
+int64_t CurrentTimeMs();
+
 // Formats as "2024-01-01T08:10:22.023Z" (always milliseconds, always Z).
 std::string FormatIsoTime(int64_t ms);
 

@@ -5,6 +5,8 @@
 #include <climits>
 #include <set>
 
+#include "host/common/iso_time.h"
+
 namespace planb {
 namespace {
 

@@ -81,8 +81,6 @@ Status LoadConfig(const std::string& path, Config* config);
 // Same, from text in memory; `name` stands for the file in messages and `base_dir` resolves plugin_dir.
 Status ParseConfig(std::string_view name, std::string_view text, const std::string& base_dir, Config* config);
 
-// "500ms", "5s", "1m", "2h", "1d" (a unit is required). False on anything else or overflow.
-bool ParseDuration(std::string_view text, int64_t* ms);
 // Letters, digits, '.', '-' and '_', at most 253 characters (host names and the design's "node1a").
 bool IsValidNodeName(std::string_view name);
 

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "host/common/file_util.h"
+#include "host/common/iso_time.h"
 
 namespace planb {
 namespace {
@@ -18,10 +19,7 @@ constexpr uint64_t kRecordsPerTxn = 100000;
 
 std::string StreamWriter::NewStreamName() {
   static std::atomic<uint64_t> counter{0};
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  return std::to_string(now) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+  return std::to_string(CurrentTimeMs()) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
 Status StreamWriter::RemoveAbandoned(const std::string& writer_dir) {

@@ -1,20 +1,10 @@
 #include "host/query/map_scan.h"
 
+#include "host/common/hex.h"
 #include "planb/lmdb.h"
 
 namespace planb {
 namespace {
-
-std::string Hex(Bytes bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size * 2);
-  for (size_t i = 0; i < bytes.size; ++i) {
-    out += kDigits[bytes.data[i] >> 4];
-    out += kDigits[bytes.data[i] & 15];
-  }
-  return out;
-}
 
 bool BoundsAreEmpty(const ScanBounds& b) {
   return (b.has_number_bounds && b.number_min > b.number_max) || (b.has_time_bounds && b.time_min > b.time_max);
@@ -60,8 +50,8 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
   if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env.path());
   stats->has_lower = range.has_lower;
   stats->has_upper = range.has_upper;
-  if (range.has_lower) stats->lower = Hex(range.lower.view());
-  if (range.has_upper) stats->upper = Hex(range.upper.view());
+  if (range.has_lower) stats->lower = HexString(range.lower.view().view());
+  if (range.has_upper) stats->upper = HexString(range.upper.view().view());
 
   // ScanRange may have moved the cursor (schemes resolve keys with it): position it explicitly.
   Bytes key = range.has_lower ? range.lower.view() : Bytes();

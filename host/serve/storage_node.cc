@@ -19,11 +19,6 @@ namespace planb {
 
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string CheckDirFor(const std::string& zip_path) { return zip_path + ".check"; }
 
 // A string sink that keeps at most `limit` bytes and remembers that more were written: a query over a huge map
@@ -71,7 +66,7 @@ StorageNode::~StorageNode() {
 
 void StorageNode::Log(const std::string& line) {
   std::lock_guard<std::mutex> lock(log_mutex_);
-  log_ << FormatIsoTime(NowMs()) << " " << runtime_.config().cluster.node_name << ": " << line << std::endl;
+  log_ << FormatIsoTime(CurrentTimeMs()) << " " << runtime_.config().cluster.node_name << ": " << line << std::endl;
 }
 
 Status StorageNode::Run(const std::atomic<bool>& stop) {

@@ -8,6 +8,7 @@
 #include <zmq_addon.hpp>
 
 #include "host/common/file_util.h"
+#include "host/common/hex.h"
 #include "host/transfer/upload_receiver_impl.h"
 
 namespace planb {
@@ -22,16 +23,6 @@ constexpr auto kMaxPollWait = std::chrono::milliseconds(100);
 // long-poll deadlines or the stop flag.
 constexpr int kMaxMessagesPerTurn = 256;
 constexpr auto kMergeCheckInterval = std::chrono::milliseconds(20);
-
-std::string Hex(std::string_view bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
 
 std::string_view View(const zmq::message_t& m) { return {static_cast<const char*>(m.data()), m.size()}; }
 
@@ -162,7 +153,7 @@ void UploadReceiver::Impl::Reply(const std::string& routing_id, Command command,
 
 void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                       const std::string& batch_id) {
-  Log("upload error" + (batch_id.empty() ? " from sender " + Hex(routing_id) : " for batch " + batch_id) + ": " +
+  Log("upload error" + (batch_id.empty() ? " from sender " + HexString(routing_id) : " for batch " + batch_id) + ": " +
       status.message());
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "host/common/hex.h"
 #include "support/test_env.h"
 
 namespace planb::testing {
@@ -147,17 +148,6 @@ std::string ServeProcess::log() const {
 
 namespace {
 
-std::string Hex(const MDB_val& v) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  const auto* bytes = static_cast<const unsigned char*>(v.mv_data);
-  for (size_t i = 0; i < v.mv_size; ++i) {
-    out += kDigits[bytes[i] >> 4];
-    out += kDigits[bytes[i] & 15];
-  }
-  return out;
-}
-
 void Check(int rc, const std::string& what) {
   if (rc != 0) throw std::runtime_error(what + ": " + mdb_strerror(rc));
 }
@@ -168,7 +158,7 @@ void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& label, std::ostring
   MDB_val key, value;
   for (int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-    *out << label << ": " << Hex(key) << " = " << Hex(value) << "\n";
+    *out << label << ": " << HexString({static_cast<const char*>(key.mv_data), key.mv_size}) << " = " << HexString({static_cast<const char*>(value.mv_data), value.mv_size}) << "\n";
   }
   mdb_cursor_close(cursor);
 }
