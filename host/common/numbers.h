@@ -1,5 +1,5 @@
-// Strict parsing of signed 64-bit decimal numbers ("-42", "+7"; no spaces, no junk, no overflow), as the
-// ranged store types read <from>, <to> and <key>.
+// Strict parsing of decimal numbers: no spaces, no junk, no overflow. ParseInt64 reads signed 64-bit numbers
+// ("-42", "+7") as the ranged store types read <from>, <to> and <key>; ParseCount reads config counts.
 #pragma once
 
 #include <charconv>
@@ -13,6 +13,13 @@ inline bool ParseInt64(std::string_view text, int64_t* value) {
   if (text.empty()) return false;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
   return error == std::errc() && end == text.data() + text.size();
+}
+
+// Digits only (no sign, no spaces), at most `max`: counts and limits in the config.
+inline bool ParseCount(std::string_view text, uint64_t max, uint64_t* value) {
+  if (text.empty() || text[0] < '0' || text[0] > '9') return false;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *value);
+  return error == std::errc() && end == text.data() + text.size() && *value <= max;
 }
 
 }  // namespace planb

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "host/common/iso_time.h"
+#include "host/common/numbers.h"
 
 namespace planb {
 namespace {
@@ -49,14 +50,11 @@ Status ParseDurationKey(const std::string& value, int64_t min_ms, int64_t* ms) {
 }
 
 Status ParseAttempts(const std::string& value, int* attempts) {
-  int n = 0;
-  bool ok = !value.empty() && value.size() <= 3;
-  for (char c : value) {
-    ok = ok && c >= '0' && c <= '9';
-    n = n * 10 + (c - '0');
+  uint64_t n = 0;
+  if (!ParseCount(value, kMaxSendAttempts, &n) || n < 1) {
+    return Status::Invalid("'" + value + "' is not an attempt count (1..100)");
   }
-  if (!ok || n < 1 || n > kMaxSendAttempts) return Status::Invalid("'" + value + "' is not an attempt count (1..100)");
-  *attempts = n;
+  *attempts = static_cast<int>(n);
   return Status::Ok();
 }
 

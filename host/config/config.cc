@@ -6,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "host/common/numbers.h"
 #include "host/config/cluster_config.h"
 #include "host/config/ini_reader.h"
 
@@ -79,16 +80,11 @@ Status ApplyTopLevel(const Entries& entries, const std::string& base_dir, Config
 // --- [map.NAME] sections: one entry per key the host itself reads. ---
 
 Status ParseMaxReaders(const std::string& value, uint32_t* readers) {
-  uint32_t n = 0;
-  bool ok = !value.empty();
-  for (size_t i = 0; ok && i < value.size(); ++i) {
-    const char c = value[i];
-    ok = c >= '0' && c <= '9';
-    n = n * 10 + static_cast<uint32_t>(c - '0');
-    ok = ok && n <= kMaxReadersLimit;  // checked per digit, so n cannot wrap
+  uint64_t n = 0;
+  if (!ParseCount(value, kMaxReadersLimit, &n) || n < 1) {
+    return Status::Invalid("'" + value + "' is not a reader count (1..32767)");
   }
-  if (!ok || n == 0) return Status::Invalid("'" + value + "' is not a reader count (1..32767)");
-  *readers = n;
+  *readers = static_cast<uint32_t>(n);
   return Status::Ok();
 }
 
