@@ -97,7 +97,9 @@ bool ClusterConfig::IsStorageNode() const {
 
 const std::vector<std::string>& ClusterKeyNames() {
   static const std::vector<std::string> names = {"node_name", "node_list", "request_timeout", "send_part_attempts",
-                                                 "send_part_retry_delay", "max_batch_size"};
+                                                 "send_part_retry_delay", "max_batch_size",
+                                                 "snapshot_retry_fetch_interval", "min_time_to_keep_snapshots",
+                                                 "min_time_to_keep_env_open"};
   return names;
 }
 
@@ -113,6 +115,11 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
   if (key == "node_list") return ParseNodeList(value, &cluster->node_list);
   if (key == "request_timeout") return ParseDurationKey(value, kMinRequestTimeoutMs, &cluster->request_timeout_ms);
   if (key == "send_part_retry_delay") return ParseDurationKey(value, 0, &cluster->send_part_retry_delay_ms);
+  if (key == "snapshot_retry_fetch_interval") {
+    return ParseDurationKey(value, 0, &cluster->snapshot_retry_fetch_interval_ms);
+  }
+  if (key == "min_time_to_keep_snapshots") return ParseDurationKey(value, 0, &cluster->min_time_to_keep_snapshots_ms);
+  if (key == "min_time_to_keep_env_open") return ParseDurationKey(value, 0, &cluster->min_time_to_keep_env_open_ms);
   if (key == "send_part_attempts") return ParseAttempts(value, &cluster->send_part_attempts);
   if (key == "max_batch_size") {
     if (!ParseByteSize(value, &cluster->max_batch_size) || cluster->max_batch_size == 0) {

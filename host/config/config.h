@@ -17,6 +17,10 @@
 //   send_part_attempts = 3           # tries per request before a node counts as failed
 //   send_part_retry_delay = 10s
 //   max_batch_size = 64GiB           # the largest batch a node accepts, unzipped (zip bombs)
+// Reading on nodes that are not storage nodes (local snapshots of the shards, docs/snapshots.md):
+//   snapshot_retry_fetch_interval = 1m  # after a failed fetch, the old snapshot serves; retry only after this
+//   min_time_to_keep_snapshots = 10m    # a snapshot this old is refreshed (in the background where possible)
+//   min_time_to_keep_env_open = 1m      # an environment unused this long is closed by cleanup
 //   [node.node1a]
 //   endpoint = tcp://10.0.0.1:7601   # where node1a's `planb serve` listens
 #pragma once
@@ -59,6 +63,9 @@ struct ClusterConfig {
   int send_part_attempts = 3;
   int64_t send_part_retry_delay_ms = 10000;
   uint64_t max_batch_size = uint64_t{64} << 30;
+  int64_t snapshot_retry_fetch_interval_ms = 60 * 1000;
+  int64_t min_time_to_keep_snapshots_ms = 10 * 60 * 1000;
+  int64_t min_time_to_keep_env_open_ms = 60 * 1000;
 
   bool single_node() const { return node_list.empty(); }
   // Whether this node is one of the storage nodes (a single node always is).

@@ -16,7 +16,7 @@ Status Home::Open(const std::string& root, Home* home) {
     return Status::Invalid("home " + home->root_ + " is not a directory");
   }
   for (const std::string& dir : {home->writer(), home->receive(), home->staging(), home->merging(),
-                                 home->shards(), home->snapshots()}) {
+                                 home->shards(), home->snapshots(), home->outgoing()}) {
     PLANB_RETURN_IF_ERROR(MakeDirectories(dir).WithContext("home " + home->root_));
   }
   return Status::Ok();

@@ -4,7 +4,8 @@
 //   staging/   batches waiting to be merged, in sequence order
 //   merging/   the batch being merged
 //   shards/    one LMDB per map: the merged state
-//   snapshots/ copies of shards fetched from storage nodes
+//   snapshots/ copies of shards fetched from storage nodes (docs/snapshots.md)
+//   outgoing/  snapshot zips a storage node is serving to readers (scratch: cleared when serve starts)
 #pragma once
 
 #include <string>
@@ -25,6 +26,7 @@ class Home {
   std::string merging() const { return root_ + "/merging"; }
   std::string shards() const { return root_ + "/shards"; }
   std::string snapshots() const { return root_ + "/snapshots"; }
+  std::string outgoing() const { return root_ + "/outgoing"; }
   std::string ShardPath(const std::string& map) const { return shards() + "/" + map; }
 
  private:

@@ -120,6 +120,14 @@ std::string CommandName(uint16_t command) {
       return "READ";
     case Command::kReadResult:
       return "READ_RESULT";
+    case Command::kSnapshot:
+      return "SNAPSHOT";
+    case Command::kFetch:
+      return "FETCH";
+    case Command::kSnapshotOffer:
+      return "SNAPSHOT_OFFER";
+    case Command::kFetchData:
+      return "FETCH_DATA";
     case Command::kReady:
       return "READY";
     case Command::kChunkAck:
@@ -141,6 +149,8 @@ bool IsRequest(uint16_t command) {
     case Command::kCommit:
     case Command::kStatus:
     case Command::kRead:
+    case Command::kSnapshot:
+    case Command::kFetch:
       return true;
     default:
       return false;
@@ -215,6 +225,23 @@ std::string EncodeRead(const ReadRequest& m) {
 std::string EncodeReadResult(const ReadResult& m) {
   return PayloadWriter().U32(static_cast<uint32_t>(m.exit_code)).String(m.out).String(m.err).Take();
 }
+std::string EncodeSnapshot(const SnapshotRequest& m) {
+  return PayloadWriter().String(m.map).U64(m.have_batches).U64(m.have_digest).Take();
+}
+std::string EncodeSnapshotOffer(const SnapshotOffer& m) {
+  return PayloadWriter()
+      .U8(m.not_modified)
+      .U64(m.token)
+      .U64(m.total_size)
+      .U64(m.checksum)
+      .U64(m.batches)
+      .U64(m.digest)
+      .U64(static_cast<uint64_t>(m.create_time_ms))
+      .U32(m.chunk_size)
+      .Take();
+}
+std::string EncodeFetch(const FetchRequest& m) { return PayloadWriter().U64(m.token).U64(m.offset).U32(m.length).Take(); }
+std::string EncodeFetchData(const FetchData& m) { return PayloadWriter().U64(m.token).U64(m.offset).Take(); }
 std::string EncodeError(const ErrorReply& m) { return PayloadWriter().U16(m.code).String(m.message).Take(); }
 
 Status DecodeBegin(std::string_view payload, BeginRequest* m) {
@@ -274,6 +301,41 @@ Status DecodeReadResult(std::string_view payload, ReadResult* m) {
   reader.U32("exit_code", &exit_code).String("out", &m->out).String("err", &m->err);
   m->exit_code = static_cast<int32_t>(exit_code);
   return reader.Finish();
+}
+Status DecodeSnapshot(std::string_view payload, SnapshotRequest* m) {
+  return PayloadReader(payload, "SNAPSHOT")
+      .String("map", &m->map)
+      .U64("have_batches", &m->have_batches)
+      .U64("have_digest", &m->have_digest)
+      .Finish();
+}
+Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m) {
+  uint64_t create_time = 0;
+  PayloadReader reader(payload, "SNAPSHOT_OFFER");
+  reader.U8("not_modified", &m->not_modified)
+      .U64("token", &m->token)
+      .U64("total_size", &m->total_size)
+      .U64("checksum", &m->checksum)
+      .U64("batches", &m->batches)
+      .U64("digest", &m->digest)
+      .U64("create_time_ms", &create_time)
+      .U32("chunk_size", &m->chunk_size);
+  m->create_time_ms = static_cast<int64_t>(create_time);
+  if (reader.ok() && m->not_modified > 1) {
+    return Status::Invalid("SNAPSHOT_OFFER payload: not_modified is " + std::to_string(m->not_modified) +
+                           ", not 0 or 1");
+  }
+  return reader.Finish();
+}
+Status DecodeFetch(std::string_view payload, FetchRequest* m) {
+  return PayloadReader(payload, "FETCH")
+      .U64("token", &m->token)
+      .U64("offset", &m->offset)
+      .U32("length", &m->length)
+      .Finish();
+}
+Status DecodeFetchData(std::string_view payload, FetchData* m) {
+  return PayloadReader(payload, "FETCH_DATA").U64("token", &m->token).U64("offset", &m->offset).Finish();
 }
 Status DecodeError(std::string_view payload, ErrorReply* m) {
   return PayloadReader(payload, "ERROR").U16("code", &m->code).String("message", &m->message).Finish();

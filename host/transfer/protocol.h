@@ -31,10 +31,14 @@ enum class Command : uint16_t {
   kCommit = 0x0003,
   kStatus = 0x0004,
   kRead = 0x0005,
+  kSnapshot = 0x0006,
+  kFetch = 0x0007,
   kReady = 0x8001,
   kChunkAck = 0x8002,
   kStatusReply = 0x8004,
   kReadResult = 0x8005,
+  kSnapshotOffer = 0x8006,
+  kFetchData = 0x8007,
   kError = 0x80FF,
 };
 
@@ -119,6 +123,38 @@ inline constexpr char kReadOutputTooLarge[] = "planb: query output exceeds 64 Mi
 // the node). Checks the tokens before "--"; kInvalidArgument naming the command or option.
 Status CheckReadArgs(const std::vector<std::string>& args);
 
+// SNAPSHOT: the requester holds a snapshot of `map` at `have_*` (zeros: none) and asks for a newer one. The node
+// answers SNAPSHOT_OFFER: not_modified (its shard is at the requester's version: a success), or a token for a zip
+// of a consistent copy of the shard (a batch zip, batch_zip.h, holding the one map), fetched with FETCH.
+// ERROR kNotFound: the map is unknown to the node or nothing has been merged into it yet (the message says which).
+struct SnapshotRequest {
+  std::string map;
+  uint64_t have_batches = 0;  // ContentVersion of the requester's snapshot
+  uint64_t have_digest = 0;
+};
+struct SnapshotOffer {
+  uint8_t not_modified = 0;  // 1: the requester's snapshot is current; the fields below other than version are 0
+  uint64_t token = 0;
+  uint64_t total_size = 0;   // bytes of the zip
+  uint64_t checksum = 0;     // XXH3-64 of the whole zip
+  uint64_t batches = 0;      // ContentVersion of the copy (read from the copy itself)
+  uint64_t digest = 0;
+  int64_t create_time_ms = 0;  // when the node made the copy (its clock)
+  uint32_t chunk_size = 0;     // the largest FETCH length the node serves (1..kMaxUploadChunkSize)
+};
+// FETCH: `length` bytes of the offer's zip from `offset` (length 1..the offer's chunk_size). FETCH_DATA carries
+// them in frame C: exactly `length` bytes, fewer only at the end of the zip. ERROR kNotFound for a token the node
+// no longer knows (expired after idling, or the node restarted): ask SNAPSHOT again.
+struct FetchRequest {
+  uint64_t token = 0;
+  uint64_t offset = 0;
+  uint32_t length = 0;
+};
+struct FetchData {  // frame C holds the bytes
+  uint64_t token = 0;
+  uint64_t offset = 0;
+};
+
 struct ErrorReply {
   uint16_t code = 0;  // a planb::Code
   std::string message;
@@ -133,6 +169,10 @@ std::string EncodeStatus(const StatusRequest& m);
 std::string EncodeStatusReply(const StatusReply& m);
 std::string EncodeRead(const ReadRequest& m);
 std::string EncodeReadResult(const ReadResult& m);
+std::string EncodeSnapshot(const SnapshotRequest& m);
+std::string EncodeSnapshotOffer(const SnapshotOffer& m);
+std::string EncodeFetch(const FetchRequest& m);
+std::string EncodeFetchData(const FetchData& m);
 std::string EncodeError(const ErrorReply& m);
 
 // Each decoder takes frame B and refuses, with kInvalidArgument naming the command and field, a payload that
@@ -148,6 +188,11 @@ Status DecodeStatusReply(std::string_view payload, StatusReply* m);
 // READ also refuses an argc larger than the remaining bytes could hold (each string needs at least 4).
 Status DecodeRead(std::string_view payload, ReadRequest* m);
 Status DecodeReadResult(std::string_view payload, ReadResult* m);
+// SNAPSHOT_OFFER also refuses not_modified other than 0 or 1.
+Status DecodeSnapshot(std::string_view payload, SnapshotRequest* m);
+Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m);
+Status DecodeFetch(std::string_view payload, FetchRequest* m);
+Status DecodeFetchData(std::string_view payload, FetchData* m);
 Status DecodeError(std::string_view payload, ErrorReply* m);
 
 // A planb::Code from the wire; values this build does not know become kInternal.

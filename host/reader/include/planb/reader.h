@@ -1,0 +1,98 @@
+// planb::Reader: lookups from inside an event processor, millions a second (the product's hot path).
+//
+//   planb::ReaderOptions options;
+//   options.config_path = "/etc/planb/planb.ini";
+//   std::unique_ptr<planb::Reader> reader;
+//   planb::Status s = planb::Reader::Open(options, &reader);
+//   planb::LookupResult r = reader->Lookup("city_to_country", "cardiff");
+//   if (r.found()) Use(r.value.view());
+//
+// On a storage node (or a single node) lookups read the shards directly; elsewhere they read a local snapshot of
+// each map (docs/snapshots.md), fetched from the storage nodes on first use and refreshed in the background while
+// the old one keeps serving. Installed as libplanb_reader.so with this header (it needs ZeroMQ and libzip, which
+// plugin headers must not pull in).
+//
+// Thread-safety: every method may be called from any number of threads. Each thread gets its own LMDB read
+// transaction per map, reset after use and renewed on its next lookup: a lookup allocates nothing and takes no lock.
+// View lifetime: the Bytes in a LookupResult point into the map and stay valid on the calling thread until that
+// thread's next lookup of the same map on this Reader (or the Reader's destruction).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planb/bytes.h"
+#include "planb/export.h"
+#include "planb/status.h"
+
+namespace planb {
+
+struct ReaderOptions {
+  std::string config_path;                // the planb.ini ("" = no maps: every lookup fails)
+  std::string home;                       // "" = the config's home, else ./planb-home
+  std::vector<std::string> plugin_dirs;   // added to the config's plugin_dir entries
+  // How often a background thread refreshes snapshots that are due and runs cleanup; 0 = no thread (call
+  // Maintain() yourself).
+  int64_t maintenance_interval_ms = 1000;
+};
+
+// One key's answer. A miss is code kNotFound with nothing else set; an error has `error` set (a message in a
+// buffer of the calling thread, valid like the views).
+struct LookupResult {
+  Code code = Code::kNotFound;
+  Bytes value;                   // state, temporal, ranged types: the value
+  int64_t session_start_ms = 0;  // session types: the session holding the instant asked about
+  int64_t session_end_ms = 0;
+  const char* error = "";
+
+  bool found() const { return code == Code::kOk; }
+};
+
+// One key of a batched lookup (LookupMany): the text key or the number, and for time-aware types the instant.
+struct ReaderKey {
+  std::string_view key;  // text-keyed types
+  int64_t number = 0;    // ranged types
+  int64_t time_ms = 0;   // temporal types and sessions; 0 = now
+};
+
+class PLANB_EXPORT Reader {
+ public:
+  // Reads the config, loads the plugins and opens the home. Maps are opened (and snapshots fetched) on first use
+  // or by Prepare. Errors: the config, the plugins, the home.
+  static Status Open(const ReaderOptions& options, std::unique_ptr<Reader>* out);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  // Text-keyed types (state, temporal, session); time-aware types are asked about now, or `time_ms`.
+  LookupResult Lookup(std::string_view map, std::string_view key);
+  LookupResult Lookup(std::string_view map, std::string_view key, int64_t time_ms);
+  // Number-keyed types (ranged, temporal ranged).
+  LookupResult Lookup(std::string_view map, int64_t number);
+  LookupResult Lookup(std::string_view map, int64_t number, int64_t time_ms);
+
+  // Many keys of one map in one read transaction: results[i] answers keys[i]. Returns kOk when every key was
+  // looked up (each result says found or not), else the error that stopped it (the map, its snapshot), also in
+  // each result. Views as for Lookup: valid until this thread's next lookup of the map.
+  Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
+
+  // Opens `map` now (fetching its snapshot if this node needs one), so that the first lookup is not the slow
+  // one and errors show at start-up. kNotFound when no data was ever merged into the map.
+  Status Prepare(std::string_view map);
+
+  // One maintenance pass, as the background thread runs it: refreshes the snapshots that are due, lets go of
+  // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds.
+  Status Maintain();
+
+  class Impl;
+
+ private:
+  explicit Reader(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace planb

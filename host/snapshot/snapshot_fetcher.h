@@ -1,0 +1,40 @@
+// The requester's side of SNAPSHOT/FETCH (docs/protocol.md): asks the storage nodes of node_list in order for a
+// snapshot of one map newer than the one held, and downloads the first offer into a local zip.
+// Thread-safety: one call per thread; the zmq context is shared.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <zmq.hpp>
+
+#include "host/config/config.h"
+#include "host/storage/content_version.h"
+#include "planb/status.h"
+
+namespace planb {
+
+struct FetchOutcome {
+  bool not_modified = false;  // the node said the held snapshot is current (a success; nothing was written)
+  ContentVersion version;     // the version of what was fetched (or of the held one when not modified)
+  int64_t node_create_time_ms = 0;
+  std::string node;      // the node that answered
+  uint64_t bytes = 0;    // zip bytes downloaded
+};
+
+// Called as bytes arrive (done, total), for progress on a terminal.
+using FetchProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+// Tries each node of `cluster.node_list` in order, one attempt each with request_timeout per request: the first
+// node that answers NOT_MODIFIED or whose zip arrives whole (size and XXH3 checksum as offered) wins. A node that
+// cannot be reached, times out, is busy, dies mid-transfer, or sends a zip that does not check out is skipped
+// (its partial zip deleted). The zip is written to `zip_path` (which must not exist), fsynced; on error nothing is
+// left at zip_path.
+// Errors: kNotFound when every node answered that it has no data for `map` (nothing merged yet); kInvalidArgument
+// without a node_list; else kIOError "snapshot of MAP: no storage node could provide one: node1 (timed out after
+// 5000 ms), node2 (checksum mismatch ...)" naming every node tried and why.
+Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
+                     const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
+                     const FetchProgress& progress = {});
+
+}  // namespace planb

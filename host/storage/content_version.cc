@@ -1,0 +1,77 @@
+#include "host/storage/content_version.h"
+
+#include <xxhash.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "planb/encoding.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+
+std::string ContentVersion::ToString() const {
+  char digest_hex[17];
+  std::snprintf(digest_hex, sizeof digest_hex, "%016llx", static_cast<unsigned long long>(digest));
+  return std::to_string(batches) + " " + digest_hex;
+}
+
+bool ContentVersion::Parse(std::string_view text, ContentVersion* out) {
+  const size_t space = text.find(' ');
+  if (space == std::string_view::npos || space == 0 || text.size() - space - 1 != 16) return false;
+  ContentVersion v;
+  for (char c : text.substr(0, space)) {
+    if (c < '0' || c > '9' || v.batches > (UINT64_MAX - 9) / 10) return false;
+    v.batches = v.batches * 10 + static_cast<uint64_t>(c - '0');
+  }
+  for (char c : text.substr(space + 1)) {
+    int nibble = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+    if (nibble < 0) return false;
+    v.digest = (v.digest << 4) | static_cast<uint64_t>(nibble);
+  }
+  *out = v;
+  return true;
+}
+
+Status ReadContentVersion(MDB_txn* txn, MDB_dbi meta, ContentVersion* out) {
+  MDB_val k = Bytes(kContentVersionKey, std::strlen(kContentVersionKey)).mdb();
+  MDB_val v;
+  int rc = mdb_get(txn, meta, &k, &v);
+  if (rc == MDB_NOTFOUND) {
+    *out = ContentVersion();
+    return Status::Ok();
+  }
+  if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading meta content_version");
+  if (!ContentVersion::Parse(Bytes(v).view(), out)) {
+    return Status::Corruption("meta content_version '" + std::string(Bytes(v).view()) +
+                              "' is not '<batches> <16 hex digits>'");
+  }
+  return Status::Ok();
+}
+
+Status RecordMergedBatch(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches, std::string_view batch_id, int64_t now_ms,
+                         bool* counted) {
+  *counted = false;
+  if (batch_id.empty()) return Status::Invalid("recording a merged batch without a batch id");
+  if (batch_id.size() > 511) return Status::Invalid("batch id longer than 511 bytes (LMDB's key limit)");
+  uint8_t time_be[8];
+  PutU64(time_be, static_cast<uint64_t>(now_ms));
+  MDB_val k = Bytes(batch_id).mdb();
+  MDB_val v = Bytes(time_be, sizeof time_be).mdb();
+  int rc = mdb_put(txn, batches, &k, &v, MDB_NOOVERWRITE);
+  if (rc == MDB_KEYEXIST) return Status::Ok();
+  if (rc != MDB_SUCCESS) return LmdbStatus(rc, "recording merged batch " + std::string(batch_id));
+  ContentVersion version;
+  PLANB_RETURN_IF_ERROR(ReadContentVersion(txn, meta, &version));
+  version.batches += 1;
+  version.digest ^= XXH3_64bits(batch_id.data(), batch_id.size());
+  const std::string text = version.ToString();
+  MDB_val vk = Bytes(kContentVersionKey, std::strlen(kContentVersionKey)).mdb();
+  MDB_val vv = Bytes(text).mdb();
+  rc = mdb_put(txn, meta, &vk, &vv, 0);
+  if (rc != MDB_SUCCESS) return LmdbStatus(rc, "writing meta content_version");
+  *counted = true;
+  return Status::Ok();
+}
+
+}  // namespace planb

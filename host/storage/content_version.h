@@ -1,0 +1,46 @@
+// A shard's content version: which batches have been merged into it, in a form that means the same on every
+// storage node (LMDB transaction ids do not). Snapshots compare it: equal versions = the same batches merged.
+//
+// On-disk format (part of kShardFormat's layout; bump it on change):
+//   table "batches"   key: batch id (the manifest's `id`, e.g. "node1a/1700000000000-42-0"), value: i64 big-endian
+//                     merge time in ms. One row per batch ever merged into the shard.
+//   meta "content_version"  text "<batches> <digest as 16 hex digits>": the number of rows in "batches" and the
+//                     XOR of XXH3-64 of every batch id. Absent = {0, 0} (a shard written before versions existed).
+// Both are written in the merge's own write transaction, so the version can never disagree with the rows.
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "planb/status.h"
+
+namespace planb {
+
+inline constexpr const char* kBatchesTableName = "batches";
+inline constexpr const char* kContentVersionKey = "content_version";
+
+struct ContentVersion {
+  uint64_t batches = 0;  // distinct batches merged
+  uint64_t digest = 0;   // XOR of XXH3-64(batch id)
+
+  bool empty() const { return batches == 0 && digest == 0; }
+  bool operator==(const ContentVersion& o) const { return batches == o.batches && digest == o.digest; }
+  bool operator!=(const ContentVersion& o) const { return !(*this == o); }
+  // "12 00ab34cd56ef7890" (the meta text) and back; Parse refuses anything else.
+  std::string ToString() const;
+  static bool Parse(std::string_view text, ContentVersion* out);
+};
+
+// Reads the version from `meta` in `txn`; {0, 0} when the key is absent. kCorruption when it does not parse.
+Status ReadContentVersion(MDB_txn* txn, MDB_dbi meta, ContentVersion* out);
+
+// In the merge's write transaction `txn`: records `batch_id` in `batches` and updates the version in `meta`,
+// unless the batch is already recorded (a merge repeated after a crash, or a batch delivered twice), in which case
+// nothing changes and `*counted` is false. An empty batch_id is kInvalidArgument.
+Status RecordMergedBatch(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches, std::string_view batch_id, int64_t now_ms,
+                         bool* counted);
+
+}  // namespace planb
