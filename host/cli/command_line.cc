@@ -25,15 +25,19 @@ const std::vector<CommandSpec>& Commands() {
       {"load", "FILE.xml...",
        "load reference-data XML files (one stream each) and merge them into the shards", {"effective-time"}, 1,
        kMany},
-      {"lookup", "MAP KEY",
-       "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; exit 1 when absent",
-       {"time", "remote"}, 2, 2},
+      {"lookup", "MAP KEY...",
+       "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
+       "--keys-from): one KEY<TAB>VALUE line each; exit 1 when a key is absent",
+       {"time", "remote", "keys-from"}, 1, kMany},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain", "remote"}, 1, 1},
       {"serve", "",
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
       {"stores", "", "list each configured map: type, scheme, rows, bytes on disk", {}, 0, 0},
+      {"cleanup", "",
+       "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
+       "by readers on a schedule)", {}, 0, 0},
       {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
   };
   return commands;
@@ -71,6 +75,8 @@ po::options_description CommandOptions() {
       ("format", po::value<std::string>()->value_name("FORMAT"), "query: table (default), csv or json")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
+      ("keys-from", po::value<std::string>()->value_name("FILE"),
+       "lookup: also look up every line of FILE ('-' = standard input), in one read transaction")
       ("remote", "lookup, query: ask a storage node of node_list (in order) instead of reading local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
@@ -163,6 +169,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;
   out->remote = vm.count("remote") > 0;
+  if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();
   if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();
   if (vm.count("ready-file")) out->ready_file = vm["ready-file"].as<std::string>();
 

@@ -19,6 +19,7 @@ struct CommandLine {
   std::vector<std::string> plugin_dirs;
   std::optional<std::string> effective_time;  // load
   std::optional<std::string> time;            // lookup: the instant asked about (default: now)
+  std::optional<std::string> keys_from;       // lookup: a file of keys, one per line ("-" = stdin)
   std::optional<std::string> where;           // query
   std::string format = "table";               // query: table, csv or json
   std::optional<std::string> limit;           // query: text, checked by the command

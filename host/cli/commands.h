@@ -2,6 +2,8 @@
 #pragma once
 
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "host/cli/command_line.h"
 #include "host/runtime.h"
@@ -20,6 +22,11 @@ int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
 // lookup or query with --remote: runs the command on a storage node (host/transfer/remote_read.h) and prints
 // its stdout and stderr as they are; exits with its exit status (2 when no node answered).
 int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+
+// lookup's keys: the arguments after MAP, then each line of --keys-from ("-" = stdin; a trailing "\r" is dropped,
+// as files written on Windows end lines with it). False after printing what is wrong (no key, unreadable file).
+bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

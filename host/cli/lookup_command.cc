@@ -1,4 +1,8 @@
-#include <chrono>
+// `planb lookup MAP KEY...`: one key prints its value as it is; several keys (arguments, then the lines of
+// --keys-from) print one "KEY<TAB>VALUE" line each, in order, all read in one transaction. Absent keys are named
+// on stderr and make the exit status 1.
+#include <fstream>
+#include <iostream>
 
 #include "host/cli/commands.h"
 #include "host/common/iso_time.h"
@@ -15,52 +19,109 @@ bool HasField(const PluginDescriptor& d, RowField field) {
   return false;
 }
 
-// Fills `lookup` from the command line for the map's type; false after printing what is wrong.
-bool MakeLookupKey(const CommandLine& cli, const MapPlugins& plugins, LookupKey* lookup, std::ostream& err) {
+// Fills `lookup` for `key` by the map's type; false after printing what is wrong. `lookup->key` views `key`.
+bool MakeLookupKey(const std::string& key, int64_t time_ms, const MapPlugins& plugins, LookupKey* lookup,
+                   std::ostream& err) {
   const PluginDescriptor& d = plugins.type_descriptor();
-  const std::string& map = plugins.config().name;
-  const std::string& key = cli.args[1];
   if (d.lookup_key == LookupKeyKind::kNumber) {
     if (!ParseInt64(key, &lookup->number)) {
-      const bool digits = key.find_first_not_of("+-0123456789") == std::string::npos;
+      const bool digits = !key.empty() && key.find_first_not_of("+-0123456789") == std::string::npos;
       err << "planb: KEY '" << key << "' is " << (digits ? "outside the signed 64-bit range" : "not a whole number")
-          << "; map " << map << " (type " << d.name << ") is keyed by signed 64-bit numbers\n";
+          << "; map " << plugins.config().name << " (type " << d.name << ") is keyed by signed 64-bit numbers\n";
       return false;
     }
   } else {
     lookup->key = Bytes(key);
   }
-  lookup->time_ms = CurrentTimeMs();
-  if (cli.time) {
-    if (!d.lookup_uses_time) {
-      err << "planb: --time does not apply to map " << map << " (type " << d.name << " has no time)\n";
-      return false;
-    }
-    if (!ParseIsoTime(*cli.time, &lookup->time_ms)) {
-      err << "planb: --time: '" << *cli.time << "' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n";
-      return false;
-    }
+  lookup->time_ms = time_ms;
+  return true;
+}
+
+// The instant asked about: --time, else now. False after printing what is wrong.
+bool LookupTime(const CommandLine& cli, const MapPlugins& plugins, int64_t* time_ms, std::ostream& err) {
+  *time_ms = CurrentTimeMs();
+  if (!cli.time) return true;
+  const PluginDescriptor& d = plugins.type_descriptor();
+  if (!d.lookup_uses_time) {
+    err << "planb: --time does not apply to map " << plugins.config().name << " (type " << d.name
+        << " has no time)\n";
+    return false;
+  }
+  if (!ParseIsoTime(*cli.time, time_ms)) {
+    err << "planb: --time: '" << *cli.time << "' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n";
+    return false;
   }
   return true;
 }
 
 }  // namespace
 
+bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err) {
+  keys->assign(cli.args.begin() + 1, cli.args.end());
+  if (cli.keys_from) {
+    const std::string& path = *cli.keys_from;
+    std::ifstream file;
+    if (path != "-") {
+      file.open(path, std::ios::binary);
+      if (!file) {
+        err << "planb: --keys-from: cannot read '" << path << "'\n";
+        return false;
+      }
+    }
+    std::istream& in = path == "-" ? std::cin : file;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      keys->push_back(std::move(line));
+    }
+    if (in.bad()) {
+      err << "planb: --keys-from: error reading '" << path << "'\n";
+      return false;
+    }
+  }
+  if (keys->empty()) {
+    err << "planb: lookup: no KEY given (give keys after MAP, or --keys-from FILE)\n";
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+void PrintRow(const PluginDescriptor& d, const Row& row, std::ostream& out) {
+  if (HasField(d, RowField::kValue)) {
+    out.write(reinterpret_cast<const char*>(row.value.data), static_cast<std::streamsize>(row.value.size));
+  } else if (HasField(d, RowField::kStart)) {
+    out << FormatIsoTime(row.session_start_ms) << " " << FormatIsoTime(row.session_end_ms);
+  }
+  out << "\n";
+}
+
+}  // namespace
+
 int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
   const std::string& map = cli.args[0];
-  const std::string& key = cli.args[1];
   std::shared_ptr<const MapPlugins> plugins;
   Status s = runtime.catalog().Get(map, &plugins);
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  LookupKey lookup;
-  if (!MakeLookupKey(cli, *plugins, &lookup, err)) return kExitError;
+  const std::string& name = plugins->config().name;
+  std::vector<std::string> keys;
+  int64_t time_ms = 0;
+  if (!CollectLookupKeys(cli, &keys, err) || !LookupTime(cli, *plugins, &time_ms, err)) return kExitError;
+  std::vector<LookupKey> lookups(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], err)) return kExitError;
+  }
+  const bool single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
+  const std::string at = cli.time ? " at " + *cli.time : std::string();
+
   std::shared_ptr<MapEnv> shard;
   s = runtime.OpenShard(map, &shard);
   if (s.code() == Code::kNotFound) {
-    err << "planb: " << plugins->config().name << ": no data loaded yet, so no key '" << key << "'\n";
+    for (const std::string& key : keys) err << "planb: " << name << ": no data loaded yet, so no key '" << key << "'\n";
     return kExitNotFound;
   }
   MapReader reader;
@@ -69,26 +130,25 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  Row row;
-  ErrorBuffer error;
-  Code code = reader.Lookup(lookup, &row, &error);
-  if (code == Code::kNotFound) {
-    err << "planb: " << plugins->config().name << ": no key '" << key << "'"
-        << (cli.time ? " at " + *cli.time : std::string()) << "\n";
-    return kExitNotFound;
-  }
-  if (code != Code::kOk) {
-    err << "planb: " << shard->path() << ": " << Status::FromPlugin(code, error).message() << "\n";
-    return kExitError;
-  }
   const PluginDescriptor& d = plugins->type_descriptor();
-  if (HasField(d, RowField::kValue)) {
-    out.write(reinterpret_cast<const char*>(row.value.data), static_cast<std::streamsize>(row.value.size));
-    out << "\n";
-  } else if (HasField(d, RowField::kStart)) {
-    out << FormatIsoTime(row.session_start_ms) << " " << FormatIsoTime(row.session_end_ms) << "\n";
+  int exit_code = kExitOk;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Row row;
+    ErrorBuffer error;
+    Code code = reader.Lookup(lookups[i], &row, &error);
+    if (code == Code::kNotFound) {
+      err << "planb: " << name << ": no key '" << keys[i] << "'" << at << "\n";
+      exit_code = kExitNotFound;
+      continue;
+    }
+    if (code != Code::kOk) {
+      err << "planb: " << shard->path() << ": " << Status::FromPlugin(code, error).message() << "\n";
+      return kExitError;
+    }
+    if (!single) out << keys[i] << "\t";
+    PrintRow(d, row, out);
   }
-  return kExitOk;
+  return exit_code;
 }
 
 }  // namespace planb

@@ -12,9 +12,11 @@ namespace planb {
 namespace {
 
 // The command's tokens as the node's parser takes them: options first, then "--" so that an argument starting
-// with '-' (a key such as "-5") stays an argument.
-std::vector<std::string> RemoteArgs(const CommandLine& cli) {
-  std::vector<std::string> args = {cli.command};
+// with '-' (a key such as "-5") stays an argument. A lookup's keys are read here (--keys-from names a file on
+// this machine) and sent as arguments: one request for all of them.
+bool RemoteArgs(const CommandLine& cli, std::vector<std::string>* out, std::ostream& err) {
+  std::vector<std::string>& args = *out;
+  args = {cli.command};
   if (cli.command == "lookup") {
     if (cli.time) args.insert(args.end(), {"--time", *cli.time});
   } else {
@@ -24,8 +26,15 @@ std::vector<std::string> RemoteArgs(const CommandLine& cli) {
     if (cli.explain) args.push_back("--explain");
   }
   args.push_back("--");
-  args.insert(args.end(), cli.args.begin(), cli.args.end());
-  return args;
+  if (cli.command == "lookup") {
+    std::vector<std::string> keys;
+    if (!CollectLookupKeys(cli, &keys, err)) return false;
+    args.push_back(cli.args[0]);
+    args.insert(args.end(), keys.begin(), keys.end());
+  } else {
+    args.insert(args.end(), cli.args.begin(), cli.args.end());
+  }
+  return true;
 }
 
 }  // namespace
@@ -35,10 +44,12 @@ int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   std::string node_out;
   std::string node_err;
   std::string node_used;
+  std::vector<std::string> args;
+  if (!RemoteArgs(cli, &args, err)) return kExitError;
   Status s;
   {
     zmq::context_t context;
-    s = RemoteRead(context, runtime.config().cluster, RemoteArgs(cli), &exit_code, &node_out, &node_err, &node_used);
+    s = RemoteRead(context, runtime.config().cluster, args, &exit_code, &node_out, &node_err, &node_used);
   }
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";

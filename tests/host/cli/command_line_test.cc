@@ -108,8 +108,11 @@ TEST(CliCommandLine, RefusesACommandOptionOnAnotherCommand) {
 }
 
 TEST(CliCommandLine, RefusesTheWrongArgumentCount) {
-  EXPECT_THAT(ParseError({"lookup", "m"}), HasSubstr("'lookup' takes MAP KEY, got 1 argument(s)"));
-  EXPECT_THAT(ParseError({"lookup", "m", "k", "x"}), HasSubstr("'lookup' takes MAP KEY, got 3 argument(s)"));
+  EXPECT_THAT(ParseError({"lookup"}), HasSubstr("'lookup' takes MAP KEY..., got 0 argument(s)"));
+  EXPECT_EQ(Parse({"lookup", "m", "k", "x"}).args, (std::vector<std::string>{"m", "k", "x"}));
+  EXPECT_EQ(*Parse({"lookup", "m", "--keys-from", "-"}).keys_from, "-");
+  EXPECT_THAT(ParseError({"query", "m", "--keys-from", "f"}), HasSubstr("--keys-from does not apply to 'query'"));
+  EXPECT_THAT(ParseError({"cleanup", "x"}), HasSubstr("'cleanup' takes no arguments, got 1 argument(s)"));
   EXPECT_THAT(ParseError({"load"}), HasSubstr("'load' takes FILE.xml..., got 0 argument(s)"));
   EXPECT_THAT(ParseError({"plugins", "x"}), HasSubstr("'plugins' takes no arguments, got 1 argument(s)"));
 }

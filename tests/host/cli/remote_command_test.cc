@@ -75,6 +75,19 @@ TEST(RemoteCommand, AnswersAsTheNodeWouldWithoutLocalShards) {
   ExpectSameResult(Remote(cluster, {"lookup", "--remote", "country_to_capital", "--", "--home"}),
                    OnNode(cluster, 0, {"lookup", "country_to_capital", "--", "--home"}));
 
+  // Batched: many keys in one request, read locally from --keys-from and sent as arguments.
+  const std::string keys_file = cluster.dir() + "/keys.txt";
+  ::planb::testing::WriteFile(keys_file, "Albania\nAtlantis\n-5\n");
+  const ProcessResult batch =
+      Remote(cluster, {"lookup", "--remote", "country_to_capital", "Andorra", "--keys-from", keys_file});
+  EXPECT_EQ(batch.exit_code, 1);
+  EXPECT_TRUE(Contains(batch.out, "Andorra\tAndorra la Vella\nAlbania\tTirana\n")) << batch.out;
+  ExpectSameResult(batch, OnNode(cluster, 0, {"lookup", "country_to_capital", "Andorra", "--keys-from", keys_file}));
+  const ProcessResult sneaky = Remote(cluster, {"lookup", "--remote", "country_to_capital", "--keys-from",
+                                                cluster.dir() + "/absent.txt"});
+  EXPECT_EQ(sneaky.exit_code, 2) << "the keys file is read here, not on the node";
+  EXPECT_TRUE(Contains(sneaky.err, "--keys-from: cannot read")) << sneaky.err;
+
   const ProcessResult unknown = Remote(cluster, {"lookup", "--remote", "no_such_map", "x"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_TRUE(Contains(unknown.err, "no_such_map")) << unknown.err;
