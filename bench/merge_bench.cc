@@ -159,7 +159,7 @@ std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
   }
   CheckSetup(writer.Finish());
   const std::string zip = writer.dir() + ".zip";
-  CheckSetup(ZipBatch(writer.dir(), zip, ZipOptions{f->compress}));
+  CheckSetup(ZipBatch(writer.dir(), zip, ZipOptions{f->compress, /*batch_id=*/"bench/" + zip}));
   writer.Discard();
   return zip;
 }

@@ -1,5 +1,7 @@
 // planb: the Plan B host program. Parses the command line, opens the runtime (config, plugins, home) and runs
 // one command. Exceptions from libraries stop here, as a message and exit status 2.
+#include <unistd.h>
+
 #include <exception>
 #include <iostream>
 #include <string>
@@ -32,6 +34,14 @@ int Run(int argc, char** argv) {
   options.config_path = cli.config;
   options.home = cli.home;
   options.plugin_dirs = cli.plugin_dirs;
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal) {
+    options.fetch_progress = [](uint64_t done, uint64_t total) {
+      const uint64_t percent = total == 0 ? 100 : done * 100 / total;
+      std::cerr << "\r\033[Kfetching snapshot: " << percent << "% of " << total << " bytes" << std::flush;
+      if (done >= total) std::cerr << "\r\033[K" << std::flush;  // done: clear the progress line
+    };
+  }
   std::unique_ptr<Runtime> runtime;
   s = Runtime::Open(options, &runtime);
   if (!s.ok()) {
@@ -44,6 +54,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "query") return RunQueryCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "serve") return RunServeCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "stores") return RunStoresCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "cleanup") return RunCleanupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
   std::cerr << "planb: command '" << cli.command << "' is not implemented\n";
   return kExitError;

@@ -35,6 +35,7 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   if (home.empty()) home = runtime->config_.home;
   if (home.empty()) home = "planb-home";
   PLANB_RETURN_IF_ERROR(Home::Open(home, &runtime->home_));
+  runtime->fetch_progress_ = options.fetch_progress;
   *out = std::move(runtime);
   return Status::Ok();
 }
@@ -43,6 +44,25 @@ Status Runtime::OpenShard(std::string_view map, std::shared_ptr<MapEnv>* out) {
   std::shared_ptr<const MapPlugins> plugins;
   PLANB_RETURN_IF_ERROR(catalog_.Get(map, &plugins));
   return envs_.Get(home_.ShardPath(plugins->config().name), plugins, out);
+}
+
+Status Runtime::OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out) {
+  if (config_.cluster.IsStorageNode()) return OpenShard(map, out);
+  SnapshotManager* manager = snapshots();
+  std::shared_ptr<const OpenSnapshot> snapshot;
+  PLANB_RETURN_IF_ERROR(manager->Current(map, stale, &snapshot));
+  // Aliasing: the caller holds the environment, and through it the snapshot's lock.
+  *out = std::shared_ptr<MapEnv>(snapshot, snapshot->env().get());
+  return Status::Ok();
+}
+
+SnapshotManager* Runtime::snapshots() {
+  std::lock_guard<std::mutex> lock(snapshots_mutex_);
+  if (!snapshots_) {
+    context_ = std::make_unique<zmq::context_t>();
+    snapshots_ = std::make_unique<SnapshotManager>(home_, config_.cluster, catalog_, *context_, fetch_progress_);
+  }
+  return snapshots_.get();
 }
 
 }  // namespace planb

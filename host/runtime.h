@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "host/plugin_host/plugin_registry.h"
 #include "host/storage/env_cache.h"
 #include "host/storage/home.h"
+#include "host/snapshot/snapshot_manager.h"
 
 namespace planb {
 
@@ -18,6 +20,7 @@ struct RuntimeOptions {
   std::string config_path;               // "" = ./planb.ini when it exists, else no maps
   std::string home;                      // "" = the config's home, else ./planb-home
   std::vector<std::string> plugin_dirs;  // added to the config's plugin_dir entries
+  FetchProgress fetch_progress;          // called while a snapshot downloads (the CLI on a terminal)
 };
 
 class Runtime {
@@ -35,12 +38,25 @@ class Runtime {
   // The shard of `map`, open; NotFound when nothing has been merged into it yet.
   Status OpenShard(std::string_view map, std::shared_ptr<MapEnv>* out);
 
+  // What lookups and queries of `map` read on this node: its shard on a storage node (or a single node), else
+  // the current local snapshot (docs/snapshots.md), fetched when there is none and, with kFetchNow, refreshed
+  // first when it is stale. The returned pointer keeps a snapshot open and locked against cleanup while held;
+  // a different pointer on a later call means a newer snapshot. kNotFound: nothing merged into the map yet.
+  Status OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out);
+  // The snapshots of this node (storage nodes read their shards, but `planb cleanup` still tidies snapshots/).
+  // Created on first use.
+  SnapshotManager* snapshots();
+
  private:
   Config config_;
   Home home_;
   PluginRegistry registry_;
   MapCatalog catalog_;
   EnvCache envs_;
+  std::mutex snapshots_mutex_;
+  std::unique_ptr<zmq::context_t> context_;  // for snapshot fetches; made with the manager
+  std::unique_ptr<SnapshotManager> snapshots_;
+  FetchProgress fetch_progress_;
 };
 
 }  // namespace planb

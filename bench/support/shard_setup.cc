@@ -35,7 +35,7 @@ void LoadStream(Runtime* runtime, const std::string& stream_name, const std::fun
 
 Status StageAndMerge(Runtime* runtime, StreamWriter* writer) {
   const std::string zip = writer->dir() + ".zip";
-  PLANB_RETURN_IF_ERROR(ZipBatch(writer->dir(), zip, ZipOptions{/*compress=*/false}));
+  PLANB_RETURN_IF_ERROR(ZipBatch(writer->dir(), zip, ZipOptions{/*compress=*/false, /*batch_id=*/"bench/" + zip}));
   writer->Discard();
   uint64_t sequence = 0;
   PLANB_RETURN_IF_ERROR(StagingStore(runtime->home()).Stage(zip, &sequence));

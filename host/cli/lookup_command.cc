@@ -119,7 +119,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   const std::string at = cli.time ? " at " + *cli.time : std::string();
 
   std::shared_ptr<MapEnv> shard;
-  s = runtime.OpenShard(map, &shard);
+  s = runtime.OpenForReading(map, StaleSnapshot::kFetchNow, &shard);
   if (s.code() == Code::kNotFound) {
     for (const std::string& key : keys) err << "planb: " << name << ": no data loaded yet, so no key '" << key << "'\n";
     return kExitNotFound;

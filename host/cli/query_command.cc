@@ -42,7 +42,7 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   }
 
   std::shared_ptr<MapEnv> shard;
-  s = runtime.OpenShard(cli.args[0], &shard);
+  s = runtime.OpenForReading(cli.args[0], StaleSnapshot::kFetchNow, &shard);
   if (!s.ok() && s.code() != Code::kNotFound) {
     err << "planb: " << s.message() << "\n";
     return kExitError;

@@ -1,14 +1,20 @@
 // Named crash points for fault-injection tests: when the environment variable PLANB_FAULT names a point, the
 // process kills itself with SIGKILL on reaching it (as kill -9 would), so tests can prove that a restart
 // repairs everything. PLANB_FAULT is read at each point (one getenv), so a test may set and unset it.
-// Points (keep docs/operations.md in step):
+// Points (keep docs/storage-nodes.md and docs/protocol.md in step):
 //   receive.mid_upload     a chunk of an upload has been written, the upload is not complete
 //   receive.after_stage    a batch was renamed into staging/, before the sender is told
 //   merge.mid_batch        the first map of a batch with several maps has committed, the others not
 //   merge.before_commit    a map's merge write transaction is complete but not committed
 //   merge.after_commit     every map of a batch committed, the staged zip not yet deleted
 //   verify.hang            the batch verifier child never finishes (tests the verification deadline)
-// A point may also simulate a full disk instead: PLANB_FAULT=receive.disk_full makes chunk writes fail ENOSPC.
+//   snapshot.mid_transfer  the first FETCH_DATA of a served snapshot has been queued for sending (the node dies
+//                          with a snapshot transfer under way)
+// Some points change behaviour instead of killing (FaultPointActive):
+//   receive.disk_full      chunk writes fail with ENOSPC
+//   snapshot.corrupt       one byte of every FETCH_DATA payload is flipped (the requester's checksum must catch it)
+//   snapshot.truncate      snapshot zips are served as if they ended at half their size: FETCH_DATA past the half
+//                          carries 0 bytes (the requester must notice the short zip)
 #pragma once
 
 namespace planb {

@@ -398,38 +398,43 @@ Status RunVerifier(const std::string& zip_path, const std::string& scratch_dir, 
   return Status::Ok();
 }
 
-Status Verify(const Runtime& runtime, const std::string& zip_path, const std::string& scratch_dir,
-              const UnzipLimits& limits, const VerifyOptions& options) {
-  std::vector<std::string> maps;
-  PLANB_RETURN_IF_ERROR(UnzipBatch(zip_path, scratch_dir, limits, &maps));
+}  // namespace
+
+Status VerifyExtractedBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& dir,
+                            const std::vector<std::string>& maps, const VerifyOptions& options) {
   std::vector<std::shared_ptr<const MapPlugins>> plugins(maps.size());
   uint64_t extracted = 0;
   for (size_t i = 0; i < maps.size(); ++i) {
-    Status s = runtime.catalog().Get(maps[i], &plugins[i]);
+    Status s = catalog.Get(maps[i], &plugins[i]);
     if (!s.ok()) {
       return Status::Invalid(zip_path + ": map '" + maps[i] + "' is not configured on this node (" + s.message() + ")");
     }
     struct stat st;
-    const std::string file = scratch_dir + "/" + maps[i] + "/data.mdb";
+    const std::string file = dir + "/" + maps[i] + "/data.mdb";
     if (::stat(file.c_str(), &st) != 0) return Status::IOError(file + ": " + std::strerror(errno));
     extracted += static_cast<uint64_t>(st.st_size);
   }
   if (maps.empty()) return Status::Ok();
   const int64_t deadline_ms =
       options.base_deadline_ms + static_cast<int64_t>(extracted / (kBytesPerDeadlineSecond / 1000));
-  return RunVerifier(zip_path, scratch_dir, maps, plugins, deadline_ms);
+  return RunVerifier(zip_path, dir, maps, plugins, deadline_ms);
 }
 
-}  // namespace
-
 Status VerifyBatch(const Runtime& runtime, const std::string& zip_path, const std::string& scratch_dir,
+                   const UnzipLimits& limits, const VerifyOptions& options) {
+  return VerifyBatch(runtime.catalog(), zip_path, scratch_dir, limits, options);
+}
+
+Status VerifyBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& scratch_dir,
                    const UnzipLimits& limits, const VerifyOptions& options) {
   struct stat st;
   if (::lstat(scratch_dir.c_str(), &st) == 0) {
     // Not ours: never removed. A crashed verifier's leftovers are for the caller to clear at start-up.
     return Status::Invalid(scratch_dir + ": already exists (verifying " + zip_path + ")");
   }
-  Status s = Verify(runtime, zip_path, scratch_dir, limits, options);
+  std::vector<std::string> maps;
+  Status s = UnzipBatch(zip_path, scratch_dir, limits, &maps);
+  if (s.ok()) s = VerifyExtractedBatch(catalog, zip_path, scratch_dir, maps, options);
   Status removed = RemoveTree(scratch_dir);
   if (s.ok()) return removed;
   return s;

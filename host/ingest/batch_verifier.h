@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "host/plugin_host/map_catalog.h"
 #include "host/runtime.h"
 #include "host/transfer/batch_zip.h"
 
@@ -30,5 +32,14 @@ struct VerifyOptions {
 // LMDB, a row that does not decode, an unusable map size, CRC, the deadline), kIOError/kFull (local disk).
 Status VerifyBatch(const Runtime& runtime, const std::string& zip_path, const std::string& scratch_dir,
                    const UnzipLimits& limits, const VerifyOptions& options = VerifyOptions());
+// The same against `catalog` alone (the maps this process knows; what VerifyBatch takes from the runtime).
+Status VerifyBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& scratch_dir,
+                   const UnzipLimits& limits, const VerifyOptions& options = VerifyOptions());
+
+// The checks after extraction, for a caller that keeps what it extracted (a fetched snapshot is verified where it
+// was unpacked, then renamed into place): `maps` as UnzipBatch returned them, each at `dir`/<map>/data.mdb, which
+// stays. Errors as VerifyBatch's, naming `zip_path` (the zip `dir` came from) and the map.
+Status VerifyExtractedBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& dir,
+                            const std::vector<std::string>& maps, const VerifyOptions& options = VerifyOptions());
 
 }  // namespace planb

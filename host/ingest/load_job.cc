@@ -89,12 +89,21 @@ bool NeedsSynchronisedMerge(const Runtime& runtime, const StreamReport& stream) 
   return false;
 }
 
+// The id each stream's batch goes by on every node (in its manifest, in BEGIN, in the shards' content versions).
+std::vector<std::string> BatchIds(const Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers) {
+  std::vector<std::string> ids;
+  for (const auto& writer : writers) ids.push_back(runtime.config().cluster.node_name + "/" + StreamName(*writer));
+  return ids;
+}
+
 // Zips each finished stream into writer/<stream>.zip (and drops its LMDB files): the batch as staging/ keeps it.
 Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
-                  std::vector<std::string>* zips, LoadReport* report) {
-  // Batches that only move on this machine are stored, not deflated: nothing would be gained.
-  const ZipOptions options{/*compress=*/!runtime.config().cluster.single_node()};
+                  const std::vector<std::string>& batch_ids, std::vector<std::string>* zips, LoadReport* report) {
   for (size_t i = 0; i < writers.size(); ++i) {
+    ZipOptions options;
+    // Batches that only move on this machine are stored, not deflated: nothing would be gained.
+    options.compress = !runtime.config().cluster.single_node();
+    options.batch_id = batch_ids[i];
     const std::string zip = writers[i]->dir() + ".zip";
     zips->push_back(zip);
     PLANB_RETURN_IF_ERROR(ZipBatch(writers[i]->dir(), zip, options).WithContext(report->streams[i].file));
@@ -117,13 +126,13 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, Load
   return merger.MergePending(&report->merge);
 }
 
-Status Distribute(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
-                  const std::vector<std::string>& zips, const LoadOptions& options, LoadReport* report) {
+Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, const std::vector<std::string>& zips,
+                  const LoadOptions& options, LoadReport* report) {
   report->distributed = true;
   zmq::context_t context;
   for (size_t i = 0; i < zips.size(); ++i) {
     StreamReport& stream = report->streams[i];
-    const std::string batch_id = runtime.config().cluster.node_name + "/" + StreamName(*writers[i]);
+    const std::string& batch_id = batch_ids[i];
     DeliveryProgress progress;
     if (options.upload_progress) {
       const std::vector<std::string>& nodes = runtime.config().cluster.node_list;
@@ -152,10 +161,11 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   Status s = WriteStreams(runtime, files, options, &writers, report);
   // A storage node checks its own shards first; a processing node has none (the receivers check theirs).
   if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
-  if (s.ok()) s = ZipStreams(runtime, writers, &zips, report);
+  const std::vector<std::string> batch_ids = BatchIds(runtime, writers);
+  if (s.ok()) s = ZipStreams(runtime, writers, batch_ids, &zips, report);
   if (s.ok()) {
     s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, report)
-                                               : Distribute(runtime, writers, zips, options, report);
+                                               : Distribute(runtime, batch_ids, zips, options, report);
   }
   for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
   for (const std::string& zip : zips) static_cast<void>(RemoveTree(zip));

@@ -10,7 +10,9 @@
 
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
+#include "host/common/iso_time.h"
 #include "host/ingest/staging_store.h"
+#include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -38,6 +40,19 @@ Status ClearScratch(const std::string& merging) {
 Status DurableUnlink(const std::string& path) {
   if (::unlink(path.c_str()) != 0) return Status::IOError("deleting " + path + ": " + std::strerror(errno));
   return SyncPath(fs::path(path).parent_path().string());
+}
+
+// Records `batch_id` in the batch environment that is about to become a shard, committed and synced.
+Status RecordBatch(MapEnv& batch, const std::string& batch_id) {
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(batch.env(), 0).WithContext(batch.path()));
+  MDB_dbi batches = 0;
+  PLANB_RETURN_IF_ERROR(batch.OpenBatchesTable(txn.get(), &batches));
+  bool counted = false;
+  PLANB_RETURN_IF_ERROR(RecordMergedBatch(txn.get(), batch.meta(), batches, batch_id, CurrentTimeMs(), &counted)
+                            .WithContext(batch.path()));
+  PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(batch.path()));
+  return batch.Sync();
 }
 }  // namespace
 
@@ -67,7 +82,8 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   const std::string context = "merging staged batch " + StagingStore::BatchFileName(sequence);
   const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
   std::vector<std::string> maps;
-  PLANB_RETURN_IF_ERROR(UnzipBatch(zip_path, batch_dir, limits_, &maps).WithContext(context));
+  std::string batch_id;
+  PLANB_RETURN_IF_ERROR(UnzipBatch(zip_path, batch_dir, limits_, &maps, &batch_id).WithContext(context));
   std::sort(maps.begin(), maps.end());
   // A map missing from the config or a shard that cannot be opened stops the batch before any of its maps is
   // merged; the batch stays staged (nothing is lost) until the config or the shard is repaired.
@@ -84,7 +100,7 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
       *stopped = true;
       return RemoveTree(batch_dir);
     }
-    PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + maps[i], maps[i], report).WithContext(context));
+    PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + maps[i], maps[i], batch_id, report).WithContext(context));
     if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
   }
   FaultPoint("merge.after_commit");
@@ -96,7 +112,8 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   return Status::Ok();
 }
 
-Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& map, MergeReport* report) {
+Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id,
+                                MergeReport* report) {
   std::shared_ptr<const MapPlugins> plugins;
   PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins));
   const std::string shard_path = runtime_.home().ShardPath(plugins->config().name);
@@ -112,9 +129,11 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   std::shared_ptr<MapEnv> shard;
   Status opened = runtime_.envs().Get(shard_path, plugins, &shard);
   if (opened.code() == Code::kNotFound) {
-    // The first batch of a map becomes its shard as it is. Should the process die before the zip is
-    // unstaged, the next run merges the same rows into this shard, which changes nothing.
+    // The first batch of a map becomes its shard as it is, with itself recorded as the one batch merged (durably,
+    // before the rename publishes it). Should the process die before the zip is unstaged, the next run merges the
+    // same rows into this shard, which changes nothing, and finds the batch recorded.
     batch_txn.Abort();
+    PLANB_RETURN_IF_ERROR(RecordBatch(*batch, batch_id));
     batch.reset();
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most
     PLANB_RETURN_IF_ERROR(DurableRename(map_dir, shard_path));
@@ -143,6 +162,12 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
     }
     return failed.WithContext(shard_path);  // the write transaction aborts: the shard is as it was
   }
+  // In the same transaction as the rows: the version can never disagree with them.
+  MDB_dbi batches = 0;
+  bool counted = false;
+  PLANB_RETURN_IF_ERROR(shard->OpenBatchesTable(shard_txn.get(), &batches));
+  PLANB_RETURN_IF_ERROR(RecordMergedBatch(shard_txn.get(), shard->meta(), batches, batch_id, CurrentTimeMs(), &counted)
+                            .WithContext(shard_path));
   FaultPoint("merge.before_commit");
   PLANB_RETURN_IF_ERROR(shard_txn.Commit().WithContext(shard_path));
   report->rows_merged[plugins->config().name] += stats.rows_read;

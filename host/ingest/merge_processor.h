@@ -5,6 +5,9 @@
 // every map committed, and merging/N/ after that. A crash at any point is repaired by the next run: the zip is
 // still staged, so the batch is extracted and merged again, which changes nothing already applied (merges are
 // idempotent). Processes sharing a home take turns through merging/.lock.
+// Each merge records the batch's id (from its manifest) in the shard's content version (content_version.h) in the
+// same write transaction as the rows; a batch that becomes the shard has it recorded before the rename. A batch
+// merged again after a crash is recognised by its id, so the version does not move either.
 #pragma once
 
 #include <atomic>
@@ -35,7 +38,7 @@ class MergeProcessor {
  private:
   Status MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
                     const std::atomic<bool>* stop, bool* stopped);
-  Status MergeMap(const std::string& map_dir, const std::string& map, MergeReport* report);
+  Status MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id, MergeReport* report);
 
   Runtime& runtime_;
   UnzipLimits limits_;

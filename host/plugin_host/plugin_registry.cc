@@ -1,5 +1,8 @@
 #include "host/plugin_host/plugin_registry.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <algorithm>
 #include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -19,11 +22,37 @@ const char* PluginKindName(PluginKind kind) {
   return "unknown";
 }
 
+namespace {
+
+// The shared library holding this code when the host is linked into one (libplanb_reader.so), else "" (the
+// host is part of the program). The main program's link map is the one with an empty name.
+std::string HostLibraryPath() {
+  Dl_info info;
+  link_map* map = nullptr;
+  void* self = reinterpret_cast<void*>(&HostLibraryPath);
+  if (::dladdr1(self, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 || map == nullptr) return "";
+  if (map->l_name == nullptr || map->l_name[0] == '\0') return "";
+  return map->l_name;
+}
+
+}  // namespace
+
 std::string PluginRegistry::DefaultDirectory() {
   std::error_code ec;
   fs::path program = boost::dll::program_location(ec);
-  if (ec) return std::string("/usr/local/") + PLANB_PLUGIN_SUBDIR;
-  return (program.parent_path().parent_path() / PLANB_PLUGIN_SUBDIR).lexically_normal().string();
+  const std::string beside_program =
+      ec ? std::string("/usr/local/") + PLANB_PLUGIN_SUBDIR
+         : (program.parent_path().parent_path() / PLANB_PLUGIN_SUBDIR).lexically_normal().string();
+  const std::string library = HostLibraryPath();
+  if (library.empty()) return beside_program;
+  // PLANB_PLUGIN_SUBDIR is <libdir>/planb/plugins and the library is installed in <prefix>/<libdir>, so its
+  // plugins are the last two parts of the subdirectory, beside it.
+  const fs::path subdir(PLANB_PLUGIN_SUBDIR);
+  const fs::path library_dir = fs::absolute(library, ec).parent_path();
+  const fs::path beside_library =
+      (library_dir / subdir.parent_path().filename() / subdir.filename()).lexically_normal();
+  if (fs::is_directory(beside_library, ec) || !fs::is_directory(beside_program, ec)) return beside_library.string();
+  return beside_program;
 }
 
 Status PluginRegistry::LoadDirectories(const std::vector<std::string>& dirs) {

@@ -37,7 +37,9 @@ class PluginRegistry {
 
   const std::vector<LoadedPlugin>& plugins() const { return plugins_; }
 
-  // Where the plugins built or installed with this program live: <program dir>/../lib/planb/plugins.
+  // Where the plugins built or installed with this code live: for a program (planb, the tests),
+  // <program dir>/../lib/planb/plugins; when the host is linked into a shared library (libplanb_reader.so in
+  // <prefix>/lib), <library dir>/planb/plugins, or the program's directory when only that one exists.
   static std::string DefaultDirectory();
 
  private:

@@ -1,41 +1,53 @@
 // A storage node's side of snapshots: makes consistent, zipped copies of its shards for readers (SNAPSHOT), in
-// outgoing/. The copy is LMDB's compacting copy (mdb_env_copyfd2 with MDB_CP_COMPACT) under its own read
-// transaction, so merges go on meanwhile; the version offered is read from the copy itself, so zip and version
-// always agree. The zip of a map is reused while the shard's version has not moved, so many readers asking at
-// once cost one copy; a newer zip replaces (unlinks) the older one: readers still fetching it hold it open.
-// Thread-safety: Prepare may run on any thread, one call at a time (the receiver's snapshot worker).
+// outgoing/. The copy is LMDB's compacting copy (mdb_env_copyfd2 with MDB_CP_COMPACT) of the shard's environment
+// (the one the merges write, from the runtime's EnvCache) under its own read transaction, so merges go on
+// meanwhile; the version offered is read from the copy itself, so zip and version always agree. The zip of a map
+// is reused while the shard's version has not moved, so many readers asking at once cost one copy; a newer zip
+// replaces (unlinks) the older one: readers still fetching it hold it open.
+//
+// outgoing/ holds, per map, <map>-<create_time_ms>-<n>.zip (a batch zip, batch_zip.h, of the one map, with the
+// batch id "snapshot/<node>/<map>/<batches>") and, while a copy is being made, a scratch directory
+// .<map>-<create_time_ms>-<n>/ (removed when done). Nothing in it outlives the serving process: Clear() empties it.
+// Thread-safety: Prepare and Clear may be called from any thread; calls are serialised (in the node, Prepare runs
+// on the receiver's snapshot worker, Clear before the receiver starts).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "host/runtime.h"
 #include "host/storage/content_version.h"
+#include "host/transfer/snapshot_offer.h"
 
 namespace planb {
 
-struct PreparedSnapshot {
-  bool not_modified = false;  // the shard is at the requester's version: nothing else is filled but `version`
-  ContentVersion version;
-  std::string zip_path;  // in outgoing/; a batch zip (batch_zip.h) holding the one map
-  uint64_t size = 0;
-  uint64_t checksum = 0;  // XXH3-64 of the zip
-  int64_t create_time_ms = 0;
-};
-
 class SnapshotSource {
  public:
+  // REQUIRES: `runtime` outlives the source.
   explicit SnapshotSource(Runtime& runtime) : runtime_(runtime) {}
-  // Empties outgoing/ (zips of an earlier run).
+  SnapshotSource(const SnapshotSource&) = delete;
+  SnapshotSource& operator=(const SnapshotSource&) = delete;
+
+  // Empties outgoing/ (zips of an earlier run) and forgets the zips made.
   Status Clear();
-  // kNotFound naming the map when it is not configured here or has no shard yet ("nothing merged into MAP on
-  // this node yet"). kIOError/kFull for the local disk.
+  // not_modified (with the shard's version) when the shard is at `have`; else the zip of a copy newer than
+  // `have`: the map's latest zip while the shard's version still equals it, or a new one. kNotFound naming the
+  // map when it is not configured here or has no shard yet ("nothing merged into MAP on this node yet").
+  // kIOError/kFull for the local disk.
   Status Prepare(const std::string& map, const ContentVersion& have, PreparedSnapshot* out);
 
  private:
+  // Copies the shard of `map` (canonical name) into a new zip in outgoing/.
+  Status MakeZip(const std::string& map, const std::shared_ptr<const MapPlugins>& plugins,
+                 const std::shared_ptr<MapEnv>& shard, PreparedSnapshot* out);
+
   Runtime& runtime_;
+  std::mutex mutex_;                                // one Prepare at a time
   std::map<std::string, PreparedSnapshot> latest_;  // per map: the zip made last
+  uint64_t made_ = 0;                               // zips made: keeps names unique within a millisecond
 };
 
 }  // namespace planb

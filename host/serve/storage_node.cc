@@ -56,7 +56,7 @@ class CappedStringBuf : public std::streambuf {
 }  // namespace
 
 StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log)
-    : runtime_(runtime), options_(std::move(options)), log_(log) {}
+    : runtime_(runtime), options_(std::move(options)), log_(log), snapshots_(runtime) {}
 
 StorageNode::~StorageNode() {
   stopping_ = true;
@@ -99,6 +99,8 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
        std::filesystem::directory_iterator(runtime_.home().receive(), ec)) {
     PLANB_RETURN_IF_ERROR(RemoveTree(entry.path().string()).WithContext("serve: clearing receive/"));
   }
+  // outgoing/ likewise: snapshot zips are served only by the process that made them.
+  PLANB_RETURN_IF_ERROR(snapshots_.Clear().WithContext("serve: clearing outgoing/"));
   zmq::context_t context;
   ReceiverSettings settings;
   settings.receive_dir = runtime_.home().receive();
@@ -166,6 +168,7 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
   if (!cli.home.empty() || !cli.config.empty() || !cli.plugin_dirs.empty() || cli.help || cli.version) {
     return Status::Invalid("READ refuses global options (--home, --config, --plugin-dir, --help, --version)");
   }
+  if (cli.keys_from) return Status::Invalid("READ refuses --keys-from: the client sends the keys, a node reads no file");
   CappedStringBuf out_buffer(protocol::kMaxReadOutput);
   std::ostream out_stream(&out_buffer);
   std::ostringstream err_stream;
@@ -183,6 +186,10 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
   *out = out_buffer.Take();
   *err = err_stream.str();
   return Status::Ok();
+}
+
+Status StorageNode::PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) {
+  return snapshots_.Prepare(map, have, out);
 }
 
 void StorageNode::MergeLoop() {

@@ -1,6 +1,7 @@
 // `planb serve`: one storage node. Accepts uploads (upload_receiver.h) and runs the merge processor perpetually
 // (the design's "Plan B Merge Processor"): a batch is merged as soon as it is staged, whether it arrived over the
-// network or was moved into staging/ by a load on this machine.
+// network or was moved into staging/ by a load on this machine. It serves snapshots of its shards to readers
+// (SNAPSHOT/FETCH, snapshot_source.h).
 // Lookups and queries by other processes keep working meanwhile: nothing holds the home exclusively.
 // Thread-safety: Run() on one thread; the stop flag may be set from anywhere (a signal handler).
 #pragma once
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "host/runtime.h"
+#include "host/serve/snapshot_source.h"
 #include "host/transfer/upload_receiver.h"
 
 namespace planb {
@@ -46,6 +48,8 @@ class StorageNode final : public BatchSink {
   // query, or that carry a global option.
   Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
                      std::string* err) override;
+  // A zip of a consistent copy of the shard of `map` in outgoing/, or not modified (SnapshotSource::Prepare).
+  Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) override;
 
  private:
   void MergeLoop();
@@ -63,6 +67,7 @@ class StorageNode final : public BatchSink {
   uint64_t failed_sequence_ = 0;  // guarded by merge_mutex_: the batch whose merge failed last (0 = none)
   std::string failed_error_;      // guarded by merge_mutex_
   std::thread merger_;
+  SnapshotSource snapshots_;
 };
 
 }  // namespace planb

@@ -25,16 +25,24 @@ struct FetchOutcome {
 // Called as bytes arrive (done, total), for progress on a terminal.
 using FetchProgress = std::function<void(uint64_t done, uint64_t total)>;
 
+// Judges a zip that arrived whole (at `zip_path`, as `outcome` describes it), e.g. unpacks and verifies it. An
+// error counts against the node that sent it (its message becomes the node's reason; the zip is deleted and the
+// next node is tried), except kIOError and kFull, which are this machine's disk and end the fetch with that error.
+using FetchCheck = std::function<Status(const std::string& zip_path, const FetchOutcome& outcome)>;
+
 // Tries each node of `cluster.node_list` in order, one attempt each with request_timeout per request: the first
 // node that answers NOT_MODIFIED or whose zip arrives whole (size and XXH3 checksum as offered) wins. A node that
 // cannot be reached, times out, is busy, dies mid-transfer, or sends a zip that does not check out is skipped
-// (its partial zip deleted). The zip is written to `zip_path` (which must not exist), fsynced; on error nothing is
-// left at zip_path.
+// (its partial zip deleted), and so is one whose zip `check` (when given) refuses. The zip is written to
+// `zip_path` + ".part", fsynced and renamed to `zip_path` (which must not exist: kInvalidArgument); on error
+// nothing is left at either. Up to 4 FETCHes are in flight at once; `progress` is called after each chunk.
+// A node that answers NOT_MODIFIED while `have` is empty (nothing held) counts as failed.
 // Errors: kNotFound when every node answered that it has no data for `map` (nothing merged yet); kInvalidArgument
 // without a node_list; else kIOError "snapshot of MAP: no storage node could provide one: node1 (timed out after
-// 5000 ms), node2 (checksum mismatch ...)" naming every node tried and why.
+// 5000 ms), node2 (checksum mismatch ...)" naming every node tried and why (kFull/kIOError from the local disk
+// name the file).
 Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
                      const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
-                     const FetchProgress& progress = {});
+                     const FetchProgress& progress = {}, const FetchCheck& check = {});
 
 }  // namespace planb

@@ -1,10 +1,12 @@
 // Local snapshots of shards for nodes that are not storage nodes (the design's "Querying"; docs/snapshots.md).
 //
 // On disk, per map: snapshots/<map>/<create_time>/data.mdb, <create_time> = the local time (ms since the epoch,
-// 13+ digits) the snapshot was installed. Only complete, verified snapshots carry such a name: a fetch unpacks under
-// a name starting with '.' and renames into place. Also in snapshots/<map>/: .fetch.lock (processes take turns to
-// fetch), .checked (touched when a node answered "not modified": the newest snapshot counts as that fresh),
-// .failed (touched after a failed fetch: no retry before snapshot_retry_fetch_interval).
+// 13+ digits) the snapshot was installed. Only complete, verified snapshots carry such a name: a fetch downloads to
+// .fetch-<pid>-<n>.zip, unpacks and verifies into .fetch-<pid>-<n>/ and renames the map's directory into place;
+// cleanup renames a superseded snapshot to .delete-<pid>-<n>/ before removing it (snapshot_dir.h). Also in
+// snapshots/<map>/: .fetch.lock (processes take turns to fetch), .checked (touched when a node answered "not
+// modified": the newest snapshot counts as that fresh), .failed (touched after a failed fetch: no retry before
+// snapshot_retry_fetch_interval; removed by the next successful one).
 // Each open snapshot holds a shared flock on its directory; cleanup deletes only directories it can lock
 // exclusively, so a snapshot in use by any process is never deleted.
 //
@@ -71,14 +73,19 @@ class SnapshotManager {
   Status Current(std::string_view map, StaleSnapshot stale, std::shared_ptr<const OpenSnapshot>* out);
 
   // Fetches a newer snapshot of `map` now if the newest is older than min_time_to_keep_snapshots and the retry
-  // interval has passed since a failed fetch; `*changed` when a new one was installed. A failed fetch is
-  // recorded (.failed) and returned; the old snapshot keeps serving.
+  // interval has passed since a failed fetch (with none on disk: unless a fetch failed within that interval);
+  // `*changed` when a new one was installed. A failed fetch is recorded (.failed) and returned; the old snapshot
+  // keeps serving.
   Status RefreshIfDue(std::string_view map, bool* changed);
 
   // Lets go of environments not handed out by Current for min_time_to_keep_env_open, and deletes snapshot
   // directories that are not the newest of their map and that no process holds, and partial fetches of
   // processes that are gone. Maps not configured are left alone.
   Status Cleanup(CleanupReport* report);
+
+  // Fetches this manager has started (each asks the storage nodes once; waiting for another thread's or
+  // process's fetch does not count): what tests count to prove that many callers cause one fetch.
+  uint64_t fetches_started() const;
 
  private:
   class Impl;

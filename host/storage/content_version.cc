@@ -21,8 +21,10 @@ bool ContentVersion::Parse(std::string_view text, ContentVersion* out) {
   if (space == std::string_view::npos || space == 0 || text.size() - space - 1 != 16) return false;
   ContentVersion v;
   for (char c : text.substr(0, space)) {
-    if (c < '0' || c > '9' || v.batches > (UINT64_MAX - 9) / 10) return false;
-    v.batches = v.batches * 10 + static_cast<uint64_t>(c - '0');
+    if (c < '0' || c > '9') return false;
+    const uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v.batches > (UINT64_MAX - digit) / 10) return false;  // would overflow
+    v.batches = v.batches * 10 + digit;
   }
   for (char c : text.substr(space + 1)) {
     int nibble = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "host/common/file_util.h"
+#include "host/storage/content_version.h"
 #include "host/storage/shard_meta.h"
 
 namespace planb {
@@ -66,7 +67,8 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   options.map_size = config.max_store_size;
   options.max_readers = config.max_readers;
   options.flags = env_flags;
-  options.max_dbs = 2 + TableCount(&map->plugins_->type_descriptor()) + TableCount(map->plugins_->scheme_descriptor());
+  // data, meta, batches, and the plugins' own tables.
+  options.max_dbs = 3 + TableCount(&map->plugins_->type_descriptor()) + TableCount(map->plugins_->scheme_descriptor());
   PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
 
   const ShardMeta expected = ShardMeta::Expected(*map->plugins_);
@@ -93,8 +95,15 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
     // A read-only transaction's dbi handles stay valid for the env only once the transaction commits.
     PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(path));
   }
+  map->meta_ = meta;
   *out = std::move(map);
   return Status::Ok();
+}
+
+Status MapEnv::OpenBatchesTable(MDB_txn* write_txn, MDB_dbi* out) const {
+  const int rc = mdb_dbi_open(write_txn, kBatchesTableName, MDB_CREATE, out);
+  if (rc == MDB_INCOMPATIBLE) return Status::Corruption(path_ + ": table 'batches' is not a Plan B table");
+  return LmdbStatus(rc, path_ + ": opening table 'batches'");
 }
 
 }  // namespace planb

@@ -1,5 +1,6 @@
 // One LMDB environment holding one map's rows: a shard, a batch being written or merged, or a snapshot.
-// Tables: "data" (the store type's rows) and "meta" (see shard_meta.h), checked against the config at open.
+// Tables: "data" (the store type's rows) and "meta" (see shard_meta.h), checked against the config at open; in a
+// shard also "batches" (content_version.h), made by the first merge that records a batch.
 // Thread-safety: the handle may be shared between threads (each with its own transactions).
 // LMDB forbids opening one environment twice in a process: share MapEnvs through EnvCache.
 #pragma once
@@ -20,17 +21,25 @@ class MapEnv {
  public:
   enum class Mode {
     kCreate,        // make the directory, the tables and the meta (a new batch)
-    kOpenExisting,  // NotFound when there is no data.mdb; refuses a meta that does not match `plugins`
+    kOpenExisting,  // NotFound when there is no data.mdb; refuses a meta that does not match `plugins`.
+                    // Works on read-only environments too (env_flags with MDB_RDONLY, e.g. kSnapshotFlags).
   };
   // Batches are written without fsync per commit and synced once when finished.
   static constexpr unsigned kBatchFlags = MDB_NOTLS | MDB_NOSYNC | MDB_NOMETASYNC;
   static constexpr unsigned kShardFlags = MDB_NOTLS;
+  // A copy nobody writes (a snapshot, or a shard copy being checked): no lock file, no reader slots.
+  static constexpr unsigned kSnapshotFlags = MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS;
 
   static Status Open(const std::string& path, std::shared_ptr<const MapPlugins> plugins, Mode mode,
                      unsigned env_flags, std::shared_ptr<MapEnv>* out);
 
   MDB_env* env() const { return env_.get(); }
   MDB_dbi data() const { return data_; }
+  MDB_dbi meta() const { return meta_; }
+  // Opens, creating it when missing, the "batches" table in `write_txn` (a write transaction of this env); the
+  // handle stays valid once that transaction commits. REQUIRES: no other transaction of this env opens a table
+  // meanwhile (LMDB's rule for mdb_dbi_open; merges of a shard run one at a time).
+  Status OpenBatchesTable(MDB_txn* write_txn, MDB_dbi* out) const;
   // What plugins are handed: the data table and the plugins' own tables, in `txn`, moved with `cursor`.
   Table MakeTable(MDB_txn* txn, MDB_cursor* cursor) const {
     Table table{txn, data_, cursor, nullptr, nullptr};
@@ -51,6 +60,7 @@ class MapEnv {
 
   Env env_;
   MDB_dbi data_ = 0;
+  MDB_dbi meta_ = 0;
   std::vector<MDB_dbi> store_tables_;
   std::vector<MDB_dbi> scheme_tables_;
 };

@@ -25,11 +25,14 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kDataFile = "data.mdb";
 constexpr size_t kCopyBlock = size_t{1} << 20;
-// The manifest is one short line; anything bigger is not ours and is not read into memory.
-constexpr uint64_t kMaxManifestBytes = 64;
+// The manifest is two short lines (the id at most kMaxBatchIdBytes); anything bigger is not ours and is not read
+// into memory.
+constexpr uint64_t kMaxManifestBytes = 1024;
+constexpr std::string_view kIdPrefix = "id ";
 
-std::string ManifestText() {
-  return std::string(kBatchManifestName) + " " + std::to_string(kBatchFormatVersion) + "\n";
+std::string ManifestText(const std::string& batch_id) {
+  return std::string(kBatchManifestName) + " " + std::to_string(kBatchFormatVersion) + "\n" + std::string(kIdPrefix) +
+         batch_id + "\n";
 }
 
 // Entry names come from the sender: print control bytes and non-ASCII escaped so a message stays one safe line.
@@ -143,7 +146,8 @@ Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& ma
     zip_error_fini(&error);
     return s;
   }
-  static const std::string manifest = ManifestText();
+  // zip_source_buffer does not copy: the text must live until zip_close below.
+  const std::string manifest = ManifestText(options.batch_id);
   zip_source_t* source = zip_source_buffer(zip.get(), manifest.data(), manifest.size(), 0);
   if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kInternal, temp);
   PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), kBatchManifestName, source, options.compress, temp));
@@ -173,6 +177,9 @@ class ZipChecker {
  public:
   ZipChecker(const std::string& zip_path, zip_t* zip, const UnzipLimits& limits)
       : zip_path_(zip_path), zip_(zip), limits_(limits) {}
+
+  // The manifest's batch id, once Check passed.
+  const std::string& batch_id() const { return batch_id_; }
 
   Status Check(std::vector<Entry>* entries) {
     zip_int64_t count = zip_get_num_entries(zip_, 0);
@@ -252,20 +259,42 @@ class ZipChecker {
     zip_int64_t n = zip_fread(file.get(), buffer, sizeof(buffer));
     if (n < 0) return ZipErrorStatus(zip_file_get_error(file.get()), Code::kCorruption, where);
     std::string_view text(buffer, static_cast<size_t>(n));
-    if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+    const size_t end_of_first = text.find('\n');
+    std::string_view first = text.substr(0, end_of_first);
+    std::string_view rest = end_of_first == std::string_view::npos ? std::string_view() : text.substr(end_of_first + 1);
     const std::string prefix = std::string(kBatchManifestName) + " ";
-    if (text.substr(0, prefix.size()) != prefix) return Status::Invalid(where + ": not a Plan B batch manifest");
-    std::string_view version = text.substr(prefix.size());
+    if (first.substr(0, prefix.size()) != prefix) return Status::Invalid(where + ": not a Plan B batch manifest");
+    std::string_view version = first.substr(prefix.size());
+    if (version == "1") {
+      // Its batches carry no id, so a shard could not count them: the data has to be loaded again.
+      return Status::Invalid(where + ": planb-batch 1 (written by an older planb, without a batch id; " +
+                             "reload the source data)");
+    }
     if (version != std::to_string(kBatchFormatVersion)) {
       return Status::Invalid(where + ": batch format version '" + Printable(version) + "', this build reads " +
                              std::to_string(kBatchFormatVersion));
     }
+    // Version 2: exactly one more line, "id <batch id>" (its newline may be missing).
+    if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+    if (rest.substr(0, kIdPrefix.size()) != kIdPrefix) {
+      return Status::Invalid(where + ": no 'id <batch id>' line after 'planb-batch 2' (found '" + Printable(rest) +
+                             "')");
+    }
+    std::string_view id = rest.substr(kIdPrefix.size());
+    if (!IsValidBatchId(id)) {
+      const std::string what = id.size() > kMaxBatchIdBytes ? "a batch id of " + std::to_string(id.size()) + " bytes"
+                                                            : "batch id '" + Printable(id) + "'";
+      return Status::Invalid(where + ": " + what + " is not valid (1 to " + std::to_string(kMaxBatchIdBytes) +
+                             " bytes, no control characters)");
+    }
+    batch_id_ = std::string(id);
     return Status::Ok();
   }
 
   const std::string& zip_path_;
   zip_t* zip_;
   const UnzipLimits& limits_;
+  std::string batch_id_;
 };
 
 // Errors of zip_fread: the zip's bytes are wrong (CRC, inflate, short file) or something else went wrong.
@@ -357,7 +386,7 @@ Status OpenForReading(const std::string& zip_path, int flags, ZipPtr* out, int* 
 }
 
 Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
-                       std::vector<std::string>* maps, bool* created) {
+                       std::vector<std::string>* maps, std::string* batch_id, bool* created) {
   ZipPtr zip;
   int zip_error = ZIP_ER_OK;
   Status s = OpenForReading(zip_path, ZIP_RDONLY | ZIP_CHECKCONS, &zip, &zip_error);
@@ -370,7 +399,8 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   }
   PLANB_RETURN_IF_ERROR(s);
   std::vector<Entry> entries;
-  PLANB_RETURN_IF_ERROR(ZipChecker(zip_path, zip.get(), limits).Check(&entries));
+  ZipChecker checker(zip_path, zip.get(), limits);
+  PLANB_RETURN_IF_ERROR(checker.Check(&entries));
 
   const fs::path dest(dest_dir);
   const std::string parent = dest.parent_path().empty() ? "." : dest.parent_path().string();
@@ -388,12 +418,28 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   PLANB_RETURN_IF_ERROR(SyncPath(parent));
   maps->clear();
   for (const Entry& entry : entries) maps->push_back(entry.map);
+  if (batch_id != nullptr) *batch_id = checker.batch_id();
   return Status::Ok();
 }
 
 }  // namespace
 
+bool IsValidBatchId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxBatchIdBytes) return false;
+  for (unsigned char c : id) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
 Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const ZipOptions& options) {
+  if (!IsValidBatchId(options.batch_id)) {
+    const std::string what = options.batch_id.size() > kMaxBatchIdBytes
+                                 ? "a batch id of " + std::to_string(options.batch_id.size()) + " bytes"
+                                 : "batch id '" + Printable(options.batch_id) + "'";
+    return Status::Invalid("zipping " + batch_dir + ": " + what + " is not valid (1 to " +
+                           std::to_string(kMaxBatchIdBytes) + " bytes, no control characters)");
+  }
   std::vector<std::string> maps;
   PLANB_RETURN_IF_ERROR(ListMaps(batch_dir, &maps));
   const std::string temp = zip_path + ".tmp";
@@ -407,14 +453,14 @@ Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const
 }
 
 Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
-                  std::vector<std::string>* maps) {
+                  std::vector<std::string>* maps, std::string* batch_id) {
   // Refused up front so that a failure below never removes a directory that was there before.
   std::error_code ec;
   if (fs::exists(dest_dir, ec)) {
     return Status::Invalid(dest_dir + ": already exists (extracting " + zip_path + ")");
   }
   bool created = false;
-  Status s = CheckAndExtract(zip_path, dest_dir, limits, maps, &created);
+  Status s = CheckAndExtract(zip_path, dest_dir, limits, maps, batch_id, &created);
   if (!s.ok() && created) (void)RemoveTree(dest_dir);
   return s;
 }

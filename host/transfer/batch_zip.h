@@ -1,32 +1,42 @@
 // A batch as it travels and waits in staging/: one zip holding a stream's maps (libzip).
 //
 // On-disk format (bump kBatchFormatVersion on any change):
-//   planb-batch        first entry; text "planb-batch 1\n" (the format version)
+//   planb-batch        first entry; text "planb-batch 2\nid <batch id>\n": the format version, then the id that
+//                      names the batch on every node (the shard's content version counts batches by it, see
+//                      host/storage/content_version.h). Version 1 (no id) is refused: its batches cannot be counted.
 //   <map>/data.mdb     one LMDB data file per map, <map> a valid map name (lower case, see IsValidMapName)
 // Nothing else is allowed: no lock.mdb, no directories entries needed, no other names.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "planb/status.h"
 
 namespace planb {
 
-inline constexpr int kBatchFormatVersion = 1;
+inline constexpr int kBatchFormatVersion = 2;
 inline constexpr const char* kBatchManifestName = "planb-batch";
 
 struct ZipOptions {
   // Deflate (level 1: fast; LMDB pages compress well) for batches that cross the network; stored as they are
   // when the zip only moves on this machine.
   bool compress = true;
+  // Required: what the manifest's `id` line says, e.g. "node1a/1700000000000-42-0" (see IsValidBatchId).
+  std::string batch_id;
 };
+
+// A batch id is 1 to kMaxBatchIdBytes bytes without control characters (it is one manifest line and an LMDB key).
+inline constexpr size_t kMaxBatchIdBytes = 511;
+bool IsValidBatchId(std::string_view id);
 
 // Zips every `<map>/data.mdb` under `batch_dir` (a finished StreamWriter directory) into `zip_path`, written
 // to `zip_path + ".tmp"`, fsynced, then renamed. A directory under batch_dir without data.mdb is an error, and so
 // is anything UnzipBatch would refuse (a plain file, a directory that is not a valid map name). Other files in a
-// map directory (lock.mdb) are left out. Maps are zipped in name order.
+// map directory (lock.mdb) are left out. Maps are zipped in name order. An invalid options.batch_id is
+// kInvalidArgument naming it (and the batch directory); nothing is written then.
 Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const ZipOptions& options);
 
 struct UnzipLimits {
@@ -36,14 +46,15 @@ struct UnzipLimits {
 
 // Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb`
 // per map, fsynced. Refuses, naming the zip and the entry, before writing anything: not a zip / unreadable,
-// a missing or unknown-version manifest, an entry name that is not exactly `<valid map>/data.mdb` (absolute
+// a missing or unknown-version manifest (version 1, from an older planb, included), a version 2 manifest without a
+// valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` (absolute
 // paths, `..`, backslashes, anything else), a map twice, more entries or more declared bytes than `limits`.
 // While extracting, an entry that inflates past its declared size or fails its CRC is an error too. On any
 // error dest_dir is removed (an existing dest_dir is refused, kInvalidArgument, and left alone; missing parents of
-// dest_dir are created). `maps` gets the map names in entry order.
+// dest_dir are created). `maps` gets the map names in entry order, `batch_id` (when not null) the manifest's id.
 // Errors: kInvalidArgument for a zip that breaks the rules, kCorruption for CRC/inflate failures and
 // truncated zips, kIOError / kFull (ENOSPC) for the local disk.
 Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
-                  std::vector<std::string>* maps);
+                  std::vector<std::string>* maps, std::string* batch_id = nullptr);
 
 }  // namespace planb

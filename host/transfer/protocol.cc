@@ -347,12 +347,15 @@ Status CheckReadArgs(const std::vector<std::string>& args) {
     return Status::Invalid("READ runs lookup or query only, not '" + args[0] + "'");
   }
   for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
-    for (const char* option : {"--home", "--config", "--plugin-dir"}) {
+    for (const char* option : {"--home", "--config", "--plugin-dir", "--keys-from"}) {
       const std::string& arg = args[i];
       const size_t n = std::strlen(option);
       if (arg.compare(0, n, option) == 0 && (arg.size() == n || arg[n] == '=')) {
-        return Status::Invalid(std::string("READ refuses the option ") + option +
-                               ": a remote command runs on the node's own home, config and plugins");
+        // --keys-from would read a file on the node: the client sends the keys themselves instead.
+        const char* why = option == std::string("--keys-from")
+                              ? ": the keys travel in the request, the node reads no files for it"
+                              : ": a remote command runs on the node's own home, config and plugins";
+        return Status::Invalid(std::string("READ refuses the option ") + option + why);
       }
     }
   }

@@ -60,8 +60,7 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
   }
   status = CheckRoomFor(begin);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
-  uint64_t token = 0;
-  while (token == 0 || uploads_.count(token) != 0) token = token_rng_();
+  const uint64_t token = NewToken();
   std::string path = settings_.receive_dir + "/" + TokenHex(token) + ".part";
   auto upload = std::make_unique<UploadSession>(token, path, begin);
   status = upload->Create();

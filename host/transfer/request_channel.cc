@@ -53,13 +53,20 @@ Status RequestChannel::Await(Clock::time_point deadline, const std::function<boo
       status = Status::NotSupported("the node answered in protocol version " + std::to_string(header.version) +
                                     " (this sender speaks " + std::to_string(protocol::kProtocolVersion) + ")");
     }
-    if (status.ok() && frames.size() != 2) {
-      status = Status::Invalid("reply of " + std::to_string(frames.size()) + " frames, expected 2");
+    if (status.ok() && frames.size() != 2 && frames.size() != 3) {
+      status = Status::Invalid("reply of " + std::to_string(frames.size()) + " frames, expected 2 or 3");
     }
     if (!status.ok()) return status.WithContext("bad reply from the node");
     if (!awaited(header.request_id)) continue;  // stale
+    reply->request_id = header.request_id;
     reply->command = header.command;
     reply->payload = frames[1].to_string();
+    reply->has_data = frames.size() == 3;
+    if (reply->has_data) {
+      reply->data = std::move(frames[2]);
+    } else {
+      reply->data.rebuild(size_t{0});
+    }
     return Status::Ok();
   }
 }

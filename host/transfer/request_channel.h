@@ -19,8 +19,11 @@ class RequestChannel {
  public:
   using Clock = std::chrono::steady_clock;
   struct Reply {
+    uint64_t request_id = 0;  // of the request it answers
     uint16_t command = 0;
     std::string payload;
+    bool has_data = false;  // frame C came with the reply (FETCH_DATA)
+    zmq::message_t data;    // frame C, handed over without a copy
   };
 
   // Connects a DEALER to `endpoint`; a send waits at most `send_timeout_ms` for room in the queue. Request ids
@@ -34,7 +37,7 @@ class RequestChannel {
   bool Send(protocol::Command command, const std::string& payload, zmq::message_t* chunk, uint64_t* request_id);
   // Waits until `deadline` for a reply whose request id `awaited` accepts; replies to anything else are stale
   // (an earlier request) and dropped. `*timed_out` when none came. Non-OK for a reply that does not decode
-  // (another version, bad header, wrong frame count): final, retrying cannot help. Throws zmq::error_t on
+  // (another version, bad header, not 2 or 3 frames): final, retrying cannot help. Throws zmq::error_t on
   // transport errors.
   Status Await(Clock::time_point deadline, const std::function<bool(uint64_t)>& awaited, Reply* reply, bool* timed_out);
 

@@ -55,7 +55,9 @@ Status UploadReceiver::Impl::Run(const std::atomic<bool>& stop) {
   ClearStaleParts();
   PLANB_RETURN_IF_ERROR(worker_.Start(context_).WithContext("upload receiver"));
   Status status = read_worker_.Start(context_).WithContext("upload receiver");
+  if (status.ok()) status = snapshot_worker_.Start(context_).WithContext("upload receiver");
   if (status.ok()) status = Serve(stop);
+  snapshot_worker_.Stop();
   read_worker_.Stop();
   worker_.Stop();
   TakeAcceptResults();
@@ -73,11 +75,13 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
     }
     zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0},
                                {worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
-                               {read_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0}};
+                               {read_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {snapshot_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, 3, wait);
+      zmq::poll(items, 4, wait);
       TakeAcceptResults();  // these also drain the wake-up sockets
       TakeReadResults();
+      TakeSnapshotResults();
       for (int i = 0; i < kMaxMessagesPerTurn && (items[0].revents & ZMQ_POLLIN); ++i) {
         std::vector<zmq::message_t> frames;
         if (!zmq::recv_multipart(*router_, std::back_inserter(frames), zmq::recv_flags::dontwait)) break;
@@ -113,7 +117,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);
@@ -137,6 +141,10 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
       return HandleStatus(routing_id, header.request_id, payload);
     case Command::kRead:
       return HandleRead(routing_id, header.request_id, payload);
+    case Command::kSnapshot:
+      return HandleSnapshot(routing_id, header.request_id, payload);
+    case Command::kFetch:
+      return HandleFetch(routing_id, header.request_id, payload);
     default:
       return;
   }
@@ -149,6 +157,15 @@ void UploadReceiver::Impl::Reply(const std::string& routing_id, Command command,
   router_->send(zmq::buffer(protocol::EncodeHeader(command, request_id)),
                 zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   router_->send(zmq::buffer(payload), zmq::send_flags::dontwait);
+}
+
+void UploadReceiver::Impl::ReplyWithData(const std::string& routing_id, Command command, uint64_t request_id,
+                                         const std::string& payload, zmq::message_t data) {
+  router_->send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(zmq::buffer(protocol::EncodeHeader(command, request_id)),
+                zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(zmq::buffer(payload), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(data, zmq::send_flags::dontwait);
 }
 
 void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
@@ -225,6 +242,10 @@ void UploadReceiver::Impl::ExpireIdle(Clock::time_point now) {
     }
     it = uploads_.erase(it);
   }
+  for (const std::string& map : served_.ExpireIdle(now, expiry)) {
+    Log("closed an idle snapshot of " + map + " (no FETCH for " + std::to_string(settings_.idle_upload_expiry_ms) +
+        " ms)");
+  }
 }
 
 void UploadReceiver::Impl::DropAll() {
@@ -236,6 +257,7 @@ void UploadReceiver::Impl::DropAll() {
   if (partial > 0) Log("upload receiver stopping: dropped " + std::to_string(partial) + " unfinished upload(s)");
   uploads_.clear();
   waiters_.clear();
+  served_.Clear();
 }
 
 void UploadReceiver::Impl::ClearStaleParts() {

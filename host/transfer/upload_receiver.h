@@ -4,6 +4,8 @@
 // on commit the file is checked (size, XXH3 checksum), fsynced and handed to the BatchSink, which
 // verifies and stages it. Only then does a status request answer "staged". Malformed messages, unknown
 // versions or commands get an error reply and a log line; the receiver keeps serving.
+// It also serves snapshots of the node's shards (SNAPSHOT, then FETCH in chunks): the sink prepares a zip on a
+// worker thread; the receiver keeps it open (so a zip replaced meanwhile stays readable) and serves its bytes.
 // Thread-safety: Run() on one thread; Stop() from any thread (or a signal handler via the stop flag).
 #pragma once
 
@@ -14,15 +16,17 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/storage/content_version.h"
 #include "host/transfer/protocol.h"
+#include "host/transfer/snapshot_offer.h"
 #include "planb/status.h"
 
 namespace planb {
 
 // Where committed uploads go. Implemented by the storage node (verify + stage + merge state); tests may use a
 // simpler real one. Thread-safety: Accept runs on the receiver's accept worker thread (one batch at a time),
-// ExecuteRead on its read worker thread (one request at a time), MergeStateOf on the Run thread; the three may
-// overlap.
+// ExecuteRead on its read worker thread (one request at a time), PrepareSnapshot on its snapshot worker thread
+// (one request at a time), MergeStateOf on the Run thread; they may overlap.
 class BatchSink {
  public:
   enum class MergeState { kPending, kMerged, kFailed };
@@ -41,6 +45,13 @@ class BatchSink {
     (void)args, (void)exit_code, (void)out, (void)err;
     return Status::NotSupported("this node does not run READ requests");
   }
+  // SNAPSHOT: a zip of a consistent copy of `map`'s shard newer than `have`, or not_modified when the shard is at
+  // `have`. The zip stays where it is until the receiver has opened it (it may be unlinked after that). A non-OK
+  // status goes back as an ERROR with its code: kNotFound for a map this node does not have or has no shard of.
+  virtual Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) {
+    (void)map, (void)have, (void)out;
+    return Status::NotSupported("this node does not serve snapshots");
+  }
 };
 
 struct ReceiverSettings {
@@ -57,6 +68,11 @@ struct ReceiverSettings {
   uint32_t max_open_uploads = 64;
   // READ requests queued or running at once; beyond this one is answered ERROR kFull "busy: ...".
   uint32_t max_pending_reads = 16;
+  // SNAPSHOT requests queued or being prepared at once; beyond this one is answered ERROR kFull "busy: ...".
+  uint32_t max_pending_snapshots = 8;
+  // Snapshot zips held open for FETCH at once (one fd each, until idle_upload_expiry_ms without a FETCH); a
+  // SNAPSHOT that would open one more is answered ERROR kFull "busy: ...".
+  uint32_t max_served_snapshots = 64;
 };
 inline constexpr uint32_t kHeldStatusPerOpenUpload = 4;
 

@@ -1,7 +1,7 @@
-// UploadReceiver's insides, shared by upload_receiver.cc (socket loop, long-poll waiters, expiry) and
-// receiver_commands.cc (BEGIN, CHUNK, COMMIT, STATUS, READ). Everything here runs on the Run thread only, apart
-// from BatchSink::Accept and BatchSink::ExecuteRead, which the accept and read workers (LoopWorkers) run on threads
-// of their own.
+// UploadReceiver's insides, shared by upload_receiver.cc (socket loop, long-poll waiters, expiry),
+// receiver_commands.cc (BEGIN, CHUNK, COMMIT, STATUS, READ) and upload_receiver_snapshots.cc (SNAPSHOT, FETCH).
+// Everything here runs on the Run thread only, apart from BatchSink::Accept, ExecuteRead and PrepareSnapshot,
+// which the accept, read and snapshot workers (LoopWorkers) run on threads of their own.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +17,8 @@
 #include "host/transfer/accept_worker.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/read_worker.h"
+#include "host/transfer/snapshot_serving.h"
+#include "host/transfer/snapshot_worker.h"
 #include "host/transfer/upload_receiver.h"
 #include "host/transfer/upload_session.h"
 
@@ -33,6 +35,7 @@ class UploadReceiver::Impl {
         log_(std::move(log)),
         worker_(MakeAcceptWorker(sink)),
         read_worker_(MakeReadWorker(sink)),
+        snapshot_worker_(MakeSnapshotWorker(sink)),
         token_rng_(std::random_device{}()) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
@@ -54,11 +57,15 @@ class UploadReceiver::Impl {
   void HandleMessage(std::vector<zmq::message_t>& frames);
   void TakeAcceptResults();
   void TakeReadResults();
+  void TakeSnapshotResults();
   void ServeWaiters(Clock::time_point now);
   void ExpireIdle(Clock::time_point now);
   void DropAll();
   void ClearStaleParts();
   void Reply(const std::string& routing_id, protocol::Command command, uint64_t request_id, const std::string& payload);
+  // A reply with a third frame of bytes (FETCH_DATA).
+  void ReplyWithData(const std::string& routing_id, protocol::Command command, uint64_t request_id,
+                     const std::string& payload, zmq::message_t data);
   // Answers ERROR and logs the error with the batch id when known, else with the sender's routing id.
   void ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
                   const std::string& batch_id);
@@ -73,6 +80,17 @@ class UploadReceiver::Impl {
   void HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+
+  // upload_receiver_snapshots.cc
+  void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  void HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  // Answers a prepared SNAPSHOT: NOT_MODIFIED, or an offer of the zip (opened and served under a new token).
+  void OfferSnapshot(SnapshotJobResult& result);
+  // Answers ERROR and logs it with the map when known, else with the sender's routing id.
+  void ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
+                          const std::string& map);
+  // A token no upload or served snapshot uses.
+  uint64_t NewToken();
   // The upload of `token`, or null after answering ERROR for an unknown token.
   // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
   // ...", which the sender retries), or too little free space in receive_dir ("disk full: ...", final).
@@ -92,6 +110,8 @@ class UploadReceiver::Impl {
   LogFunction log_;
   AcceptWorker worker_;
   ReadWorker read_worker_;
+  SnapshotWorker snapshot_worker_;
+  ServedSnapshots served_;
   std::unique_ptr<zmq::socket_t> router_;
   std::mt19937_64 token_rng_;
   std::map<uint64_t, std::unique_ptr<UploadSession>> uploads_;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the SDK and planb from a build tree into a temporary prefix, builds the out-of-tree example plugin
 # against the INSTALLED SDK (find_package(PlanB)), and has the installed planb load it and use it for a map.
+# Then builds examples/enrich against the installed reader library (PlanB::reader) and runs it on that map: the
+# library finds the built-in plugins beside itself, the example plugin through the config.
 # Usage: install_and_build_example.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build_dir=$1
@@ -35,4 +37,41 @@ planb="$work/prefix/bin/planb"
 "$planb" --config "$work/planb.ini" load "$work/hosts.xml"
 test "$("$planb" --config "$work/planb.ini" lookup host_to_owner web-01.example.net)" = "team-web"
 test "$("$planb" --config "$work/planb.ini" lookup host_to_owner DB-02.EXAMPLE.NET)" = "team-data"
-echo "installed SDK: example plugin built, loaded and used"
+
+# The reader library: installed with its header, exporting planb::Reader and nothing else.
+lib="$work/prefix/lib/libplanb_reader.so"
+test -f "$lib"
+test -f "$work/prefix/include/planb/reader.h"
+leaked=$(nm -DC --defined-only "$lib" |
+  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Describe|Maintain)\(' ||
+  true)
+if [ -n "$leaked" ]; then
+  echo "libplanb_reader.so exports more than planb::Reader:" >&2
+  echo "$leaked" | head -20 >&2
+  exit 1
+fi
+cmake -S "$source_dir/examples/enrich" -B "$work/enrich" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/enrich" >/dev/null
+enrich="$work/enrich/planb_enrich"
+printf 'web-01.example.net\nnobody.example.net\nDB-02.EXAMPLE.NET\n' |
+  "$enrich" --config "$work/planb.ini" --map host_to_owner >"$work/enriched.txt"
+printf 'web-01.example.net\tteam-web\nnobody.example.net\t\nDB-02.EXAMPLE.NET\tteam-data\n' >"$work/expected.txt"
+cmp "$work/enriched.txt" "$work/expected.txt"
+# Batches of 256: 600 lines, every third a hit.
+for i in $(seq 1 600); do
+  case $((i % 3)) in 0) echo web-01.example.net ;; 1) echo "absent-$i" ;; 2) echo db-02.example.net ;; esac
+done >"$work/many.txt"
+"$enrich" --config "$work/planb.ini" --map HOST_TO_OWNER <"$work/many.txt" >"$work/many-enriched.txt"
+test "$(wc -l <"$work/many-enriched.txt")" -eq 600
+test "$(grep -c $'\tteam-web$' "$work/many-enriched.txt")" -eq 200
+test "$(grep -c $'\tteam-data$' "$work/many-enriched.txt")" -eq 200
+test "$(grep -c -E $'^absent-[0-9]+\t$' "$work/many-enriched.txt")" -eq 200
+# Errors name the input.
+if "$enrich" --config "$work/planb.ini" --map no_such_map </dev/null 2>"$work/err.txt"; then exit 1; fi
+grep -q "map 'no_such_map' is not in the config" "$work/err.txt"
+if "$enrich" --config "$work/planb.ini" --map host_to_owner --time 2024-01-01T00:00:00Z </dev/null \
+  2>"$work/err.txt"; then
+  exit 1
+fi
+grep -q "does not apply to map host_to_owner" "$work/err.txt"
+echo "installed SDK: example plugin built, loaded and used; planb_enrich built against libplanb_reader.so and run"

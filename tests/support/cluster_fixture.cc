@@ -35,10 +35,11 @@ std::string ClusterFixture::MapSections() const {
 }
 
 // Quick failure detection: a node that does not answer fails the load after 2 x 1 s, not 3 x 5 s + 2 x 10 s.
-std::string ClusterFixture::ClusterKeys(const std::string& node_name, bool with_endpoints) const {
+std::string ClusterFixture::ClusterKeys(const std::string& node_name, bool with_endpoints,
+                                        const std::string& extra) const {
   std::string text = "node_name = " + node_name + "\nnode_list = ";
   for (int i = 0; i < nodes_; ++i) text += "," + this->node_name(i);
-  text += "\nrequest_timeout = 1s\nsend_part_attempts = 2\nsend_part_retry_delay = 50ms\n" + top_level_extra;
+  text += "\nrequest_timeout = 1s\nsend_part_attempts = 2\nsend_part_retry_delay = 50ms\n" + top_level_extra + extra;
   for (int i = 0; i < nodes_; ++i) {
     // A storage node binds the port given with --bind; its config only needs some endpoint for each node.
     const std::string endpoint = with_endpoints && !endpoints_[i].empty() ? endpoints_[i] : "tcp://127.0.0.1:*";
@@ -55,6 +56,18 @@ bool ClusterFixture::StartNode(int i, const std::vector<std::string>& env) {
   if (endpoint.empty()) return false;
   endpoints_[i] = endpoint;
   return true;
+}
+
+std::string ClusterFixture::WriteReaderConfig(const std::string& name, const std::string& extra) {
+  const std::string path = dir_ / (name + ".ini");
+  WriteFile(path, ClusterKeys(name, true, extra) + MapSections());
+  return path;
+}
+
+ProcessResult ClusterFixture::RunOnReader(const std::string& name, const std::vector<std::string>& args) const {
+  std::vector<std::string> all = {"--config", dir_ / (name + ".ini"), "--home", ReaderHome(name)};
+  all.insert(all.end(), args.begin(), args.end());
+  return RunPlanb(all);
 }
 
 ProcessResult ClusterFixture::Load(const std::vector<std::string>& files, int from_node) {

@@ -38,6 +38,12 @@ class ClusterFixture {
   // Starts storage node `i` (on a free port the first time, on the same endpoint after) and waits until it
   // serves; false when it did not come up (its log is in the test output).
   bool StartNode(int i, const std::vector<std::string>& env = {});
+  // Writes the config of a node `name` that is not a storage node (it reads through snapshots), with `extra`
+  // top-level lines (e.g. "min_time_to_keep_snapshots = 0s\n"); returns its path. Its home: ReaderHome(name).
+  std::string WriteReaderConfig(const std::string& name, const std::string& extra = "");
+  std::string ReaderHome(const std::string& name) const { return dir_ / (name + "-home"); }
+  // `planb --config <name>.ini --home <name>-home args...` for a node written by WriteReaderConfig.
+  ProcessResult RunOnReader(const std::string& name, const std::vector<std::string>& args) const;
   // `planb load` on the processing node "proc" (not a storage node), or from storage node `from_node`'s config.
   ProcessResult Load(const std::vector<std::string>& files, int from_node = -1);
   // Waits until node `i` has merged everything staged (staging/ holds no batch).
@@ -49,7 +55,7 @@ class ClusterFixture {
 
  private:
   std::string MapSections() const;
-  std::string ClusterKeys(const std::string& node_name, bool with_endpoints) const;
+  std::string ClusterKeys(const std::string& node_name, bool with_endpoints, const std::string& extra = "") const;
 
   TempDir dir_;
   int nodes_;

@@ -221,12 +221,13 @@ std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std
 Status StageRows(Runtime& runtime, const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
                  uint64_t* sequence) {
   static std::atomic<uint64_t> counter{0};
-  StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/test-stream-" + std::to_string(++counter));
+  const std::string stream = "test-stream-" + std::to_string(++counter);
+  StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/" + stream);
   for (const auto& [key, value] : rows) PLANB_RETURN_IF_ERROR(writer.Add(map, StateRecord(key, value)));
   PLANB_RETURN_IF_ERROR(writer.Finish());
   // As a load stages a batch: the stream zipped (stored, not deflated), the zip moved into staging/.
   const std::string zip = writer.dir() + ".zip";
-  PLANB_RETURN_IF_ERROR(ZipBatch(writer.dir(), zip, ZipOptions{/*compress=*/false}));
+  PLANB_RETURN_IF_ERROR(ZipBatch(writer.dir(), zip, ZipOptions{/*compress=*/false, /*batch_id=*/"test/" + stream}));
   uint64_t staged = 0;
   StagingStore staging(runtime.home());
   PLANB_RETURN_IF_ERROR(staging.Stage(zip, &staged));

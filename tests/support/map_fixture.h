@@ -109,6 +109,7 @@ std::string StateMapSection(const std::string& name, const std::string& scheme, 
 std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows);
 
 // Writes `rows` of `map` as one stream under the runtime's writer/, zips it and stages the zip (staging/<seq>.zip).
+// Its batch id is "test/test-stream-<n>", a new n for every call in the process.
 Status StageRows(Runtime& runtime, const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
                  uint64_t* sequence = nullptr);
 

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <lmdb.h>
-#include <signal.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "host/common/hex.h"
+#include "host/storage/content_version.h"
 #include "support/test_env.h"
 
 namespace planb::testing {
@@ -152,18 +153,33 @@ void Check(int rc, const std::string& what) {
   if (rc != 0) throw std::runtime_error(what + ": " + mdb_strerror(rc));
 }
 
-void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& label, std::ostringstream* out) {
+std::string_view View(const MDB_val& v) { return {static_cast<const char*>(v.mv_data), v.mv_size}; }
+
+// What a dump of a shard shows: its rows, or which batches it counts.
+enum class DumpWhat { kRows, kBatchIds };
+
+// kRows: every row but the content version (meta content_version); kBatchIds: the keys of `batches` (the merge
+// times differ between nodes) and the content version.
+void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& table, const std::string& label, DumpWhat what,
+               std::ostringstream* out) {
   MDB_cursor* cursor = nullptr;
   Check(mdb_cursor_open(txn, dbi, &cursor), label);
   MDB_val key, value;
   for (int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
-    *out << label << ": " << HexString({static_cast<const char*>(key.mv_data), key.mv_size}) << " = " << HexString({static_cast<const char*>(value.mv_data), value.mv_size}) << "\n";
+    const bool version = table == "meta" && View(key) == kContentVersionKey;
+    if (what == DumpWhat::kRows && !version) {
+      *out << label << ": " << HexString(View(key)) << " = " << HexString(View(value)) << "\n";
+    } else if (what == DumpWhat::kBatchIds && version) {
+      *out << label << ": " << View(key) << " = " << View(value) << "\n";
+    } else if (what == DumpWhat::kBatchIds && table == kBatchesTableName) {
+      *out << label << ": " << View(key) << "\n";
+    }
   }
   mdb_cursor_close(cursor);
 }
 
-void DumpShard(const std::string& dir, const std::string& map, std::ostringstream* out) {
+void DumpShard(const std::string& dir, const std::string& map, DumpWhat what, std::ostringstream* out) {
   MDB_env* env = nullptr;
   Check(mdb_env_create(&env), dir);
   mdb_env_set_maxdbs(env, 64);
@@ -187,17 +203,19 @@ void DumpShard(const std::string& dir, const std::string& map, std::ostringstrea
   }
   mdb_cursor_close(cursor);
   for (const std::string& table : tables) {
+    // Which batches a node merged, and when, depends on its uploads, not on its rows (a reference loaded
+    // elsewhere has other batch ids): the rows dump leaves them out, DumpBatchIds compares them.
+    if (what == DumpWhat::kRows && table == kBatchesTableName) continue;
+    if (what == DumpWhat::kBatchIds && table != kBatchesTableName && table != "meta") continue;
     MDB_dbi dbi = 0;
     Check(mdb_dbi_open(txn, table.c_str(), 0, &dbi), dir + " table " + table);
-    DumpTable(txn, dbi, map + "/" + table, out);
+    DumpTable(txn, dbi, table, map + "/" + table, what, out);
   }
   mdb_txn_abort(txn);
   mdb_env_close(env);
 }
 
-}  // namespace
-
-std::string DumpShards(const std::string& home) {
+std::string DumpShardsOf(const std::string& home, DumpWhat what) {
   std::vector<std::string> maps;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(home + "/shards", ec)) {
@@ -205,8 +223,14 @@ std::string DumpShards(const std::string& home) {
   }
   std::sort(maps.begin(), maps.end());
   std::ostringstream out;
-  for (const std::string& map : maps) DumpShard(home + "/shards/" + map, map, &out);
+  for (const std::string& map : maps) DumpShard(home + "/shards/" + map, map, what, &out);
   return out.str();
 }
+
+}  // namespace
+
+std::string DumpShards(const std::string& home) { return DumpShardsOf(home, DumpWhat::kRows); }
+
+std::string DumpBatchIds(const std::string& home) { return DumpShardsOf(home, DumpWhat::kBatchIds); }
 
 }  // namespace planb::testing

@@ -55,7 +55,13 @@ class ServeProcess {
 };
 
 // Every row of every table of every shard under `home`/shards, as text ("map/table: hex(key) = hex(value)"),
-// read with raw LMDB: two nodes hold identical shards exactly when their dumps are equal.
+// read with raw LMDB: two nodes hold identical shards exactly when their dumps are equal. Left out: the shard's
+// content version (the `batches` table and meta content_version, host/storage/content_version.h), which depends
+// on the batch ids a node merged (another load of the same files has other ids) and on merge times; see
+// DumpBatchIds.
 std::string DumpShards(const std::string& home);
+// Per shard, the ids of the batches merged (keys of `batches`, without the merge times) and the content version:
+// equal on nodes that merged the same uploads, however often or in whichever order they merged them.
+std::string DumpBatchIds(const std::string& home);
 
 }  // namespace planb::testing

@@ -112,3 +112,34 @@ TEST(ClusterConfig, RefusesMalformedSettings) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+TEST(ClusterConfig, SnapshotSettingsHaveTheDesignsDefaultsAndTakeUnits) {
+  Config config;
+  ASSERT_TRUE(Parse("", &config).ok());
+  EXPECT_EQ(config.cluster.snapshot_retry_fetch_interval_ms, 60 * 1000);
+  EXPECT_EQ(config.cluster.min_time_to_keep_snapshots_ms, 10 * 60 * 1000);
+  EXPECT_EQ(config.cluster.min_time_to_keep_env_open_ms, 60 * 1000);
+  ASSERT_TRUE(Parse("snapshot_retry_fetch_interval = 30s\nmin_time_to_keep_snapshots = PT1H\n"
+                    "min_time_to_keep_env_open = 0s\n",
+                    &config)
+                  .ok());
+  EXPECT_EQ(config.cluster.snapshot_retry_fetch_interval_ms, 30 * 1000);
+  EXPECT_EQ(config.cluster.min_time_to_keep_snapshots_ms, 60 * 60 * 1000);
+  EXPECT_EQ(config.cluster.min_time_to_keep_env_open_ms, 0);
+}
+
+TEST(ClusterConfig, RefusesMalformedSnapshotSettings) {
+  for (const char* key : {"snapshot_retry_fetch_interval", "min_time_to_keep_snapshots", "min_time_to_keep_env_open"}) {
+    for (const char* value : {"soon", "-1m", "10", "5 parsecs", ""}) {
+      const std::string message = ErrorOf(std::string(key) + " = " + value + "\n");
+      EXPECT_NE(message.find(key), std::string::npos) << message;
+      EXPECT_NE(message.find("not a duration"), std::string::npos) << message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace planb

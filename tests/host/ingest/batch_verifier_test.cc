@@ -211,7 +211,7 @@ class BatchVerifierTest : public ::testing::Test {
 
   std::string Zip(const std::string& batch_dir) {
     const std::string zip = dir_ / ("batch" + std::to_string(batches_++) + ".zip");
-    const Status s = ZipBatch(batch_dir, zip, ZipOptions());
+    const Status s = ZipBatch(batch_dir, zip, ZipOptions{/*compress=*/true, /*batch_id=*/"test/" + zip});
     EXPECT_TRUE(s.ok()) << s.message();
     return zip;
   }

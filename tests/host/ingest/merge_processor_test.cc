@@ -1,10 +1,13 @@
 #include "host/ingest/merge_processor.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -13,9 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "host/ingest/staging_store.h"
 #include "host/common/file_util.h"
+#include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
+#include "host/storage/content_version.h"
 #include "host/transfer/batch_zip.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -51,7 +55,7 @@ ino_t Inode(const std::string& path) {
 // A finished stream zipped and staged as a load does it; returns the sequence (0 on failure).
 uint64_t StageStream(Runtime& runtime, const StreamWriter& writer) {
   const std::string zip = writer.dir() + ".zip";
-  Status s = ZipBatch(writer.dir(), zip, ZipOptions{/*compress=*/false});
+  Status s = ZipBatch(writer.dir(), zip, ZipOptions{/*compress=*/false, /*batch_id=*/"test/" + zip});
   EXPECT_TRUE(s.ok()) << s.message();
   uint64_t sequence = 0;
   if (s.ok()) s = StagingStore(runtime.home()).Stage(zip, &sequence);
@@ -80,6 +84,45 @@ Rows MakeRows(int first, int count, const std::string& tag) {
   return rows;
 }
 
+uint64_t Hash(const std::string& id) { return XXH3_64bits(id.data(), id.size()); }
+
+// The content version of `map`'s shard.
+ContentVersion VersionOf(Runtime& runtime, const std::string& map) {
+  std::shared_ptr<MapEnv> shard;
+  Status s = runtime.OpenShard(map, &shard);
+  EXPECT_TRUE(s.ok()) << s.message();
+  ContentVersion version;
+  if (!s.ok()) return version;
+  Txn txn;
+  s = txn.Begin(shard->env(), MDB_RDONLY);
+  if (s.ok()) s = ReadContentVersion(txn.get(), shard->meta(), &version);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return version;
+}
+
+// A batch of `rows` of map m with the id `batch_id`, zipped to `zip` (not staged: Stage a copy per home).
+void MakeZip(Runtime& runtime, const std::string& batch_id, const Rows& rows, const std::string& zip) {
+  static int streams = 0;
+  StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/zip-" + std::to_string(++streams));
+  for (const auto& [key, value] : rows) ASSERT_TRUE(writer.Add("m", StateRecord(key, value)).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  ZipOptions options;
+  options.compress = false;
+  options.batch_id = batch_id;
+  const Status s = ZipBatch(writer.dir(), zip, options);
+  ASSERT_TRUE(s.ok()) << s.message();
+  writer.Discard();
+}
+
+// Stages a copy of `zip` (staging moves what it stages); returns the sequence.
+uint64_t StageCopy(Runtime& runtime, const std::string& zip) {
+  const std::string copy = runtime.home().root() + "/copy.zip";
+  fs::copy_file(zip, copy, fs::copy_options::overwrite_existing);
+  uint64_t sequence = 0;
+  const Status s = StagingStore(runtime.home()).Stage(copy, &sequence);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return sequence;
+}
 
 class MergeProcessorTest : public ::testing::Test {
  protected:
@@ -530,6 +573,120 @@ TEST_F(MergeProcessorTest, ABatchNamingAnUnconfiguredMapMergesNothingAndStaysSta
   EXPECT_EQ(Lookup(*runtime, "a", "k2"), "old");
   EXPECT_EQ(Lookup(*runtime, "a", "k3"), "new");
   EXPECT_EQ(Lookup(*runtime, "zz", "z"), "zed");
+}
+
+}  // namespace
+}  // namespace planb
+
+namespace planb {
+namespace {
+
+// Three batches of map m with fixed ids, zipped once, staged into as many homes as a test wants.
+class MergeVersionTest : public MergeProcessorTest {
+ protected:
+  void SetUp() override {
+    MergeProcessorTest::SetUp();
+    MakeZip(*runtime_, "node1/a", MakeRows(0, 30, "a"), zips_ / "a.zip");
+    MakeZip(*runtime_, "node1/b", MakeRows(20, 30, "b"), zips_ / "b.zip");
+    MakeZip(*runtime_, "node1/c", MakeRows(40, 30, "c"), zips_ / "c.zip");
+  }
+  std::string ZipOf(const std::string& name) const { return zips_ / (name + ".zip"); }
+
+  TempDir zips_;
+};
+
+TEST_F(MergeVersionTest, TheFirstBatchIsCountedInTheShardItBecomes) {
+  StageCopy(*runtime_, ZipOf("a"));
+  Merge(*runtime_);
+  EXPECT_EQ(VersionOf(*runtime_, "m"), (ContentVersion{1, Hash("node1/a")}));
+  StageCopy(*runtime_, ZipOf("b"));
+  Merge(*runtime_);
+  EXPECT_EQ(VersionOf(*runtime_, "m"), (ContentVersion{2, Hash("node1/a") ^ Hash("node1/b")}));
+}
+
+TEST_F(MergeVersionTest, HomesMergingTheSameBatchesInAnyOrderReportTheSameVersion) {
+  for (const char* name : {"a", "b", "c"}) StageCopy(*runtime_, ZipOf(name));
+  Merge(*runtime_);
+  TempDir other_dir;
+  std::unique_ptr<Runtime> other = Open(other_dir);
+  for (const char* name : {"c", "a", "b"}) StageCopy(*other, ZipOf(name));  // c becomes other's shard
+  Merge(*other);
+  const ContentVersion all{3, Hash("node1/a") ^ Hash("node1/b") ^ Hash("node1/c")};
+  EXPECT_EQ(VersionOf(*runtime_, "m"), all);
+  EXPECT_EQ(VersionOf(*other, "m"), all);
+  EXPECT_NE(Lookup(*runtime_, "m", "key-45"), Lookup(*other, "m", "key-45"));  // other rows, same batches
+
+  TempDir third_dir;
+  std::unique_ptr<Runtime> third = Open(third_dir);
+  for (const char* name : {"a", "b"}) StageCopy(*third, ZipOf(name));
+  Merge(*third);
+  EXPECT_NE(VersionOf(*third, "m"), all);
+  EXPECT_EQ(VersionOf(*third, "m").batches, 2u);
+}
+
+TEST_F(MergeVersionTest, MergingABatchAgainLeavesTheVersionAsItWas) {
+  StageCopy(*runtime_, ZipOf("a"));
+  StageCopy(*runtime_, ZipOf("b"));
+  Merge(*runtime_);
+  const ContentVersion before = VersionOf(*runtime_, "m");
+  const std::vector<DumpedRow> rows = Dump(*runtime_, "m");
+  // As a crash before the zip was unstaged, or a batch delivered twice, leaves them: both staged again.
+  StageCopy(*runtime_, ZipOf("a"));  // was the shard's first batch (moved into place)
+  StageCopy(*runtime_, ZipOf("b"));  // was merged in a write transaction
+  EXPECT_EQ(Merge(*runtime_).batches, 2u);
+  EXPECT_EQ(VersionOf(*runtime_, "m"), before);
+  EXPECT_EQ(Dump(*runtime_, "m"), rows);
+}
+
+// merge.before_commit kills the process with the merge's write transaction complete but not committed: the
+// version must still be the one of the rows (it is written in that same transaction), and the batch's next merge
+// counts it once.
+TEST_F(MergeVersionTest, AMergeKilledBeforeItsCommitLeavesTheVersionWithTheRows) {
+  StageCopy(*runtime_, ZipOf("a"));
+  Merge(*runtime_);
+  const ContentVersion after_a = VersionOf(*runtime_, "m");
+  const uint64_t b = StageCopy(*runtime_, ZipOf("b"));
+  runtime_.reset();  // the child opens the shard itself; one process must not hold it twice
+  EXPECT_EXIT(
+      {
+        ::setenv("PLANB_FAULT", "merge.before_commit", 1);
+        std::unique_ptr<Runtime> child = Open(dir_);
+        MergeReport report;
+        (void)MergeProcessor(*child).MergePending(&report);
+        std::exit(0);  // not reached: the fault point kills the process
+      },
+      ::testing::KilledBySignal(SIGKILL), "");
+  runtime_ = Open(dir_);
+  EXPECT_EQ(VersionOf(*runtime_, "m"), after_a);
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-45"), "<not found>");
+  EXPECT_TRUE(IsStaged(b));
+  EXPECT_EQ(Merge(*runtime_).batches, 1u);
+  EXPECT_EQ(VersionOf(*runtime_, "m"), (ContentVersion{2, Hash("node1/a") ^ Hash("node1/b")}));
+  EXPECT_EQ(Lookup(*runtime_, "m", "key-45"), "b-45");
+}
+
+// A merge the store refuses (the map is full) aborts its transaction: the version does not move either.
+TEST_F(MergeVersionTest, AFailedMergeLeavesTheVersionAsItWas) {
+  TempDir small_dir;
+  std::unique_ptr<Runtime> small = Open(small_dir, "[map.m]\ntype = state\nscheme = hashed\nmax_store_size = 1MiB\n");
+  ASSERT_NE(small, nullptr);
+  // Batches that fit the map alone, merged until the shard is full.
+  Status merged;
+  ContentVersion before;
+  for (int batch = 0; batch < 20 && merged.ok(); ++batch) {
+    Rows rows;
+    for (int i = 0; i < 2000; ++i) {
+      rows.emplace_back(std::to_string(batch) + "-" + std::to_string(i), std::string(100, 'x'));
+    }
+    ASSERT_TRUE(StageRows(*small, "m", rows).ok());
+    if (batch > 0) before = VersionOf(*small, "m");
+    MergeReport report;
+    merged = MergeProcessor(*small).MergePending(&report);
+  }
+  ASSERT_FALSE(merged.ok()) << "the shard never filled up";
+  EXPECT_EQ(merged.code(), Code::kFull) << merged.message();
+  EXPECT_GE(before.batches, 1u);
+  EXPECT_EQ(VersionOf(*small, "m"), before);
 }
 
 }  // namespace

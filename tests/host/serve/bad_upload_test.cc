@@ -41,7 +41,7 @@ std::string MakeZip(const std::string& path, const Entries& entries) {
   return zip_close(zip) == 0 ? path : "";
 }
 
-const std::string kManifest = "planb-batch 1\n";
+const std::string kManifest = "planb-batch 2\nid test/bad\n";
 
 class BadUpload : public ::testing::Test {
  protected:
@@ -180,8 +180,9 @@ TEST_F(BadUpload, AnUnknownCommandIsRefused) {
   raw.Send({header, "x"});
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
-  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
+  EXPECT_EQ(error.message,
+            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
+  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
 }
 
 }  // namespace

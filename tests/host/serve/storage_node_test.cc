@@ -3,16 +3,22 @@
 #include "host/serve/storage_node.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
+#include <zmq.hpp>
 
+#include "host/transfer/batch_zip.h"
 #include "support/cluster_fixture.h"
+#include "tests/host/transfer/upload_fixture.h"
 
 namespace planb {
 namespace {
 
 using ::planb::testing::ClusterFixture;
+using ::planb::testing::DumpBatchIds;
 using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::RunPlanb;
@@ -39,6 +45,11 @@ TEST(StorageNode, EveryStorageNodeEndsWithTheShardsOfASingleNode) {
   }
   EXPECT_EQ(cluster.Dump(0), reference);
   EXPECT_EQ(cluster.Dump(1), reference);
+  // Both merged the same uploads: the same batches counted, the same content version.
+  const std::string batch_ids = DumpBatchIds(cluster.home(0));
+  EXPECT_TRUE(Contains(batch_ids, "city_to_country/meta: content_version = ")) << batch_ids;
+  EXPECT_TRUE(Contains(batch_ids, "city_to_country/batches: proc/")) << batch_ids;
+  EXPECT_EQ(DumpBatchIds(cluster.home(1)), batch_ids);
 }
 
 TEST(StorageNode, TheCliReadsAServingNodesHome) {
@@ -70,6 +81,7 @@ TEST(StorageNode, LoadingTheSameStreamsTwiceChangesNothing) {
   const std::string once = cluster.ReferenceDump(files);
   EXPECT_EQ(cluster.Dump(0), once);
   EXPECT_EQ(cluster.Dump(1), once);
+  EXPECT_EQ(DumpBatchIds(cluster.home(0)), DumpBatchIds(cluster.home(1)));
 }
 
 TEST(StorageNode, ALoadFailsNamingTheNodeThatIsDownAndALaterLoadHeals) {
@@ -154,6 +166,94 @@ TEST(StorageNode, ServeRefusesANodeOutsideTheNodeListAndABadEndpoint) {
   const ProcessResult extra = RunPlanb({"--config", dir / "n.ini", "--home", dir / "h", "serve", "now"});
   EXPECT_EQ(extra.exit_code, 2);
   EXPECT_TRUE(Contains(extra.err, "'serve' takes no arguments, got 1")) << extra.err;
+}
+
+// SNAPSHOT and FETCH against a serving node: the zip holds the shard's rows and version exactly; outgoing/ is
+// emptied when serve starts.
+TEST(StorageNode, ServesASnapshotOfAShard) {
+  ClusterFixture cluster(1);
+  testing::WriteFile(cluster.home(0) + "/outgoing/m-1-1.zip", "left by an earlier run");
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  EXPECT_FALSE(std::filesystem::exists(cluster.home(0) + "/outgoing/m-1-1.zip"));
+  ASSERT_EQ(cluster.Load(ExampleDataFiles()).exit_code, 0);
+  ASSERT_TRUE(cluster.WaitMerged(0));
+
+  zmq::context_t context;
+  testing::RawSender raw(context, cluster.endpoint(0));
+  raw.Request(protocol::Command::kSnapshot, protocol::EncodeSnapshot({"city_to_country", 0, 0}));
+  const testing::RawReply reply = raw.Receive();
+  ASSERT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kSnapshotOffer)) << reply.payload;
+  protocol::SnapshotOffer offer;
+  ASSERT_TRUE(protocol::DecodeSnapshotOffer(reply.payload, &offer).ok());
+  std::string zip;
+  while (zip.size() < offer.total_size) {
+    raw.Request(protocol::Command::kFetch, protocol::EncodeFetch({offer.token, zip.size(), offer.chunk_size}));
+    const testing::RawReply data = raw.Receive();
+    ASSERT_EQ(data.header.command, static_cast<uint16_t>(protocol::Command::kFetchData)) << data.payload;
+    ASSERT_FALSE(data.data.empty());
+    zip += data.data;
+  }
+  EXPECT_EQ(testing::Xxh3(zip), offer.checksum);
+
+  // Unpacked as a home's shards/, the snapshot dumps exactly as the node's own shard of the map does.
+  const std::string snapshot_home = cluster.dir() + "/snapshot-home";
+  testing::WriteFile(cluster.dir() + "/snapshot.zip", zip);
+  std::vector<std::string> maps;
+  const Status unzipped = UnzipBatch(cluster.dir() + "/snapshot.zip", snapshot_home + "/shards", UnzipLimits(), &maps);
+  ASSERT_TRUE(unzipped.ok()) << unzipped.message();
+  ASSERT_EQ(maps, std::vector<std::string>{"city_to_country"});
+  auto lines_of = [](const std::string& dump, const std::string& map) {
+    std::string kept;
+    size_t start = 0;
+    while (start < dump.size()) {
+      const size_t end = dump.find('\n', start);
+      const std::string line = dump.substr(start, end - start + 1);
+      if (line.rfind(map + "/", 0) == 0) kept += line;
+      start = end + 1;
+    }
+    return kept;
+  };
+  const std::string rows = testing::DumpShards(snapshot_home);
+  EXPECT_FALSE(rows.empty());
+  EXPECT_EQ(rows, lines_of(cluster.Dump(0), "city_to_country"));
+  const std::string batch_ids = DumpBatchIds(snapshot_home);
+  EXPECT_TRUE(Contains(batch_ids, "city_to_country/meta: content_version = " + std::to_string(offer.batches) + " "))
+      << batch_ids;
+  EXPECT_EQ(batch_ids, lines_of(DumpBatchIds(cluster.home(0)), "city_to_country"));
+}
+
+// snapshot.mid_transfer: the node dies once a snapshot's first chunk is on its way; restarted, it has forgotten
+// the token, cleared outgoing/, and serves the snapshot again.
+TEST(StorageNode, ANodeKilledMidSnapshotServesItAgainAfterARestart) {
+  ClusterFixture cluster(1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_EQ(cluster.Load(ExampleDataFiles()).exit_code, 0);
+  ASSERT_TRUE(cluster.WaitMerged(0));
+  ASSERT_EQ(cluster.process(0).Stop(), 0);
+  ASSERT_TRUE(cluster.StartNode(0, {"PLANB_FAULT=snapshot.mid_transfer"})) << cluster.process(0).log();
+
+  zmq::context_t context;
+  uint64_t token = 0;
+  {
+    testing::RawSender raw(context, cluster.endpoint(0));
+    raw.Request(protocol::Command::kSnapshot, protocol::EncodeSnapshot({"city_to_country", 0, 0}));
+    const testing::RawReply reply = raw.Receive();
+    protocol::SnapshotOffer offer;
+    ASSERT_TRUE(protocol::DecodeSnapshotOffer(reply.payload, &offer).ok()) << reply.payload;
+    token = offer.token;
+    raw.Request(protocol::Command::kFetch, protocol::EncodeFetch({offer.token, 0, offer.chunk_size}));
+    ASSERT_EQ(cluster.process(0).WaitForDeath(), SIGKILL) << cluster.process(0).log();
+  }
+  ASSERT_FALSE(std::filesystem::is_empty(cluster.home(0) + "/outgoing"));  // the dead node's zip
+
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(cluster.home(0) + "/outgoing"));
+  testing::RawSender raw(context, cluster.endpoint(0));
+  raw.Request(protocol::Command::kFetch, protocol::EncodeFetch({token, 0, 100}));
+  EXPECT_EQ(protocol::CodeFromWire(raw.ReceiveError().code), Code::kNotFound);
+  raw.Request(protocol::Command::kSnapshot, protocol::EncodeSnapshot({"city_to_country", 0, 0}));
+  const testing::RawReply again = raw.Receive();
+  EXPECT_EQ(again.header.command, static_cast<uint16_t>(protocol::Command::kSnapshotOffer)) << again.payload;
 }
 
 }  // namespace

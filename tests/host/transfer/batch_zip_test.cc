@@ -53,7 +53,14 @@ void WriteRawZip(const std::string& path, const std::vector<RawEntry>& entries) 
   ASSERT_EQ(zip_close(zip), 0) << zip_strerror(zip);
 }
 
-const std::string kManifest = "planb-batch 1\n";
+const std::string kManifest = "planb-batch 2\nid node1/stream-1\n";
+
+ZipOptions Options(bool compress = true) {
+  ZipOptions options;
+  options.compress = compress;
+  options.batch_id = "node1/stream-1";
+  return options;
+}
 
 std::vector<std::string> EntryNames(const std::string& path) {
   std::vector<std::string> names;
@@ -122,8 +129,8 @@ TEST_F(BatchZipTest, RoundTripKeepsBytesStoredAndCompressed) {
   WriteFile(batch + "/alpha/data.mdb", alpha);
   for (bool compress : {false, true}) {
     SCOPED_TRACE(compress ? "compressed" : "stored");
-    ZipOptions options;
-    options.compress = compress;
+    ZipOptions options = Options(compress);
+    options.batch_id = "node1a/1700000000000-42-0 with spaces, ünïcode";
     ASSERT_TRUE(ZipBatch(batch, Zip(), options).ok());
     EXPECT_FALSE(fs::exists(Zip() + ".tmp"));
     EXPECT_EQ(EntryNames(Zip()), (std::vector<std::string>{"planb-batch", "alpha/data.mdb", "beta/data.mdb"}));
@@ -134,9 +141,11 @@ TEST_F(BatchZipTest, RoundTripKeepsBytesStoredAndCompressed) {
     }
 
     std::vector<std::string> maps;
-    const Status s = UnzipBatch(Zip(), Dest(), UnzipLimits(), &maps);
+    std::string batch_id;
+    const Status s = UnzipBatch(Zip(), Dest(), UnzipLimits(), &maps, &batch_id);
     ASSERT_TRUE(s.ok()) << s.message();
     EXPECT_EQ(maps, (std::vector<std::string>{"alpha", "beta"}));
+    EXPECT_EQ(batch_id, options.batch_id);
     EXPECT_EQ(ReadFile(Dest() + "/alpha/data.mdb"), alpha);
     EXPECT_EQ(ReadFile(Dest() + "/beta/data.mdb"), beta);
     EXPECT_FALSE(fs::exists(Dest() + "/beta/lock.mdb"));
@@ -146,7 +155,7 @@ TEST_F(BatchZipTest, RoundTripKeepsBytesStoredAndCompressed) {
 
 TEST_F(BatchZipTest, EmptyBatchIsManifestOnly) {
   fs::create_directories(dir_ / "empty");
-  ASSERT_TRUE(ZipBatch(dir_ / "empty", Zip(), ZipOptions()).ok());
+  ASSERT_TRUE(ZipBatch(dir_ / "empty", Zip(), Options()).ok());
   EXPECT_EQ(EntryNames(Zip()), std::vector<std::string>{"planb-batch"});
   std::vector<std::string> maps{"stale"};
   const Status s = UnzipBatch(Zip(), Dest(), UnzipLimits(), &maps);
@@ -158,14 +167,14 @@ TEST_F(BatchZipTest, EmptyBatchIsManifestOnly) {
 
 TEST_F(BatchZipTest, ZipRefusesUnfinishedOrForeignDirectories) {
   fs::create_directories(dir_ / "a/m");  // no data.mdb
-  Status s = ZipBatch(dir_ / "a", Zip(), ZipOptions());
+  Status s = ZipBatch(dir_ / "a", Zip(), Options());
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(s.message(), dir_ / "a/m")) << s.message();
   WriteFile(dir_ / "b/City/data.mdb", "x");
-  s = ZipBatch(dir_ / "b", Zip(), ZipOptions());
+  s = ZipBatch(dir_ / "b", Zip(), Options());
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(s.message(), "'City'")) << s.message();
-  s = ZipBatch(dir_ / "missing", Zip(), ZipOptions());
+  s = ZipBatch(dir_ / "missing", Zip(), Options());
   EXPECT_EQ(s.code(), Code::kIOError);
   EXPECT_TRUE(Contains(s.message(), dir_ / "missing")) << s.message();
   EXPECT_FALSE(fs::exists(Zip()));
@@ -198,9 +207,76 @@ TEST_F(BatchZipTest, RefusesManifestNotFirst) {
   ExpectRefused(Code::kInvalidArgument, "entry 'm/data.mdb'");
 }
 
+TEST_F(BatchZipTest, ManifestIsVersionTwoWithTheBatchId) {
+  WriteFile(dir_ / "b/m/data.mdb", "x");
+  ASSERT_TRUE(ZipBatch(dir_ / "b", Zip(), Options()).ok());
+  int error = 0;
+  zip_t* zip = zip_open(Zip().c_str(), ZIP_RDONLY, &error);
+  ASSERT_NE(zip, nullptr);
+  zip_file_t* file = zip_fopen(zip, "planb-batch", 0);
+  ASSERT_NE(file, nullptr);
+  char text[128];
+  const zip_int64_t n = zip_fread(file, text, sizeof text);
+  zip_fclose(file);
+  zip_discard(zip);
+  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 2\nid node1/stream-1\n");
+}
+
+TEST_F(BatchZipTest, ZipRefusesAMissingOrBadBatchId) {
+  WriteFile(dir_ / "b/m/data.mdb", "x");
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "batch id ''"},
+      {"two\nlines", "batch id 'two\\x0alines'"},
+      {std::string("nul\0byte", 8), "batch id 'nul\\x00byte'"},
+      {"tab\there", "batch id 'tab\\x09here'"},
+      {std::string(512, 'x'), "a batch id of 512 bytes"},
+  };
+  for (const auto& [id, named] : bad) {
+    SCOPED_TRACE(named);
+    ZipOptions options = Options();
+    options.batch_id = id;
+    const Status s = ZipBatch(dir_ / "b", Zip(), options);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Contains(s.message(), named)) << s.message();
+    EXPECT_TRUE(Contains(s.message(), dir_ / "b")) << s.message();
+    EXPECT_FALSE(fs::exists(Zip()));
+    EXPECT_FALSE(fs::exists(Zip() + ".tmp"));
+  }
+  ZipOptions longest = Options();
+  longest.batch_id = std::string(511, 'x');
+  ASSERT_TRUE(ZipBatch(dir_ / "b", Zip(), longest).ok());
+  std::vector<std::string> maps;
+  std::string batch_id;
+  ASSERT_TRUE(UnzipBatch(Zip(), Dest(), UnzipLimits(), &maps, &batch_id).ok());
+  EXPECT_EQ(batch_id, longest.batch_id);
+}
+
+TEST_F(BatchZipTest, RefusesAVersionOneManifestAsWrittenByAnOlderPlanb) {
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 1\n"}, {"m/data.mdb", "x"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': planb-batch 1 (written by an older planb");
+  ExpectRefused(Code::kInvalidArgument, "reload the source data");
+}
+
+TEST_F(BatchZipTest, RefusesAVersionTwoManifestWithoutAValidId) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"planb-batch 2\n", "no 'id <batch id>' line after 'planb-batch 2' (found '')"},
+      {"planb-batch 2", "no 'id <batch id>' line"},
+      {"planb-batch 2\nname x\n", "no 'id <batch id>' line after 'planb-batch 2' (found 'name x')"},
+      {"planb-batch 2\nid \n", "batch id '' is not valid"},
+      {"planb-batch 2\nid a\tb\n", "batch id 'a\\x09b' is not valid"},
+      {"planb-batch 2\nid a\nid b\n", "batch id 'a\\x0aid b' is not valid"},
+      {"planb-batch 2\nid " + std::string(512, 'x') + "\n", "a batch id of 512 bytes is not valid (1 to 511 bytes"},
+  };
+  for (const auto& [manifest, part] : bad) {
+    SCOPED_TRACE(manifest);
+    WriteRawZip(Zip(), {{"planb-batch", manifest}, {"m/data.mdb", "x"}});
+    ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': " + part);
+  }
+}
+
 TEST_F(BatchZipTest, RefusesOtherFormatVersion) {
-  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 2\n"}, {"m/data.mdb", "x"}});
-  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '2', this build reads 1");
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 3\nid x\n"}, {"m/data.mdb", "x"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '3', this build reads 2");
   WriteRawZip(Zip(), {{"planb-batch", "hello"}, {"m/data.mdb", "x"}});
   ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': not a Plan B batch manifest");
 }

@@ -160,6 +160,26 @@ TEST(Protocol, EveryTruncatedPayloadNamesCommandAndField) {
          ErrorReply m;
          return DecodeError(p, &m);
        }},
+      {"SNAPSHOT", EncodeSnapshot({"city_to_country", 3, 4}),
+       [](std::string_view p) {
+         SnapshotRequest m;
+         return DecodeSnapshot(p, &m);
+       }},
+      {"SNAPSHOT_OFFER", EncodeSnapshotOffer({0, 1, 2, 3, 4, 5, 6, 7}),
+       [](std::string_view p) {
+         SnapshotOffer m;
+         return DecodeSnapshotOffer(p, &m);
+       }},
+      {"FETCH", EncodeFetch({1, 2, 3}),
+       [](std::string_view p) {
+         FetchRequest m;
+         return DecodeFetch(p, &m);
+       }},
+      {"FETCH_DATA", EncodeFetchData({1, 2}),
+       [](std::string_view p) {
+         FetchData m;
+         return DecodeFetchData(p, &m);
+       }},
   };
   for (const Case& c : cases) {
     ASSERT_TRUE(c.decode(c.payload).ok()) << c.name;
@@ -265,7 +285,118 @@ TEST(Protocol, ReadArgsAreLookupOrQueryWithoutGlobalOptions) {
   EXPECT_EQ(CheckReadArgs({"query", "--config=x", "m"}).message(),
             "READ refuses the option --config: a remote command runs on the node's own home, config and plugins");
   EXPECT_EQ(CheckReadArgs({"query", "--plugin-dir", "d", "m"}).code(), Code::kInvalidArgument);
+  // A keys file would be read on the node: the client reads it and sends the keys instead.
+  EXPECT_EQ(CheckReadArgs({"lookup", "--keys-from", "/etc/passwd", "--", "m"}).message(),
+            "READ refuses the option --keys-from: the keys travel in the request, the node reads no files for it");
+  EXPECT_EQ(CheckReadArgs({"lookup", "--keys-from=/etc/passwd", "m"}).code(), Code::kInvalidArgument);
+  EXPECT_TRUE(CheckReadArgs({"lookup", "--", "m", "--keys-from"}).ok());  // a key, after "--"
   EXPECT_TRUE(CheckReadArgs({"query", "--homer", "m"}).ok());  // not a global option (the parser refuses it)
+}
+
+TEST(Protocol, SnapshotAndFetchRoundTrip) {
+  SnapshotRequest request{"City_To_Country", 12, 0xfedcba9876543210ull};
+  SnapshotRequest request_out;
+  ASSERT_TRUE(DecodeSnapshot(EncodeSnapshot(request), &request_out).ok());
+  EXPECT_EQ(request_out.map, "City_To_Country");
+  EXPECT_EQ(request_out.have_batches, 12u);
+  EXPECT_EQ(request_out.have_digest, 0xfedcba9876543210ull);
+  // Holding nothing is the version 0, 0.
+  ASSERT_TRUE(DecodeSnapshot(EncodeSnapshot({"m", 0, 0}), &request_out).ok());
+  EXPECT_EQ(request_out.have_batches, 0u);
+  EXPECT_EQ(request_out.have_digest, 0u);
+
+  SnapshotOffer offer;
+  offer.token = 0xabcdefull;
+  offer.total_size = 123456789ull;
+  offer.checksum = 0x1111222233334444ull;
+  offer.batches = 7;
+  offer.digest = 0x5555666677778888ull;
+  offer.create_time_ms = 1700000000123;
+  offer.chunk_size = 1u << 20;
+  SnapshotOffer offer_out;
+  ASSERT_TRUE(DecodeSnapshotOffer(EncodeSnapshotOffer(offer), &offer_out).ok());
+  EXPECT_EQ(offer_out.not_modified, 0);
+  EXPECT_EQ(offer_out.token, 0xabcdefull);
+  EXPECT_EQ(offer_out.total_size, 123456789ull);
+  EXPECT_EQ(offer_out.checksum, 0x1111222233334444ull);
+  EXPECT_EQ(offer_out.batches, 7u);
+  EXPECT_EQ(offer_out.digest, 0x5555666677778888ull);
+  EXPECT_EQ(offer_out.create_time_ms, 1700000000123);
+  EXPECT_EQ(offer_out.chunk_size, 1u << 20);
+
+  SnapshotOffer not_modified;
+  not_modified.not_modified = 1;
+  not_modified.batches = 7;
+  not_modified.digest = 9;
+  ASSERT_TRUE(DecodeSnapshotOffer(EncodeSnapshotOffer(not_modified), &offer_out).ok());
+  EXPECT_EQ(offer_out.not_modified, 1);
+  EXPECT_EQ(offer_out.token, 0u);
+  EXPECT_EQ(offer_out.batches, 7u);
+  EXPECT_EQ(offer_out.digest, 9u);
+  // A create time before the epoch survives the u64 on the wire.
+  offer.create_time_ms = -5;
+  ASSERT_TRUE(DecodeSnapshotOffer(EncodeSnapshotOffer(offer), &offer_out).ok());
+  EXPECT_EQ(offer_out.create_time_ms, -5);
+
+  FetchRequest fetch_out;
+  ASSERT_TRUE(DecodeFetch(EncodeFetch({0xabcdef, 1u << 20, 65536}), &fetch_out).ok());
+  EXPECT_EQ(fetch_out.token, 0xabcdefull);
+  EXPECT_EQ(fetch_out.offset, 1u << 20);
+  EXPECT_EQ(fetch_out.length, 65536u);
+  FetchData data_out;
+  ASSERT_TRUE(DecodeFetchData(EncodeFetchData({0xabcdef, 42}), &data_out).ok());
+  EXPECT_EQ(data_out.token, 0xabcdefull);
+  EXPECT_EQ(data_out.offset, 42u);
+
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kSnapshot)), "SNAPSHOT");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kSnapshotOffer)), "SNAPSHOT_OFFER");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kFetch)), "FETCH");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kFetchData)), "FETCH_DATA");
+  EXPECT_TRUE(IsRequest(static_cast<uint16_t>(Command::kSnapshot)));
+  EXPECT_TRUE(IsRequest(static_cast<uint16_t>(Command::kFetch)));
+  EXPECT_FALSE(IsRequest(static_cast<uint16_t>(Command::kSnapshotOffer)));
+  EXPECT_FALSE(IsRequest(static_cast<uint16_t>(Command::kFetchData)));
+}
+
+TEST(Protocol, MalformedSnapshotAndFetchPayloadsNameTheField) {
+  SnapshotOffer offer;
+  std::string payload = EncodeSnapshotOffer({1, 0, 0, 0, 3, 4, 0, 0});
+  payload[0] = 2;
+  Status s = DecodeSnapshotOffer(payload, &offer);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), "SNAPSHOT_OFFER payload: not_modified is 2, not 0 or 1");
+  payload[0] = static_cast<char>(0xff);
+  EXPECT_EQ(DecodeSnapshotOffer(payload, &offer).message(), "SNAPSHOT_OFFER payload: not_modified is 255, not 0 or 1");
+  // 1 + 6 * 8 + 4 bytes: cut inside create_time_ms (offset 41) and chunk_size (offset 49).
+  payload[0] = 0;
+  EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 45), &offer).message(),
+            "SNAPSHOT_OFFER payload of 45 bytes ends inside field create_time_ms (needs 8 bytes at offset 41)");
+  EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 51), &offer).message(),
+            "SNAPSHOT_OFFER payload of 51 bytes ends inside field chunk_size (needs 4 bytes at offset 49)");
+  EXPECT_EQ(DecodeSnapshotOffer(payload + "zz", &offer).message(),
+            "SNAPSHOT_OFFER payload of 55 bytes has 2 bytes after its last field");
+
+  SnapshotRequest request;
+  std::string snapshot = EncodeSnapshot({"abc", 1, 2});  // 4 + 3 + 8 + 8 bytes
+  EXPECT_EQ(DecodeSnapshot(snapshot.substr(0, 10), &request).message(),
+            "SNAPSHOT payload of 10 bytes ends inside field have_batches (needs 8 bytes at offset 7)");
+  EXPECT_EQ(DecodeSnapshot(snapshot.substr(0, 20), &request).message(),
+            "SNAPSHOT payload of 20 bytes ends inside field have_digest (needs 8 bytes at offset 15)");
+  snapshot[3] = 50;  // map now claims 50 bytes
+  EXPECT_EQ(DecodeSnapshot(snapshot, &request).message(),
+            "SNAPSHOT payload: string field map declares 50 bytes but only 19 remain");
+
+  FetchRequest fetch;
+  const std::string fetch_payload = EncodeFetch({1, 2, 3});  // 8 + 8 + 4 bytes
+  EXPECT_EQ(DecodeFetch(fetch_payload.substr(0, 18), &fetch).message(),
+            "FETCH payload of 18 bytes ends inside field length (needs 4 bytes at offset 16)");
+  EXPECT_EQ(DecodeFetch(fetch_payload.substr(0, 4), &fetch).message(),
+            "FETCH payload of 4 bytes ends inside field token (needs 8 bytes at offset 0)");
+  EXPECT_EQ(DecodeFetch(fetch_payload + "x", &fetch).message(),
+            "FETCH payload of 21 bytes has 1 bytes after its last field");
+  FetchData data;
+  EXPECT_EQ(DecodeFetchData(EncodeFetchData({1, 2}).substr(0, 12), &data).message(),
+            "FETCH_DATA payload of 12 bytes ends inside field offset (needs 8 bytes at offset 8)");
 }
 
 }  // namespace

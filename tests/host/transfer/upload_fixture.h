@@ -246,6 +246,7 @@ inline std::string UnusedEndpoint(zmq::context_t& context) {
 struct RawReply {
   protocol::Header header;
   std::string payload;
+  std::string data;  // frame C (FETCH_DATA)
   size_t frames = 0;
 };
 
@@ -283,6 +284,7 @@ class RawSender {
       EXPECT_TRUE(protocol::DecodeHeader(frames[0].to_string_view(), &reply.header).ok());
     }
     if (frames.size() > 1) reply.payload = frames[1].to_string();
+    if (frames.size() > 2) reply.data = frames[2].to_string();
     return reply;
   }
   // Receives an ERROR reply and returns it; fails the test for any other reply.

@@ -117,10 +117,23 @@ TEST_F(UploadReceiverTest, UnknownCommandIsAnswered) {
   raw.Send({header, "x"});
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
+  EXPECT_EQ(error.message,
+            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
   // A reply command sent as a request is no request either.
   raw.Request(Command::kReady, protocol::EncodeReady({1, 2, 3, 4}));
-  EXPECT_EQ(raw.ReceiveError().message, "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS and READ)");
+  EXPECT_EQ(raw.ReceiveError().message,
+            "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
+  ExpectStillServes();
+}
+
+// A sink without snapshots (BatchSink's default) makes SNAPSHOT an ERROR kNotSupported, not a hang.
+TEST_F(UploadReceiverTest, SnapshotFromASinkWithoutSnapshotsIsNotSupported) {
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kSnapshot, protocol::EncodeSnapshot({"m", 0, 0}));
+  protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
+  EXPECT_EQ(error.message, "this node does not serve snapshots");
+  EXPECT_THAT(receiver_->Log(), HasSubstr("snapshot error for map m: this node does not serve snapshots"));
   ExpectStillServes();
 }
 

@@ -13,9 +13,14 @@
 // plugin headers must not pull in).
 //
 // Thread-safety: every method may be called from any number of threads. Each thread gets its own LMDB read
-// transaction per map, reset after use and renewed on its next lookup: a lookup allocates nothing and takes no lock.
+// transaction per map, reset and renewed at its next lookup of the map: a warm lookup allocates nothing and takes
+// no lock (the first lookup of a map on a thread, and the first after the map's environment changed, do both).
 // View lifetime: the Bytes in a LookupResult point into the map and stay valid on the calling thread until that
 // thread's next lookup of the same map on this Reader (or the Reader's destruction).
+// Cost of holding views: until that next lookup the thread's transaction pins the version it read (a storage
+// node's merges cannot reuse the pages it sees; a snapshot stays open). A thread that stops looking a map up keeps
+// its transaction until it exits or the Reader is destroyed. Each (thread, map) takes one of the map's
+// max_readers LMDB reader slots.
 #pragma once
 
 #include <cstddef>
@@ -32,16 +37,19 @@
 namespace planb {
 
 struct ReaderOptions {
-  std::string config_path;                // the planb.ini ("" = no maps: every lookup fails)
-  std::string home;                       // "" = the config's home, else ./planb-home
-  std::vector<std::string> plugin_dirs;   // added to the config's plugin_dir entries
+  std::string config_path;               // the planb.ini ("" = ./planb.ini when it exists, else no maps)
+  std::string home;                      // "" = the config's home, else ./planb-home
+  std::vector<std::string> plugin_dirs;  // added to the config's plugin_dir entries
   // How often a background thread refreshes snapshots that are due and runs cleanup; 0 = no thread (call
-  // Maintain() yourself).
+  // Maintain() yourself). Storage nodes (and a single node) read their shards and need no maintenance.
   int64_t maintenance_interval_ms = 1000;
 };
 
-// One key's answer. A miss is code kNotFound with nothing else set; an error has `error` set (a message in a
-// buffer of the calling thread, valid like the views).
+// One key's answer. A miss is code kNotFound with nothing else set (a map into which nothing was ever merged
+// misses too); an error has another code and `error` set (a message in a buffer of the calling thread or of the
+// Reader, valid like the views). Errors: kInvalidArgument for an unknown map or a key of the wrong kind (text for
+// a number-keyed type or the reverse, a time for a type without time); the map's environment or snapshot; the
+// store type's own (kCorruption...).
 struct LookupResult {
   Code code = Code::kNotFound;
   Bytes value;                   // state, temporal, ranged types: the value
@@ -53,10 +61,20 @@ struct LookupResult {
 };
 
 // One key of a batched lookup (LookupMany): the text key or the number, and for time-aware types the instant.
+// The field the map's type does not use must stay empty / 0 (else that key's result is kInvalidArgument).
 struct ReaderKey {
   std::string_view key;  // text-keyed types
   int64_t number = 0;    // ranged types
-  int64_t time_ms = 0;   // temporal types and sessions; 0 = now
+  int64_t time_ms = 0;   // temporal types and sessions; 0 = now (so the epoch itself cannot be asked about)
+};
+
+// What a configured map is: how to build its keys and which LookupResult fields its answers fill.
+struct MapInfo {
+  std::string type;          // the store type's name: state, temporal, ranged, temporal_ranged, session...
+  bool number_keys = false;  // looked up by a signed 64-bit number (ranged types), else by text
+  bool uses_time = false;    // lookups are at an instant (time_ms; 0 = now)
+  bool has_value = false;    // results carry `value`
+  bool has_session = false;  // results carry session_start_ms / session_end_ms
 };
 
 class PLANB_EXPORT Reader {
@@ -68,21 +86,28 @@ class PLANB_EXPORT Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
-  // Text-keyed types (state, temporal, session); time-aware types are asked about now, or `time_ms`.
+  // Text-keyed types (state, temporal, session); time-aware types are asked about now, or `time_ms` (0 = now;
+  // any other time on a type without time is kInvalidArgument). Map names match as in the config (any case).
   LookupResult Lookup(std::string_view map, std::string_view key);
   LookupResult Lookup(std::string_view map, std::string_view key, int64_t time_ms);
   // Number-keyed types (ranged, temporal ranged).
   LookupResult Lookup(std::string_view map, int64_t number);
   LookupResult Lookup(std::string_view map, int64_t number, int64_t time_ms);
 
-  // Many keys of one map in one read transaction: results[i] answers keys[i]. Returns kOk when every key was
-  // looked up (each result says found or not), else the error that stopped it (the map, its snapshot), also in
-  // each result. Views as for Lookup: valid until this thread's next lookup of the map.
+  // Many keys of one map in one read transaction (one renew for the batch, no allocation): results[i] answers
+  // keys[i]. Returns kOk when every result is found or a miss. Otherwise the first error: an error that stops
+  // the batch (the map, its snapshot, the store type failing) is set in that key's result and every later one (in
+  // all of them for the map); a key of the wrong kind only fails its own result. Views as for Lookup.
   Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
 
   // Opens `map` now (fetching its snapshot if this node needs one), so that the first lookup is not the slow
-  // one and errors show at start-up. kNotFound when no data was ever merged into the map.
+  // one and errors show at start-up. kNotFound when no data was ever merged into the map. (Lookups try a map
+  // that could not be opened, e.g. one with no data yet, at most once a second and meanwhile answer as the last
+  // try did; Prepare tries at once.)
   Status Prepare(std::string_view map);
+
+  // Describes the configured `map` (kInvalidArgument naming it when the config has no such map).
+  Status Describe(std::string_view map, MapInfo* out) const;
 
   // One maintenance pass, as the background thread runs it: refreshes the snapshots that are due, lets go of
   // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds.

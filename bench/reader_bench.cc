@@ -1,0 +1,251 @@
+// planb::Reader (libplanb_reader.so, as programs use it) beside raw LMDB on the same data: a State map with the
+// hashed scheme (~1M keys, PLANB_BENCH_KEYS to change), hit lookups, at 1 and 2 threads. Every iteration answers
+// 256 keys, so the four are comparable per batch:
+//   raw_mdb_get         per key: mdb_txn_reset + mdb_txn_renew, XXH3 of the key as the hashed scheme does (the
+//                       8-byte prefix + clash number 0), mdb_get, compare the stored key (the Reader's work without
+//                       the Reader: one reused read transaction per thread, renewed for every lookup)
+//   mdb_get_one_renew   the same with one reset + renew per 256 keys (what LookupMany's batching can gain)
+//   reader_lookup       Reader::Lookup per key
+//   reader_lookup_many  one Reader::LookupMany of 256 keys
+// The raw runs read a byte-for-byte copy of the shard's data.mdb (LMDB forbids opening one file twice in a
+// process, and the Reader's environment is inside the library).
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "planb/lmdb.h"
+#include "planb/reader.h"
+#include "support/bench_data.h"
+#include "support/ratio_reporter.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kBatch = 256;
+
+struct Fixture {
+  std::vector<std::string> keys;  // every key, shuffled
+  std::unique_ptr<Reader> reader;
+  Env raw_env;
+  MDB_dbi raw_dbi = 0;
+};
+
+Fixture* fixture = nullptr;
+
+void Warm();
+
+void Build(const std::string& root, size_t count) {
+  KeyValues data = SyntheticKeyValues(count);
+  {
+    std::unique_ptr<Runtime> runtime = OpenBenchRuntime(root, "[map.hashed]\ntype = state\nscheme = hashed\n");
+    LoadStream(runtime.get(), "bench", [&data](StreamWriter* writer) {
+      Record record;
+      record.has_key = record.has_value = true;
+      for (const auto& [k, v] : data) {
+        record.key = Bytes(k);
+        record.value = Bytes(v);
+        CheckSetup(writer->Add("hashed", record));
+      }
+    });
+  }  // closes the shard before the Reader and the copy open it
+  fs::create_directories(root + "/raw");
+  fs::copy_file(root + "/home/shards/hashed/data.mdb", root + "/raw/data.mdb");
+  Env::Options options;
+  options.flags = MDB_NOTLS | MDB_RDONLY;
+  options.max_dbs = 8;
+  CheckSetup(fixture->raw_env.Open(root + "/raw", options));
+  Txn txn;
+  CheckSetup(txn.Begin(fixture->raw_env.get(), MDB_RDONLY));
+  CheckSetup(txn.OpenDbi("data", 0, &fixture->raw_dbi));
+  CheckSetup(txn.Commit());
+
+  ReaderOptions reader_options;
+  reader_options.config_path = root + "/planb.ini";
+  CheckSetup(Reader::Open(reader_options, &fixture->reader));
+  CheckSetup(fixture->reader->Prepare("hashed"));
+  for (auto& kv : data) fixture->keys.push_back(std::move(kv.first));
+  std::shuffle(fixture->keys.begin(), fixture->keys.end(), std::mt19937_64(7));
+  Warm();
+}
+
+// The hashed scheme's lookup, by hand: prefix = XXH3-64 big-endian + clash number 0; the row's value starts with
+// the stored key (4-byte big-endian length + bytes). True when the row is this key's.
+bool RawGet(MDB_txn* txn, MDB_dbi dbi, const std::string& key, MDB_val* value) {
+  uint8_t prefix[10];
+  uint64_t hash = XXH3_64bits(key.data(), key.size());
+  for (int i = 7; i >= 0; --i, hash >>= 8) prefix[i] = static_cast<uint8_t>(hash);
+  prefix[8] = prefix[9] = 0;
+  MDB_val k{sizeof prefix, prefix};
+  if (mdb_get(txn, dbi, &k, value) != MDB_SUCCESS || value->mv_size < 4) return false;
+  const uint8_t* v = static_cast<const uint8_t*>(value->mv_data);
+  const size_t stored = (size_t{v[0]} << 24) | (size_t{v[1]} << 16) | (size_t{v[2]} << 8) | v[3];
+  return stored == key.size() && value->mv_size >= 4 + stored && std::memcmp(v + 4, key.data(), stored) == 0;
+}
+
+// One pass over every key through both files, so that no run pays for first touches of their pages (the two
+// files are mapped separately, and page faults would otherwise land on whichever benchmark reads a page first).
+void Warm() {
+  Txn txn;
+  CheckSetup(txn.Begin(fixture->raw_env.get(), MDB_RDONLY));
+  size_t found = 0;
+  for (const std::string& key : fixture->keys) {
+    MDB_val value;
+    found += RawGet(txn.get(), fixture->raw_dbi, key, &value);
+    found += fixture->reader->Lookup("hashed", key).found();
+  }
+  if (found != 2 * fixture->keys.size()) CheckSetup(Status::Internal("warm-up: keys missing"));
+}
+
+// Where this thread starts in the key list, so that threads do not read the same keys in step.
+size_t Start(const benchmark::State& state) {
+  return static_cast<size_t>(state.thread_index()) * (fixture->keys.size() / 2) / kBatch * kBatch;
+}
+
+void Finish(benchmark::State& state, size_t found, const char* what) {
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
+  if (found == static_cast<size_t>(state.iterations()) * kBatch) return;
+  const std::string message = std::string(what) + ": " + std::to_string(found) + " of " +
+                              std::to_string(state.iterations() * kBatch) + " keys found";
+  state.SkipWithError(message.c_str());
+}
+
+void RawMdbGet(benchmark::State& state, bool renew_per_key) {
+  const std::vector<std::string>& keys = fixture->keys;
+  Txn txn;
+  CheckSetup(txn.Begin(fixture->raw_env.get(), MDB_RDONLY));
+  size_t next = Start(state);
+  size_t found = 0;
+  for (auto _ : state) {
+    if (next + kBatch > keys.size()) next = 0;
+    if (!renew_per_key) {
+      txn.Reset();
+      CheckSetup(txn.Renew());
+    }
+    for (size_t i = 0; i < kBatch; ++i) {
+      if (renew_per_key) {
+        txn.Reset();
+        CheckSetup(txn.Renew());
+      }
+      MDB_val value;
+      found += RawGet(txn.get(), fixture->raw_dbi, keys[next + i], &value);
+      benchmark::DoNotOptimize(value);
+    }
+    next += kBatch;
+  }
+  Finish(state, found, renew_per_key ? "raw mdb_get" : "mdb_get, one renew per batch");
+}
+
+void ReaderLookup(benchmark::State& state) {
+  const std::vector<std::string>& keys = fixture->keys;
+  Reader& reader = *fixture->reader;
+  (void)reader.Lookup("hashed", keys[0]);  // this thread's transaction, outside the timing
+  size_t next = Start(state);
+  size_t found = 0;
+  for (auto _ : state) {
+    if (next + kBatch > keys.size()) next = 0;
+    for (size_t i = 0; i < kBatch; ++i) {
+      const LookupResult r = reader.Lookup("hashed", keys[next + i]);
+      found += r.found();
+      benchmark::DoNotOptimize(r.value);
+    }
+    next += kBatch;
+  }
+  Finish(state, found, "Reader::Lookup");
+}
+
+void ReaderLookupMany(benchmark::State& state) {
+  const std::vector<std::string>& keys = fixture->keys;
+  Reader& reader = *fixture->reader;
+  (void)reader.Lookup("hashed", keys[0]);
+  std::vector<ReaderKey> batch(kBatch);
+  std::vector<LookupResult> results(kBatch);
+  size_t next = Start(state);
+  size_t found = 0;
+  for (auto _ : state) {
+    if (next + kBatch > keys.size()) next = 0;
+    for (size_t i = 0; i < kBatch; ++i) batch[i].key = keys[next + i];
+    if (reader.LookupMany("hashed", batch.data(), kBatch, results.data()) == Code::kOk) {
+      for (const LookupResult& r : results) found += r.found();
+    }
+    benchmark::DoNotOptimize(results.data());
+    next += kBatch;
+  }
+  Finish(state, found, "Reader::LookupMany");
+}
+
+// RatioReporter groups by the name up to the last '/', which "/threads:2" would split: the thread count moves into
+// the group instead ("lookup_256_keys_threads:2/raw_mdb_get"). It also prints the ratios of CPU time, which a busy
+// machine distorts less than the wall-clock ratios RatioReporter prints.
+class ThreadGroupReporter : public RatioReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    std::vector<Run> renamed = runs;
+    for (Run& run : renamed) {
+      const size_t slash = run.run_name.function_name.find('/');
+      if (slash == std::string::npos || run.run_name.threads.empty()) continue;
+      run.run_name.function_name.insert(slash, "_" + run.run_name.threads);
+      run.run_name.threads.clear();
+      if (run.run_type == Run::RT_Iteration && run.iterations > 0) {
+        cpu_.emplace_back(run.run_name.function_name, run.GetAdjustedCPUTime());
+      }
+    }
+    RatioReporter::ReportRuns(renamed);
+  }
+
+  void Finalize() override {
+    RatioReporter::Finalize();
+    std::map<std::string, double> baseline;  // group -> the first "raw" run's CPU time
+    for (const auto& [name, time] : cpu_) {
+      if (name.find("raw") != std::string::npos) baseline.emplace(name.substr(0, name.rfind('/')), time);
+    }
+    std::printf("\n%-60s %12s %10s\n", "benchmark", "cpu/op", "x raw cpu");
+    for (const auto& [name, time] : cpu_) {
+      auto it = baseline.find(name.substr(0, name.rfind('/')));
+      if (it != baseline.end()) std::printf("%-60s %12.1f %10.2f\n", name.c_str(), time, time / it->second);
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, double>> cpu_;
+};
+
+}  // namespace
+}  // namespace planb::bench
+
+int main(int argc, char** argv) {
+  using namespace planb::bench;
+  benchmark::Initialize(&argc, argv);
+  char pattern[] = "/tmp/planb-reader-bench-XXXXXX";
+  const std::string root = ::mkdtemp(pattern);
+  const size_t count = std::getenv("PLANB_BENCH_KEYS") ? std::stoul(std::getenv("PLANB_BENCH_KEYS")) : 1000000;
+  std::fprintf(stderr, "building a State (hashed) shard of %zu keys...\n", count);
+  Fixture f;
+  fixture = &f;
+  Build(root, count);
+  for (int threads : {1, 2}) {
+    benchmark::RegisterBenchmark("lookup_256_keys/raw_mdb_get", RawMdbGet, true)->Threads(threads);
+    benchmark::RegisterBenchmark("lookup_256_keys/mdb_get_one_renew", RawMdbGet, false)->Threads(threads);
+    benchmark::RegisterBenchmark("lookup_256_keys/reader_lookup", ReaderLookup)->Threads(threads);
+    benchmark::RegisterBenchmark("lookup_256_keys/reader_lookup_many", ReaderLookupMany)->Threads(threads);
+  }
+  ThreadGroupReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  f.reader.reset();
+  f.raw_env.Close();
+  std::filesystem::remove_all(root);
+  return 0;
+}

@@ -1,0 +1,144 @@
+// Remote lookups (`planb lookup --remote`, protocol READ) over loopback, single keys and batches, beside the same
+// lookup command run in this process on the node's runtime (what the node executes per request) in the same run.
+//
+// The node is a real StorageNode (its ExecuteRead runs the lookup command, exactly as `planb serve` does) behind a
+// real UploadReceiver on tcp://127.0.0.1:*; the client is RemoteRead, as the CLI uses it. So the ratio is what
+// ZeroMQ, the protocol, the read worker's hand-off and one fresh DEALER connection per request add to the command.
+// PLANB_BENCH_REMOTE_KEYS (default 100000) keys in a state map (hashed scheme); batches of 1000 keys.
+#include <benchmark/benchmark.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/cli/command_line.h"
+#include "host/cli/commands.h"
+#include "host/transfer/remote_read.h"
+#include "support/bench_data.h"
+#include "support/ratio_reporter.h"
+#include "support/serving_node.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr size_t kBatch = 1000;
+std::string g_root;
+
+void RemoveRoot() {
+  std::error_code ec;
+  if (!g_root.empty()) fs::remove_all(g_root, ec);
+}
+
+struct Fixture {
+  std::unique_ptr<Runtime> runtime;  // the node's (a single node: it stores and serves its own shard)
+  std::vector<std::string> keys;     // loaded keys, shuffled
+  std::unique_ptr<ServingNode> node;
+};
+
+// `lookup city KEY...` as tokens.
+std::vector<std::string> LookupArgs(const std::vector<std::string>& keys, size_t first, size_t count) {
+  std::vector<std::string> args{"lookup", "--", "city"};
+  for (size_t i = 0; i < count; ++i) args.push_back(keys[(first + i) % keys.size()]);
+  return args;
+}
+
+// Checks a command's answer: exit 0 and one line per key.
+void CheckAnswer(benchmark::State& state, int exit_code, const std::string& out, const std::string& err,
+                 size_t keys) {
+  size_t lines = 0;
+  for (char c : out) lines += c == '\n';
+  if (exit_code != 0 || lines != keys) {
+    state.SkipWithError(("lookup failed: exit " + std::to_string(exit_code) + ", " + std::to_string(lines) +
+                         " lines for " + std::to_string(keys) + " keys: " + err)
+                            .c_str());
+  }
+}
+
+void InProcess(benchmark::State& state, Fixture* f, size_t batch) {
+  size_t next = 0;
+  for (auto _ : state) {
+    std::vector<std::string> args = LookupArgs(f->keys, next, batch);
+    args.erase(args.begin() + 1);  // no "--" needed by the parser here
+    CommandLine cli;
+    CheckSetup(ParseCommandLine(args, &cli));
+    std::ostringstream out, err;
+    const int exit_code = RunLookupCommand(*f->runtime, cli, out, err);
+    CheckAnswer(state, exit_code, out.str(), err.str(), batch);
+    next += batch;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+}
+
+void Remote(benchmark::State& state, Fixture* f, size_t batch) {
+  size_t next = 0;
+  for (auto _ : state) {
+    int exit_code = 2;
+    std::string out, err, node;
+    Status s = RemoteRead(f->node->context(), f->node->client(), LookupArgs(f->keys, next, batch), &exit_code, &out, &err, &node);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    CheckAnswer(state, exit_code, out, err, batch);
+    next += batch;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+}
+
+void Setup(Fixture* f, size_t count) {
+  f->runtime = OpenBenchRuntime(g_root, "[map.city]\ntype = state\nscheme = hashed\n");
+  KeyValues data = SyntheticKeyValues(count);
+  LoadStream(f->runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
+    Record record;
+    record.has_key = record.has_value = true;
+    for (const auto& [k, v] : data) {
+      record.key = Bytes(k);
+      record.value = Bytes(v);
+      CheckSetup(writer->Add("city", record));
+    }
+  });
+  for (const auto& kv : data) f->keys.push_back(kv.first);
+  std::shuffle(f->keys.begin(), f->keys.end(), std::mt19937_64(42));
+
+  f->node = std::make_unique<ServingNode>(*f->runtime);
+}
+
+}  // namespace
+}  // namespace planb::bench
+
+int main(int argc, char** argv) {
+  using namespace planb::bench;
+  benchmark::Initialize(&argc, argv);
+  const char* env_keys = std::getenv("PLANB_BENCH_REMOTE_KEYS");
+  const size_t count = env_keys != nullptr ? std::strtoull(env_keys, nullptr, 10) : 100000;
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-remote-bench-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    std::perror(pattern.c_str());
+    return 1;
+  }
+  g_root = pattern;
+  std::atexit(RemoveRoot);
+  std::printf("remote lookup bench: %zu keys in a state map (hashed), batches of %zu\n", count, kBatch);
+  Fixture f;
+  Setup(&f, count);
+  benchmark::RegisterBenchmark("remote_lookup/single/raw_in_process_command", InProcess, &f, size_t{1})->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/single/remote", Remote, &f, size_t{1})->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/batch_1000/raw_in_process_command", InProcess, &f, kBatch)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/batch_1000/remote", Remote, &f, kBatch)->UseRealTime();
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  f.node.reset();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,39 @@
+// A storage node serving in this process for the network benchmarks: a real StorageNode (uploads, READ,
+// SNAPSHOT) behind a real UploadReceiver on tcp://127.0.0.1:*, and the ClusterConfig a client node uses to reach
+// it (node_list = node1). Setup only; exits on failure.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <sstream>
+#include <thread>
+#include <zmq.hpp>
+
+#include "host/config/config.h"
+#include "host/runtime.h"
+#include "host/serve/storage_node.h"
+#include "host/transfer/upload_receiver.h"
+
+namespace planb::bench {
+
+class ServingNode {
+ public:
+  // Serves `runtime`'s home (its shards must be built already) until destruction.
+  explicit ServingNode(Runtime& runtime);
+  ~ServingNode();
+
+  // node_list = node1 at the bound endpoint; request_timeout 60 s (a big shard's first copy takes a while).
+  const ClusterConfig& client() const { return client_; }
+  zmq::context_t& context() { return context_; }
+
+ private:
+  zmq::context_t context_;
+  std::ostringstream log_;
+  std::unique_ptr<StorageNode> node_;
+  std::unique_ptr<UploadReceiver> receiver_;
+  std::atomic<bool> stop_{false};
+  std::thread serving_;
+  ClusterConfig client_;
+};
+
+}  // namespace planb::bench

@@ -1,0 +1,19 @@
+// `planb cleanup`: deletes snapshots that a newer one of the same map has superseded and that no process holds,
+// and partial fetches of processes that are gone. Prints each path it deleted, one per line (as `rm -v` would).
+#include "host/cli/commands.h"
+
+namespace planb {
+
+int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  (void)cli;
+  CleanupReport report;
+  Status s = runtime.snapshots()->Cleanup(&report);
+  for (const std::string& path : report.deleted) out << "removed '" << path << "'\n";
+  if (!s.ok()) {
+    err << "planb: cleanup: " << s.message() << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace planb

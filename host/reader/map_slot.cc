@@ -1,0 +1,121 @@
+#include "host/reader/map_slot.h"
+
+#include "host/common/iso_time.h"
+#include "host/reader/open_map.h"
+
+namespace planb {
+namespace {
+
+char FoldCase(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+std::string Describe(const MapPlugins& plugins) {
+  return "map " + plugins.config().name + " (type " + plugins.type_descriptor().name + ")";
+}
+
+}  // namespace
+
+MapSlot::MapSlot(uint32_t index, std::shared_ptr<const MapPlugins> plugins)
+    : index_(index),
+      plugins_(std::move(plugins)),
+      name_hash_(HashName(plugins_->config().name)),
+      number_keys_(plugins_->type_descriptor().lookup_key == LookupKeyKind::kNumber),
+      uses_time_(plugins_->type_descriptor().lookup_uses_time),
+      text_key_error_(Describe(*plugins_) + " is keyed by signed 64-bit numbers, not text"),
+      number_key_error_(Describe(*plugins_) + " is keyed by text, not numbers"),
+      time_error_(Describe(*plugins_) + " has no time; look it up without one") {}
+
+uint64_t MapSlot::HashName(std::string_view name) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (char c : name) {
+    hash ^= static_cast<unsigned char>(FoldCase(c));
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+bool MapSlot::Matches(uint64_t hash, std::string_view name) const {
+  if (hash != name_hash_) return false;
+  const std::string& mine = plugins_->config().name;  // lower case already
+  if (name.size() != mine.size()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (FoldCase(name[i]) != mine[i]) return false;
+  }
+  return true;
+}
+
+void MapSlot::OpenLocked(Runtime& runtime, bool force) {
+  if (env_ != nullptr) return;
+  const int64_t now = CurrentTimeMs();
+  if (!force && !failure_.ok() && now < retry_after_ms_) return;
+  std::shared_ptr<MapEnv> opened;
+  Status s = OpenMapForReading(runtime, name(), StaleSnapshot::kUseCurrent, &opened);
+  if (!s.ok()) {
+    failure_ = std::move(s);
+    retry_after_ms_ = now + kRetryIntervalMs;
+    return;
+  }
+  failure_ = Status::Ok();
+  last_used_ms_ = now;
+  PublishLocked(std::move(opened));
+}
+
+// Opening under the lock: threads that all find no environment cause one open (one snapshot fetch).
+Status MapSlot::Acquire(Runtime& runtime, bool force, std::shared_ptr<MapEnv>* env, uint64_t* generation) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  OpenLocked(runtime, force);
+  if (env_ == nullptr) return failure_;
+  *env = env_;
+  *generation = generation_.load(std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, uint64_t* generation,
+                               ErrorBuffer* error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  OpenLocked(runtime, /*force=*/false);
+  if (env_ == nullptr) {
+    if (failure_.code() == Code::kNotFound) return Code::kNotFound;  // no data yet: a miss, no message
+    return Fail(error, failure_.code(), "%s", failure_.message().c_str());
+  }
+  *env = env_;
+  *generation = generation_.load(std::memory_order_relaxed);
+  return Code::kOk;
+}
+
+void MapSlot::Publish(std::shared_ptr<MapEnv> env) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (env != nullptr) last_used_ms_ = CurrentTimeMs();
+  PublishLocked(std::move(env));
+}
+
+void MapSlot::PublishLocked(std::shared_ptr<MapEnv> env) {
+  env_ = std::move(env);
+  // Release: a lookup that sees the new generation and comes for the environment finds it (under the mutex
+  // anyway); the order matters for nothing else.
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+std::shared_ptr<MapEnv> MapSlot::env() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return env_;
+}
+
+bool MapSlot::ReplaceIfChanged(const std::shared_ptr<MapEnv>& env) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (env_ == nullptr || env == nullptr || env_ == env) return false;
+  PublishLocked(env);
+  return true;
+}
+
+bool MapSlot::DropIfIdle(int64_t now_ms, int64_t keep_ms) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (used_.exchange(false, std::memory_order_relaxed)) {
+    last_used_ms_ = now_ms;
+    return false;
+  }
+  if (env_ == nullptr || now_ms - last_used_ms_ < keep_ms) return false;
+  PublishLocked(nullptr);
+  return true;
+}
+
+}  // namespace planb

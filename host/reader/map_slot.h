@@ -1,0 +1,93 @@
+// One configured map as a Reader serves it: the environment lookups should use now and a generation number that
+// changes whenever that environment does (published by maintenance or a test, dropped when idle). Lookups read the
+// generation with one atomic load and compare it with the one their thread's transaction was opened at; only when
+// they differ do they come here for the environment (under the mutex).
+// Ownership: the slot holds one reference to the environment; each thread's context holds its own, so an
+// environment closes when the last of them lets go, never under a lookup. Thread-safety: all methods.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "host/plugin_host/map_plugins.h"
+#include "host/runtime.h"
+#include "host/storage/map_env.h"
+
+namespace planb {
+
+class MapSlot {
+ public:
+  // A map that could not be opened (no data yet, a failed snapshot) is tried again at most this often by
+  // lookups, which meanwhile answer as the last attempt did; Prepare tries at once.
+  static constexpr int64_t kRetryIntervalMs = 1000;
+
+  MapSlot(uint32_t index, std::shared_ptr<const MapPlugins> plugins);
+
+  uint32_t index() const { return index_; }
+  const std::string& name() const { return plugins_->config().name; }
+  const MapPlugins& plugins() const { return *plugins_; }
+  // How lookups match names: ASCII case-insensitively, as the config does.
+  static uint64_t HashName(std::string_view name);
+  bool Matches(uint64_t hash, std::string_view name) const;
+
+  bool number_keys() const { return number_keys_; }
+  bool uses_time() const { return uses_time_; }
+  // Messages for keys of the wrong kind, built once (valid for the slot's life).
+  const char* text_key_error() const { return text_key_error_.c_str(); }
+  const char* number_key_error() const { return number_key_error_.c_str(); }
+  const char* time_error() const { return time_error_.c_str(); }
+
+  // Hot path. Generations start at 1; 0 means "no environment" to a thread's context.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  void MarkUsed() {
+    // Read first: once set, lookups only read the cache line instead of writing it from every thread.
+    if (!used_.load(std::memory_order_relaxed)) used_.store(true, std::memory_order_relaxed);
+  }
+
+  // The environment to use and its generation, opened (and published) when there is none. `force` ignores
+  // kRetryIntervalMs. kNotFound when nothing has been merged into the map.
+  Status Acquire(Runtime& runtime, bool force, std::shared_ptr<MapEnv>* env, uint64_t* generation);
+  // The same for lookups: an error's message goes into `error`, and answering a failure again within the retry
+  // interval allocates nothing.
+  Code AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, uint64_t* generation, ErrorBuffer* error);
+  // Makes `env` the one lookups use from their next lookup on.
+  void Publish(std::shared_ptr<MapEnv> env);
+  // The environment held now (null when none).
+  std::shared_ptr<MapEnv> env() const;
+
+  // Maintenance. Replaces the environment with `env` when one is held and it differs; true when it did.
+  bool ReplaceIfChanged(const std::shared_ptr<MapEnv>& env);
+  // Notes whether lookups ran since the last call and lets go of the environment when none ran for `keep_ms`;
+  // true when it let go.
+  bool DropIfIdle(int64_t now_ms, int64_t keep_ms);
+
+ private:
+  void PublishLocked(std::shared_ptr<MapEnv> env);
+  // REQUIRES: mutex_ held. Opens the environment when none is held (unless a failure is still fresh and not
+  // `force`); on return either env_ is set or failure_ says why not.
+  void OpenLocked(Runtime& runtime, bool force);
+
+  const uint32_t index_;
+  const std::shared_ptr<const MapPlugins> plugins_;
+  const uint64_t name_hash_;
+  const bool number_keys_;
+  const bool uses_time_;
+  const std::string text_key_error_;
+  const std::string number_key_error_;
+  const std::string time_error_;
+
+  alignas(64) std::atomic<uint64_t> generation_{1};
+  std::atomic<bool> used_{false};
+
+  alignas(64) mutable std::mutex mutex_;
+  std::shared_ptr<MapEnv> env_;
+  Status failure_;  // the last failed open, answered until retry_after_ms_
+  int64_t retry_after_ms_ = 0;
+  int64_t last_used_ms_ = 0;  // when maintenance last saw lookups (or the environment was opened)
+};
+
+}  // namespace planb

@@ -1,0 +1,310 @@
+#include <chrono>
+#include <cstdio>
+
+#include "host/common/iso_time.h"
+#include "host/reader/open_map.h"
+#include "host/reader/reader_impl.h"
+
+namespace planb {
+namespace {
+
+LookupResult ErrorResult(Code code, const char* message) {
+  LookupResult result;
+  result.code = code;
+  result.error = message;
+  return result;
+}
+
+// Runs the store's Get on the context's transaction; `result` is reset first.
+void Get(const MapContext& context, const LookupKey& key, LookupResult* result, ErrorBuffer* error) {
+  *result = LookupResult();
+  Row row;
+  error->message[0] = '\0';
+  const Code code = context.reader->Lookup(key, &row, error);
+  if (code == Code::kOk) {
+    result->code = Code::kOk;
+    result->value = row.value;
+    result->session_start_ms = row.session_start_ms;
+    result->session_end_ms = row.session_end_ms;
+  } else if (code != Code::kNotFound) {
+    if (error->message[0] == '\0') std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", CodeName(code));
+    result->code = code;
+    result->error = error->message;
+  }
+}
+
+}  // namespace
+
+Status Reader::Impl::Open(const ReaderOptions& options, std::unique_ptr<Reader>* out) {
+  if (options.maintenance_interval_ms < 0) {
+    return Status::Invalid("ReaderOptions::maintenance_interval_ms is " +
+                           std::to_string(options.maintenance_interval_ms) + "; 0 (no thread) or more, please");
+  }
+  std::unique_ptr<Impl> impl(new Impl());
+  RuntimeOptions runtime_options;
+  runtime_options.config_path = options.config_path;
+  runtime_options.home = options.home;
+  runtime_options.plugin_dirs = options.plugin_dirs;
+  PLANB_RETURN_IF_ERROR(Runtime::Open(runtime_options, &impl->runtime_));
+  for (const auto& [name, plugins] : impl->runtime_->catalog().maps()) {
+    impl->slots_.push_back(std::make_unique<MapSlot>(static_cast<uint32_t>(impl->slots_.size()), plugins));
+    impl->known_maps_ += (impl->known_maps_.empty() ? "" : ", ") + name;
+  }
+  if (impl->known_maps_.empty()) impl->known_maps_ = "none";
+  impl->serial_ = NextReaderSerial();
+  // Storage nodes read their shards, which merges update in place: there is nothing to refresh or clean.
+  if (options.maintenance_interval_ms > 0 && !impl->runtime_->config().cluster.IsStorageNode()) {
+    Impl* raw = impl.get();
+    impl->thread_ = std::thread([raw, interval = options.maintenance_interval_ms] { raw->MaintenanceLoop(interval); });
+  }
+  out->reset(new Reader(std::move(impl)));
+  return Status::Ok();
+}
+
+Reader::Impl::~Impl() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // No lookup runs now; threads still holding entries for this Reader will find the registry closed.
+  contexts_->CloseAll();
+  slots_.clear();
+  runtime_.reset();
+}
+
+MapSlot* Reader::Impl::FindSlot(std::string_view map) const {
+  const uint64_t hash = MapSlot::HashName(map);
+  for (const std::unique_ptr<MapSlot>& slot : slots_) {
+    if (slot->Matches(hash, map)) return slot.get();
+  }
+  return nullptr;
+}
+
+LookupResult Reader::Impl::UnknownMap(std::string_view map) const {
+  ErrorBuffer* error = ThreadErrorBuffer();
+  std::snprintf(error->message, ErrorBuffer::kCapacity, "map '%.*s' is not in the config (configured maps: %s)",
+                static_cast<int>(map.size()), map.data(), known_maps_.c_str());
+  return ErrorResult(Code::kInvalidArgument, error->message);
+}
+
+Code Reader::Impl::Begin(MapSlot& slot, MapContext** context) {
+  MapContext* ctx = FindThreadContext(serial_, slot.index());
+  if (ctx == nullptr) ctx = AddThreadContext(serial_, slot.index(), contexts_);
+  *context = ctx;
+  slot.MarkUsed();
+  if (ctx->generation != slot.generation()) return Switch(slot, ctx);
+  Status s = ctx->reader->Refresh();
+  if (s.ok()) return Code::kOk;
+  ctx->Close();  // the next lookup begins a new transaction
+  return Fail(&ctx->error, s.code(), "%s", s.message().c_str());
+}
+
+Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
+  std::shared_ptr<MapEnv> env;
+  uint64_t generation = 0;
+  const Code code = slot.AcquireForLookup(*runtime_, &env, &generation, &ctx->error);
+  if (code != Code::kOk) {
+    ctx->Close();
+    return code;
+  }
+  Status s;
+  if (ctx->reader.has_value() && &ctx->reader->env() == env.get()) {
+    s = ctx->reader->Refresh();  // e.g. published again after an idle drop: same environment
+  } else {
+    // Lets go of the old environment, which closes when its last holder (a thread, the slot) lets go.
+    ctx->reader.reset();
+    ctx->reader.emplace();
+    s = ctx->reader->Open(std::move(env));
+  }
+  if (!s.ok()) {
+    ctx->Close();
+    return Fail(&ctx->error, s.code(), "%s", s.message().c_str());
+  }
+  ctx->generation = generation;
+  return Code::kOk;
+}
+
+LookupResult Reader::Impl::LookupText(std::string_view map, std::string_view key, int64_t time_ms) {
+  MapSlot* slot = FindSlot(map);
+  if (slot == nullptr) return UnknownMap(map);
+  if (slot->number_keys()) return ErrorResult(Code::kInvalidArgument, slot->text_key_error());
+  if (time_ms != 0 && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
+  MapContext* ctx = nullptr;
+  const Code code = Begin(*slot, &ctx);
+  if (code == Code::kNotFound) return LookupResult();
+  if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
+  LookupKey lookup;
+  lookup.key = Bytes(key);
+  if (slot->uses_time()) lookup.time_ms = time_ms != 0 ? time_ms : CurrentTimeMs();
+  LookupResult result;
+  Get(*ctx, lookup, &result, &ctx->error);
+  return result;
+}
+
+LookupResult Reader::Impl::LookupNumber(std::string_view map, int64_t number, int64_t time_ms) {
+  MapSlot* slot = FindSlot(map);
+  if (slot == nullptr) return UnknownMap(map);
+  if (!slot->number_keys()) return ErrorResult(Code::kInvalidArgument, slot->number_key_error());
+  if (time_ms != 0 && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
+  MapContext* ctx = nullptr;
+  const Code code = Begin(*slot, &ctx);
+  if (code == Code::kNotFound) return LookupResult();
+  if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
+  LookupKey lookup;
+  lookup.number = number;
+  if (slot->uses_time()) lookup.time_ms = time_ms != 0 ? time_ms : CurrentTimeMs();
+  LookupResult result;
+  Get(*ctx, lookup, &result, &ctx->error);
+  return result;
+}
+
+Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results) {
+  MapSlot* slot = FindSlot(map);
+  LookupResult failed;
+  MapContext* ctx = nullptr;
+  Code code = Code::kOk;
+  if (slot == nullptr) {
+    failed = UnknownMap(map);
+  } else {
+    code = Begin(*slot, &ctx);
+    if (code != Code::kOk && code != Code::kNotFound) failed = ErrorResult(code, ctx->error.message);
+  }
+  if (failed.code != Code::kNotFound) {
+    for (size_t i = 0; i < count; ++i) results[i] = failed;
+    return failed.code;
+  }
+  if (code == Code::kNotFound) {  // no data in the map yet
+    for (size_t i = 0; i < count; ++i) results[i] = LookupResult();
+    return Code::kOk;
+  }
+  const bool number_keys = slot->number_keys();
+  const bool uses_time = slot->uses_time();
+  int64_t now = 0;  // read once per batch, when a key asks about now
+  Code first_error = Code::kOk;
+  for (size_t i = 0; i < count; ++i) {
+    const ReaderKey& key = keys[i];
+    const char* wrong = nullptr;
+    if (number_keys ? !key.key.empty() : key.number != 0) {
+      wrong = number_keys ? slot->text_key_error() : slot->number_key_error();
+    } else if (key.time_ms != 0 && !uses_time) {
+      wrong = slot->time_error();
+    }
+    if (wrong != nullptr) {
+      results[i] = ErrorResult(Code::kInvalidArgument, wrong);
+      if (first_error == Code::kOk) first_error = Code::kInvalidArgument;
+      continue;
+    }
+    LookupKey lookup;
+    lookup.key = Bytes(key.key);
+    lookup.number = key.number;
+    if (uses_time) {
+      if (key.time_ms == 0 && now == 0) now = CurrentTimeMs();
+      lookup.time_ms = key.time_ms != 0 ? key.time_ms : now;
+    }
+    Get(*ctx, lookup, &results[i], &ctx->error);
+    if (results[i].code != Code::kOk && results[i].code != Code::kNotFound) {
+      // The store failed (a corrupt row, an I/O error): the rest of the batch would read the same transaction.
+      for (size_t j = i + 1; j < count; ++j) results[j] = results[i];
+      return first_error != Code::kOk ? first_error : results[i].code;
+    }
+  }
+  return first_error;
+}
+
+Status Reader::Impl::Prepare(std::string_view map) {
+  MapSlot* slot = FindSlot(map);
+  if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
+  std::shared_ptr<MapEnv> env;
+  uint64_t generation = 0;
+  return slot->Acquire(*runtime_, /*force=*/true, &env, &generation);
+}
+
+Status Reader::Impl::Describe(std::string_view map, MapInfo* out) const {
+  MapSlot* slot = FindSlot(map);
+  if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
+  const PluginDescriptor& d = slot->plugins().type_descriptor();
+  MapInfo info;
+  info.type = d.name;
+  info.number_keys = slot->number_keys();
+  info.uses_time = slot->uses_time();
+  for (uint32_t i = 0; i < d.field_count; ++i) {
+    if (d.fields[i].field == RowField::kValue) info.has_value = true;
+    if (d.fields[i].field == RowField::kStart) info.has_session = true;
+  }
+  *out = std::move(info);
+  return Status::Ok();
+}
+
+Status Reader::Impl::Maintain() {
+  std::lock_guard<std::mutex> lock(maintain_mutex_);
+  const ClusterConfig& cluster = runtime_->config().cluster;
+  if (cluster.IsStorageNode()) return Status::Ok();
+  Status first;
+  auto note = [&first](Status s) {
+    if (first.ok() && !s.ok()) first = std::move(s);
+  };
+  const int64_t now = CurrentTimeMs();
+  for (const std::unique_ptr<MapSlot>& slot : slots_) {
+    if (slot->env() == nullptr) {
+      (void)slot->DropIfIdle(now, cluster.min_time_to_keep_env_open_ms);  // clears the used flag
+      continue;
+    }
+    note(RefreshSnapshotIfDue(*runtime_, slot->name()));
+    std::shared_ptr<MapEnv> env;
+    Status s = OpenMapForReading(*runtime_, slot->name(), StaleSnapshot::kUseCurrent, &env);
+    if (s.ok()) {
+      slot->ReplaceIfChanged(env);
+    } else {
+      note(std::move(s));
+    }
+    env.reset();
+    slot->DropIfIdle(now, cluster.min_time_to_keep_env_open_ms);
+  }
+  note(CleanupSnapshots(*runtime_));
+  return first;
+}
+
+void Reader::Impl::MaintenanceLoop(int64_t interval_ms) {
+  std::unique_lock<std::mutex> lock(stop_mutex_);
+  for (;;) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms);
+    if (stop_cv_.wait_until(lock, deadline, [this] { return stopping_; })) return;
+    lock.unlock();
+    // A failed refresh is recorded by the snapshot manager and retried after its interval; the old snapshot
+    // keeps serving, so there is nothing more to do here.
+    (void)Maintain();
+    lock.lock();
+  }
+}
+
+Status Reader::Impl::TEST_Publish(std::string_view map, std::shared_ptr<MapEnv> env) {
+  MapSlot* slot = FindSlot(map);
+  if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
+  slot->Publish(std::move(env));
+  return Status::Ok();
+}
+
+// The public face: forwards to Impl.
+
+Status Reader::Open(const ReaderOptions& options, std::unique_ptr<Reader>* out) { return Impl::Open(options, out); }
+Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Reader::~Reader() = default;
+
+LookupResult Reader::Lookup(std::string_view map, std::string_view key) { return impl_->LookupText(map, key, 0); }
+LookupResult Reader::Lookup(std::string_view map, std::string_view key, int64_t time_ms) {
+  return impl_->LookupText(map, key, time_ms);
+}
+LookupResult Reader::Lookup(std::string_view map, int64_t number) { return impl_->LookupNumber(map, number, 0); }
+LookupResult Reader::Lookup(std::string_view map, int64_t number, int64_t time_ms) {
+  return impl_->LookupNumber(map, number, time_ms);
+}
+Code Reader::LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results) {
+  return impl_->LookupMany(map, keys, count, results);
+}
+Status Reader::Prepare(std::string_view map) { return impl_->Prepare(map); }
+Status Reader::Describe(std::string_view map, MapInfo* out) const { return impl_->Describe(map, out); }
+Status Reader::Maintain() { return impl_->Maintain(); }
+
+}  // namespace planb

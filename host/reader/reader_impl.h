@@ -1,0 +1,74 @@
+// planb::Reader's implementation (include/planb/reader.h has the contract). Tests reach it through Impl::Of for
+// the TEST_ hooks; nothing else outside host/reader/ should.
+//
+// Layout: one MapSlot per configured map (built at Open, never added to or removed, so finding one needs no
+// lock); per thread and map a MapContext (thread_contexts.h); a background thread for Maintain on nodes that
+// read snapshots.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "host/reader/map_slot.h"
+#include "host/reader/thread_contexts.h"
+#include "host/runtime.h"
+#include "planb/reader.h"
+
+namespace planb {
+
+// Hidden: libplanb_reader.so exports the public Reader only (the tests link the host statically).
+class __attribute__((visibility("hidden"))) Reader::Impl {
+ public:
+  static Status Open(const ReaderOptions& options, std::unique_ptr<Reader>* out);
+  ~Impl();
+
+  LookupResult LookupText(std::string_view map, std::string_view key, int64_t time_ms);
+  LookupResult LookupNumber(std::string_view map, int64_t number, int64_t time_ms);
+  Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
+  Status Prepare(std::string_view map);
+  Status Describe(std::string_view map, MapInfo* out) const;
+  Status Maintain();
+
+  // Tests.
+  static Impl* Of(Reader& reader) { return reader.impl_.get(); }
+  Runtime& runtime() { return *runtime_; }
+  // Makes `env` the environment lookups of `map` use from their next lookup on (as maintenance does when a new
+  // snapshot arrives).
+  Status TEST_Publish(std::string_view map, std::shared_ptr<MapEnv> env);
+  // How many thread contexts this Reader owns.
+  size_t TEST_ContextCount() const { return contexts_->size(); }
+  bool maintenance_thread_running() const { return thread_.joinable(); }
+
+ private:
+  Impl() = default;
+
+  MapSlot* FindSlot(std::string_view map) const;
+  // An error result for a map name not in the config (message in the thread's buffer).
+  LookupResult UnknownMap(std::string_view map) const;
+  // Readies the calling thread's transaction on `slot` for a lookup: renews it, or moves it to the slot's
+  // current environment when the generation changed. kOk; kNotFound when the map has no data (every key misses);
+  // else an error described in (*context)->error.
+  Code Begin(MapSlot& slot, MapContext** context);
+  Code Switch(MapSlot& slot, MapContext* context);
+  void MaintenanceLoop(int64_t interval_ms);
+
+  std::unique_ptr<Runtime> runtime_;
+  std::vector<std::unique_ptr<MapSlot>> slots_;
+  std::string known_maps_;  // "a, b, c" for unknown-map messages
+  uint64_t serial_ = 0;
+  std::shared_ptr<ContextRegistry> contexts_ = std::make_shared<ContextRegistry>();
+
+  std::mutex maintain_mutex_;  // one Maintain at a time (the thread's and the caller's)
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace planb

@@ -1,0 +1,64 @@
+// Per-thread lookup state of Readers: for each (Reader, map) a thread has looked up, a MapContext with its own read
+// transaction and cursor on the environment it uses. Each thread keeps a small table of them keyed by the Reader's
+// serial number (never reused, so a destroyed Reader's entries never match again) and the map's index.
+//
+// Ownership: a Reader's ContextRegistry owns its contexts. The Reader closes all of them when it is destroyed
+// (no lookup can be running then); a thread that exits first frees its own. Entries of destroyed Readers are
+// dropped by the thread the next time it adds one, and at its exit.
+// Thread-safety: a MapContext is used only by its thread (and by ~Reader); the registry is locked.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "host/storage/map_reader.h"
+#include "planb/status.h"
+
+namespace planb {
+
+struct MapContext {
+  std::optional<MapReader> reader;  // open on the environment of `generation`
+  uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
+  ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
+
+  void Close() {
+    reader.reset();
+    generation = 0;
+  }
+};
+
+class ContextRegistry {
+ public:
+  // A new context, owned here.
+  MapContext* Add();
+  // Frees `context` unless CloseAll already did.
+  void Release(MapContext* context);
+  // Frees every context; later Release calls do nothing.
+  void CloseAll();
+  bool closed() const { return closed_.load(std::memory_order_acquire); }
+  size_t size() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::atomic<bool> closed_{false};
+  std::vector<std::unique_ptr<MapContext>> contexts_;
+};
+
+// A serial number for a new Reader (1, 2, ...; never reused in a process).
+uint64_t NextReaderSerial();
+
+// The calling thread's context for map `map` of the Reader `serial`, null when it has none yet. Hot path: no
+// allocation, no lock.
+MapContext* FindThreadContext(uint64_t serial, uint32_t map);
+// Creates the calling thread's context for (serial, map), registered with `registry` (allocates).
+MapContext* AddThreadContext(uint64_t serial, uint32_t map, const std::shared_ptr<ContextRegistry>& registry);
+// The calling thread's buffer for errors that concern no map (an unknown map name).
+ErrorBuffer* ThreadErrorBuffer();
+// How many entries the calling thread's table holds (tests).
+size_t ThreadContextCount();
+
+}  // namespace planb

@@ -1,0 +1,166 @@
+#include "host/serve/snapshot_source.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "host/common/file_util.h"
+#include "host/common/iso_time.h"
+#include "host/transfer/batch_zip.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status ErrnoStatus(int err, const std::string& what) {
+  return Status(err == ENOSPC ? Code::kFull : Code::kIOError, what + ": " + std::strerror(err));
+}
+
+// The content version in `env`, in a read transaction of its own.
+Status ReadVersion(const MapEnv& env, ContentVersion* out) {
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY).WithContext(env.path()));
+  return ReadContentVersion(txn.get(), env.meta(), out).WithContext(env.path());
+}
+
+// LMDB's compacting copy of `shard` into the new file `path`, under the copy's own read transaction.
+Status CopyShard(const MapEnv& shard, const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(errno, "creating " + path);
+  const int rc = mdb_env_copyfd2(shard.env(), fd, MDB_CP_COMPACT);
+  const int close_errno = ::close(fd) != 0 ? errno : 0;
+  if (rc == ENOSPC) return ErrnoStatus(rc, "copying " + shard.path() + " to " + path);
+  PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "copying " + shard.path() + " to " + path));
+  if (close_errno != 0) return ErrnoStatus(close_errno, "closing " + path);
+  return Status::Ok();
+}
+
+Status HashFile(const std::string& path, uint64_t* size, uint64_t* checksum) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, "opening " + path);
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> hash(XXH3_createState(), &XXH3_freeState);
+  XXH3_64bits_reset(hash.get());
+  std::vector<char> buffer(size_t{1} << 20);
+  uint64_t total = 0;
+  Status status;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) status = ErrnoStatus(errno, "reading " + path);
+    if (n <= 0) break;
+    XXH3_64bits_update(hash.get(), buffer.data(), static_cast<size_t>(n));
+    total += static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  *size = total;
+  *checksum = XXH3_64bits_digest(hash.get());
+  return status;
+}
+
+}  // namespace
+
+Status SnapshotSource::Clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  latest_.clear();
+  const std::string outgoing = runtime_.home().outgoing();
+  PLANB_RETURN_IF_ERROR(MakeDirectories(outgoing));
+  std::error_code ec;
+  std::vector<std::string> entries;
+  for (const fs::directory_entry& entry : fs::directory_iterator(outgoing, ec)) entries.push_back(entry.path());
+  if (ec) return Status::IOError("listing " + outgoing + ": " + ec.message());
+  for (const std::string& path : entries) PLANB_RETURN_IF_ERROR(RemoveTree(path));
+  return Status::Ok();
+}
+
+Status SnapshotSource::Prepare(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  *out = PreparedSnapshot();
+  std::shared_ptr<const MapPlugins> plugins;
+  PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins));  // kNotFound naming the map
+  const std::string name = plugins->config().name;
+  std::shared_ptr<MapEnv> shard;
+  Status opened = runtime_.OpenShard(name, &shard);
+  if (opened.code() == Code::kNotFound) return Status::NotFound("nothing merged into " + name + " on this node yet");
+  PLANB_RETURN_IF_ERROR(opened);
+
+  // The shard's version costs one read transaction; only a version other than the requester's costs a copy.
+  ContentVersion current;
+  PLANB_RETURN_IF_ERROR(ReadVersion(*shard, &current));
+  out->map = name;
+  if (current == have) {
+    out->not_modified = true;
+    out->version = current;
+    return Status::Ok();
+  }
+  auto latest = latest_.find(name);
+  std::error_code ec;
+  if (latest != latest_.end() && latest->second.version == current && fs::exists(latest->second.zip_path, ec)) {
+    *out = latest->second;
+    return Status::Ok();
+  }
+  PreparedSnapshot made;
+  made.map = name;
+  PLANB_RETURN_IF_ERROR(MakeZip(name, plugins, shard, &made).WithContext("snapshot of " + name));
+  if (made.version == have) {
+    // Merges went on between the look at the shard and the copy, up to the requester's version (it holds a
+    // snapshot from a node that was ahead of this one).
+    (void)RemoveTree(made.zip_path);
+    out->not_modified = true;
+    out->version = made.version;
+    return Status::Ok();
+  }
+  if (latest != latest_.end()) {
+    // Readers still fetching the old zip hold it open: unlinking only frees its name (and its space once closed).
+    (void)RemoveTree(latest->second.zip_path);
+  }
+  latest_[name] = made;
+  *out = made;
+  return Status::Ok();
+}
+
+Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<const MapPlugins>& plugins,
+                               const std::shared_ptr<MapEnv>& shard, PreparedSnapshot* out) {
+  const int64_t now = CurrentTimeMs();
+  const std::string outgoing = runtime_.home().outgoing();
+  const std::string stem = map + "-" + std::to_string(now) + "-" + std::to_string(++made_);
+  // The copy sits in a directory of its own, laid out as a batch (<map>/data.mdb), which ZipBatch zips as it is.
+  const std::string scratch = outgoing + "/." + stem;
+  const std::string copy_dir = scratch + "/" + map;
+  Status status = MakeDirectories(copy_dir);
+  if (status.ok()) status = CopyShard(*shard, copy_dir + "/data.mdb");
+  if (status.ok()) {
+    // The version read from the copy: merges that committed after the copy's read transaction began are not in
+    // it, and neither is their batch in the version.
+    std::shared_ptr<MapEnv> copy;
+    status = MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy);
+    if (status.ok()) status = ReadVersion(*copy, &out->version);
+  }
+  const std::string zip_path = outgoing + "/" + stem + ".zip";
+  if (status.ok()) {
+    ZipOptions options;
+    options.compress = true;
+    options.batch_id =
+        "snapshot/" + runtime_.config().cluster.node_name + "/" + map + "/" + std::to_string(out->version.batches);
+    status = ZipBatch(scratch, zip_path, options);
+  }
+  (void)RemoveTree(scratch);
+  if (status.ok()) status = HashFile(zip_path, &out->size, &out->checksum);
+  if (!status.ok()) {
+    (void)RemoveTree(zip_path);
+    return status;
+  }
+  out->zip_path = zip_path;
+  out->create_time_ms = now;
+  return Status::Ok();
+}
+
+}  // namespace planb

@@ -1,0 +1,384 @@
+#include "host/snapshot/snapshot_fetcher.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+
+#include "host/common/file_util.h"
+#include "host/transfer/request_channel.h"
+#include "host/transfer/protocol.h"
+
+namespace planb {
+
+namespace {
+
+using Clock = RequestChannel::Clock;
+using protocol::Command;
+
+// FETCHes in flight at once: enough to keep a link busy while each chunk is written, few enough that memory
+// stays at a few chunks.
+constexpr size_t kWindow = 4;
+// How a node with too many requests in progress starts its ERROR message (docs/protocol.md).
+constexpr char kBusyPrefix[] = "busy: ";
+
+// How one node's attempt ended.
+enum class Verdict {
+  kWon,      // not modified, or the zip arrived whole and passed the check
+  kFailed,   // `why` says why; the next node is tried
+  kNoData,   // the node has nothing merged into the map (`why` holds its message)
+};
+
+struct Request {
+  const std::string& map;
+  const ContentVersion& have;
+  const std::string& zip_path;
+  int64_t timeout_ms;
+  const FetchProgress& progress;
+  const FetchCheck& check;
+};
+
+std::string Hex16(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// Closes and (unless kept) unlinks the partial zip when the attempt ends.
+class PartFile {
+ public:
+  explicit PartFile(std::string path) : path_(std::move(path)) {}
+  ~PartFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!kept_) ::unlink(path_.c_str());
+  }
+  Status Open() {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) return Errno("creating");
+    return Status::Ok();
+  }
+  Status WriteAt(uint64_t offset, const char* data, size_t size) {
+    while (size > 0) {
+      const ssize_t n = ::pwrite(fd_, data, size, static_cast<off_t>(offset));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return Errno("writing");
+      data += n;
+      offset += static_cast<uint64_t>(n);
+      size -= static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+  // fsync, close, rename to `to` (which then holds the zip).
+  Status Finish(const std::string& to) {
+    if (::fsync(fd_) != 0) return Errno("syncing");
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return Errno("closing");
+    PLANB_RETURN_IF_ERROR(DurableRename(path_, to));
+    kept_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  Status Errno(const char* what) const {
+    const int err = errno;
+    const std::string message = std::string(what) + " " + path_ + ": " + std::strerror(err);
+    return err == ENOSPC ? Status(Code::kFull, message) : Status::IOError(message);
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  bool kept_ = false;
+};
+
+// The message of an ERROR reply: OK with `*no_data` for kNotFound, else the node's message in `why`.
+void ReadError(const RequestChannel::Reply& reply, const char* request, bool* no_data, std::string* why) {
+  *no_data = false;
+  protocol::ErrorReply error;
+  const Status status = protocol::DecodeError(reply.payload, &error);
+  if (!status.ok()) {
+    *why = "bad reply to " + std::string(request) + ": " + status.message();
+    return;
+  }
+  const Code code = protocol::CodeFromWire(error.code);
+  *no_data = code == Code::kNotFound;
+  // "busy: ..." explains itself; other codes are named so that "refused" is not mistaken for "unreachable".
+  if (error.message.rfind(kBusyPrefix, 0) == 0 || code == Code::kNotFound) {
+    *why = error.message;
+  } else {
+    *why = std::string(request) + " refused (" + CodeName(code) + "): " + error.message;
+  }
+}
+
+class NodeFetch {
+ public:
+  NodeFetch(RequestChannel& channel, const Request& request, FetchOutcome* outcome)
+      : channel_(channel), request_(request), outcome_(outcome) {}
+
+  // A non-OK status is a local failure that ends the whole fetch; else `verdict` and `why`.
+  Status Run(Verdict* verdict, std::string* why);
+
+ private:
+  Status Download(const protocol::SnapshotOffer& offer, bool* ok, std::string* why);
+  std::string TimedOut() const { return "timed out after " + std::to_string(request_.timeout_ms) + " ms"; }
+
+  RequestChannel& channel_;
+  const Request& request_;
+  FetchOutcome* outcome_;
+};
+
+Status NodeFetch::Run(Verdict* verdict, std::string* why) {
+  *verdict = Verdict::kFailed;
+  uint64_t request_id = 0;
+  const protocol::SnapshotRequest ask{request_.map, request_.have.batches, request_.have.digest};
+  if (!channel_.Send(Command::kSnapshot, protocol::EncodeSnapshot(ask), nullptr, &request_id)) {
+    *why = TimedOut() + " sending SNAPSHOT";
+    return Status::Ok();
+  }
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  const Status awaited = channel_.Await(Clock::now() + std::chrono::milliseconds(request_.timeout_ms),
+                                        [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+  if (!awaited.ok()) {
+    *why = awaited.message();
+    return Status::Ok();
+  }
+  if (timed_out) {
+    *why = TimedOut() + " waiting for the SNAPSHOT_OFFER";
+    return Status::Ok();
+  }
+  if (reply.command == static_cast<uint16_t>(Command::kError)) {
+    bool no_data = false;
+    ReadError(reply, "SNAPSHOT", &no_data, why);
+    if (no_data) *verdict = Verdict::kNoData;
+    return Status::Ok();
+  }
+  if (reply.command != static_cast<uint16_t>(Command::kSnapshotOffer)) {
+    *why = "unexpected reply " + protocol::CommandName(reply.command) + " to SNAPSHOT";
+    return Status::Ok();
+  }
+  protocol::SnapshotOffer offer;
+  Status status = protocol::DecodeSnapshotOffer(reply.payload, &offer);
+  if (!status.ok()) {
+    *why = "bad reply: " + status.message();
+    return Status::Ok();
+  }
+  outcome_->version = ContentVersion{offer.batches, offer.digest};
+  outcome_->node_create_time_ms = offer.create_time_ms;
+  if (offer.not_modified != 0) {
+    // Nothing held is never "current": a node that says so would leave the requester with no snapshot.
+    if (request_.have.empty()) {
+      *why = "answered not modified to a request holding no snapshot";
+      return Status::Ok();
+    }
+    outcome_->not_modified = true;
+    *verdict = Verdict::kWon;
+    return Status::Ok();
+  }
+  if (offer.chunk_size == 0 || offer.chunk_size > protocol::kMaxUploadChunkSize) {
+    *why = "SNAPSHOT_OFFER with chunk size " + std::to_string(offer.chunk_size) + " (must be 1 to " +
+           std::to_string(protocol::kMaxUploadChunkSize) + " bytes)";
+    return Status::Ok();
+  }
+  if (offer.total_size == 0) {
+    *why = "SNAPSHOT_OFFER of an empty zip";
+    return Status::Ok();
+  }
+  bool ok = false;
+  PLANB_RETURN_IF_ERROR(Download(offer, &ok, why));
+  if (!ok) return Status::Ok();
+  outcome_->bytes = offer.total_size;
+  if (request_.check) {
+    status = request_.check(request_.zip_path, *outcome_);
+    if (!status.ok()) {
+      ::unlink(request_.zip_path.c_str());
+      if (status.code() == Code::kIOError || status.code() == Code::kFull) return status;
+      *why = status.message();
+      return Status::Ok();
+    }
+  }
+  *verdict = Verdict::kWon;
+  return Status::Ok();
+}
+
+Status NodeFetch::Download(const protocol::SnapshotOffer& offer, bool* ok, std::string* why) {
+  *ok = false;
+  PartFile part(request_.zip_path + ".part");
+  PLANB_RETURN_IF_ERROR(part.Open());
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> hash(XXH3_createState(), &XXH3_freeState);
+  XXH3_64bits_reset(hash.get());
+  const uint64_t total = offer.total_size;
+  struct Pending {
+    uint64_t request_id;
+    uint64_t offset;
+    uint32_t length;
+    Clock::time_point sent;
+  };
+  std::deque<Pending> in_flight;  // in offset order
+  // Chunks written but not hashed yet: the hash runs in offset order, replies may not.
+  std::map<uint64_t, zmq::message_t> unhashed;
+  uint64_t next = 0;
+  uint64_t hashed = 0;
+  Clock::time_point last_reply = Clock::now();
+  while (hashed < total) {
+    while (in_flight.size() < kWindow && next < total) {
+      const uint32_t length = static_cast<uint32_t>(std::min<uint64_t>(offer.chunk_size, total - next));
+      uint64_t id = 0;
+      if (!channel_.Send(Command::kFetch, protocol::EncodeFetch({offer.token, next, length}), nullptr, &id)) {
+        *why = TimedOut() + " sending FETCH at offset " + std::to_string(next);
+        return Status::Ok();
+      }
+      in_flight.push_back({id, next, length, Clock::now()});
+      next += length;
+    }
+    // The oldest FETCH is due request_timeout after it was sent, or after the last reply (a window of chunks
+    // queued on a slow link takes its time).
+    const Clock::time_point deadline =
+        std::max(in_flight.front().sent, last_reply) + std::chrono::milliseconds(request_.timeout_ms);
+    RequestChannel::Reply reply;
+    bool timed_out = false;
+    const Status awaited = channel_.Await(
+        deadline,
+        [&in_flight](uint64_t id) {
+          return std::any_of(in_flight.begin(), in_flight.end(), [id](const Pending& p) { return p.request_id == id; });
+        },
+        &reply, &timed_out);
+    if (!awaited.ok()) {
+      *why = awaited.message();
+      return Status::Ok();
+    }
+    if (timed_out) {
+      *why = TimedOut() + " waiting for the zip's bytes at offset " + std::to_string(hashed) + " of " +
+             std::to_string(total);
+      return Status::Ok();
+    }
+    // Await let only replies to requests in flight through.
+    const auto pending = std::find_if(in_flight.begin(), in_flight.end(),
+                                      [&](const Pending& p) { return p.request_id == reply.request_id; });
+    if (reply.command == static_cast<uint16_t>(Command::kError)) {
+      bool no_data = false;
+      ReadError(reply, "FETCH", &no_data, why);
+      *why += " (at offset " + std::to_string(pending->offset) + " of " + std::to_string(total) + ")";
+      return Status::Ok();
+    }
+    if (reply.command != static_cast<uint16_t>(Command::kFetchData)) {
+      *why = "unexpected reply " + protocol::CommandName(reply.command) + " to FETCH";
+      return Status::Ok();
+    }
+    protocol::FetchData data;
+    Status status = protocol::DecodeFetchData(reply.payload, &data);
+    if (!status.ok()) {
+      *why = "bad reply: " + status.message();
+      return Status::Ok();
+    }
+    const size_t size = reply.has_data ? reply.data.size() : 0;
+    if (data.token != offer.token) {
+      *why = "FETCH_DATA for token " + std::to_string(data.token) + ", expected " + std::to_string(offer.token);
+      return Status::Ok();
+    }
+    if (data.offset != pending->offset) {
+      *why = "FETCH_DATA for offset " + std::to_string(data.offset) + ", asked for offset " +
+             std::to_string(pending->offset);
+      return Status::Ok();
+    }
+    if (!reply.has_data) {
+      *why = "FETCH_DATA without its data frame at offset " + std::to_string(data.offset);
+      return Status::Ok();
+    }
+    if (size > pending->length) {
+      *why = "FETCH_DATA with " + std::to_string(size) + " bytes at offset " + std::to_string(data.offset) +
+             ", more than the " + std::to_string(pending->length) + " asked for";
+      return Status::Ok();
+    }
+    if (size == 0) {
+      *why = "FETCH_DATA with no bytes at offset " + std::to_string(data.offset) + ", before the end of the " +
+             std::to_string(total) + "-byte zip";
+      return Status::Ok();
+    }
+    if (size < pending->length) {
+      // Each FETCH asks for no more than remains, so only a node that lost bytes answers with fewer.
+      *why = "FETCH_DATA with " + std::to_string(size) + " of the " + std::to_string(pending->length) +
+             " bytes asked for at offset " + std::to_string(data.offset) + " of the " + std::to_string(total) +
+             "-byte zip";
+      return Status::Ok();
+    }
+    PLANB_RETURN_IF_ERROR(part.WriteAt(data.offset, static_cast<const char*>(reply.data.data()), size));
+    in_flight.erase(pending);
+    unhashed.emplace(data.offset, std::move(reply.data));
+    while (!unhashed.empty() && unhashed.begin()->first == hashed) {
+      const zmq::message_t& chunk = unhashed.begin()->second;
+      XXH3_64bits_update(hash.get(), chunk.data(), chunk.size());
+      hashed += chunk.size();
+      unhashed.erase(unhashed.begin());
+    }
+    last_reply = Clock::now();
+    if (request_.progress) request_.progress(hashed, total);
+  }
+  const uint64_t checksum = XXH3_64bits_digest(hash.get());
+  if (checksum != offer.checksum) {
+    *why = "checksum mismatch: the " + std::to_string(total) + "-byte zip hashes to " + Hex16(checksum) +
+           ", the offer said " + Hex16(offer.checksum);
+    return Status::Ok();
+  }
+  PLANB_RETURN_IF_ERROR(part.Finish(request_.zip_path));
+  *ok = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
+                     const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
+                     const FetchProgress& progress, const FetchCheck& check) {
+  if (cluster.node_list.empty()) {
+    return Status::Invalid("snapshot of " + map + ": no storage nodes to fetch from (the config has no node_list)");
+  }
+  struct stat st;
+  if (::lstat(zip_path.c_str(), &st) == 0) {
+    return Status::Invalid("snapshot of " + map + ": " + zip_path + " already exists");
+  }
+  const Request request{map, have, zip_path, cluster.request_timeout_ms, progress, check};
+  std::string failures;
+  bool all_no_data = true;
+  uint64_t next_request_id = 1;  // shared by the channels, so a late reply to an earlier node's request is stale
+  for (const std::string& node : cluster.node_list) {
+    *outcome = FetchOutcome();
+    std::string why;
+    Verdict verdict = Verdict::kFailed;
+    const auto found = cluster.nodes.find(node);
+    if (found == cluster.nodes.end() || found->second.endpoint.empty()) {
+      why = "no endpoint: add [node." + node + "] endpoint = tcp://HOST:PORT";
+    } else {
+      try {
+        RequestChannel channel(context, found->second.endpoint, cluster.request_timeout_ms, &next_request_id);
+        PLANB_RETURN_IF_ERROR(
+            NodeFetch(channel, request, outcome).Run(&verdict, &why).WithContext("snapshot of " + map + " from " + node));
+      } catch (const zmq::error_t& e) {
+        verdict = Verdict::kFailed;
+        why = "endpoint " + found->second.endpoint + ": " + e.what();
+      }
+    }
+    if (verdict == Verdict::kWon) {
+      outcome->node = node;
+      return Status::Ok();
+    }
+    if (verdict != Verdict::kNoData) all_no_data = false;
+    failures += (failures.empty() ? "" : ", ") + node + " (" + why + ")";
+  }
+  *outcome = FetchOutcome();
+  if (all_no_data) {
+    return Status::NotFound("snapshot of " + map + ": no storage node has data of it: " + failures);
+  }
+  return Status::IOError("snapshot of " + map + ": no storage node could provide one: " + failures);
+}
+
+}  // namespace planb

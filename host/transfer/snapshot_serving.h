@@ -1,0 +1,56 @@
+// The snapshot zips an upload receiver serves to FETCH requests, by token. Each is held open from the offer on, so
+// a zip the SnapshotSource unlinks for a newer one stays readable to those still fetching it; it is closed when
+// no FETCH touched it for the idle expiry (the requester then gets "unknown token" and asks SNAPSHOT again).
+// Thread-safety: none; the receiver's Run thread only.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/storage/content_version.h"
+#include "host/transfer/snapshot_offer.h"
+#include "planb/status.h"
+
+namespace planb {
+
+class ServedSnapshots {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  struct Entry {
+    int fd = -1;
+    std::string map;
+    std::string zip_path;  // for messages; the file may be gone
+    uint64_t size = 0;
+    Clock::time_point last_touch;
+    bool fetched = false;  // a FETCH_DATA of it has been sent
+  };
+
+  ServedSnapshots() = default;
+  ~ServedSnapshots() { Clear(); }
+  ServedSnapshots(const ServedSnapshots&) = delete;
+  ServedSnapshots& operator=(const ServedSnapshots&) = delete;
+
+  // Opens `prepared.zip_path` and serves it as `token` (REQUIRES: not in use). kIOError naming the zip when it
+  // cannot be opened.
+  Status Add(uint64_t token, const std::string& map, const PreparedSnapshot& prepared, Clock::time_point now);
+  // The snapshot served as `token`, or null.
+  Entry* Find(uint64_t token);
+  // Reads exactly `length` bytes at `offset` of `entry`'s zip into `out`. kIOError naming the zip when the file
+  // cannot be read or ends early.
+  static Status ReadAt(const Entry& entry, uint64_t offset, size_t length, char* out);
+  // Closes the snapshots untouched for `expiry`; returns their maps (for the log).
+  std::vector<std::string> ExpireIdle(Clock::time_point now, std::chrono::milliseconds expiry);
+  void Clear();
+  size_t size() const { return entries_.size(); }
+  bool Contains(uint64_t token) const { return entries_.count(token) != 0; }
+
+ private:
+  std::map<uint64_t, Entry> entries_;
+};
+
+}  // namespace planb

@@ -1,0 +1,29 @@
+#include "host/transfer/snapshot_worker.h"
+
+#include <utility>
+
+namespace planb {
+
+SnapshotWorker MakeSnapshotWorker(BatchSink& sink) {
+  return SnapshotWorker(
+      "snapshot worker",
+      [&sink](SnapshotJob& job) {
+        SnapshotJobResult result;
+        result.request_id = job.request_id;
+        result.status = sink.PrepareSnapshot(job.map, job.have, &result.prepared);
+        // Moved only now: on a throw the failure result needs them.
+        result.routing_id = std::move(job.routing_id);
+        result.map = std::move(job.map);
+        return result;
+      },
+      [](SnapshotJob& job, const std::exception& e) {
+        SnapshotJobResult result;
+        result.routing_id = std::move(job.routing_id);
+        result.request_id = job.request_id;
+        result.status = Status::Internal("SNAPSHOT of " + job.map + ": " + e.what());
+        result.map = std::move(job.map);
+        return result;
+      });
+}
+
+}  // namespace planb

@@ -1,0 +1,37 @@
+// The snapshot worker runs BatchSink::PrepareSnapshot for SNAPSHOT requests on a LoopWorker thread, one at a time
+// in arrival order, so that copying and zipping a large shard never stalls the receiver's ROUTER loop (uploads,
+// reads and FETCHes keep flowing). Stop drops the queued requests: their senders time out.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "host/storage/content_version.h"
+#include "host/transfer/loop_worker.h"
+#include "host/transfer/snapshot_offer.h"
+#include "host/transfer/upload_receiver.h"
+#include "planb/status.h"
+
+namespace planb {
+
+struct SnapshotJob {
+  std::string routing_id;
+  uint64_t request_id = 0;
+  std::string map;
+  ContentVersion have;
+};
+
+struct SnapshotJobResult {
+  std::string routing_id;
+  uint64_t request_id = 0;
+  std::string map;
+  Status status;  // non-OK: answered ERROR with its code
+  PreparedSnapshot prepared;
+};
+
+using SnapshotWorker = LoopWorker<SnapshotJob, SnapshotJobResult>;
+
+// A worker handing each request to sink.PrepareSnapshot. REQUIRES: `sink` outlives the worker.
+SnapshotWorker MakeSnapshotWorker(BatchSink& sink);
+
+}  // namespace planb

@@ -1,0 +1,121 @@
+// UploadReceiver's SNAPSHOT and FETCH handlers: the sink prepares a snapshot zip on the snapshot worker; the
+// receiver opens it, offers it under a token, and serves its bytes in chunks (docs/protocol.md).
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "host/common/fault_point.h"
+#include "host/common/hex.h"
+#include "host/transfer/upload_receiver_impl.h"
+
+namespace planb {
+
+using protocol::Command;
+
+void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_t request_id,
+                                          std::string_view payload) {
+  protocol::SnapshotRequest request;
+  Status status = protocol::DecodeSnapshot(payload, &request);
+  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
+  if (request.map.empty()) {
+    return ReplySnapshotError(routing_id, request_id, Status::Invalid("SNAPSHOT with an empty map name"), "");
+  }
+  const size_t pending = snapshot_worker_.pending();
+  if (pending >= settings_.max_pending_snapshots) {
+    // The requester treats "busy:" like a node that does not answer: it tries the next node.
+    const std::string message = "busy: " + std::to_string(pending) + " SNAPSHOT requests in progress, retry later";
+    return ReplySnapshotError(routing_id, request_id, Status(Code::kFull, message), request.map);
+  }
+  snapshot_worker_.Submit(
+      {routing_id, request_id, std::move(request.map), ContentVersion{request.have_batches, request.have_digest}});
+}
+
+void UploadReceiver::Impl::TakeSnapshotResults() {
+  for (SnapshotJobResult& result : snapshot_worker_.TakeResults()) OfferSnapshot(result);
+}
+
+void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
+  if (!result.status.ok()) return ReplySnapshotError(result.routing_id, result.request_id, result.status, result.map);
+  const PreparedSnapshot& prepared = result.prepared;
+  if (!prepared.map.empty()) result.map = prepared.map;  // as configured, for the log
+  protocol::SnapshotOffer offer;
+  offer.batches = prepared.version.batches;
+  offer.digest = prepared.version.digest;
+  if (prepared.not_modified) {
+    offer.not_modified = 1;
+    return Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
+  }
+  if (served_.size() >= settings_.max_served_snapshots) {
+    const std::string message = "busy: " + std::to_string(served_.size()) + " snapshots being fetched, retry later";
+    return ReplySnapshotError(result.routing_id, result.request_id, Status(Code::kFull, message), result.map);
+  }
+  const uint64_t token = NewToken();
+  // Opened now, before the source may replace the zip: the fd keeps it readable however long the fetch takes.
+  Status status = served_.Add(token, result.map, prepared, Clock::now());
+  if (!status.ok()) return ReplySnapshotError(result.routing_id, result.request_id, status, result.map);
+  offer.token = token;
+  offer.total_size = prepared.size;
+  offer.checksum = prepared.checksum;
+  offer.create_time_ms = prepared.create_time_ms;
+  offer.chunk_size = settings_.chunk_size;
+  Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
+      std::to_string(prepared.size) + " bytes) as token " + TokenHex(token));
+  Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
+}
+
+void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  protocol::FetchRequest fetch;
+  Status status = protocol::DecodeFetch(payload, &fetch);
+  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
+  ServedSnapshots::Entry* entry = served_.Find(fetch.token);
+  if (entry == nullptr) {
+    // kNotFound: the requester asks SNAPSHOT again (its token expired, or this node restarted).
+    return ReplySnapshotError(routing_id, request_id,
+                              Status::NotFound("FETCH for unknown snapshot token " + TokenHex(fetch.token) +
+                                               " (never offered, expired, or the node restarted)"),
+                              "");
+  }
+  entry->last_touch = Clock::now();
+  if (fetch.offset > entry->size) {
+    return ReplySnapshotError(
+        routing_id, request_id,
+        Status::Invalid("FETCH offset " + std::to_string(fetch.offset) + " is past the end of the snapshot (" +
+                        std::to_string(entry->size) + " bytes)"),
+        entry->map);
+  }
+  if (fetch.length == 0 || fetch.length > settings_.chunk_size) {
+    return ReplySnapshotError(routing_id, request_id,
+                              Status::Invalid("FETCH length " + std::to_string(fetch.length) + " is not 1 to " +
+                                              std::to_string(settings_.chunk_size) + " (this node's chunk size)"),
+                              entry->map);
+  }
+  // snapshot.truncate: the zip served as if it ended halfway (the offer still says its full size).
+  const uint64_t end = FaultPointActive("snapshot.truncate") ? entry->size / 2 : entry->size;
+  const size_t length =
+      fetch.offset >= end ? 0 : static_cast<size_t>(std::min<uint64_t>(fetch.length, end - fetch.offset));
+  zmq::message_t data(length);
+  status = ServedSnapshots::ReadAt(*entry, fetch.offset, length, static_cast<char*>(data.data()));
+  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, entry->map);
+  if (length > 0 && FaultPointActive("snapshot.corrupt")) static_cast<char*>(data.data())[length / 2] ^= 0x5a;
+  const bool first = !entry->fetched;
+  entry->fetched = true;
+  ReplyWithData(routing_id, Command::kFetchData, request_id, protocol::EncodeFetchData({fetch.token, fetch.offset}),
+                std::move(data));
+  if (first) FaultPoint("snapshot.mid_transfer");
+}
+
+void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
+                                              const std::string& map) {
+  Log("snapshot error" + (map.empty() ? " from sender " + HexString(routing_id) : " for map " + map) + ": " +
+      status.message());
+  Reply(routing_id, Command::kError, request_id,
+        protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+uint64_t UploadReceiver::Impl::NewToken() {
+  uint64_t token = 0;
+  while (token == 0 || uploads_.count(token) != 0 || served_.Contains(token)) token = token_rng_();
+  return token;
+}
+
+}  // namespace planb

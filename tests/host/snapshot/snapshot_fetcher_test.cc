@@ -1,0 +1,334 @@
+// FetchSnapshot against scripted nodes (real ROUTER sockets on tcp://127.0.0.1:* answering by a script, so that every
+// malformed reply a broken node could send is covered) and dead endpoints. The real storage node is exercised in
+// snapshot_manager_cluster_test.cc.
+#include "host/snapshot/snapshot_fetcher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/snapshot_fixture.h"
+#include "support/test_env.h"
+
+namespace planb::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string Bytes(size_t size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::string out(size, '\0');
+  for (char& c : out) c = static_cast<char>(rng());
+  return out;
+}
+
+class SnapshotFetcherTest : public ::testing::Test {
+ protected:
+  // A cluster of the given endpoints, named node1, node2, ...
+  ClusterConfig Cluster(const std::vector<std::string>& endpoints) const {
+    ClusterConfig cluster;
+    cluster.node_name = "reader";
+    cluster.request_timeout_ms = 300;
+    for (size_t i = 0; i < endpoints.size(); ++i) {
+      const std::string name = "node" + std::to_string(i + 1);
+      cluster.node_list.push_back(name);
+      cluster.nodes[name] = NodeConfig{name, endpoints[i]};
+    }
+    return cluster;
+  }
+  Status Fetch(const ClusterConfig& cluster, const ContentVersion& have = {}, const FetchCheck& check = {}) {
+    outcome_ = FetchOutcome();
+    return FetchSnapshot(context_, cluster, "m", have, zip_, &outcome_,
+                         [this](uint64_t done, uint64_t total) { progress_.emplace_back(done, total); }, check);
+  }
+  // The fetch failed and left nothing behind.
+  void ExpectNothingWritten() {
+    EXPECT_FALSE(fs::exists(zip_));
+    EXPECT_FALSE(fs::exists(zip_ + ".part"));
+  }
+  // One scripted node whose FETCH replies `tamper` changes: the fetch fails naming node1 and `reason`.
+  void ExpectNodeFails(ScriptedNode::Script script, const std::string& reason) {
+    ScriptedNode node(context_, std::move(script));
+    const Status s = Fetch(Cluster({node.endpoint()}));
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), Code::kIOError);
+    EXPECT_THAT(s.message(), StartsWith("snapshot of m: no storage node could provide one: node1 ("));
+    EXPECT_THAT(s.message(), HasSubstr(reason));
+    ExpectNothingWritten();
+  }
+
+  zmq::context_t context_;
+  TempDir dir_;
+  const std::string zip_ = dir_ / "fetched.zip";
+  const std::string zip_bytes_ = Bytes(5500, 1);
+  FetchOutcome outcome_;
+  std::vector<std::pair<uint64_t, uint64_t>> progress_;
+};
+
+TEST_F(SnapshotFetcherTest, FetchesTheZipFromTheFirstNodeThatAnswers) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.offer.batches = 3;
+  script.offer.digest = 0xabcdef;
+  script.offer.create_time_ms = 1700000000123;
+  ScriptedNode node(context_, script);
+  const Status s = Fetch(Cluster({node.endpoint(), DeadEndpoint(context_)}));
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(outcome_.not_modified);
+  EXPECT_EQ(outcome_.node, "node1");
+  EXPECT_EQ(outcome_.bytes, zip_bytes_.size());
+  EXPECT_EQ(outcome_.version, (ContentVersion{3, 0xabcdef}));
+  EXPECT_EQ(outcome_.node_create_time_ms, 1700000000123);
+  EXPECT_EQ(ReadFile(zip_), zip_bytes_);
+  EXPECT_FALSE(fs::exists(zip_ + ".part"));
+  EXPECT_EQ(node.fetches(), 6);  // 5 chunks of 1000 bytes and one of 500
+  ASSERT_EQ(progress_.size(), 6u);
+  EXPECT_EQ(progress_.front(), std::make_pair(uint64_t{1000}, uint64_t{5500}));
+  EXPECT_EQ(progress_.back(), std::make_pair(uint64_t{5500}, uint64_t{5500}));
+}
+
+TEST_F(SnapshotFetcherTest, PutsChunksArrivingOutOfOrderInPlace) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.reorder = true;
+  ScriptedNode node(context_, script);
+  const Status s = Fetch(Cluster({node.endpoint()}));
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(ReadFile(zip_), zip_bytes_);
+}
+
+TEST_F(SnapshotFetcherTest, FailsOverToTheNextNodeAndNamesNobodyOnSuccess) {
+  ScriptedNode::Script bad;
+  bad.zip = zip_bytes_;
+  bad.tamper = [](const protocol::FetchRequest&, protocol::FetchData* data, std::string*) {
+    data->token = 7;
+    return true;
+  };
+  ScriptedNode node1(context_, bad);
+  ScriptedNode::Script good;
+  good.zip = zip_bytes_;
+  ScriptedNode node2(context_, good);
+  const Status s = Fetch(Cluster({DeadEndpoint(context_), node1.endpoint(), node2.endpoint()}));
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(outcome_.node, "node3");
+  EXPECT_EQ(ReadFile(zip_), zip_bytes_);
+}
+
+TEST_F(SnapshotFetcherTest, WrongTokenFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest&, protocol::FetchData* data, std::string*) {
+    data->token = 7;
+    return true;
+  };
+  ExpectNodeFails(script, "FETCH_DATA for token 7, expected 42");
+}
+
+TEST_F(SnapshotFetcherTest, WrongOffsetFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest& fetch, protocol::FetchData* data, std::string*) {
+    if (fetch.offset == 2000) data->offset = 3000;
+    return true;
+  };
+  ExpectNodeFails(script, "FETCH_DATA for offset 3000, asked for offset 2000");
+}
+
+TEST_F(SnapshotFetcherTest, MoreBytesThanAskedFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest&, protocol::FetchData*, std::string* bytes) {
+    *bytes += "x";
+    return true;
+  };
+  ExpectNodeFails(script, "FETCH_DATA with 1001 bytes at offset 0, more than the 1000 asked for");
+}
+
+TEST_F(SnapshotFetcherTest, NoBytesBeforeTheEndFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest& fetch, protocol::FetchData*, std::string* bytes) {
+    if (fetch.offset >= 3000) bytes->clear();
+    return true;
+  };
+  ExpectNodeFails(script, "FETCH_DATA with no bytes at offset 3000, before the end of the 5500-byte zip");
+}
+
+TEST_F(SnapshotFetcherTest, FewerBytesThanAskedFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest& fetch, protocol::FetchData*, std::string* bytes) {
+    if (fetch.offset == 1000) bytes->resize(10);
+    return true;
+  };
+  ExpectNodeFails(script, "FETCH_DATA with 10 of the 1000 bytes asked for at offset 1000 of the 5500-byte zip");
+}
+
+TEST_F(SnapshotFetcherTest, ChecksumMismatchFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest& fetch, protocol::FetchData*, std::string* bytes) {
+    if (fetch.offset == 4000) (*bytes)[5] ^= 0x5a;
+    return true;
+  };
+  ExpectNodeFails(script, "checksum mismatch: the 5500-byte zip hashes to ");
+}
+
+TEST_F(SnapshotFetcherTest, ASilentNodeTimesOut) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.tamper = [](const protocol::FetchRequest& fetch, protocol::FetchData*, std::string*) {
+    return fetch.offset < 2000;
+  };
+  ExpectNodeFails(script, "timed out after 300 ms waiting for the zip's bytes at offset 2000 of 5500");
+}
+
+TEST_F(SnapshotFetcherTest, AnUnreachableNodeTimesOut) {
+  const Status s = Fetch(Cluster({DeadEndpoint(context_)}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_EQ(s.message(),
+            "snapshot of m: no storage node could provide one: node1 (timed out after 300 ms waiting for the "
+            "SNAPSHOT_OFFER)");
+  ExpectNothingWritten();
+}
+
+TEST_F(SnapshotFetcherTest, ABusyNodeIsSkipped) {
+  ScriptedNode::Script script;
+  script.snapshot_error = protocol::ErrorReply{static_cast<uint16_t>(Code::kFull), "busy: 4 SNAPSHOT requests"};
+  ExpectNodeFails(script, "node1 (busy: 4 SNAPSHOT requests)");
+}
+
+TEST_F(SnapshotFetcherTest, AnErrorReplyToFetchFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.fetch_error = [](const protocol::FetchRequest& fetch) -> std::optional<protocol::ErrorReply> {
+    if (fetch.offset < 1000) return std::nullopt;
+    return protocol::ErrorReply{static_cast<uint16_t>(Code::kNotFound), "FETCH for unknown snapshot token"};
+  };
+  ExpectNodeFails(script, "node1 (FETCH for unknown snapshot token (at offset 1000 of 5500))");
+}
+
+TEST_F(SnapshotFetcherTest, BadOffersFailTheNode) {
+  {
+    ScriptedNode::Script script;
+    script.zip = zip_bytes_;
+    script.offer.chunk_size = protocol::kMaxUploadChunkSize + 1;
+    ExpectNodeFails(script, "SNAPSHOT_OFFER with chunk size 16777217 (must be 1 to 16777216 bytes)");
+  }
+  {
+    ScriptedNode::Script script;
+    ExpectNodeFails(script, "SNAPSHOT_OFFER of an empty zip");
+  }
+  {
+    // Nothing held is never current: a node saying so would leave the requester without a snapshot.
+    ScriptedNode::Script script;
+    script.offer.not_modified = 1;
+    ExpectNodeFails(script, "answered not modified to a request holding no snapshot");
+  }
+}
+
+TEST_F(SnapshotFetcherTest, NotModifiedIsASuccessThatWritesNothing) {
+  ScriptedNode::Script script;
+  script.offer.not_modified = 1;
+  script.offer.batches = 4;
+  script.offer.digest = 0x99;
+  ScriptedNode node(context_, script);
+  const Status s = Fetch(Cluster({node.endpoint()}), ContentVersion{4, 0x99});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(outcome_.not_modified);
+  EXPECT_EQ(outcome_.node, "node1");
+  EXPECT_EQ(outcome_.version, (ContentVersion{4, 0x99}));
+  EXPECT_EQ(node.fetches(), 0);
+  ExpectNothingWritten();
+}
+
+TEST_F(SnapshotFetcherTest, NoDataOnAnyNodeIsNotFound) {
+  ScriptedNode::Script script;
+  script.snapshot_error =
+      protocol::ErrorReply{static_cast<uint16_t>(Code::kNotFound), "nothing merged into m on this node yet"};
+  ScriptedNode node1(context_, script);
+  ScriptedNode node2(context_, script);
+  const Status s = Fetch(Cluster({node1.endpoint(), node2.endpoint()}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_EQ(s.message(),
+            "snapshot of m: no storage node has data of it: node1 (nothing merged into m on this node yet), node2 "
+            "(nothing merged into m on this node yet)");
+}
+
+TEST_F(SnapshotFetcherTest, NoDataOnOneNodeAndAnotherDownIsAnIOError) {
+  ScriptedNode::Script script;
+  script.snapshot_error = protocol::ErrorReply{static_cast<uint16_t>(Code::kNotFound), "nothing merged into m"};
+  ScriptedNode node1(context_, script);
+  const Status s = Fetch(Cluster({node1.endpoint(), DeadEndpoint(context_)}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_THAT(s.message(), HasSubstr("node1 (nothing merged into m), node2 (timed out after 300 ms"));
+}
+
+TEST_F(SnapshotFetcherTest, OtherErrorRepliesNameTheirCode) {
+  ScriptedNode::Script script;
+  script.snapshot_error = protocol::ErrorReply{static_cast<uint16_t>(Code::kInvalidArgument), "bad map name"};
+  ExpectNodeFails(script, "node1 (SNAPSHOT refused (invalid argument): bad map name)");
+}
+
+TEST_F(SnapshotFetcherTest, RefusedByTheCheckTriesTheNextNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  ScriptedNode node1(context_, script);
+  ScriptedNode node2(context_, script);
+  int checks = 0;
+  const Status s = Fetch(Cluster({node1.endpoint(), node2.endpoint()}), {},
+                         [&checks, this](const std::string& path, const FetchOutcome& outcome) {
+                           EXPECT_EQ(path, zip_);
+                           EXPECT_EQ(ReadFile(path), zip_bytes_);
+                           EXPECT_EQ(outcome.bytes, zip_bytes_.size());
+                           return ++checks == 1 ? Status::Corruption("snapshot does not verify: bad page")
+                                                : Status::Ok();
+                         });
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(checks, 2);
+  EXPECT_EQ(outcome_.node, "node2");
+  EXPECT_EQ(ReadFile(zip_), zip_bytes_);
+}
+
+TEST_F(SnapshotFetcherTest, ALocalDiskErrorFromTheCheckEndsTheFetch) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  ScriptedNode node1(context_, script);
+  ScriptedNode node2(context_, script);
+  const Status s = Fetch(Cluster({node1.endpoint(), node2.endpoint()}), {},
+                         [](const std::string&, const FetchOutcome&) { return Status::IOError("disk gone"); });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "snapshot of m from node1: disk gone");
+  EXPECT_EQ(node2.snapshots(), 0);
+  ExpectNothingWritten();
+}
+
+TEST_F(SnapshotFetcherTest, RefusesMissingNodeListEndpointAndExistingZip) {
+  Status s = Fetch(ClusterConfig());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), "snapshot of m: no storage nodes to fetch from (the config has no node_list)");
+
+  ClusterConfig no_endpoint;
+  no_endpoint.node_list = {"node1"};
+  s = Fetch(no_endpoint);
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_THAT(s.message(), HasSubstr("node1 (no endpoint: add [node.node1] endpoint = tcp://HOST:PORT)"));
+
+  WriteFile(zip_, "mine");
+  s = Fetch(Cluster({DeadEndpoint(context_)}));
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), "snapshot of m: " + zip_ + " already exists");
+  EXPECT_EQ(ReadFile(zip_), "mine");
+}
+
+}  // namespace
+}  // namespace planb::testing

@@ -1,0 +1,114 @@
+#include "host/storage/map_env.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "host/ingest/merge_processor.h"
+#include "host/storage/content_version.h"
+#include "support/map_fixture.h"
+#include "support/test_env.h"
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+
+using ::planb::testing::GetValue;
+using ::planb::testing::OpenTestRuntime;
+using ::planb::testing::StageRows;
+using ::planb::testing::StateMapSection;
+using ::planb::testing::TempDir;
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// A shard of map "m" with two merged batches, its data.mdb copied alone into `copy_dir` (as a snapshot holds it).
+class MapEnvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status s = OpenTestRuntime(dir_.path(), StateMapSection("m", "hashed"), &runtime_);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(StageRows(*runtime_, "m", {{"a", "1"}, {"b", "2"}}).ok());
+    ASSERT_TRUE(StageRows(*runtime_, "m", {{"c", "3"}}).ok());
+    MergeReport report;
+    s = MergeProcessor(*runtime_).MergePending(&report);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_EQ(report.batches, 2u);
+    ASSERT_TRUE(runtime_->catalog().Get("m", &plugins_).ok());
+    runtime_->envs().Forget(runtime_->home().ShardPath("m"));  // closes the shard: copied below
+    fs::create_directories(copy_dir());
+    fs::copy_file(runtime_->home().ShardPath("m") + "/data.mdb", copy_dir() + "/data.mdb");
+  }
+
+  std::string copy_dir() const { return dir_ / "copy"; }
+
+  TempDir dir_;
+  std::unique_ptr<Runtime> runtime_;
+  std::shared_ptr<const MapPlugins> plugins_;
+};
+
+TEST_F(MapEnvTest, OpenExistingWorksOnAReadOnlyEnvironment) {
+  std::shared_ptr<MapEnv> env;
+  const Status s = MapEnv::Open(copy_dir(), plugins_, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &env);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::string value;
+  EXPECT_EQ(GetValue(*env, "b", &value), Code::kOk);
+  EXPECT_EQ(value, "2");
+  EXPECT_EQ(GetValue(*env, "c", &value), Code::kOk);
+  EXPECT_EQ(value, "3");
+
+  // meta() is the table the content version lives in, readable in a read-only environment.
+  Txn txn;
+  ASSERT_TRUE(txn.Begin(env->env(), MDB_RDONLY).ok());
+  ContentVersion version;
+  ASSERT_TRUE(ReadContentVersion(txn.get(), env->meta(), &version).ok());
+  EXPECT_EQ(version.batches, 2u);
+  txn.Abort();
+
+  // MDB_NOLOCK: no lock file appears, and nothing may be written.
+  EXPECT_FALSE(fs::exists(copy_dir() + "/lock.mdb"));
+  Txn write;
+  EXPECT_FALSE(write.Begin(env->env(), 0).ok());
+}
+
+TEST_F(MapEnvTest, OpenExistingOnAReadOnlyEnvironmentStillChecksTheLayout) {
+  std::shared_ptr<const MapPlugins> direct;
+  ASSERT_TRUE(testing::CreateMapPlugins(testing::MakeMapConfig("m", "state", "direct"), &direct).ok());
+  std::shared_ptr<MapEnv> env;
+  const Status s = MapEnv::Open(copy_dir(), direct, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &env);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s.message(), copy_dir())) << s.message();
+  EXPECT_EQ(env, nullptr);
+}
+
+TEST_F(MapEnvTest, OpenBatchesTableMakesTheTableInAWriteTransaction) {
+  // A batch as StreamWriter leaves it has no batches table: the first write transaction that records one makes it.
+  std::shared_ptr<MapEnv> batch;
+  Status s = testing::CreateMapEnv(dir_ / "batch", plugins_, &batch);
+  ASSERT_TRUE(s.ok()) << s.message();
+  Txn txn;
+  ASSERT_TRUE(txn.Begin(batch->env(), MDB_RDONLY).ok());
+  MDB_dbi dbi = 0;
+  EXPECT_EQ(txn.OpenDbi(kBatchesTableName, 0, &dbi).code(), Code::kNotFound);
+  txn.Abort();
+
+  ASSERT_TRUE(txn.Begin(batch->env(), 0).ok());
+  MDB_dbi batches = 0;
+  s = batch->OpenBatchesTable(txn.get(), &batches);
+  ASSERT_TRUE(s.ok()) << s.message();
+  bool counted = false;
+  ASSERT_TRUE(RecordMergedBatch(txn.get(), batch->meta(), batches, "n/1", 1, &counted).ok());
+  ASSERT_TRUE(txn.Commit().ok());
+
+  ASSERT_TRUE(txn.Begin(batch->env(), MDB_RDONLY).ok());
+  ContentVersion version;
+  ASSERT_TRUE(ReadContentVersion(txn.get(), batch->meta(), &version).ok());
+  EXPECT_EQ(version.batches, 1u);
+  Bytes value;
+  EXPECT_TRUE(txn.Get(batches, Bytes(std::string_view("n/1")), &value));
+}
+
+}  // namespace
+}  // namespace planb
