@@ -31,12 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr size_t kBatch = 1000;
-std::string g_root;
-
-void RemoveRoot() {
-  std::error_code ec;
-  if (!g_root.empty()) fs::remove_all(g_root, ec);
-}
+std::string g_root;  // MakeBenchRoot: removed at exit
 
 struct Fixture {
   std::unique_ptr<Runtime> runtime;  // the node's (a single node: it stores and serves its own shard)
@@ -95,17 +90,8 @@ void Remote(benchmark::State& state, Fixture* f, size_t batch) {
 }
 
 void Setup(Fixture* f, size_t count) {
-  f->runtime = OpenBenchRuntime(g_root, "[map.city]\ntype = state\nscheme = hashed\n");
-  KeyValues data = SyntheticKeyValues(count);
-  LoadStream(f->runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
-    Record record;
-    record.has_key = record.has_value = true;
-    for (const auto& [k, v] : data) {
-      record.key = Bytes(k);
-      record.value = Bytes(v);
-      CheckSetup(writer->Add("city", record));
-    }
-  });
+  const KeyValues data = SyntheticKeyValues(count);
+  f->runtime = LoadStateMap(g_root, "city", data);
   for (const auto& kv : data) f->keys.push_back(kv.first);
   std::shuffle(f->keys.begin(), f->keys.end(), std::mt19937_64(42));
 
@@ -120,14 +106,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   const char* env_keys = std::getenv("PLANB_BENCH_REMOTE_KEYS");
   const size_t count = env_keys != nullptr ? std::strtoull(env_keys, nullptr, 10) : 100000;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-remote-bench-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    std::perror(pattern.c_str());
-    return 1;
-  }
-  g_root = pattern;
-  std::atexit(RemoveRoot);
+  g_root = MakeBenchRoot("remote-bench");
   std::printf("remote lookup bench: %zu keys in a state map (hashed), batches of %zu\n", count, kBatch);
   Fixture f;
   Setup(&f, count);

@@ -31,12 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string g_root;
-
-void RemoveRoot() {
-  std::error_code ec;
-  if (!g_root.empty()) fs::remove_all(g_root, ec);
-}
+std::string g_root;  // MakeBenchRoot: removed at exit
 
 struct Fixture {
   std::unique_ptr<Runtime> runtime;
@@ -106,17 +101,8 @@ void Prepare(benchmark::State& state, Fixture* f) {
 }
 
 void Setup(Fixture* f, size_t rows) {
-  f->runtime = OpenBenchRuntime(g_root, "[map.city]\ntype = state\nscheme = hashed\n");
-  KeyValues data = SyntheticKeyValues(rows);
-  LoadStream(f->runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
-    Record record;
-    record.has_key = record.has_value = true;
-    for (const auto& [k, v] : data) {
-      record.key = Bytes(k);
-      record.value = Bytes(v);
-      CheckSetup(writer->Add("city", record));
-    }
-  });
+  const KeyValues data = SyntheticKeyValues(rows);
+  f->runtime = LoadStateMap(g_root, "city", data);
   f->shard_file = f->runtime->home().ShardPath("city") + "/data.mdb";
   f->shard_bytes = fs::file_size(f->shard_file);
   f->node = std::make_unique<ServingNode>(*f->runtime);
@@ -130,14 +116,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   const char* env_rows = std::getenv("PLANB_BENCH_SNAPSHOT_ROWS");
   const size_t rows = env_rows != nullptr ? std::strtoull(env_rows, nullptr, 10) : 1000000;
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-snapshot-bench-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    std::perror(pattern.c_str());
-    return 1;
-  }
-  g_root = pattern;
-  std::atexit(RemoveRoot);
+  g_root = MakeBenchRoot("snapshot-bench");
   Fixture f;
   Setup(&f, rows);
   std::printf("snapshot bench: %zu rows, shard data.mdb %.1f MB\n", rows, static_cast<double>(f.shard_bytes) / 1e6);

@@ -1,7 +1,10 @@
 #include "support/shard_setup.h"
 
+#include <stdlib.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "host/ingest/merge_processor.h"
@@ -81,6 +84,44 @@ void CheckFound(benchmark::State& state, size_t found, size_t errors, bool expec
                         std::to_string(state.iterations()) + " found, expected " + std::to_string(expected);
   if (errors != 0) message += "; " + std::to_string(errors) + " failed, last: " + last_error;
   state.SkipWithError(message.c_str());
+}
+
+namespace {
+std::vector<std::string>& BenchRoots() {
+  static std::vector<std::string> roots;
+  return roots;
+}
+void RemoveBenchRoots() {
+  for (const std::string& root : BenchRoots()) {
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  }
+}
+}  // namespace
+
+std::string MakeBenchRoot(const std::string& name) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-" + name + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) CheckSetup(Status::IOError("making " + pattern));
+  if (BenchRoots().empty()) std::atexit(RemoveBenchRoots);
+  BenchRoots().push_back(pattern);
+  return pattern;
+}
+
+std::unique_ptr<Runtime> LoadStateMap(const std::string& dir, const std::string& map,
+                                      const std::vector<std::pair<std::string, std::string>>& data) {
+  std::unique_ptr<Runtime> runtime =
+      OpenBenchRuntime(dir, "[map." + map + "]\ntype = state\nscheme = hashed\n");
+  LoadStream(runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
+    Record record;
+    record.has_key = record.has_value = true;
+    for (const auto& [k, v] : data) {
+      record.key = Bytes(k);
+      record.value = Bytes(v);
+      CheckSetup(writer->Add(map, record));
+    }
+  });
+  return runtime;
 }
 
 }  // namespace planb::bench

@@ -33,6 +33,14 @@ void LoadStream(Runtime* runtime, const std::string& stream_name, const std::fun
 // path of `planb load`).
 Status StageAndMerge(Runtime* runtime, StreamWriter* writer);
 
+// A fresh directory $TMPDIR/planb-<name>-XXXXXX, removed with everything in it when the program exits (also when
+// a setup step exits early). Exits when it cannot be made.
+std::string MakeBenchRoot(const std::string& name);
+
+// A Runtime in `dir` with one state map `map` (hashed scheme) holding `data`, loaded through the real ingest path.
+std::unique_ptr<Runtime> LoadStateMap(const std::string& dir, const std::string& map,
+                                      const std::vector<std::pair<std::string, std::string>>& data);
+
 // Opens `reader` on the shard of `map`. Exits on failure.
 void OpenReader(Runtime* runtime, std::string_view map, MapReader* reader);
 

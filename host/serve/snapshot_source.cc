@@ -71,6 +71,7 @@ Status HashFile(const std::string& path, uint64_t* size, uint64_t* checksum) {
 Status SnapshotSource::Clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   latest_.clear();
+  retired_.clear();
   const std::string outgoing = runtime_.home().outgoing();
   PLANB_RETURN_IF_ERROR(MakeDirectories(outgoing));
   std::error_code ec;
@@ -119,8 +120,12 @@ Status SnapshotSource::Prepare(const std::string& map, const ContentVersion& hav
     return Status::Ok();
   }
   if (latest != latest_.end()) {
-    // Readers still fetching the old zip hold it open: unlinking only frees its name (and its space once closed).
-    (void)RemoveTree(latest->second.zip_path);
+    // Readers fetching a replaced zip hold it open, so unlinking only frees its name (and its space once closed).
+    // The one replaced now is unlinked only at the next replacement: an offer of it may still be on its way from
+    // this worker to the receiver, which opens the file when it takes the offer.
+    std::string& retired = retired_[name];
+    if (!retired.empty()) (void)RemoveTree(retired);
+    retired = latest->second.zip_path;
   }
   latest_[name] = made;
   *out = made;

@@ -47,6 +47,7 @@ class SnapshotSource {
   Runtime& runtime_;
   std::mutex mutex_;                                // one Prepare at a time
   std::map<std::string, PreparedSnapshot> latest_;  // per map: the zip made last
+  std::map<std::string, std::string> retired_;       // per map: the zip it replaced, unlinked at the next one
   uint64_t made_ = 0;                               // zips made: keeps names unique within a millisecond
 };
 

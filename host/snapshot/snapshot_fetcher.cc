@@ -43,6 +43,7 @@ struct Request {
   const ContentVersion& have;
   const std::string& zip_path;
   int64_t timeout_ms;
+  uint64_t max_bytes;  // the largest zip accepted (max_batch_size)
   const FetchProgress& progress;
   const FetchCheck& check;
 };
@@ -191,6 +192,19 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   }
   if (offer.total_size == 0) {
     *why = "SNAPSHOT_OFFER of an empty zip";
+    return Status::Ok();
+  }
+  if (offer.total_size > request_.max_bytes) {
+    // Checked before a byte is written: a node offering more would fill this node's disk.
+    *why = "SNAPSHOT_OFFER of " + std::to_string(offer.total_size) + " bytes, more than max_batch_size (" +
+           std::to_string(request_.max_bytes) + ")";
+    return Status::Ok();
+  }
+  if (offer.batches < request_.have.batches) {
+    // Merges only add batches: a node with fewer is behind the snapshot held, which must not be replaced by older
+    // data (readers would flip between nodes' states).
+    *why = "behind: its copy has " + std::to_string(offer.batches) + " batches merged, the snapshot held has " +
+           std::to_string(request_.have.batches);
     return Status::Ok();
   }
   bool ok = false;
@@ -346,7 +360,7 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
   if (::lstat(zip_path.c_str(), &st) == 0) {
     return Status::Invalid("snapshot of " + map + ": " + zip_path + " already exists");
   }
-  const Request request{map, have, zip_path, cluster.request_timeout_ms, progress, check};
+  const Request request{map, have, zip_path, cluster.request_timeout_ms, cluster.max_batch_size, progress, check};
   std::string failures;
   bool all_no_data = true;
   uint64_t next_request_id = 1;  // shared by the channels, so a late reply to an earlier node's request is stale

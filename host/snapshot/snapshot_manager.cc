@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <map>
 #include <mutex>
 
@@ -214,7 +215,13 @@ Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, Ma
   state.fetching = true;
   lock.unlock();
   bool fetched_changed = false;
-  Status status = FetchAmongProcesses(state, held, decided_ms, &fetched_changed);
+  Status status;
+  try {
+    status = FetchAmongProcesses(state, held, decided_ms, &fetched_changed);
+  } catch (const std::exception& e) {
+    // Whatever threw, the threads waiting for this fetch must be woken with an answer, not left waiting forever.
+    status = Status::Internal("snapshot fetch: " + std::string(e.what()));
+  }
   lock.lock();
   state.fetching = false;
   ++state.fetch_round;

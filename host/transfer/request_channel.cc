@@ -11,6 +11,9 @@ RequestChannel::RequestChannel(zmq::context_t& context, const std::string& endpo
     : socket_(context, zmq::socket_type::dealer), next_request_id_(next_request_id) {
   socket_.set(zmq::sockopt::linger, 0);
   socket_.set(zmq::sockopt::sndtimeo, static_cast<int>(send_timeout_ms));
+  // No reply is larger than a READ_RESULT's output cap (a FETCH_DATA chunk is far smaller): a node sending more
+  // has its connection dropped by zmq before the frame is allocated, and the request times out.
+  socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(2 * protocol::kMaxReadOutput + (1 << 20)));
   socket_.connect(endpoint);
 }
 

@@ -157,7 +157,7 @@ TEST_F(SnapshotSourceTest, TheZipIsReusedWhileTheShardIsUnchanged) {
   EXPECT_EQ(Entries(outgoing()).size(), 1u);
 }
 
-TEST_F(SnapshotSourceTest, ANewerShardGetsANewZipAndTheOldOneIsUnlinked) {
+TEST_F(SnapshotSourceTest, ANewerShardGetsANewZipAndTheOneItReplacedIsUnlinkedNextTime) {
   const PreparedSnapshot first = Prepare();
   // A reader fetching the first zip holds it open; unlinking must not take its bytes away.
   const int fd = ::open(first.zip_path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -169,8 +169,19 @@ TEST_F(SnapshotSourceTest, ANewerShardGetsANewZipAndTheOldOneIsUnlinked) {
   EXPECT_EQ(second.version, ShardVersion());
   EXPECT_EQ(second.version.batches, 2u);
   EXPECT_NE(second.version, first.version);
+  // The replaced zip stays one generation (an offer of it may be on its way to the receiver); the next
+  // replacement unlinks it.
+  EXPECT_TRUE(fs::exists(first.zip_path));
+  AddBatch(250, 10);
+  const PreparedSnapshot third = Prepare(second.version);
+  EXPECT_EQ(third.version.batches, 3u);
   EXPECT_FALSE(fs::exists(first.zip_path));
-  EXPECT_EQ(Entries(outgoing()), std::vector<std::string>{fs::path(second.zip_path).filename()});
+  EXPECT_TRUE(fs::exists(second.zip_path));
+  std::vector<std::string> expected = {fs::path(second.zip_path).filename(), fs::path(third.zip_path).filename()};
+  std::sort(expected.begin(), expected.end());
+  std::vector<std::string> entries = Entries(outgoing());
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, expected);
   std::string held(first.size, '\0');
   EXPECT_EQ(::pread(fd, held.data(), held.size(), 0), static_cast<ssize_t>(first.size));
   EXPECT_EQ(XXH3_64bits(held.data(), held.size()), first.checksum);

@@ -234,6 +234,43 @@ TEST_F(SnapshotFetcherTest, BadOffersFailTheNode) {
   }
 }
 
+TEST_F(SnapshotFetcherTest, AnOfferLargerThanMaxBatchSizeFailsTheNodeBeforeAnythingIsWritten) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  ScriptedNode node(context_, std::move(script));
+  ClusterConfig cluster = Cluster({node.endpoint()});
+  cluster.max_batch_size = 5499;
+  const Status s = Fetch(cluster);
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_THAT(s.message(), HasSubstr("node1 (SNAPSHOT_OFFER of 5500 bytes, more than max_batch_size (5499))"));
+  EXPECT_EQ(node.fetches(), 0);
+  ExpectNothingWritten();
+}
+
+TEST_F(SnapshotFetcherTest, ANodeBehindTheSnapshotHeldIsSkipped) {
+  ScriptedNode::Script behind;
+  behind.zip = zip_bytes_;
+  behind.offer.batches = 3;
+  ScriptedNode node1(context_, std::move(behind));
+  ScriptedNode::Script ahead;
+  ahead.zip = zip_bytes_;
+  ahead.offer.batches = 6;
+  ScriptedNode node2(context_, std::move(ahead));
+  const Status s = Fetch(Cluster({node1.endpoint(), node2.endpoint()}), ContentVersion{5, 0x1234});
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(outcome_.node, "node2");
+  EXPECT_EQ(outcome_.version.batches, 6u);
+  EXPECT_EQ(node1.fetches(), 0) << "nothing is pulled from a node that is behind";
+  ScriptedNode::Script alone;
+  alone.zip = zip_bytes_;
+  alone.offer.batches = 3;
+  ScriptedNode only(context_, std::move(alone));
+  fs::remove(zip_);
+  const Status refused = Fetch(Cluster({only.endpoint()}), ContentVersion{5, 0x1234});
+  EXPECT_THAT(refused.message(), HasSubstr("node1 (behind: its copy has 3 batches merged, the snapshot held has 5)"));
+  ExpectNothingWritten();
+}
+
 TEST_F(SnapshotFetcherTest, NotModifiedIsASuccessThatWritesNothing) {
   ScriptedNode::Script script;
   script.offer.not_modified = 1;

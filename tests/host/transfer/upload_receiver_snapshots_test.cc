@@ -242,7 +242,7 @@ TEST_F(SnapshotReceiverTest, AReplacedZipStaysFetchable) {
   EXPECT_NE(second.token, first.token);
   EXPECT_EQ(second.batches, first.batches + 1);
   EXPECT_EQ((ContentVersion{second.batches, second.digest}), ShardVersion());
-  EXPECT_EQ(OutgoingZips().size(), 1u);  // the first zip is gone from outgoing/
+  EXPECT_EQ(OutgoingZips().size(), 2u);  // the replaced zip is unlinked at the next replacement, not yet
 
   const std::string whole_first = FetchAll(raw, first);
   EXPECT_EQ(Xxh3(whole_first), first.checksum);
