@@ -1,5 +1,6 @@
 #include "host/serve/storage_node.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -192,6 +193,19 @@ Status StorageNode::PrepareSnapshot(const std::string& map, const ContentVersion
   return snapshots_.Prepare(map, have, out);
 }
 
+// A storage node reads its shards, but its home may still hold snapshots (from before it joined node_list, or
+// a reader sharing the home): superseded ones nobody holds are deleted on the same schedule as a Reader's.
+void StorageNode::CleanUpSnapshotsIfDue() {
+  const auto now = std::chrono::steady_clock::now();
+  const auto interval = std::chrono::milliseconds(std::max<int64_t>(runtime_.config().cluster.min_time_to_keep_env_open_ms, 1000));
+  if (now < next_cleanup_) return;
+  next_cleanup_ = now + interval;
+  CleanupReport report;
+  const Status cleaned = runtime_.snapshots()->Cleanup(&report);
+  for (const std::string& path : report.deleted) Log("cleanup: removed " + path);
+  if (!cleaned.ok()) Log("cleanup failed (will retry): " + cleaned.message());
+}
+
 void StorageNode::MergeLoop() {
   MergeProcessor merger(runtime_, UnzipLimits{runtime_.config().cluster.max_batch_size});
   std::string last_error;
@@ -221,6 +235,7 @@ void StorageNode::MergeLoop() {
     // The same failure every retry is logged once, not every few seconds.
     if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + merged.message());
     last_error = merged.ok() ? std::string() : merged.message();
+    CleanUpSnapshotsIfDue();
     std::unique_lock<std::mutex> lock(merge_mutex_);
     merge_wakeup_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                            [this] { return merge_requested_ || stopping_.load(); });

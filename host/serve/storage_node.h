@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -53,6 +54,8 @@ class StorageNode final : public BatchSink {
 
  private:
   void MergeLoop();
+  // On the merge thread: `planb cleanup`'s work every min_time_to_keep_env_open (at least every second).
+  void CleanUpSnapshotsIfDue();
   void Log(const std::string& line);
 
   Runtime& runtime_;
@@ -66,6 +69,7 @@ class StorageNode final : public BatchSink {
   std::atomic<bool> stopping_{false};
   uint64_t failed_sequence_ = 0;  // guarded by merge_mutex_: the batch whose merge failed last (0 = none)
   std::string failed_error_;      // guarded by merge_mutex_
+  std::chrono::steady_clock::time_point next_cleanup_{};  // merge thread only
   std::thread merger_;
   SnapshotSource snapshots_;
 };

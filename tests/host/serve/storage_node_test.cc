@@ -258,3 +258,28 @@ TEST(StorageNode, ANodeKilledMidSnapshotServesItAgainAfterARestart) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+// A storage node's home may hold snapshots (a reader shared it before the node joined node_list): serve deletes
+// the superseded ones on its schedule, keeping the newest, as `planb cleanup` would.
+TEST(StorageNode, ServeDeletesSupersededSnapshotsOnASchedule) {
+  ::planb::testing::ClusterFixture cluster(1);
+  const std::string map_dir = cluster.home(0) + "/snapshots/country_to_capital";
+  std::filesystem::create_directories(map_dir + "/1700000000000");
+  std::filesystem::create_directories(map_dir + "/1700000005000");
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  // The log line follows the deletion: wait for both.
+  EXPECT_TRUE(::planb::testing::WaitUntil(
+      [&] {
+        return !std::filesystem::exists(map_dir + "/1700000000000") &&
+               cluster.process(0).log().find("cleanup: removed") != std::string::npos;
+      },
+      {map_dir, cluster.process(0).log_file()}))
+      << cluster.process(0).log();
+  EXPECT_TRUE(std::filesystem::exists(map_dir + "/1700000005000"));
+}
+
+}  // namespace
+}  // namespace planb
