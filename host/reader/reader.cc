@@ -126,34 +126,18 @@ Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
   return Code::kOk;
 }
 
-LookupResult Reader::Impl::LookupText(std::string_view map, std::string_view key, int64_t time_ms) {
+// `lookup` carries the text key or the number (`number_key` says which); its time is filled here.
+LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, bool number_key, int64_t time_ms) {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return UnknownMap(map);
-  if (slot->number_keys()) return ErrorResult(Code::kInvalidArgument, slot->text_key_error());
+  if (slot->number_keys() != number_key) {
+    return ErrorResult(Code::kInvalidArgument, number_key ? slot->number_key_error() : slot->text_key_error());
+  }
   if (time_ms != 0 && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
   MapContext* ctx = nullptr;
   const Code code = Begin(*slot, &ctx);
   if (code == Code::kNotFound) return LookupResult();
   if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
-  LookupKey lookup;
-  lookup.key = Bytes(key);
-  if (slot->uses_time()) lookup.time_ms = time_ms != 0 ? time_ms : CurrentTimeMs();
-  LookupResult result;
-  Get(*ctx, lookup, &result, &ctx->error);
-  return result;
-}
-
-LookupResult Reader::Impl::LookupNumber(std::string_view map, int64_t number, int64_t time_ms) {
-  MapSlot* slot = FindSlot(map);
-  if (slot == nullptr) return UnknownMap(map);
-  if (!slot->number_keys()) return ErrorResult(Code::kInvalidArgument, slot->number_key_error());
-  if (time_ms != 0 && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
-  MapContext* ctx = nullptr;
-  const Code code = Begin(*slot, &ctx);
-  if (code == Code::kNotFound) return LookupResult();
-  if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
-  LookupKey lookup;
-  lookup.number = number;
   if (slot->uses_time()) lookup.time_ms = time_ms != 0 ? time_ms : CurrentTimeMs();
   LookupResult result;
   Get(*ctx, lookup, &result, &ctx->error);
@@ -292,13 +276,17 @@ Status Reader::Open(const ReaderOptions& options, std::unique_ptr<Reader>* out) 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Reader::~Reader() = default;
 
-LookupResult Reader::Lookup(std::string_view map, std::string_view key) { return impl_->LookupText(map, key, 0); }
+LookupResult Reader::Lookup(std::string_view map, std::string_view key) { return Lookup(map, key, 0); }
 LookupResult Reader::Lookup(std::string_view map, std::string_view key, int64_t time_ms) {
-  return impl_->LookupText(map, key, time_ms);
+  LookupKey lookup;
+  lookup.key = Bytes(key);
+  return impl_->LookupOne(map, lookup, /*number_key=*/false, time_ms);
 }
-LookupResult Reader::Lookup(std::string_view map, int64_t number) { return impl_->LookupNumber(map, number, 0); }
+LookupResult Reader::Lookup(std::string_view map, int64_t number) { return Lookup(map, number, 0); }
 LookupResult Reader::Lookup(std::string_view map, int64_t number, int64_t time_ms) {
-  return impl_->LookupNumber(map, number, time_ms);
+  LookupKey lookup;
+  lookup.number = number;
+  return impl_->LookupOne(map, lookup, /*number_key=*/true, time_ms);
 }
 Code Reader::LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results) {
   return impl_->LookupMany(map, keys, count, results);
