@@ -104,13 +104,39 @@ inline std::string PatchFreeList(const std::string& dir, const std::vector<uint6
   return "";
 }
 
-// The attack of issue 11: rows deleted so that the free list has pages, then its first page number replaced by a
-// page that holds live rows of `table`. Returns "" or what failed; `live` gets the page.
+// The root page of the main table (which names the tables), from the current meta page of `dir`/data.mdb: the
+// first page any write transaction touches. MDB_meta after the 16-byte page header: the main table's MDB_db at
+// 72 (its root at +40), txnid at 128; meta pages 0 and 1 of 4096 bytes, the one with the larger txnid current.
+inline uint64_t MainRootPage(const std::string& dir) {
+  const std::string data = ReadFile(dir + "/data.mdb");
+  if (data.size() < 2 * 4096) return 0;
+  auto u64 = [&](size_t at) {
+    uint64_t value;
+    std::memcpy(&value, data.data() + at, 8);
+    return value;
+  };
+  const size_t meta = u64(4096 + 16 + 128) > u64(16 + 128) ? 4096 : 0;
+  return u64(meta + 16 + 72 + 40);
+}
+
+// The attack of issue 11: rows deleted so that the free list has pages, then the page number LMDB hands out first
+// and the next one (the entry's last two) replaced by the main table's root, a live page the next write transaction
+// touches: LMDB then dies on an assertion (the page is made dirty twice). Returns "" or what failed; `live` gets the page.
 inline std::string ForgeFreeListOntoLivePage(const std::string& dir, const char* table, uint64_t* live) {
   std::string failed = DeleteSomeRows(dir, table);
   std::vector<uint64_t> free_list;
-  if (failed.empty()) failed = ReadFreeListAndLivePage(dir, table, &free_list, live);
-  if (failed.empty()) failed = PatchFreeList(dir, free_list, 0, *live);
+  uint64_t leaf = 0;
+  if (failed.empty()) failed = ReadFreeListAndLivePage(dir, table, &free_list, &leaf);
+  *live = MainRootPage(dir);
+  if (failed.empty() && *live < 2) failed = "no main table root";
+  if (failed.empty() && free_list.size() < 2) failed = "the free list has fewer than 2 pages";
+  // Handed out twice in one transaction: the second time, the page is already dirty.
+  if (failed.empty()) failed = PatchFreeList(dir, free_list, free_list.size() - 1, *live);
+  if (failed.empty()) {
+    std::vector<uint64_t> patched = free_list;
+    patched.back() = *live;
+    failed = PatchFreeList(dir, patched, free_list.size() - 2, *live);
+  }
   return failed;
 }
 
