@@ -1,5 +1,6 @@
 #include "host/ingest/merge_processor.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +42,22 @@ Status ClearScratch(const std::string& merging) {
 Status DurableUnlink(const std::string& path) {
   if (::unlink(path.c_str()) != 0) return Status::IOError("deleting " + path + ": " + std::strerror(errno));
   return SyncPath(fs::path(path).parent_path().string());
+}
+
+// LMDB reports a write that fell short (a full disk, on most filesystems) as EIO, and ENOSPC as an I/O error: when
+// the filesystem of `path` (which lives in directory `dir`) has less room than the batch may need, the error says
+// what it is.
+Status DescribeDiskFull(const Status& s, const std::string& path, const std::string& dir, uint64_t needed) {
+  if (s.ok() || s.code() != Code::kIOError) return s;
+  const bool short_write = s.message().find(std::strerror(EIO)) != std::string::npos;
+  const bool no_space = s.message().find(std::strerror(ENOSPC)) != std::string::npos;
+  if (!short_write && !no_space) return s;
+  struct statvfs fs_stat {};
+  if (::statvfs(dir.c_str(), &fs_stat) != 0) return s;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
+  if (!no_space && free_bytes >= std::max<uint64_t>(needed, uint64_t{1} << 20)) return s;
+  return Status(Code::kFull, "disk full: " + path + " (" + std::to_string(free_bytes) +
+                                 " bytes free on its filesystem): " + s.message());
 }
 
 // Failures of the local disk say nothing about the batch: they are not counted towards quarantine.
@@ -142,7 +159,13 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
       *stopped = true;
       return RemoveTree(batch_dir);
     }
-    PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + maps[i], maps[i], batch_id, report).WithContext(context));
+    const std::string map_dir = batch_dir + "/" + maps[i];
+    std::error_code ec;
+    const uint64_t batch_bytes = fs::file_size(map_dir + "/data.mdb", ec);
+    Status merged = MergeMap(map_dir, maps[i], batch_id, report);
+    merged = DescribeDiskFull(merged, runtime_.home().ShardPath(maps[i]), runtime_.home().shards(),
+                              ec ? 0 : batch_bytes);
+    PLANB_RETURN_IF_ERROR(merged.WithContext(context));
     if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
   }
   FaultPoint("merge.after_commit");
