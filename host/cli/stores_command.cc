@@ -2,6 +2,7 @@
 #include <iomanip>
 
 #include "host/cli/commands.h"
+#include "host/ingest/quarantine.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -58,6 +59,26 @@ int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, st
         << l.type << "  " << std::setw(static_cast<int>(widths[2])) << l.scheme << "  " << std::right
         << std::setw(static_cast<int>(widths[3])) << l.rows << "  " << std::setw(static_cast<int>(widths[4]))
         << l.bytes << "\n";
+  }
+  // A storage node's merge queue: batches in quarantine/ and the staged batches held back behind them.
+  std::vector<QuarantinedBatch> quarantined;
+  std::vector<HeldBatch> held;
+  Status inspected = InspectQuarantine(runtime.home(), &quarantined, &held);
+  if (!inspected.ok()) {
+    err << "planb: " << inspected.message() << "\n";
+    exit_code = kExitError;
+  }
+  if (!quarantined.empty()) {
+    out << "quarantined: " << quarantined.size() << " batch(es) in " << QuarantineDir(runtime.home()) << "\n";
+  }
+  for (const QuarantinedBatch& batch : quarantined) {
+    std::string maps;
+    for (const std::string& map : batch.maps) maps += (maps.empty() ? "" : ",") + map;
+    out << "  " << batch.name << " (maps " << (batch.maps_known ? maps : "unknown") << "): "
+        << EscapeForLog(batch.reason) << "\n";
+  }
+  for (const HeldBatch& batch : held) {
+    out << "blocked: map " << batch.map << ": staged batch " << batch.name << " held back behind " << batch.by << "\n";
   }
   return exit_code;
 }

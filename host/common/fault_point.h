@@ -7,6 +7,8 @@
 //   merge.mid_batch        the first map of a batch with several maps has committed, the others not
 //   merge.before_commit    a map's merge write transaction is complete but not committed
 //   merge.after_commit     every map of a batch committed, the staged zip not yet deleted
+//   merge.abort:<batch id>  (FaultPointActiveFor) the merge of the batch with that manifest id calls abort(), as
+//                          an LMDB assertion would: every restart dies on it again until it is quarantined
 //   verify.hang            the batch verifier child never finishes (tests the verification deadline)
 //   snapshot.mid_transfer  the first FETCH_DATA of a served snapshot has been queued for sending (the node dies
 //                          with a snapshot transfer under way)
@@ -17,10 +19,14 @@
 //                          carries 0 bytes (the requester must notice the short zip)
 #pragma once
 
+#include <string_view>
+
 namespace planb {
 
 // True when PLANB_FAULT equals `point`.
 bool FaultPointActive(const char* point);
+// True when PLANB_FAULT equals `point` + ":" + `subject` (a point aimed at one batch, e.g. merge.abort:<id>).
+bool FaultPointActiveFor(const char* point, std::string_view subject);
 // SIGKILLs this process when PLANB_FAULT equals `point`.
 void FaultPoint(const char* point);
 

@@ -1,8 +1,10 @@
 #include "host/ingest/merge_processor.h"
 
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -42,18 +44,24 @@ Status DurableUnlink(const std::string& path) {
   return SyncPath(fs::path(path).parent_path().string());
 }
 
-// Records `batch_id` in the batch environment that is about to become a shard, committed and synced.
-Status RecordBatch(MapEnv& batch, const std::string& batch_id) {
-  Txn txn;
-  PLANB_RETURN_IF_ERROR(txn.Begin(batch.env(), 0).WithContext(batch.path()));
-  MDB_dbi batches = 0;
-  PLANB_RETURN_IF_ERROR(batch.OpenBatchesTable(txn.get(), &batches));
-  bool counted = false;
-  PLANB_RETURN_IF_ERROR(RecordMergedBatch(txn.get(), batch.meta(), batches, batch_id, CurrentTimeMs(), &counted)
-                            .WithContext(batch.path()));
-  PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(batch.path()));
-  return batch.Sync();
+// LMDB reports a write that fell short (a full disk, on most filesystems) as EIO, and ENOSPC as an I/O error: when
+// the filesystem of `path` (which lives in directory `dir`) has less room than the batch may need, the error says
+// what it is.
+Status DescribeDiskFull(const Status& s, const std::string& path, const std::string& dir, uint64_t needed) {
+  if (s.ok() || s.code() != Code::kIOError) return s;
+  const bool short_write = s.message().find(std::strerror(EIO)) != std::string::npos;
+  const bool no_space = s.message().find(std::strerror(ENOSPC)) != std::string::npos;
+  if (!short_write && !no_space) return s;
+  struct statvfs fs_stat {};
+  if (::statvfs(dir.c_str(), &fs_stat) != 0) return s;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
+  if (!no_space && free_bytes >= std::max<uint64_t>(needed, uint64_t{1} << 20)) return s;
+  return Status(Code::kFull, "disk full: " + path + " (" + std::to_string(free_bytes) +
+                                 " bytes free on its filesystem): " + s.message());
 }
+
+// Failures of the local disk say nothing about the batch: they are not counted towards quarantine.
+bool CountsAgainstBatch(const Status& s) { return s.code() != Code::kFull && s.code() != Code::kIOError; }
 }  // namespace
 
 Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>* stop) {
@@ -61,19 +69,69 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
   FileLock lock;
   PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/" + kLockName));
   PLANB_RETURN_IF_ERROR(ClearScratch(home.merging()));
+  MergeBlocks blocks;
+  std::vector<QuarantinedBatch> quarantined;
+  PLANB_RETURN_IF_ERROR(ListQuarantine(home, &quarantined));
+  for (const QuarantinedBatch& batch : quarantined) blocks.Block(batch.maps, batch.maps_known, batch.name);
   std::vector<StagedBatch> batches;
   PLANB_RETURN_IF_ERROR(StagingStore(home).List(&batches));
+  Status first_failure;
   for (const StagedBatch& batch : batches) {
-    if (Stopped(stop)) return Status::Ok();
+    if (Stopped(stop)) break;
+    const std::string name = StagingStore::BatchFileName(batch.sequence);
+    std::vector<std::string> maps;
+    // A zip whose maps cannot be listed may touch any map: it waits behind everything and holds everything back.
+    const bool maps_known = ListBatchMaps(batch.path, &maps).ok();
+    HeldBatch hold;
+    if (blocks.Blocks(maps, maps_known, &hold.map, &hold.by)) {
+      hold.sequence = batch.sequence;
+      hold.name = name;
+      blocks.Block(maps, maps_known, hold.by);
+      report->held.push_back(std::move(hold));
+      continue;
+    }
+    MergeAttempts attempts = ReadMergeAttempts(batch.path);
+    if (attempts.count >= kMaxMergeAttempts) {
+      // The attempts so far all died with the process (or the count was reached and the move failed).
+      PLANB_RETURN_IF_ERROR(Quarantine(batch.path, maps, maps_known, attempts, report));
+      blocks.Block(maps, maps_known, name);
+      continue;
+    }
+    // Durably before the attempt: a merge that kills the process is still counted at the next start.
+    const MergeAttempts before = attempts;
+    ++attempts.count;
+    attempts.last_error = "the merging process died during the merge";
+    PLANB_RETURN_IF_ERROR(WriteMergeAttempts(batch.path, attempts));
     bool stopped = false;
     Status s = MergeBatch(batch.sequence, batch.path, report, stop, &stopped);
-    if (!s.ok()) {
-      // Scratch: the batch stays staged and the next run extracts it afresh.
-      (void)RemoveTree(home.merging() + "/" + StagingStore::BatchName(batch.sequence));
-      return s;
+    if (s.ok()) {
+      ClearMergeAttempts(batch.path);
+      if (stopped) break;
+      continue;
     }
-    if (stopped) return Status::Ok();
+    // Scratch: the batch stays staged and the next run extracts it afresh.
+    (void)RemoveTree(home.merging() + "/" + StagingStore::BatchName(batch.sequence));
+    if (!CountsAgainstBatch(s)) attempts.count = before.count;
+    attempts.last_error = s.message();
+    if (attempts.count >= kMaxMergeAttempts) {
+      PLANB_RETURN_IF_ERROR(Quarantine(batch.path, maps, maps_known, attempts, report));
+    } else {
+      PLANB_RETURN_IF_ERROR(WriteMergeAttempts(batch.path, attempts));
+      report->failed[batch.sequence] = s.message();
+      if (first_failure.ok()) first_failure = s;
+    }
+    blocks.Block(maps, maps_known, name);
   }
+  return first_failure;
+}
+
+Status MergeProcessor::Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,
+                                  const MergeAttempts& attempts, MergeReport* report) {
+  QuarantinedBatch moved;
+  const std::string reason = "merge failed " + std::to_string(attempts.count) + " times; last: " + attempts.last_error;
+  PLANB_RETURN_IF_ERROR(QuarantineBatch(runtime_.home(), zip_path, maps, maps_known, reason, &moved)
+                            .WithContext("quarantining " + zip_path));
+  report->quarantined.push_back(std::move(moved));
   return Status::Ok();
 }
 
@@ -85,6 +143,7 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   std::string batch_id;
   PLANB_RETURN_IF_ERROR(UnzipBatch(zip_path, batch_dir, limits_, &maps, &batch_id).WithContext(context));
   std::sort(maps.begin(), maps.end());
+  if (FaultPointActiveFor("merge.abort", batch_id)) std::abort();
   // A map missing from the config or a shard that cannot be opened stops the batch before any of its maps is
   // merged; the batch stays staged (nothing is lost) until the config or the shard is repaired.
   for (const std::string& map : maps) {
@@ -100,7 +159,13 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
       *stopped = true;
       return RemoveTree(batch_dir);
     }
-    PLANB_RETURN_IF_ERROR(MergeMap(batch_dir + "/" + maps[i], maps[i], batch_id, report).WithContext(context));
+    const std::string map_dir = batch_dir + "/" + maps[i];
+    std::error_code ec;
+    const uint64_t batch_bytes = fs::file_size(map_dir + "/data.mdb", ec);
+    Status merged = MergeMap(map_dir, maps[i], batch_id, report);
+    merged = DescribeDiskFull(merged, runtime_.home().ShardPath(maps[i]), runtime_.home().shards(),
+                              ec ? 0 : batch_bytes);
+    PLANB_RETURN_IF_ERROR(merged.WithContext(context));
     if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
   }
   FaultPoint("merge.after_commit");
@@ -118,27 +183,24 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins));
   const std::string shard_path = runtime_.home().ShardPath(plugins->config().name);
 
-  // Opening the batch checks that its meta (type, scheme, layout) is what this node's config says.
+  // Opening the batch checks that its meta (type, scheme, layout) is what this node's config says. Read-only: the
+  // file may have come over the network, and a forged one (a free list naming live pages) would corrupt whatever
+  // a write transaction on it produced.
   std::shared_ptr<MapEnv> batch;
-  PLANB_RETURN_IF_ERROR(MapEnv::Open(map_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &batch));
+  PLANB_RETURN_IF_ERROR(MapEnv::Open(map_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &batch));
   Txn batch_txn;
   PLANB_RETURN_IF_ERROR(batch_txn.Begin(batch->env(), MDB_RDONLY));
-  MDB_stat stat;
-  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_stat(batch_txn.get(), batch->data(), &stat), "counting batch rows"));
 
   std::shared_ptr<MapEnv> shard;
   Status opened = runtime_.envs().Get(shard_path, plugins, &shard);
+  // The first batch of a map: a fresh shard, built beside the batch and filled by the same merge as any later
+  // batch, then moved into place (durably) once its rows and version committed. Should the process die before the
+  // zip is unstaged, the next run merges the same rows into this shard, which changes nothing.
+  std::string fresh;
   if (opened.code() == Code::kNotFound) {
-    // The first batch of a map becomes its shard as it is, with itself recorded as the one batch merged (durably,
-    // before the rename publishes it). Should the process die before the zip is unstaged, the next run merges the
-    // same rows into this shard, which changes nothing, and finds the batch recorded.
-    batch_txn.Abort();
-    PLANB_RETURN_IF_ERROR(RecordBatch(*batch, batch_id));
-    batch.reset();
-    PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most
-    PLANB_RETURN_IF_ERROR(DurableRename(map_dir, shard_path));
-    report->rows_merged[plugins->config().name] += stat.ms_entries;
-    return Status::Ok();
+    fresh = map_dir + ".shard";  // a map name has no '.': no map's directory
+    PLANB_RETURN_IF_ERROR(RemoveTree(fresh));
+    opened = MapEnv::Open(fresh, plugins, MapEnv::Mode::kCreate, MapEnv::kShardFlags, &shard);
   }
   PLANB_RETURN_IF_ERROR(opened);
 
@@ -171,6 +233,11 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   FaultPoint("merge.before_commit");
   PLANB_RETURN_IF_ERROR(shard_txn.Commit().WithContext(shard_path));
   report->rows_merged[plugins->config().name] += stats.rows_read;
+  if (!fresh.empty()) {
+    shard.reset();  // closed before it moves: only this process knows it
+    PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most
+    PLANB_RETURN_IF_ERROR(DurableRename(fresh, shard_path));
+  }
   return Status::Ok();
 }
 

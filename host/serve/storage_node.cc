@@ -14,6 +14,7 @@
 #include "host/common/iso_time.h"
 #include "host/ingest/batch_verifier.h"
 #include "host/ingest/merge_processor.h"
+#include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 
 namespace planb {
@@ -21,6 +22,12 @@ namespace planb {
 namespace {
 
 std::string CheckDirFor(const std::string& zip_path) { return zip_path + ".check"; }
+
+std::string JoinMaps(const std::vector<std::string>& maps) {
+  std::string text;
+  for (const std::string& map : maps) text += (text.empty() ? "" : ",") + map;
+  return text;
+}
 
 // A string sink that keeps at most `limit` bytes and remembers that more were written: a query over a huge map
 // must not grow the node's memory without bound before the reply is refused.
@@ -147,11 +154,17 @@ Status StorageNode::Accept(const std::string& zip_path, const std::string& batch
 
 BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* error) {
   StagingStore staging(runtime_.home());
-  if (!staging.Contains(sequence)) return MergeState::kMerged;
+  if (!staging.Contains(sequence)) {
+    const std::string quarantined = QuarantineDir(runtime_.home()) + "/" + StagingStore::BatchFileName(sequence);
+    std::error_code ec;
+    if (!std::filesystem::exists(quarantined, ec)) return MergeState::kMerged;
+    *error = "batch quarantined after failed merges (" + quarantined + ")";
+    return MergeState::kFailed;
+  }
   std::lock_guard<std::mutex> lock(merge_mutex_);
-  if (failed_sequence_ != 0 && failed_sequence_ <= sequence) {
-    // Batches merge in order: one that failed holds back every later one.
-    *error = failed_error_;
+  const auto troubled = troubled_.find(sequence);
+  if (troubled != troubled_.end()) {
+    *error = troubled->second;
     return MergeState::kFailed;
   }
   return MergeState::kPending;
@@ -218,22 +231,28 @@ void StorageNode::MergeLoop() {
       Log("merged " + std::to_string(report.batches) + " batch(es) through batch " +
           std::to_string(report.last_sequence) + " (" + std::to_string(rows) + " rows)");
     }
+    for (const QuarantinedBatch& batch : report.quarantined) {
+      Log("quarantined batch " + batch.name + " (maps " + (batch.maps_known ? JoinMaps(batch.maps) : "unknown") +
+          ") in " + QuarantineDir(runtime_.home()) + ": " + EscapeForLog(batch.reason));
+    }
+    std::string held;
+    for (const HeldBatch& batch : report.held) {
+      held += (held.empty() ? "" : "; ") + batch.name + " (map " + batch.map + " blocked by " + batch.by + ")";
+    }
+    if (held != last_held_ && !held.empty()) Log("held back, waiting for the operator: " + EscapeForLog(held));
+    last_held_ = held;
     int64_t wait_ms = options_.merge_poll_ms;
     {
       std::lock_guard<std::mutex> lock(merge_mutex_);
-      if (merged.ok()) {
-        failed_sequence_ = 0;
-        failed_error_.clear();
-      } else {
-        std::vector<StagedBatch> queued;
-        StagingStore staging(runtime_.home());
-        if (staging.List(&queued).ok() && !queued.empty()) failed_sequence_ = queued.front().sequence;
-        failed_error_ = merged.message();
-        wait_ms = options_.merge_retry_ms;
+      troubled_ = report.failed;
+      for (const HeldBatch& batch : report.held) {
+        troubled_[batch.sequence] = "held back: map " + batch.map + " is blocked by batch " + batch.by +
+                                    " (quarantined or failing; see planb stores)";
       }
+      if (!merged.ok()) wait_ms = options_.merge_retry_ms;
     }
     // The same failure every retry is logged once, not every few seconds.
-    if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + merged.message());
+    if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + EscapeForLog(merged.message()));
     last_error = merged.ok() ? std::string() : merged.message();
     CleanUpSnapshotsIfDue();
     std::unique_lock<std::mutex> lock(merge_mutex_);

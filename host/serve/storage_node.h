@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <string>
@@ -67,8 +68,10 @@ class StorageNode final : public BatchSink {
   std::condition_variable merge_wakeup_;
   bool merge_requested_ = false;
   std::atomic<bool> stopping_{false};
-  uint64_t failed_sequence_ = 0;  // guarded by merge_mutex_: the batch whose merge failed last (0 = none)
-  std::string failed_error_;      // guarded by merge_mutex_
+  // Guarded by merge_mutex_: staged batches that failed their last merge or are held back behind a quarantined
+  // or failing batch, with why (what STATUS answers for them).
+  std::map<uint64_t, std::string> troubled_;
+  std::string last_held_;  // merge thread only: the held-back summary last logged
   std::chrono::steady_clock::time_point next_cleanup_{};  // merge thread only
   std::thread merger_;
   SnapshotSource snapshots_;

@@ -13,7 +13,7 @@
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
-#include "host/ingest/batch_verifier.h"
+#include "host/storage/lmdb_verifier.h"
 #include "host/snapshot/snapshot_dir.h"
 #include "host/transfer/batch_zip.h"
 #include "planb/lmdb.h"

@@ -1,0 +1,83 @@
+// quarantine/: staged batches whose merge failed, or killed the merging process, kMaxMergeAttempts times. The
+// attempts are counted in a small file beside the staged zip ("staging/<N>.zip.attempts": the count, then the
+// last error), written durably before each attempt, so a merger that dies (kill -9, an LMDB assertion) still
+// counts. Failures of the local disk (kFull, kIOError) are not counted: they say nothing about the batch.
+// A quarantined batch keeps its name (quarantine/<N>.zip) beside "<N>.reason" (its maps and why, one line each).
+//
+// Order: batches merge oldest first, so a batch that touches a map of a quarantined batch is held back (staged,
+// not merged) and so is every later batch touching a map of a held one (transitively); batches of other maps go
+// on. An operator releases the maps by moving quarantine/<N>.zip back into staging/ (it merges first again, with
+// fresh attempts) or by deleting it (the held batches then merge without it). See docs/storage-nodes.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "host/storage/home.h"
+#include "planb/status.h"
+
+namespace planb {
+
+inline constexpr int kMaxMergeAttempts = 3;
+
+std::string QuarantineDir(const Home& home);
+
+// The maps a batch zip holds (its "<map>/data.mdb" entries), read from the zip's directory without extracting.
+Status ListBatchMaps(const std::string& zip_path, std::vector<std::string>* maps);
+
+// The attempts file of staged `zip_path`: count 0 and no error when there is none (or it is unreadable).
+struct MergeAttempts {
+  int count = 0;
+  std::string last_error;  // escaped, one line
+};
+MergeAttempts ReadMergeAttempts(const std::string& zip_path);
+// Durably (written, fsynced, renamed).
+Status WriteMergeAttempts(const std::string& zip_path, const MergeAttempts& attempts);
+void ClearMergeAttempts(const std::string& zip_path);
+
+struct QuarantinedBatch {
+  std::string name;                // "00000000000000000003.zip"
+  std::vector<std::string> maps;   // empty with maps_known false: the zip could not be read, it blocks every map
+  bool maps_known = false;
+  std::string reason;
+};
+
+// Moves staged `zip_path` into quarantine/ (created when missing) with its reason file, durably, and drops its
+// attempts file. `reason` is escaped and capped.
+Status QuarantineBatch(const Home& home, const std::string& zip_path, const std::vector<std::string>& maps,
+                       bool maps_known, const std::string& reason, QuarantinedBatch* out);
+// Quarantined batches, oldest first; none when quarantine/ does not exist (nothing is created).
+Status ListQuarantine(const Home& home, std::vector<QuarantinedBatch>* out);
+
+// Which maps may not merge now, and why: those of quarantined batches and of batches held back behind them.
+class MergeBlocks {
+ public:
+  // Blocks `maps` (every map when !maps_known) because of batch `by` (a file name).
+  void Block(const std::vector<std::string>& maps, bool maps_known, const std::string& by);
+  // Whether a batch touching `maps` (all maps when !maps_known) must wait; `*map` and `*by` then say why.
+  bool Blocks(const std::vector<std::string>& maps, bool maps_known, std::string* map, std::string* by) const;
+  // Blocked map -> the quarantined or failing batch at the root of the block ("*" for every map).
+  const std::map<std::string, std::string>& blocked() const { return blocked_; }
+  bool empty() const { return blocked_.empty(); }
+
+ private:
+  std::map<std::string, std::string> blocked_;
+};
+
+struct HeldBatch {
+  uint64_t sequence = 0;
+  std::string name;  // the staged batch held back
+  std::string map;   // the blocked map it touches
+  std::string by;    // the batch at the root of the block
+};
+
+// Quarantine and staging as they are now (for `planb stores`): the quarantined batches and the staged batches
+// held back behind them. Reads only; creates nothing.
+Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quarantined, std::vector<HeldBatch>* held);
+
+// For log lines: control characters and backslashes as \xNN, at most `cap` bytes (then "...").
+std::string EscapeForLog(const std::string& text, size_t cap = 1000);
+
+}  // namespace planb

@@ -1,0 +1,237 @@
+// Batches that must never crash-loop a merger (issue 11, defect 1): an uploaded LMDB file is only ever read (a
+// map's first batch is copied into a fresh shard), and a batch whose merge fails or kills the merger
+// kMaxMergeAttempts times goes to quarantine/, holding back only the later batches that touch its maps.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/quarantine.h"
+#include "host/ingest/staging_store.h"
+#include "host/ingest/stream_writer.h"
+#include "host/storage/lmdb_check.h"
+#include "host/transfer/batch_zip.h"
+#include "support/map_fixture.h"
+#include "support/test_env.h"
+#include "tests/host/storage/free_list_forgery.h"
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+
+using ::planb::testing::LookupShard;
+using ::planb::testing::OpenTestRuntime;
+using ::planb::testing::ReadFile;
+using ::planb::testing::StateMapSection;
+using ::planb::testing::StateRecord;
+using ::planb::testing::TempDir;
+
+const std::string kConfig = StateMapSection("m", "hashed") + StateMapSection("d", "direct");
+
+class MergeQuarantineTest : public ::testing::Test {
+ protected:
+  void SetUp() override { runtime_ = Open(); }
+
+  std::unique_ptr<Runtime> Open(const std::string& config = kConfig) {
+    std::unique_ptr<Runtime> runtime;
+    const Status s = OpenTestRuntime(dir_.path(), config, &runtime);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return runtime;
+  }
+
+  // A finished stream of `rows` rows "key-<i>" -> "<tag>-<i>" of `map`, written under `config`.
+  std::string WriteStream(const std::string& map, int rows, const std::string& tag,
+                          const std::string& config = kConfig) {
+    std::unique_ptr<Runtime> writer_runtime;
+    const std::string where = dir_ / ("writer-" + std::to_string(++streams_));
+    EXPECT_TRUE(OpenTestRuntime(where, config, &writer_runtime).ok());
+    StreamWriter writer(writer_runtime->catalog(), where + "/stream");
+    for (int i = 0; i < rows; ++i) {
+      EXPECT_TRUE(writer.Add(map, StateRecord("key-" + std::to_string(i), tag + "-" + std::to_string(i))).ok());
+    }
+    EXPECT_TRUE(writer.Finish().ok());
+    return where + "/stream";
+  }
+
+  // Zips `stream` with id `batch_id` and stages it without verification (as a local load does); the sequence.
+  uint64_t StageStream(const std::string& stream, const std::string& batch_id) {
+    const std::string zip = stream + ".zip";
+    Status s = ZipBatch(stream, zip, ZipOptions{/*compress=*/true, batch_id});
+    EXPECT_TRUE(s.ok()) << s.message();
+    uint64_t sequence = 0;
+    s = StagingStore(runtime_->home()).Stage(zip, &sequence);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return sequence;
+  }
+
+  Status Merge(MergeReport* report) { return MergeProcessor(*runtime_).MergePending(report); }
+
+  std::string Lookup(const std::string& map, const std::string& key) {
+    std::string value;
+    const Code code = LookupShard(*runtime_, map, key, &value);
+    return code == Code::kOk ? value : std::string("<") + CodeName(code) + ">";
+  }
+
+  std::string StagedPath(uint64_t sequence) const {
+    return runtime_->home().staging() + "/" + StagingStore::BatchFileName(sequence);
+  }
+  bool IsStaged(uint64_t sequence) const { return StagingStore(runtime_->home()).Contains(sequence); }
+  std::string Quarantined(uint64_t sequence) const {
+    return QuarantineDir(runtime_->home()) + "/" + StagingStore::BatchFileName(sequence);
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Runtime> runtime_;
+  int streams_ = 0;
+};
+
+// The issue's batch: a free list naming a live page. The node used to open a write transaction on the uploaded
+// file itself (to record the batch, before renaming it in as the shard); LMDB then handed out the live page again
+// and died on an assertion in mdb_page_touch. Now the file is only read and the shard is a fresh LMDB.
+TEST_F(MergeQuarantineTest, AFirstBatchWithAForgedFreeListIsCopiedIntoAFreshShard) {
+  const std::string stream = WriteStream("m", 5000, "v");
+  uint64_t live = 0;
+  ASSERT_EQ(testing::ForgeFreeListOntoLivePage(stream + "/m", "data", &live), "");
+  const uint64_t sequence = StageStream(stream, "test/forged");
+  MergeReport report;
+  const Status s = Merge(&report);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(report.batches, 1u);
+  EXPECT_FALSE(IsStaged(sequence));
+  // The rows the batch kept after the deletes before the forgery, each with its value.
+  int found = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string value = Lookup("m", "key-" + std::to_string(i));
+    if (value == "<not found>") continue;
+    EXPECT_EQ(value, "v-" + std::to_string(i));
+    ++found;
+  }
+  EXPECT_GT(found, 0);
+  EXPECT_LT(found, 5000);
+  // The shard is the node's own file: its free list is sound.
+  const Status checked = CheckLmdbFile(runtime_->home().ShardPath("m"));
+  EXPECT_TRUE(checked.ok()) << checked.message();
+}
+
+TEST_F(MergeQuarantineTest, ABatchFailingEveryAttemptIsQuarantinedAndHoldsBackOnlyItsMaps) {
+  // m written with another key scheme: every merge of it refuses the layout (kInvalidArgument).
+  const uint64_t bad = StageStream(WriteStream("m", 10, "bad", StateMapSection("m", "direct")), "test/bad");
+  const uint64_t later_m = StageStream(WriteStream("m", 10, "later"), "test/later-m");
+  const uint64_t other = StageStream(WriteStream("d", 10, "other"), "test/other");
+  for (int attempt = 1; attempt < kMaxMergeAttempts; ++attempt) {
+    MergeReport report;
+    const Status s = Merge(&report);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+    EXPECT_TRUE(IsStaged(bad));
+    EXPECT_TRUE(IsStaged(later_m));  // same map: waits behind it
+    EXPECT_EQ(ReadMergeAttempts(StagedPath(bad)).count, attempt);
+    EXPECT_EQ(report.failed.count(bad), 1u);
+  }
+  EXPECT_FALSE(IsStaged(other));  // another map: merged in the first run
+  EXPECT_EQ(Lookup("d", "key-2"), "other-2");
+
+  MergeReport report;
+  const Status s = Merge(&report);
+  EXPECT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(report.quarantined.size(), 1u);
+  EXPECT_EQ(report.quarantined[0].name, StagingStore::BatchFileName(bad));
+  EXPECT_NE(report.quarantined[0].reason.find("merge failed 3 times; last: "), std::string::npos);
+  EXPECT_NE(report.quarantined[0].reason.find("written as"), std::string::npos) << report.quarantined[0].reason;
+  EXPECT_FALSE(IsStaged(bad));
+  EXPECT_TRUE(fs::exists(Quarantined(bad)));
+  ASSERT_EQ(report.held.size(), 1u);
+  EXPECT_EQ(report.held[0].sequence, later_m);
+  EXPECT_EQ(report.held[0].map, "m");
+  EXPECT_TRUE(IsStaged(later_m));
+  EXPECT_FALSE(fs::exists(runtime_->home().ShardPath("m")));
+
+  // What `planb stores` shows, from the home alone.
+  std::vector<QuarantinedBatch> quarantined;
+  std::vector<HeldBatch> held;
+  ASSERT_TRUE(InspectQuarantine(runtime_->home(), &quarantined, &held).ok());
+  ASSERT_EQ(quarantined.size(), 1u);
+  EXPECT_EQ(quarantined[0].maps, std::vector<std::string>{"m"});
+  EXPECT_EQ(quarantined[0].reason, report.quarantined[0].reason);
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].sequence, later_m);
+
+  // Released by deleting it: the held batch merges.
+  fs::remove(Quarantined(bad));
+  MergeReport released;
+  EXPECT_TRUE(Merge(&released).ok());
+  EXPECT_FALSE(IsStaged(later_m));
+  EXPECT_EQ(Lookup("m", "key-2"), "later-2");
+}
+
+// A batch held back behind a quarantined map holds back the other maps it touches too.
+TEST_F(MergeQuarantineTest, HoldingBackIsTransitive) {
+  const uint64_t bad = StageStream(WriteStream("m", 10, "bad", StateMapSection("m", "direct")), "test/bad");
+  for (int attempt = 0; attempt < kMaxMergeAttempts; ++attempt) {
+    MergeReport report;
+    (void)Merge(&report);
+  }
+  ASSERT_TRUE(fs::exists(Quarantined(bad)));
+  // Written through one stream: a batch of both m and d.
+  std::unique_ptr<Runtime> writer_runtime;
+  ASSERT_TRUE(OpenTestRuntime(dir_ / "both", kConfig, &writer_runtime).ok());
+  StreamWriter writer(writer_runtime->catalog(), dir_ / "both/stream");
+  ASSERT_TRUE(writer.Add("m", StateRecord("key-1", "both")).ok());
+  ASSERT_TRUE(writer.Add("d", StateRecord("key-1", "both")).ok());
+  ASSERT_TRUE(writer.Finish().ok());
+  const uint64_t both = StageStream(dir_ / "both/stream", "test/both");
+  const uint64_t only_d = StageStream(WriteStream("d", 10, "d"), "test/d");
+  MergeReport report;
+  EXPECT_TRUE(Merge(&report).ok());
+  ASSERT_EQ(report.held.size(), 2u);
+  EXPECT_EQ(report.held[0].sequence, both);
+  EXPECT_EQ(report.held[1].sequence, only_d);
+  EXPECT_EQ(report.held[1].map, "d");
+  EXPECT_TRUE(IsStaged(only_d));
+}
+
+// The count survives the merger's death: it is written before each attempt. merge.abort aborts the process for
+// one batch, as the LMDB assertion did; the run after the third death quarantines it without trying again.
+TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths) {
+  const uint64_t bad = StageStream(WriteStream("m", 10, "v"), "test/abort-me");
+  const uint64_t other = StageStream(WriteStream("d", 10, "other"), "test/other");
+  runtime_.reset();  // the child opens the home itself
+  for (int death = 1; death <= kMaxMergeAttempts; ++death) {
+    EXPECT_EXIT(
+        {
+          ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);
+          std::unique_ptr<Runtime> child = Open();
+          MergeReport report;
+          (void)MergeProcessor(*child).MergePending(&report);
+          std::exit(0);  // not reached
+        },
+        ::testing::KilledBySignal(SIGABRT), "");
+  }
+  runtime_ = Open();
+  EXPECT_EQ(ReadMergeAttempts(StagedPath(bad)).count, 3);
+  ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);  // would abort again, were it tried
+  MergeReport report;
+  const Status s = Merge(&report);
+  ::unsetenv("PLANB_FAULT");
+  EXPECT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(report.quarantined.size(), 1u);
+  EXPECT_NE(report.quarantined[0].reason.find("merge failed 3 times; last: the merging process died"),
+            std::string::npos)
+      << report.quarantined[0].reason;
+  EXPECT_TRUE(fs::exists(Quarantined(bad)));
+  EXPECT_FALSE(IsStaged(other));
+  EXPECT_EQ(Lookup("d", "key-3"), "other-3");
+}
+
+TEST(EscapeForLog, EscapesControlCharactersAndCaps) {
+  EXPECT_EQ(EscapeForLog("a\nb\\c\x01"), "a\\x0ab\\x5cc\\x01");
+  EXPECT_EQ(EscapeForLog(std::string(50, 'x'), 10), std::string(10, 'x') + "...");
+}
+
+}  // namespace
+}  // namespace planb
