@@ -34,7 +34,12 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   std::string home = options.home;
   if (home.empty()) home = runtime->config_.home;
   if (home.empty()) home = "planb-home";
-  PLANB_RETURN_IF_ERROR(Home::Open(home, &runtime->home_));
+  if (options.read_only) {
+    PLANB_RETURN_IF_ERROR(Home::Locate(home, &runtime->home_));
+  } else {
+    PLANB_RETURN_IF_ERROR(Home::Open(home, &runtime->home_));
+  }
+  runtime->envs_.set_read_only(options.read_only);
   runtime->fetch_progress_ = options.fetch_progress;
   *out = std::move(runtime);
   return Status::Ok();
