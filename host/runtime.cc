@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "host/common/file_util.h"
+
 namespace planb {
 
 namespace fs = std::filesystem;
@@ -31,6 +33,7 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   PLANB_RETURN_IF_ERROR(runtime->registry_.LoadDirectories(dirs));
   PLANB_RETURN_IF_ERROR(runtime->catalog_.Build(runtime->config_, runtime->registry_));
 
+  SetHomeFileMode(runtime->config_.file_mode);  // before anything is created in the home
   std::string home = options.home;
   if (home.empty()) home = runtime->config_.home;
   if (home.empty()) home = "planb-home";

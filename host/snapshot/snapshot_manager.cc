@@ -297,6 +297,8 @@ Status SnapshotManager::Impl::Fetch(MapState& state, const ContentVersion& have,
     while (::access(state.dir.SnapshotPath(create_time).c_str(), F_OK) == 0) ++create_time;
     const std::string target = state.dir.SnapshotPath(create_time);
     status = DurableRename(scratch + "/" + state.name, target);
+    if (status.ok()) status = ApplyHomeMode(target);  // unpacked by libzip's rules; the home's modes apply
+    if (status.ok()) status = ApplyHomeMode(target + "/data.mdb");
     if (status.ok()) status = SyncPath(target);
     *changed = status.ok();
   }

@@ -109,6 +109,15 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   options.max_dbs = 3 + TableCount(&map->plugins_->type_descriptor()) + TableCount(map->plugins_->scheme_descriptor());
   PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
   PLANB_RETURN_IF_ERROR(CheckFileCoversMeta(map->env(), path));
+  if ((options.flags & MDB_RDONLY) == 0) {
+    // LMDB creates its files 0644 (the SDK's Env passes that mode): the home's mode applies instead.
+    int fd = -1;
+    if (mdb_env_get_fd(map->env(), &fd) == MDB_SUCCESS) {
+      PLANB_RETURN_IF_ERROR(ApplyHomeFileMode(fd, path + "/data.mdb"));
+    }
+    if ((options.flags & MDB_NOLOCK) == 0) PLANB_RETURN_IF_ERROR(ApplyHomeMode(path + "/lock.mdb"));
+    PLANB_RETURN_IF_ERROR(ApplyHomeMode(path));  // a batch unpacked from a zip and renamed in as a shard
+  }
 
   const ShardMeta expected = ShardMeta::Expected(*map->plugins_);
   Txn txn;
