@@ -74,6 +74,7 @@ class SnapshotManager::Impl {
     std::weak_ptr<const OpenSnapshot> last;  // the newest opened, while anyone holds it
     Clock::time_point handed_out;
     bool discarded = false;  // a corrupt newest snapshot was removed: fetch before trusting an older one
+    Status discarded_why;    // what was wrong with it, for the error when no fetch replaces it
   };
 
   Status Find(std::string_view map, MapState** state) const;
@@ -175,6 +176,7 @@ Status SnapshotManager::Impl::Discard(MapState& state, int64_t create_time_ms, c
                            std::strerror(errno) + ")");
   }
   state.discarded = true;
+  state.discarded_why = why;
   return RemoveTree(doomed);
 }
 
@@ -196,7 +198,12 @@ Status SnapshotManager::Impl::Current(std::string_view map, StaleSnapshot stale,
   const int64_t now_ms = CurrentTimeMs();
   if (snapshot == nullptr) {
     bool changed = false;
-    PLANB_RETURN_IF_ERROR(SharedFetch(lock, *state, nullptr, now_ms, &changed));
+    const Status fetched = SharedFetch(lock, *state, nullptr, now_ms, &changed);
+    if (!fetched.ok() && state->discarded) {
+      return Status(fetched.code(), fetched.message() + " (the snapshot on disk was removed: " +
+                                        state->discarded_why.message() + ")");
+    }
+    PLANB_RETURN_IF_ERROR(fetched);
     state->discarded = false;
     PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
     if (snapshot == nullptr) {
