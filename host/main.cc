@@ -34,6 +34,9 @@ int Run(int argc, char** argv) {
   options.config_path = cli.config;
   options.home = cli.home;
   options.plugin_dirs = cli.plugin_dirs;
+  // Reads work on a home this user may not write (issue 11): they create nothing and open shards read-only.
+  options.read_only = cli.command == "lookup" || cli.command == "query" || cli.command == "stores" ||
+                      cli.command == "plugins";
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
     options.fetch_progress = [](uint64_t done, uint64_t total) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "host/common/file_util.h"
+
 namespace planb {
 
 namespace fs = std::filesystem;
@@ -31,10 +33,16 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   PLANB_RETURN_IF_ERROR(runtime->registry_.LoadDirectories(dirs));
   PLANB_RETURN_IF_ERROR(runtime->catalog_.Build(runtime->config_, runtime->registry_));
 
+  SetHomeFileMode(runtime->config_.file_mode);  // before anything is created in the home
   std::string home = options.home;
   if (home.empty()) home = runtime->config_.home;
   if (home.empty()) home = "planb-home";
-  PLANB_RETURN_IF_ERROR(Home::Open(home, &runtime->home_));
+  if (options.read_only) {
+    PLANB_RETURN_IF_ERROR(Home::Locate(home, &runtime->home_));
+  } else {
+    PLANB_RETURN_IF_ERROR(Home::Open(home, &runtime->home_));
+  }
+  runtime->envs_.set_read_only(options.read_only);
   runtime->fetch_progress_ = options.fetch_progress;
   *out = std::move(runtime);
   return Status::Ok();

@@ -21,12 +21,16 @@ struct RuntimeOptions {
   std::string home;                      // "" = the config's home, else ./planb-home
   std::vector<std::string> plugin_dirs;  // added to the config's plugin_dir entries
   FetchProgress fetch_progress;          // called while a snapshot downloads (the CLI on a terminal)
+  // Reads only (lookup, query, stores, the Reader): the home's directories are not created and shards open
+  // MDB_RDONLY, so a home this process may not write (another user's, a read-only mount) serves reads. Fetching a
+  // snapshot still writes under snapshots/ (and says so when it cannot).
+  bool read_only = false;
 };
 
 class Runtime {
  public:
   // Reads the config, loads plugins (the built-in directory first, then every plugin_dir), checks every map,
-  // and creates the home's directories.
+  // and creates the home's directories (unless options.read_only).
   static Status Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* out);
 
   const Config& config() const { return config_; }

@@ -2,8 +2,10 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,7 +18,34 @@ namespace fs = std::filesystem;
 
 namespace {
 Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+
+std::atomic<mode_t> home_file_mode{0640};
 }  // namespace
+
+void SetHomeFileMode(mode_t file_mode) { home_file_mode.store(file_mode & 0777); }
+mode_t HomeFileMode() { return home_file_mode.load(); }
+mode_t HomeDirectoryMode() {
+  const mode_t file = HomeFileMode();
+  return file | ((file & 0444) >> 2);  // r-- gets --x: a readable file's directory can be entered
+}
+
+Status ApplyHomeMode(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return Errno("setting the mode of " + path);
+  const mode_t wanted = S_ISDIR(st.st_mode) ? HomeDirectoryMode() : HomeFileMode();
+  // Another user's file (a shared home) keeps the mode its owner gave it.
+  if ((st.st_mode & 07777) == wanted || st.st_uid != ::geteuid()) return Status::Ok();
+  if (::chmod(path.c_str(), wanted) != 0) return Errno("setting the mode of " + path);
+  return Status::Ok();
+}
+
+Status ApplyHomeFileMode(int fd, const std::string& path) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Errno("setting the mode of " + path);
+  if ((st.st_mode & 07777) == HomeFileMode() || st.st_uid != ::geteuid()) return Status::Ok();
+  if (::fchmod(fd, HomeFileMode()) != 0) return Errno("setting the mode of " + path);
+  return Status::Ok();
+}
 
 Status SyncPath(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -38,7 +67,7 @@ Status DurableRename(const std::string& from, const std::string& to) {
 
 Status WriteFileAtomically(const std::string& path, const std::string& contents) {
   std::string temp = path + ".tmp";
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, HomeFileMode());
   if (fd < 0) return Errno("creating " + temp);
   size_t written = 0;
   while (written < contents.size()) {
@@ -78,8 +107,11 @@ Status RemoveTree(const std::string& path) {
 
 Status MakeDirectories(const std::string& path) {
   std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec) return Status::IOError("creating directory " + path + ": " + ec.message());
+  if (fs::is_directory(path, ec)) return Status::Ok();
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty() && parent != fs::path(path)) PLANB_RETURN_IF_ERROR(MakeDirectories(parent.string()));
+  if (::mkdir(path.c_str(), HomeDirectoryMode()) != 0 && errno != EEXIST) return Errno("creating directory " + path);
+  if (!fs::is_directory(path, ec)) return Status::IOError("creating directory " + path + ": not a directory");
   return Status::Ok();
 }
 
@@ -93,7 +125,7 @@ FileLock::~FileLock() {
 
 Status FileLock::TryAcquire(const std::string& path, bool* acquired) {
   *acquired = false;
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, HomeFileMode());
   if (fd < 0) return Errno("opening lock file " + path);
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
@@ -111,7 +143,7 @@ Status FileLock::TryAcquire(const std::string& path, bool* acquired) {
 }
 
 Status FileLock::Acquire(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, HomeFileMode());
   if (fd < 0) return Errno("opening lock file " + path);
   while (::flock(fd, LOCK_EX) != 0) {
     if (errno == EINTR) continue;

@@ -1,11 +1,25 @@
 // Small filesystem helpers with the durability steps (fsync of files and directories) that renames need.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "planb/status.h"
 
 namespace planb {
+
+// The modes of what planb creates in the home: files 0640 and directories 0750 unless the config's file_mode says
+// otherwise (Runtime::Open sets it once per process, before any file is made). Directories get the file mode's
+// read bits as x bits too. The umask can only narrow them further. Thread-safe.
+void SetHomeFileMode(mode_t file_mode);
+mode_t HomeFileMode();
+mode_t HomeDirectoryMode();
+// Sets `path` (a file or directory planb made) to HomeFileMode() / HomeDirectoryMode(), for files made by code that
+// takes no mode (LMDB, libzip). A no-op when the mode is already right.
+Status ApplyHomeMode(const std::string& path);
+// The same for an open file descriptor of a file.
+Status ApplyHomeFileMode(int fd, const std::string& path);
 
 // fsync on a file or directory, so a rename into it or a file's contents survive a crash.
 Status SyncPath(const std::string& path);
@@ -16,6 +30,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
 Status ReadSmallFile(const std::string& path, std::string* contents);
 // Removes a file or directory tree; a missing path is not an error.
 Status RemoveTree(const std::string& path);
+// Creates `path` and missing parents with HomeDirectoryMode().
 Status MakeDirectories(const std::string& path);
 
 // An exclusive advisory lock (flock) on a file, held until destruction. Serialises processes sharing a home.

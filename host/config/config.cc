@@ -29,6 +29,18 @@ Status RequireValue(const std::string& value) {
   return value.empty() ? Status::Invalid("empty value") : Status::Ok();
 }
 
+bool ParseFileModeImpl(std::string_view text, uint32_t* mode) {
+  if (text.size() < 3 || text.size() > 4) return false;
+  uint32_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '7') return false;
+    value = value * 8 + static_cast<uint32_t>(c - '0');
+  }
+  if (value > 0777 || (value & 0600) != 0600) return false;
+  *mode = value;
+  return true;
+}
+
 // --- Top-level keys: one entry per key. ---
 
 struct TopLevelKey {
@@ -48,6 +60,15 @@ constexpr TopLevelKey kTopLevelKeys[] = {
      [](const std::string& value, const std::string& base_dir, Config* config) {
        PLANB_RETURN_IF_ERROR(RequireValue(value));
        config->plugin_dirs.push_back(Resolve(base_dir, value));
+       return Status::Ok();
+     }},
+    {"file_mode", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       if (!ParseFileMode(value, &config->file_mode)) {
+         return Status::Invalid("'" + value +
+                                "' is not a file mode: octal permission bits such as 0640 or 0600, at most 0777, "
+                                "with owner read and write (0600)");
+       }
        return Status::Ok();
      }},
 };
@@ -238,5 +259,7 @@ Status LoadConfig(const std::string& path, Config* config) {
   if (in.bad()) return Status::IOError(path + ": cannot read: " + std::strerror(errno));
   return ParseConfig(path, text, std::filesystem::path(path).parent_path().string(), config);
 }
+
+bool ParseFileMode(std::string_view text, uint32_t* mode) { return ParseFileModeImpl(text, mode); }
 
 }  // namespace planb

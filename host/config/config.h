@@ -76,6 +76,9 @@ struct Config {
   std::string path;  // the file read ("" when none)
   std::string home;  // "" when not set; relative paths (home, plugin_dir) resolve against the file's directory
   std::vector<std::string> plugin_dirs;
+  // Mode of the files planb creates in the home (octal in the file: file_mode = 0640); its directories get the
+  // matching x bits (0750). Always includes owner read and write; at most 0777.
+  uint32_t file_mode = 0640;
   std::map<std::string, MapConfig> maps;  // by name
   ClusterConfig cluster;
 
@@ -95,6 +98,9 @@ bool IsValidNodeName(std::string_view name);
 bool IsValidMapName(std::string_view name);
 // ASCII lower-casing: how map names in input and lookups are matched to config.
 std::string NormaliseMapName(std::string_view name);
+// "0640", "640", "0600": octal permission bits with owner read and write (planb must read its own files), no more
+// than 0777. False on anything else.
+bool ParseFileMode(std::string_view text, uint32_t* mode);
 // "10GiB", "512MiB", "64KiB", "1TiB", "10GB" (decimal), "1048576" (bytes). False on anything else or overflow.
 bool ParseByteSize(std::string_view text, uint64_t* bytes);
 

@@ -45,6 +45,7 @@ Status Reader::Impl::Open(const ReaderOptions& options, std::unique_ptr<Reader>*
   runtime_options.config_path = options.config_path;
   runtime_options.home = options.home;
   runtime_options.plugin_dirs = options.plugin_dirs;
+  runtime_options.read_only = true;  // the Reader never writes a shard; snapshot fetches write only snapshots/
   PLANB_RETURN_IF_ERROR(Runtime::Open(runtime_options, &impl->runtime_));
   for (const auto& [name, plugins] : impl->runtime_->catalog().maps()) {
     impl->slots_.push_back(std::make_unique<MapSlot>(static_cast<uint32_t>(impl->slots_.size()), plugins));

@@ -34,7 +34,7 @@ Status ReadVersion(const MapEnv& env, ContentVersion* out) {
 
 // LMDB's compacting copy of `shard` into the new file `path`, under the copy's own read transaction.
 Status CopyShard(const MapEnv& shard, const std::string& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode());
   if (fd < 0) return ErrnoStatus(errno, "creating " + path);
   const int rc = mdb_env_copyfd2(shard.env(), fd, MDB_CP_COMPACT);
   const int close_errno = ::close(fd) != 0 ? errno : 0;

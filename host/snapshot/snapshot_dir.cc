@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "host/common/file_util.h"
+
 namespace planb {
 
 namespace {
@@ -68,7 +70,7 @@ int64_t SnapshotDir::MarkerTimeMs(const char* name) const {
 
 Status SnapshotDir::Touch(const char* name) const {
   const std::string path = Entry(name);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, HomeFileMode());
   if (fd < 0) return Errno("creating " + path);
   const int rc = ::futimens(fd, nullptr);
   const int err = errno;

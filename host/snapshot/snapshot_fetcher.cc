@@ -63,7 +63,7 @@ class PartFile {
     if (!kept_) ::unlink(path_.c_str());
   }
   Status Open() {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, HomeFileMode());
     if (fd_ < 0) return Errno("creating");
     return Status::Ok();
   }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <condition_variable>
 #include <exception>
@@ -71,6 +73,8 @@ class SnapshotManager::Impl {
     Snapshot current;               // the manager's reference to the newest, until cleanup lets go of it
     std::weak_ptr<const OpenSnapshot> last;  // the newest opened, while anyone holds it
     Clock::time_point handed_out;
+    bool discarded = false;  // a corrupt newest snapshot was removed: fetch before trusting an older one
+    Status discarded_why;    // what was wrong with it, for the error when no fetch replaces it
   };
 
   Status Find(std::string_view map, MapState** state) const;
@@ -78,6 +82,8 @@ class SnapshotManager::Impl {
   // there is none. REQUIRES: state.mutex held.
   Status Newest(MapState& state, Snapshot* out);
   Status Open(MapState& state, int64_t create_time_ms, Snapshot* out, bool* vanished);
+  // Removes a snapshot that does not open as a map (truncated, damaged), so that a fresh one is fetched.
+  Status Discard(MapState& state, int64_t create_time_ms, const Status& why);
   // Whether `snapshot` is older than min_time_to_keep_snapshots and no fetch failed within the retry interval.
   bool Due(const MapState& state, const OpenSnapshot* snapshot, int64_t now_ms) const;
   // One fetch per map in this process: the first thread fetches, the others wait for its result. `held` is the
@@ -145,7 +151,12 @@ Status SnapshotManager::Impl::Newest(MapState& state, Snapshot* out) {
     }
     bool vanished = false;
     Snapshot opened;
-    PLANB_RETURN_IF_ERROR(Open(state, newest, &opened, &vanished));
+    const Status s = Open(state, newest, &opened, &vanished);
+    if (s.code() == Code::kCorruption) {
+      PLANB_RETURN_IF_ERROR(Discard(state, newest, s));
+      continue;
+    }
+    PLANB_RETURN_IF_ERROR(s);
     if (vanished) continue;
     state.current = opened;
     state.last = opened;
@@ -154,6 +165,19 @@ Status SnapshotManager::Impl::Newest(MapState& state, Snapshot* out) {
   }
   return Status::IOError("snapshot of " + state.name + ": the newest snapshot in " + state.dir.path() +
                          " kept vanishing while being opened");
+}
+
+Status SnapshotManager::Impl::Discard(MapState& state, int64_t create_time_ms, const Status& why) {
+  const std::string path = state.dir.SnapshotPath(create_time_ms);
+  const std::string doomed = state.dir.Entry(SnapshotDir::NewDeleteScratchName());
+  if (::rename(path.c_str(), doomed.c_str()) != 0) {
+    if (errno == ENOENT) return Status::Ok();  // another process discarded it first
+    return why.WithContext("snapshot of " + state.name + ": cannot remove the damaged snapshot (" +
+                           std::strerror(errno) + ")");
+  }
+  state.discarded = true;
+  state.discarded_why = why;
+  return RemoveTree(doomed);
 }
 
 bool SnapshotManager::Impl::Due(const MapState& state, const OpenSnapshot* snapshot, int64_t now_ms) const {
@@ -174,17 +198,24 @@ Status SnapshotManager::Impl::Current(std::string_view map, StaleSnapshot stale,
   const int64_t now_ms = CurrentTimeMs();
   if (snapshot == nullptr) {
     bool changed = false;
-    PLANB_RETURN_IF_ERROR(SharedFetch(lock, *state, nullptr, now_ms, &changed));
+    const Status fetched = SharedFetch(lock, *state, nullptr, now_ms, &changed);
+    if (!fetched.ok() && state->discarded) {
+      return Status(fetched.code(), fetched.message() + " (the snapshot on disk was removed: " +
+                                        state->discarded_why.message() + ")");
+    }
+    PLANB_RETURN_IF_ERROR(fetched);
+    state->discarded = false;
     PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
     if (snapshot == nullptr) {
       return Status::Internal("snapshot of " + state->name + ": a fetch succeeded, but " + state->dir.path() +
                               " holds no snapshot");
     }
-  } else if (stale == StaleSnapshot::kFetchNow && Due(*state, snapshot.get(), now_ms)) {
+  } else if (state->discarded || (stale == StaleSnapshot::kFetchNow && Due(*state, snapshot.get(), now_ms))) {
     // A failed fetch is recorded (.failed) and the snapshot held keeps serving.
     bool changed = false;
-    if (SharedFetch(lock, *state, snapshot, now_ms, &changed).ok() && changed) {
-      PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
+    if (SharedFetch(lock, *state, snapshot, now_ms, &changed).ok()) {
+      state->discarded = false;
+      if (changed) PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
     }
   }
   state->handed_out = Clock::now();
@@ -235,9 +266,11 @@ Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, Ma
 Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms,
                                                   bool* changed) {
   *changed = false;
-  PLANB_RETURN_IF_ERROR(MakeDirectories(state.dir.path()));
+  // A home this process may not write (another user's, a read-only mount) can still serve the snapshots it has.
+  const std::string cannot = "snapshot of " + state.name + ": cannot fetch one (the home must be writable to fetch)";
+  PLANB_RETURN_IF_ERROR(MakeDirectories(state.dir.path()).WithContext(cannot));
   FileLock turn;
-  PLANB_RETURN_IF_ERROR(turn.Acquire(state.dir.Entry(kFetchLockName)));
+  PLANB_RETURN_IF_ERROR(turn.Acquire(state.dir.Entry(kFetchLockName)).WithContext(cannot));
   // While this waited, another process may have installed a newer snapshot or heard that ours is current.
   int64_t newest = 0;
   PLANB_RETURN_IF_ERROR(state.dir.Newest(&newest));
@@ -271,6 +304,8 @@ Status SnapshotManager::Impl::Fetch(MapState& state, const ContentVersion& have,
     while (::access(state.dir.SnapshotPath(create_time).c_str(), F_OK) == 0) ++create_time;
     const std::string target = state.dir.SnapshotPath(create_time);
     status = DurableRename(scratch + "/" + state.name, target);
+    if (status.ok()) status = ApplyHomeMode(target);  // unpacked by libzip's rules; the home's modes apply
+    if (status.ok()) status = ApplyHomeMode(target + "/data.mdb");
     if (status.ok()) status = SyncPath(target);
     *changed = status.ok();
   }

@@ -12,8 +12,8 @@ Status EnvCache::Get(const std::string& path, std::shared_ptr<const MapPlugins> 
   }
   // Opening under the lock is what keeps two threads from opening one environment twice.
   std::shared_ptr<MapEnv> env;
-  PLANB_RETURN_IF_ERROR(
-      MapEnv::Open(path, std::move(plugins), MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &env));
+  const unsigned flags = read_only_ ? MapEnv::kShardFlags | MDB_RDONLY : MapEnv::kShardFlags;
+  PLANB_RETURN_IF_ERROR(MapEnv::Open(path, std::move(plugins), MapEnv::Mode::kOpenExisting, flags, &env));
   envs_[path] = env;
   *out = std::move(env);
   return Status::Ok();

@@ -14,6 +14,9 @@ namespace planb {
 
 class EnvCache {
  public:
+  // Reads only: environments open MDB_RDONLY (and MDB_NOLOCK where lock.mdb is not writable, map_env.h).
+  // REQUIRES: called before the first Get.
+  void set_read_only(bool read_only) { read_only_ = read_only; }
   // The open environment at `path`, opening it (kOpenExisting, shard flags) if needed.
   Status Get(const std::string& path, std::shared_ptr<const MapPlugins> plugins, std::shared_ptr<MapEnv>* out);
   // Hands an environment opened elsewhere to the cache (e.g. a shard that was just created).
@@ -25,6 +28,7 @@ class EnvCache {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<MapEnv>> envs_;
+  bool read_only_ = false;
 };
 
 }  // namespace planb

@@ -16,8 +16,10 @@ namespace planb {
 
 class Home {
  public:
-  // Creates the home and every missing subdirectory.
+  // Creates the home and every missing subdirectory (what writing commands need).
   static Status Open(const std::string& root, Home* home);
+  // Only resolves the path: creates nothing, so that reads work on a home this process may not write.
+  static Status Locate(const std::string& root, Home* home);
 
   const std::string& root() const { return root_; }
   std::string writer() const { return root_ + "/writer"; }

@@ -1,5 +1,10 @@
 #include "host/storage/map_env.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "host/common/file_util.h"
@@ -27,6 +32,39 @@ Status OpenPluginTables(Txn* txn, const PluginDescriptor* d, const char* kind, u
 }
 
 uint32_t TableCount(const PluginDescriptor* d) { return d != nullptr ? d->table_count : 0; }
+
+// LMDB maps the whole file and trusts its meta page: a file cut shorter than the meta's last page (a truncated
+// copy, a full disk in a copy tool) would fault with SIGBUS on the first read past its end. Checked after
+// mdb_env_open (which reads only the two meta pages, with pread) and before any transaction.
+Status CheckFileCoversMeta(MDB_env* env, const std::string& path) {
+  MDB_envinfo info;
+  MDB_stat stat;
+  int fd = -1;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_info(env, &info), path + ": reading the meta page"));
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_stat(env, &stat), path + ": reading the meta page"));
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_get_fd(env, &fd), path));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return Status::IOError(path + "/data.mdb: " + std::strerror(errno));
+  const uint64_t needed = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+  if (static_cast<uint64_t>(st.st_size) < needed) {
+    return Status::Corruption(path + "/data.mdb: truncated: the file has " + std::to_string(st.st_size) +
+                              " bytes, but its LMDB meta page says it holds " + std::to_string(needed) + " (" +
+                              std::to_string(info.me_last_pgno + 1) + " pages of " + std::to_string(stat.ms_psize) +
+                              "); it will not be read");
+  }
+  return Status::Ok();
+}
+
+// A read-only open of an environment this process may not write (another user's home, a read-only mount): LMDB
+// would create or open lock.mdb read-write and fail with EACCES, so such an environment is opened without the lock
+// file (docs/snapshots.md says what that gives up).
+unsigned ReadOnlyFlags(const std::string& path, unsigned env_flags) {
+  if ((env_flags & MDB_RDONLY) == 0 || (env_flags & MDB_NOLOCK) != 0) return env_flags;
+  const std::string lock = path + "/lock.mdb";
+  const bool writable = ::access(lock.c_str(), F_OK) == 0 ? ::access(lock.c_str(), R_OK | W_OK) == 0
+                                                          : ::access(path.c_str(), W_OK | X_OK) == 0;
+  return writable ? env_flags : env_flags | MDB_NOLOCK;
+}
 }  // namespace
 
 Status MapEnv::OpenTables(Txn* txn, unsigned create_flag) {
@@ -66,10 +104,20 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   Env::Options options;
   options.map_size = config.max_store_size;
   options.max_readers = config.max_readers;
-  options.flags = env_flags;
+  options.flags = mode == Mode::kOpenExisting ? ReadOnlyFlags(path, env_flags) : env_flags;
   // data, meta, batches, and the plugins' own tables.
   options.max_dbs = 3 + TableCount(&map->plugins_->type_descriptor()) + TableCount(map->plugins_->scheme_descriptor());
   PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
+  PLANB_RETURN_IF_ERROR(CheckFileCoversMeta(map->env(), path));
+  if ((options.flags & MDB_RDONLY) == 0) {
+    // LMDB creates its files 0644 (the SDK's Env passes that mode): the home's mode applies instead.
+    int fd = -1;
+    if (mdb_env_get_fd(map->env(), &fd) == MDB_SUCCESS) {
+      PLANB_RETURN_IF_ERROR(ApplyHomeFileMode(fd, path + "/data.mdb"));
+    }
+    if ((options.flags & MDB_NOLOCK) == 0) PLANB_RETURN_IF_ERROR(ApplyHomeMode(path + "/lock.mdb"));
+    PLANB_RETURN_IF_ERROR(ApplyHomeMode(path));  // a batch unpacked from a zip and renamed in as a shard
+  }
 
   const ShardMeta expected = ShardMeta::Expected(*map->plugins_);
   Txn txn;

@@ -22,7 +22,9 @@ class MapEnv {
   enum class Mode {
     kCreate,        // make the directory, the tables and the meta (a new batch)
     kOpenExisting,  // NotFound when there is no data.mdb; refuses a meta that does not match `plugins`.
-                    // Works on read-only environments too (env_flags with MDB_RDONLY, e.g. kSnapshotFlags).
+                    // Works on read-only environments too (env_flags with MDB_RDONLY, e.g. kSnapshotFlags);
+                    // with MDB_RDONLY on a directory whose lock.mdb this process may not write (another user's
+                    // home, a read-only mount), opens with MDB_NOLOCK added.
   };
   // Batches are written without fsync per commit and synced once when finished.
   static constexpr unsigned kBatchFlags = MDB_NOTLS | MDB_NOSYNC | MDB_NOMETASYNC;
@@ -30,6 +32,8 @@ class MapEnv {
   // A copy nobody writes (a snapshot, or a shard copy being checked): no lock file, no reader slots.
   static constexpr unsigned kSnapshotFlags = MDB_RDONLY | MDB_NOLOCK | MDB_NOTLS;
 
+  // Either mode refuses (kCorruption, naming the file and both sizes) a data.mdb shorter than its meta page's last
+  // page: LMDB would fault with SIGBUS reading past the end of the file.
   static Status Open(const std::string& path, std::shared_ptr<const MapPlugins> plugins, Mode mode,
                      unsigned env_flags, std::shared_ptr<MapEnv>* out);
 

@@ -319,9 +319,9 @@ Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, cons
                std::vector<char>* buffer) {
   const std::string where = zip_path + ": entry '" + entry.name + "'";
   const std::string map_dir = dest_dir + "/" + entry.map;
-  if (::mkdir(map_dir.c_str(), 0755) != 0) return ErrnoStatus(errno, "creating " + map_dir);
+  if (::mkdir(map_dir.c_str(), HomeDirectoryMode()) != 0) return ErrnoStatus(errno, "creating " + map_dir);
   const std::string path = map_dir + "/" + std::string(kDataFile);
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode()));
   if (fd.get() < 0) return ErrnoStatus(errno, "creating " + path);
   ZipFilePtr file(zip_fopen_index(zip, entry.index, 0));
   if (file == nullptr) return ZipErrorStatus(zip_get_error(zip), Code::kCorruption, where);
@@ -405,7 +405,7 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   const fs::path dest(dest_dir);
   const std::string parent = dest.parent_path().empty() ? "." : dest.parent_path().string();
   PLANB_RETURN_IF_ERROR(MakeDirectories(parent));
-  if (::mkdir(dest_dir.c_str(), 0755) != 0) {
+  if (::mkdir(dest_dir.c_str(), HomeDirectoryMode()) != 0) {
     if (errno == EEXIST) return Status::Invalid(dest_dir + ": already exists (extracting " + zip_path + ")");
     return ErrnoStatus(errno, "creating " + dest_dir);
   }
@@ -447,6 +447,7 @@ Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const
   if (s.ok()) s = WriteZip(batch_dir, maps, temp, options);
   // zip_close writes to its own temp file and renames it to `temp`: sync the bytes before publishing the name.
   if (s.ok()) s = SyncPath(temp);
+  if (s.ok()) s = ApplyHomeMode(temp);  // libzip creates it 0666 less the umask
   if (s.ok()) s = DurableRename(temp, zip_path);
   if (!s.ok()) (void)RemoveTree(temp);
   return s;

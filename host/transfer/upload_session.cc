@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "host/common/fault_point.h"
+#include "host/common/file_util.h"
 
 namespace planb {
 
@@ -39,7 +40,7 @@ UploadSession::~UploadSession() {
 }
 
 Status UploadSession::Create() {
-  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode());
   if (fd_ < 0) return DiskError(errno, "creating", part_path_);
   return Status::Ok();
 }

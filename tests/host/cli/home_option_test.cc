@@ -58,9 +58,10 @@ TEST(CliHome, ResolvesARelativeConfigHomeAgainstTheConfigsDirectory) {
   TempDir cwd;
   const std::string config = dir / "etc/planb.ini";
   WriteFile(config, std::string("home = ../var/home\n") + kCliConfig);
-  const ProcessResult r = RunPlanb({"--config", config, "plugins"}, cwd.path());
+  // load, not a read: reads create nothing in the home (issue 11).
+  const ProcessResult r = RunPlanb({"--config", config, "load", ParisFile(dir)}, cwd.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("state"));
+  EXPECT_THAT(r.out, HasSubstr("city_to_country"));
   ExpectHomeLaidOut(dir / "var/home");
   EXPECT_FALSE(fs::exists(cwd / "var")) << "relative home resolved against the working directory";
 }
@@ -108,7 +109,8 @@ TEST(CliHome, ReadsPlanbIniFromTheWorkingDirectoryWhenNoConfigIsGiven) {
   EXPECT_EQ(r.out, "France\n");
 }
 
-TEST(CliHome, EveryCommandCreatesTheSubdirectories) {
+// Writing commands lay the home out; reads create nothing (they work on homes they may not write: issue 11).
+TEST(CliHome, WritingCommandsCreateTheSubdirectoriesAndReadsNothing) {
   TempDir dir;
   const std::string config = dir / "planb.ini";
   WriteFile(config, kCliConfig);
@@ -124,11 +126,15 @@ TEST(CliHome, EveryCommandCreatesTheSubdirectories) {
     const ProcessResult r = RunPlanb(args);
     EXPECT_EQ(r.exit_code, expected_exit[i]) << commands[i][0] << ": " << r.err;
     EXPECT_THAT(r.out + r.err, HasSubstr(expected_text[i])) << commands[i][0];
-    ExpectHomeLaidOut(home);
+    if (commands[i][0] == "load") {
+      ExpectHomeLaidOut(home);
+    } else {
+      EXPECT_FALSE(fs::exists(home)) << commands[i][0];
+    }
   }
 }
 
-TEST(CliHome, CommandsRecreateMissingSubdirectories) {
+TEST(CliHome, ReadsNeedNoSubdirectoriesAndWritesRecreateThem) {
   TempDir dir;
   const std::string config = dir / "planb.ini";
   WriteFile(config, kCliConfig);
@@ -139,6 +145,9 @@ TEST(CliHome, CommandsRecreateMissingSubdirectories) {
   r = RunPlanb({"--home", home, "--config", config, "lookup", "city_to_country", "Paris"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "France\n");
+  EXPECT_FALSE(fs::exists(home + "/writer"));
+  r = RunPlanb({"--home", home, "--config", config, "load", ParisFile(dir)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   ExpectHomeLaidOut(home);
 }
 

@@ -215,7 +215,7 @@ TEST(ParseConfig, LeavesConfigUntouchedOnError) {
 
 TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   const std::string message = ErrorOf("home = /h\nnode_nmae = a\n");
-  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, node_name, node_list, "
+  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, node_name, node_list, "
             "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
             "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open)");
 }
@@ -409,6 +409,28 @@ TEST_F(LoadConfigTest, ReadsAFileWithoutTrailingNewline) {
   Config config;
   ASSERT_TRUE(LoadConfig(path, &config).ok());
   EXPECT_EQ(config.home, "/h");
+}
+
+}  // namespace
+}  // namespace planb
+
+namespace planb {
+namespace {
+
+TEST(ParseConfig, FileModeIsOctalWithOwnerReadAndWrite) {
+  Config config;
+  ASSERT_TRUE(ParseConfig("planb.ini", "", "/etc/planb", &config).ok());
+  EXPECT_EQ(config.file_mode, 0640u);
+  ASSERT_TRUE(ParseConfig("planb.ini", "file_mode = 0600\n", "/etc/planb", &config).ok());
+  EXPECT_EQ(config.file_mode, 0600u);
+  ASSERT_TRUE(ParseConfig("planb.ini", "file_mode = 660\n", "/etc/planb", &config).ok());
+  EXPECT_EQ(config.file_mode, 0660u);
+  for (const char* bad : {"0644x", "0800", "rw-r-----", "01777", "4755", "0440", "0200", "06", "", "-0640", "0x1a4"}) {
+    const Status s = ParseConfig("planb.ini", std::string("file_mode = ") + bad + "\n", "/etc/planb", &config);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("file_mode"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("not a file mode"), std::string::npos) << bad << ": " << s.message();
+  }
 }
 
 }  // namespace

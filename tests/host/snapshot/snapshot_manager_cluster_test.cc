@@ -136,6 +136,59 @@ TEST_F(SnapshotClusterTest, FetchesTheShardFromTheFirstNode) {
   EXPECT_THAT(SnapshotEntries(home(), kMap), ElementsAre(".fetch.lock", std::to_string(snapshot->create_time_ms())));
 }
 
+TEST_F(SnapshotClusterTest, ATruncatedSnapshotIsDiscardedAndFetchedAgain) {
+  StartCluster();
+  Open(kFresh);
+  int64_t first_time = 0;
+  {
+    const auto first = Current();
+    ASSERT_NE(first, nullptr);
+    first_time = first->create_time_ms();
+  }
+  // Another process (a new manager) finds the snapshot cut short: it must not fault reading it (SIGBUS) but
+  // remove it and fetch a fresh one, although the snapshot is young enough to be served.
+  const std::string data = home() + "/snapshots/" + kMap + "/" + std::to_string(first_time) + "/data.mdb";
+  fs::resize_file(data, 8192);
+  Open(kFresh);
+  const auto second = Current();
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(second->create_time_ms(), first_time);
+  EXPECT_EQ(Lookup(*second, "Austria"), "Vienna");
+  EXPECT_EQ(Rows(*second), NodeRows(0));
+  EXPECT_EQ(manager_->fetches_started(), 1u);
+  EXPECT_EQ(CompleteSnapshots(home(), kMap), std::vector<std::string>{std::to_string(second->create_time_ms())});
+  ExpectOnlyCompleteSnapshots();
+}
+
+TEST_F(SnapshotClusterTest, ATruncatedNewestSnapshotIsNotReplacedByAnOlderOneWithoutAFetch) {
+  StartCluster();
+  Open(kAlwaysRefresh);
+  int64_t first_time = 0;
+  {
+    const auto first = Current();
+    ASSERT_NE(first, nullptr);
+    first_time = first->create_time_ms();
+  }
+  const ProcessResult load = cluster_.Load({ExampleDataFiles()[2]});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ASSERT_TRUE(cluster_.WaitMerged(0)) << cluster_.process(0).log();
+  bool changed = false;
+  ASSERT_TRUE(manager_->RefreshIfDue(kMap, &changed).ok());
+  ASSERT_TRUE(changed);
+  const std::vector<std::string> both = CompleteSnapshots(home(), kMap);
+  ASSERT_EQ(both.size(), 2u);
+  fs::resize_file(home() + "/snapshots/" + kMap + "/" + both.back() + "/data.mdb", 8192);
+
+  // Fresh for an hour: the older snapshot would be served as it is, but the damaged newest forces a fetch.
+  Open(kFresh);
+  const auto current = Current(StaleSnapshot::kUseCurrent);
+  ASSERT_NE(current, nullptr);
+  EXPECT_NE(current->create_time_ms(), first_time);
+  EXPECT_NE(std::to_string(current->create_time_ms()), both.back());
+  EXPECT_EQ(Rows(*current), NodeRows(0));
+  EXPECT_EQ(manager_->fetches_started(), 1u);
+}
+
 TEST_F(SnapshotClusterTest, FailsOverToTheSecondNodeWhenTheFirstIsDown) {
   StartCluster();
   ASSERT_EQ(cluster_.process(0).Stop(), 0);
