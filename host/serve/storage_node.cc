@@ -12,9 +12,11 @@
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/common/read_budget.h"
 #include "host/ingest/batch_verifier.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/staging_store.h"
+#include "host/query/lexer.h"
 
 namespace planb {
 
@@ -53,6 +55,18 @@ class CappedStringBuf : public std::streambuf {
   bool exceeded_ = false;
   std::string text_;
 };
+
+// The literals (texts and numbers) of a --where: what its cost grows with. One that does not tokenize counts 0:
+// the query's own parser reports it.
+uint64_t CountWhereTerms(const std::string& where) {
+  std::vector<query::Token> tokens;
+  if (!query::Tokenize(where, &tokens).ok()) return 0;
+  uint64_t terms = 0;
+  for (const query::Token& token : tokens) {
+    if (token.kind == query::TokenKind::kText || token.kind == query::TokenKind::kNumber) ++terms;
+  }
+  return terms;
+}
 
 }  // namespace
 
@@ -106,6 +120,7 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   ReceiverSettings settings;
   settings.receive_dir = runtime_.home().receive();
   settings.max_upload_bytes = cluster.max_batch_size;
+  settings.idle_upload_expiry_ms = cluster.upload_idle_timeout_ms;
   UploadReceiver receiver(context, settings, *this, [this](const std::string& line) { Log(line); });
   std::string bound;
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
@@ -170,11 +185,26 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
     return Status::Invalid("READ refuses global options (--home, --config, --plugin-dir, --help, --version)");
   }
   if (cli.keys_from) return Status::Invalid("READ refuses --keys-from: the client sends the keys, a node reads no file");
+  const ClusterConfig& cluster = runtime_.config().cluster;
+  if (cli.where) {
+    // A peer's --where costs parse time and memory per term before a row is read: capped (exit 2, as the CLI).
+    const uint64_t terms = CountWhereTerms(*cli.where);
+    if (terms > cluster.max_remote_where_terms) {
+      *exit_code = kExitError;
+      out->clear();
+      *err = "planb: remote read cap: --where has " + std::to_string(terms) + " terms, more than this node's " +
+             "max_remote_where_terms of " + std::to_string(cluster.max_remote_where_terms) + "\n";
+      return Status::Ok();
+    }
+  }
+  ScopedReadBudget budget({cluster.max_remote_rows_examined,
+                           std::chrono::steady_clock::now() + std::chrono::milliseconds(cluster.remote_read_timeout_ms),
+                           cluster.remote_read_timeout_ms});
   CappedStringBuf out_buffer(protocol::kMaxReadOutput);
   std::ostream out_stream(&out_buffer);
   std::ostringstream err_stream;
-  // One read at a time (the receiver's read worker); the catalog is read-only and EnvCache is thread-safe, so
-  // reads overlap merges as a separate lookup process would.
+  // A few reads at once (the receiver's read pool); the catalog is read-only and EnvCache is thread-safe, so
+  // reads overlap each other and merges as separate lookup processes would.
   *exit_code = cli.command == "lookup" ? RunLookupCommand(runtime_, cli, out_stream, err_stream)
                                        : RunQueryCommand(runtime_, cli, out_stream, err_stream);
   out_stream.flush();
@@ -184,7 +214,13 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
     *err = protocol::kReadOutputTooLarge;
     return Status::Ok();
   }
-  *out = out_buffer.Take();
+  // A query stopped by its cap printed part of its rows: send none, only the error (exit 2).
+  if (ReadBudgetSpent()) {
+    *exit_code = kExitError;
+    out->clear();
+  } else {
+    *out = out_buffer.Take();
+  }
   *err = err_stream.str();
   return Status::Ok();
 }

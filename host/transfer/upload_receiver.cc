@@ -228,16 +228,21 @@ void UploadReceiver::Impl::ServeWaiters(Clock::time_point now) {
 
 void UploadReceiver::Impl::ExpireIdle(Clock::time_point now) {
   const auto expiry = std::chrono::milliseconds(settings_.idle_upload_expiry_ms);
+  const auto finished_expiry =
+      std::chrono::milliseconds(std::max(settings_.idle_upload_expiry_ms, settings_.finished_upload_expiry_ms));
   for (auto it = uploads_.begin(); it != uploads_.end();) {
     UploadSession& upload = *it->second;
+    const auto idle = now - upload.last_touch;
     // A verifying upload belongs to the worker until its result is in.
-    if (upload.state == UploadState::kVerifying || now - upload.last_touch < expiry) {
+    if (upload.state == UploadState::kVerifying ||
+        idle < (upload.state == UploadState::kReceiving ? expiry : finished_expiry)) {
       ++it;
       continue;
     }
     if (upload.state == UploadState::kReceiving) {
       Log("dropping idle partial upload of batch " + upload.batch_id() + " (" + std::to_string(upload.received()) +
-          " of " + std::to_string(upload.begin().total_size) + " bytes received)");
+          " of " + std::to_string(upload.begin().total_size) + " bytes received, nothing for " +
+          std::to_string(settings_.idle_upload_expiry_ms) + " ms: upload_idle_timeout)");
       upload.RemovePart();
     }
     it = uploads_.erase(it);
