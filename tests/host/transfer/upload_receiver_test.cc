@@ -499,5 +499,21 @@ TEST_F(UploadReceiverTest, ASlowReadDoesNotStallUploadsAndExtraReadsAreBusy) {
   EXPECT_EQ(answered, held_request);
 }
 
+TEST_F(UploadReceiverTest, ASlowReadDoesNotBlockTheLookupsBehindIt) {
+  ReleaseReadsAtEnd release{sink_};
+  sink_.HoldReadsOf("slow");
+  RawSender slow(context_, endpoint());
+  slow.Request(Command::kRead, protocol::EncodeRead({{"query", "--", "slow"}}));
+  ASSERT_TRUE(sink_.WaitForReadsStarted(1));
+  // While the slow one runs, lookups are answered by the pool's other threads.
+  for (int i = 0; i < 5; ++i) {
+    RawSender lookup(context_, endpoint());
+    lookup.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k" + std::to_string(i)}}));
+    EXPECT_EQ(ReceiveReadResult(lookup).out, "lookup|--|m|k" + std::to_string(i));
+  }
+  sink_.ReleaseReads();
+  EXPECT_EQ(ReceiveReadResult(slow).out, "query|--|slow");
+}
+
 }  // namespace
 }  // namespace planb::testing
