@@ -12,6 +12,7 @@
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/common/log_text.h"
 #include "host/common/read_budget.h"
 #include "host/ingest/batch_verifier.h"
 #include "host/ingest/merge_processor.h"
@@ -23,6 +24,9 @@ namespace planb {
 namespace {
 
 std::string CheckDirFor(const std::string& zip_path) { return zip_path + ".check"; }
+
+// The longest log line written; values in it are capped far below (kLogValueCap), this bounds the rest.
+constexpr size_t kMaxLogLine = 4096;
 
 // A string sink that keeps at most `limit` bytes and remembers that more were written: a query over a huge map
 // must not grow the node's memory without bound before the reply is refused.
@@ -81,7 +85,9 @@ StorageNode::~StorageNode() {
 
 void StorageNode::Log(const std::string& line) {
   std::lock_guard<std::mutex> lock(log_mutex_);
-  log_ << FormatIsoTime(CurrentTimeMs()) << " " << runtime_.config().cluster.node_name << ": " << line << std::endl;
+  // Every line escaped and capped here too (log_text.h), whatever its callers did: one line per event, always.
+  log_ << FormatIsoTime(CurrentTimeMs()) << " " << runtime_.config().cluster.node_name << ": "
+       << LogValue(line, kMaxLogLine) << std::endl;
 }
 
 Status StorageNode::Run(const std::atomic<bool>& stop) {

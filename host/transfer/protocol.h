@@ -74,6 +74,11 @@ inline constexpr uint32_t kFlagSynchroniseMerge = 1u << 0;
 // a protocol error (each chunk is one zmq message in memory, a window of them at once).
 inline constexpr uint32_t kMaxUploadChunkSize = 16u << 20;
 
+// A batch id as BEGIN may carry it: 1 to kMaxWireBatchId bytes of A-Z a-z 0-9 . _ - : / (ids are
+// "<node>/<stream>", node names are letters, digits, '.', '-', '_'). Anything else is refused at the edge.
+inline constexpr size_t kMaxWireBatchId = 255;
+bool IsWireBatchId(std::string_view id);
+
 struct BeginRequest {
   std::string batch_id;
   uint64_t total_size = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/common/log_text.h"
 #include "host/transfer/accept_worker.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/read_worker.h"
@@ -72,6 +73,10 @@ class UploadReceiver::Impl {
   void Log(const std::string& line) {
     if (log_) log_(line);
   }
+  // Logs an error a peer caused: `what` ("upload error", "snapshot error") + " " + `about` + ": " + the message
+  // (escaped, capped), each kind (what + code) at most once per 10 s with a count of those suppressed.
+  // REQUIRES: `about` is already escaped (LogValue).
+  void LogPeerError(const std::string& what, const Status& status, const std::string& about);
 
   // receiver_commands.cc
   void HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload);
@@ -117,6 +122,7 @@ class UploadReceiver::Impl {
   std::map<uint64_t, std::unique_ptr<UploadSession>> uploads_;
   std::vector<Waiter> waiters_;
   Clock::time_point next_merge_check_;
+  RepeatLimiter error_limiter_;
 };
 
 std::string TokenHex(uint64_t token);

@@ -6,6 +6,7 @@
 
 #include "host/common/fault_point.h"
 #include "host/common/hex.h"
+#include "host/config/config.h"
 #include "host/transfer/upload_receiver_impl.h"
 
 namespace planb {
@@ -17,8 +18,13 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
   protocol::SnapshotRequest request;
   Status status = protocol::DecodeSnapshot(payload, &request);
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
-  if (request.map.empty()) {
-    return ReplySnapshotError(routing_id, request_id, Status::Invalid("SNAPSHOT with an empty map name"), "");
+  if (!IsValidMapName(NormaliseMapName(request.map))) {
+    // Not echoed: the name is the peer's, of any length and bytes.
+    return ReplySnapshotError(routing_id, request_id,
+                              Status::Invalid("SNAPSHOT: a map name of " + std::to_string(request.map.size()) +
+                                              " bytes that is not a valid map name (1 to 128 letters, digits and _, "
+                                              "starting with a letter)"),
+                              "");
   }
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
@@ -106,8 +112,7 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
 
 void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                               const std::string& map) {
-  Log("snapshot error" + (map.empty() ? " from sender " + HexString(routing_id) : " for map " + map) + ": " +
-      status.message());
+  LogPeerError("snapshot error", status, map.empty() ? "from sender " + HexString(routing_id) : "for map " + LogValue(map));
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }

@@ -242,7 +242,7 @@ TEST_F(UploadReceiverTest, DeclaredSizeOverTheLimitIsRefused) {
   EXPECT_EQ(error.message,
             "batch node1a/huge declares 1001 bytes, more than this node accepts (max_upload_bytes 1000)");
   raw.Request(Command::kBegin, protocol::EncodeBegin({"", 10, 1, 0}));
-  EXPECT_EQ(raw.ReceiveError().message, "BEGIN with an empty batch id");
+  EXPECT_EQ(raw.ReceiveError().message, "BEGIN: a batch id of 0 bytes that is not valid (1 to 255 of A-Z a-z 0-9 . _ - : /)");
 }
 
 TEST_F(UploadReceiverTest, StalePartsAreClearedAtStartAndIdleUploadsExpire) {
