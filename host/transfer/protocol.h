@@ -121,6 +121,9 @@ struct ReadResult {
   std::string out;        // its stdout, byte for byte
   std::string err;        // its stderr, byte for byte
 };
+// The largest READ payload a node takes (it answers ERROR kInvalidArgument "request too large (N bytes, limit M)";
+// far larger frames zmq drops at the node's maxmsgsize). Clients split a lookup's keys into requests under it.
+inline constexpr size_t kMaxReadRequest = size_t{1} << 20;
 // The most stdout a READ_RESULT carries; a command printing more gets exit 2 and kReadOutputTooLarge instead.
 inline constexpr size_t kMaxReadOutput = size_t{64} << 20;
 inline constexpr char kReadOutputTooLarge[] = "planb: query output exceeds 64 MiB; narrow it with --where or --limit\n";

@@ -187,6 +187,12 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
 }
 
 void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  if (payload.size() > protocol::kMaxReadRequest) {
+    return ReplyError(routing_id, request_id,
+                      Status::Invalid("request too large (" + std::to_string(payload.size()) + " bytes, limit " +
+                                      std::to_string(protocol::kMaxReadRequest) + ")"),
+                      "");
+  }
   protocol::ReadRequest read;
   Status status = protocol::DecodeRead(payload, &read);
   if (status.ok()) status = protocol::CheckReadArgs(read.args);

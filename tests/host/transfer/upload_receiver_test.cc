@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "host/transfer/remote_read.h"
 #include "planb/encoding.h"
 #include "tests/host/transfer/upload_fixture.h"
 
@@ -513,6 +514,26 @@ TEST_F(UploadReceiverTest, ASlowReadDoesNotBlockTheLookupsBehindIt) {
   }
   sink_.ReleaseReads();
   EXPECT_EQ(ReceiveReadResult(slow).out, "query|--|slow");
+}
+
+TEST_F(UploadReceiverTest, AReadTooLargeIsRefusedSayingSo) {
+  ReceiverSettings settings = Settings();
+  settings.chunk_size = 1 << 20;  // the node's default: frames up to about 2 MiB reach it
+  RestartWith(settings);
+  RawSender raw(context_, endpoint());
+  const std::string key(1536 * 1024, 'k');  // under the socket's frame cap, over protocol::kMaxReadRequest
+  raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", key}}));
+  const protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_EQ(error.message, "request too large (1572893 bytes, limit 1048576)");
+  // The client refuses it before sending, alike.
+  ClusterConfig cluster;
+  cluster.node_list = {"node1"};
+  cluster.nodes["node1"] = {"node1", endpoint()};
+  int exit_code = 0;
+  std::string out, err, node;
+  const Status status = RemoteRead(context_, cluster, {"lookup", "--", "m", key}, &exit_code, &out, &err, &node);
+  EXPECT_EQ(status.message(), "request too large (1572893 bytes, limit 1048576)");
 }
 
 }  // namespace
