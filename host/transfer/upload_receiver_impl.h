@@ -8,7 +8,6 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,8 +35,7 @@ class UploadReceiver::Impl {
         log_(std::move(log)),
         worker_(MakeAcceptWorker(sink)),
         read_worker_(MakeReadWorker(sink)),
-        snapshot_worker_(MakeSnapshotWorker(sink)),
-        token_rng_(std::random_device{}()) {
+        snapshot_worker_(MakeSnapshotWorker(sink)) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
   }
@@ -94,7 +92,7 @@ class UploadReceiver::Impl {
   // Answers ERROR and logs it with the map when known, else with the sender's routing id.
   void ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                           const std::string& map);
-  // A token no upload or served snapshot uses.
+  // A token no upload or served snapshot uses, from the OS's CSPRNG (getrandom): a peer cannot guess another's.
   uint64_t NewToken();
   // The upload of `token`, or null after answering ERROR for an unknown token.
   // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
@@ -118,7 +116,6 @@ class UploadReceiver::Impl {
   SnapshotWorker snapshot_worker_;
   ServedSnapshots served_;
   std::unique_ptr<zmq::socket_t> router_;
-  std::mt19937_64 token_rng_;
   std::map<uint64_t, std::unique_ptr<UploadSession>> uploads_;
   std::vector<Waiter> waiters_;
   Clock::time_point next_merge_check_;

@@ -1,5 +1,7 @@
 // UploadReceiver's SNAPSHOT and FETCH handlers: the sink prepares a snapshot zip on the snapshot worker; the
 // receiver opens it, offers it under a token, and serves its bytes in chunks (docs/protocol.md).
+#include <sys/random.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -119,7 +121,11 @@ void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uin
 
 uint64_t UploadReceiver::Impl::NewToken() {
   uint64_t token = 0;
-  while (token == 0 || uploads_.count(token) != 0 || served_.Contains(token)) token = token_rng_();
+  while (token == 0 || uploads_.count(token) != 0 || served_.Contains(token)) {
+    // getrandom(2) without flags blocks only before the kernel's pool is first seeded, never after.
+    ssize_t n = ::getrandom(&token, sizeof token, 0);
+    if (n != static_cast<ssize_t>(sizeof token)) token = 0;  // EINTR or short: draw again
+  }
   return token;
 }
 
