@@ -1,5 +1,6 @@
 // `planb lookup --remote` and `planb query --remote`: the command runs on a storage node, which opens its own
 // shards; this process reads its config only, never shards/ or snapshots/.
+#include <algorithm>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -13,8 +14,9 @@ namespace {
 
 // The command's tokens as the node's parser takes them: options first, then "--" so that an argument starting
 // with '-' (a key such as "-5") stays an argument. A lookup's keys are read here (--keys-from names a file on
-// this machine) and sent as arguments: one request for all of them.
-bool RemoteArgs(const CommandLine& cli, std::vector<std::string>* out, std::ostream& err) {
+// this machine) and sent as arguments, in as many requests as protocol::kMaxReadRequest needs (`keys`).
+bool RemoteArgs(const CommandLine& cli, std::vector<std::string>* out, std::vector<std::string>* keys,
+                std::ostream& err) {
   std::vector<std::string>& args = *out;
   args = {cli.command};
   if (cli.command == "lookup") {
@@ -27,10 +29,8 @@ bool RemoteArgs(const CommandLine& cli, std::vector<std::string>* out, std::ostr
   }
   args.push_back("--");
   if (cli.command == "lookup") {
-    std::vector<std::string> keys;
-    if (!CollectLookupKeys(cli, &keys, err)) return false;
+    if (!CollectLookupKeys(cli, keys, err)) return false;
     args.push_back(cli.args[0]);
-    args.insert(args.end(), keys.begin(), keys.end());
   } else {
     args.insert(args.end(), cli.args.begin(), cli.args.end());
   }
@@ -40,25 +40,32 @@ bool RemoteArgs(const CommandLine& cli, std::vector<std::string>* out, std::ostr
 }  // namespace
 
 int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
-  int exit_code = kExitError;
-  std::string node_out;
-  std::string node_err;
-  std::string node_used;
-  std::vector<std::string> args;
-  if (!RemoteArgs(cli, &args, err)) return kExitError;
-  Status s;
-  {
-    zmq::context_t context;
-    s = RemoteRead(context, runtime.config().cluster, args, &exit_code, &node_out, &node_err, &node_used);
+  std::vector<std::string> head;
+  std::vector<std::string> keys;
+  if (!RemoteArgs(cli, &head, &keys, err)) return kExitError;
+  // A lookup of many keys goes as several requests, answered in order: the output is the one request's, and the
+  // exit status the worst of them (0 all found, 1 some missing; an error stops there with its own).
+  const std::vector<std::vector<std::string>> requests =
+      cli.command == "lookup" ? SplitLookupArgs(head, keys) : std::vector<std::vector<std::string>>{head};
+  int worst = kExitOk;
+  zmq::context_t context;
+  for (const std::vector<std::string>& args : requests) {
+    int exit_code = kExitError;
+    std::string node_out;
+    std::string node_err;
+    std::string node_used;
+    const Status s = RemoteRead(context, runtime.config().cluster, args, &exit_code, &node_out, &node_err, &node_used);
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    out.write(node_out.data(), static_cast<std::streamsize>(node_out.size()));
+    out.flush();
+    err.write(node_err.data(), static_cast<std::streamsize>(node_err.size()));
+    if (exit_code != kExitOk && exit_code != kExitNotFound) return exit_code;
+    worst = std::max(worst, exit_code);
   }
-  if (!s.ok()) {
-    err << "planb: " << s.message() << "\n";
-    return kExitError;
-  }
-  out.write(node_out.data(), static_cast<std::streamsize>(node_out.size()));
-  out.flush();
-  err.write(node_err.data(), static_cast<std::streamsize>(node_err.size()));
-  return exit_code;
+  return worst;
 }
 
 }  // namespace planb

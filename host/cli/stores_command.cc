@@ -75,7 +75,7 @@ int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, st
     std::string maps;
     for (const std::string& map : batch.maps) maps += (maps.empty() ? "" : ",") + map;
     out << "  " << batch.name << " (maps " << (batch.maps_known ? maps : "unknown") << "): "
-        << EscapeForLog(batch.reason) << "\n";
+        << batch.reason << "\n";
   }
   for (const HeldBatch& batch : held) {
     out << "blocked: map " << batch.map << ": staged batch " << batch.name << " held back behind " << batch.by << "\n";

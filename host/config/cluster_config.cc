@@ -99,7 +99,9 @@ const std::vector<std::string>& ClusterKeyNames() {
   static const std::vector<std::string> names = {"node_name", "node_list", "request_timeout", "send_part_attempts",
                                                  "send_part_retry_delay", "max_batch_size",
                                                  "snapshot_retry_fetch_interval", "min_time_to_keep_snapshots",
-                                                 "min_time_to_keep_env_open"};
+                                                 "min_time_to_keep_env_open", "upload_idle_timeout",
+                                                 "max_remote_where_terms", "max_remote_rows_examined",
+                                                 "remote_read_timeout"};
   return names;
 }
 
@@ -121,6 +123,20 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
   if (key == "min_time_to_keep_snapshots") return ParseDurationKey(value, 0, &cluster->min_time_to_keep_snapshots_ms);
   if (key == "min_time_to_keep_env_open") return ParseDurationKey(value, 0, &cluster->min_time_to_keep_env_open_ms);
   if (key == "send_part_attempts") return ParseAttempts(value, &cluster->send_part_attempts);
+  if (key == "upload_idle_timeout") {
+    return ParseDurationKey(value, kMinRequestTimeoutMs, &cluster->upload_idle_timeout_ms);
+  }
+  if (key == "remote_read_timeout") {
+    return ParseDurationKey(value, kMinRequestTimeoutMs, &cluster->remote_read_timeout_ms);
+  }
+  if (key == "max_remote_where_terms" || key == "max_remote_rows_examined") {
+    uint64_t* cap = key == "max_remote_where_terms" ? &cluster->max_remote_where_terms
+                                                    : &cluster->max_remote_rows_examined;
+    if (!ParseCount(value, UINT64_MAX, cap) || *cap == 0) {
+      return Status::Invalid("'" + value + "' is not a count above 0");
+    }
+    return Status::Ok();
+  }
   if (key == "max_batch_size") {
     if (!ParseByteSize(value, &cluster->max_batch_size) || cluster->max_batch_size == 0) {
       return Status::Invalid("'" + value + "' is not a size (e.g. 64GiB, 512MiB)");

@@ -17,6 +17,10 @@
 //   send_part_attempts = 3           # tries per request before a node counts as failed
 //   send_part_retry_delay = 10s
 //   max_batch_size = 64GiB           # the largest batch a node accepts, unzipped (zip bombs)
+//   upload_idle_timeout = 30s        # an upload sending nothing this long loses its slot and disk reservation
+//   max_remote_where_terms = 10000   # remote reads (--remote): literals in one --where
+//   max_remote_rows_examined = 100000000  # remote reads: rows one query may examine
+//   remote_read_timeout = 50s        # remote reads: the longest one query may run on the node
 // Reading on nodes that are not storage nodes (local snapshots of the shards, docs/snapshots.md):
 //   snapshot_retry_fetch_interval = 1m  # after a failed fetch, the old snapshot serves; retry only after this
 //   min_time_to_keep_snapshots = 10m    # a snapshot this old is refreshed (in the background where possible)
@@ -66,6 +70,10 @@ struct ClusterConfig {
   int64_t snapshot_retry_fetch_interval_ms = 60 * 1000;
   int64_t min_time_to_keep_snapshots_ms = 10 * 60 * 1000;
   int64_t min_time_to_keep_env_open_ms = 60 * 1000;
+  int64_t upload_idle_timeout_ms = 30 * 1000;
+  uint64_t max_remote_where_terms = 10000;
+  uint64_t max_remote_rows_examined = 100000000;
+  int64_t remote_read_timeout_ms = 50 * 1000;
 
   bool single_node() const { return node_list.empty(); }
   // Whether this node is one of the storage nodes (a single node always is).

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "host/common/file_util.h"
+#include "host/common/log_text.h"
 #include "host/ingest/staging_store.h"
 
 namespace planb {
@@ -19,6 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr const char* kAttemptsSuffix = ".attempts";
+// Reasons are one line on disk: escaped (LogValue) and capped.
+constexpr size_t kReasonCap = 1000;
 constexpr const char* kReasonSuffix = ".reason";
 constexpr const char* kAllMaps = "*";
 constexpr const char* kDataEntry = "/data.mdb";
@@ -49,25 +52,6 @@ bool IsBatchFileName(const std::string& name) {
 }  // namespace
 
 std::string QuarantineDir(const Home& home) { return home.root() + "/quarantine"; }
-
-std::string EscapeForLog(const std::string& text, size_t cap) {
-  std::string out;
-  for (const char c : text) {
-    if (out.size() >= cap) {
-      out += "...";
-      break;
-    }
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f || c == '\\') {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 Status ListBatchMaps(const std::string& zip_path, std::vector<std::string>* maps) {
   maps->clear();
@@ -105,7 +89,7 @@ MergeAttempts ReadMergeAttempts(const std::string& zip_path) {
 
 Status WriteMergeAttempts(const std::string& zip_path, const MergeAttempts& attempts) {
   return WriteFileAtomically(zip_path + kAttemptsSuffix,
-                             std::to_string(attempts.count) + "\n" + EscapeForLog(attempts.last_error) + "\n");
+                             std::to_string(attempts.count) + "\n" + LogValue(attempts.last_error, kReasonCap) + "\n");
 }
 
 void ClearMergeAttempts(const std::string& zip_path) { (void)::unlink((zip_path + kAttemptsSuffix).c_str()); }
@@ -118,11 +102,11 @@ Status QuarantineBatch(const Home& home, const std::string& zip_path, const std:
   out->name = name;
   out->maps = maps;
   out->maps_known = maps_known;
-  out->reason = EscapeForLog(reason);
+  out->reason = reason;
   // The reason first: a crash between the two leaves a reason without a zip, which is ignored (and replaced).
   PLANB_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name + kReasonSuffix,
                                             "maps " + (maps_known ? Join(maps) : std::string(kAllMaps)) + "\n" +
-                                                "reason " + out->reason + "\n"));
+                                                "reason " + LogValue(reason, kReasonCap) + "\n"));
   PLANB_RETURN_IF_ERROR(DurableRename(zip_path, dir + "/" + name));
   PLANB_RETURN_IF_ERROR(SyncPath(fs::path(zip_path).parent_path().string()));
   ClearMergeAttempts(zip_path);

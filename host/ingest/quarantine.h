@@ -45,7 +45,8 @@ struct QuarantinedBatch {
 };
 
 // Moves staged `zip_path` into quarantine/ (created when missing) with its reason file, durably, and drops its
-// attempts file. `reason` is escaped and capped.
+// attempts file. `reason` is stored escaped and capped (one line); `out->reason` keeps it
+// as given, for the caller's log line (which escapes it).
 Status QuarantineBatch(const Home& home, const std::string& zip_path, const std::vector<std::string>& maps,
                        bool maps_known, const std::string& reason, QuarantinedBatch* out);
 // Quarantined batches, oldest first; none when quarantine/ does not exist (nothing is created).
@@ -76,8 +77,5 @@ struct HeldBatch {
 // Quarantine and staging as they are now (for `planb stores`): the quarantined batches and the staged batches
 // held back behind them. Reads only; creates nothing.
 Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quarantined, std::vector<HeldBatch>* held);
-
-// For log lines: control characters and backslashes as \xNN, at most `cap` bytes (then "...").
-std::string EscapeForLog(const std::string& text, size_t cap = 1000);
 
 }  // namespace planb

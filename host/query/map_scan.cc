@@ -1,6 +1,7 @@
 #include "host/query/map_scan.h"
 
 #include "host/common/hex.h"
+#include "host/common/read_budget.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -63,6 +64,7 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
     MDB_val current = key.mdb();
     if (range.has_upper && mdb_cmp(txn.get(), env.data(), &current, &upper) > 0) break;
     ++stats->rows_examined;
+    PLANB_RETURN_IF_ERROR(ChargeReadRow());  // a remote READ's cap (read_budget.h); nothing for local commands
     row = Row();
     code = store.DecodeRow(table, key, value, &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env.path());

@@ -12,10 +12,13 @@
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/common/log_text.h"
+#include "host/common/read_budget.h"
 #include "host/ingest/batch_verifier.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
+#include "host/query/lexer.h"
 
 namespace planb {
 
@@ -28,6 +31,9 @@ std::string JoinMaps(const std::vector<std::string>& maps) {
   for (const std::string& map : maps) text += (text.empty() ? "" : ",") + map;
   return text;
 }
+
+// The longest log line written; values in it are capped far below (kLogValueCap), this bounds the rest.
+constexpr size_t kMaxLogLine = 4096;
 
 // A string sink that keeps at most `limit` bytes and remembers that more were written: a query over a huge map
 // must not grow the node's memory without bound before the reply is refused.
@@ -61,6 +67,18 @@ class CappedStringBuf : public std::streambuf {
   std::string text_;
 };
 
+// The literals (texts and numbers) of a --where: what its cost grows with. One that does not tokenize counts 0:
+// the query's own parser reports it.
+uint64_t CountWhereTerms(const std::string& where) {
+  std::vector<query::Token> tokens;
+  if (!query::Tokenize(where, &tokens).ok()) return 0;
+  uint64_t terms = 0;
+  for (const query::Token& token : tokens) {
+    if (token.kind == query::TokenKind::kText || token.kind == query::TokenKind::kNumber) ++terms;
+  }
+  return terms;
+}
+
 }  // namespace
 
 StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log)
@@ -74,7 +92,9 @@ StorageNode::~StorageNode() {
 
 void StorageNode::Log(const std::string& line) {
   std::lock_guard<std::mutex> lock(log_mutex_);
-  log_ << FormatIsoTime(CurrentTimeMs()) << " " << runtime_.config().cluster.node_name << ": " << line << std::endl;
+  // Every line escaped and capped here too (log_text.h), whatever its callers did: one line per event, always.
+  log_ << FormatIsoTime(CurrentTimeMs()) << " " << runtime_.config().cluster.node_name << ": "
+       << LogValue(line, kMaxLogLine) << std::endl;
 }
 
 Status StorageNode::Run(const std::atomic<bool>& stop) {
@@ -113,6 +133,7 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   ReceiverSettings settings;
   settings.receive_dir = runtime_.home().receive();
   settings.max_upload_bytes = cluster.max_batch_size;
+  settings.idle_upload_expiry_ms = cluster.upload_idle_timeout_ms;
   UploadReceiver receiver(context, settings, *this, [this](const std::string& line) { Log(line); });
   std::string bound;
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
@@ -183,11 +204,26 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
     return Status::Invalid("READ refuses global options (--home, --config, --plugin-dir, --help, --version)");
   }
   if (cli.keys_from) return Status::Invalid("READ refuses --keys-from: the client sends the keys, a node reads no file");
+  const ClusterConfig& cluster = runtime_.config().cluster;
+  if (cli.where) {
+    // A peer's --where costs parse time and memory per term before a row is read: capped (exit 2, as the CLI).
+    const uint64_t terms = CountWhereTerms(*cli.where);
+    if (terms > cluster.max_remote_where_terms) {
+      *exit_code = kExitError;
+      out->clear();
+      *err = "planb: remote read cap: --where has " + std::to_string(terms) + " terms, more than this node's " +
+             "max_remote_where_terms of " + std::to_string(cluster.max_remote_where_terms) + "\n";
+      return Status::Ok();
+    }
+  }
+  ScopedReadBudget budget({cluster.max_remote_rows_examined,
+                           std::chrono::steady_clock::now() + std::chrono::milliseconds(cluster.remote_read_timeout_ms),
+                           cluster.remote_read_timeout_ms});
   CappedStringBuf out_buffer(protocol::kMaxReadOutput);
   std::ostream out_stream(&out_buffer);
   std::ostringstream err_stream;
-  // One read at a time (the receiver's read worker); the catalog is read-only and EnvCache is thread-safe, so
-  // reads overlap merges as a separate lookup process would.
+  // A few reads at once (the receiver's read pool); the catalog is read-only and EnvCache is thread-safe, so
+  // reads overlap each other and merges as separate lookup processes would.
   *exit_code = cli.command == "lookup" ? RunLookupCommand(runtime_, cli, out_stream, err_stream)
                                        : RunQueryCommand(runtime_, cli, out_stream, err_stream);
   out_stream.flush();
@@ -197,7 +233,13 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
     *err = protocol::kReadOutputTooLarge;
     return Status::Ok();
   }
-  *out = out_buffer.Take();
+  // A query stopped by its cap printed part of its rows: send none, only the error (exit 2).
+  if (ReadBudgetSpent()) {
+    *exit_code = kExitError;
+    out->clear();
+  } else {
+    *out = out_buffer.Take();
+  }
   *err = err_stream.str();
   return Status::Ok();
 }
@@ -233,13 +275,13 @@ void StorageNode::MergeLoop() {
     }
     for (const QuarantinedBatch& batch : report.quarantined) {
       Log("quarantined batch " + batch.name + " (maps " + (batch.maps_known ? JoinMaps(batch.maps) : "unknown") +
-          ") in " + QuarantineDir(runtime_.home()) + ": " + EscapeForLog(batch.reason));
+          ") in " + QuarantineDir(runtime_.home()) + ": " + batch.reason);
     }
     std::string held;
     for (const HeldBatch& batch : report.held) {
       held += (held.empty() ? "" : "; ") + batch.name + " (map " + batch.map + " blocked by " + batch.by + ")";
     }
-    if (held != last_held_ && !held.empty()) Log("held back, waiting for the operator: " + EscapeForLog(held));
+    if (held != last_held_ && !held.empty()) Log("held back, waiting for the operator: " + held);
     last_held_ = held;
     int64_t wait_ms = options_.merge_poll_ms;
     {
@@ -252,7 +294,7 @@ void StorageNode::MergeLoop() {
       if (!merged.ok()) wait_ms = options_.merge_retry_ms;
     }
     // The same failure every retry is logged once, not every few seconds.
-    if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + EscapeForLog(merged.message()));
+    if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + merged.message());
     last_error = merged.ok() ? std::string() : merged.message();
     CleanUpSnapshotsIfDue();
     std::unique_lock<std::mutex> lock(merge_mutex_);

@@ -49,6 +49,8 @@ struct UnzipLimits {
 // a missing or unknown-version manifest (version 1, from an older planb, included), a version 2 manifest without a
 // valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` (absolute
 // paths, `..`, backslashes, anything else), a map twice, more entries or more declared bytes than `limits`.
+// Refused too (kFull "not enough disk ...", nothing written) when the declared sizes would leave less than
+// max(64 MiB, 1% of the filesystem) free where dest_dir is made.
 // While extracting, an entry that inflates past its declared size or fails its CRC is an error too. On any
 // error dest_dir is removed (an existing dest_dir is refused, kInvalidArgument, and left alone; missing parents of
 // dest_dir are created). `maps` gets the map names in entry order, `batch_id` (when not null) the manifest's id.

@@ -28,6 +28,8 @@ Status WakeSignal::Open(zmq::context_t& context, const std::string& name) {
 }
 
 void WakeSignal::Notify() {
+  // A zmq socket is not thread-safe, and a worker with several threads notifies from each.
+  std::lock_guard<std::mutex> lock(notify_mutex_);
   try {
     (void)out_->send(zmq::message_t(), zmq::send_flags::dontwait);
   } catch (const zmq::error_t&) {

@@ -1,4 +1,5 @@
-// LoopWorker runs jobs on a thread of its own, one at a time in submission order, for a thread that serves a
+// LoopWorker runs jobs on threads of its own (one by default: one job at a time in submission order; with more,
+// jobs start in submission order and may finish out of it), for a thread that serves a
 // zmq poll loop (the upload receiver's ROUTER loop), so that a slow job never stalls that loop. Results come back
 // through TakeResults; a zmq PAIR socket (wake_socket) becomes readable when one is waiting, so the loop can poll
 // it beside its other sockets instead of spinning. The job itself is the `run` handler given at construction;
@@ -30,7 +31,7 @@ class WakeSignal {
   // Binds a PAIR socket to an inproc endpoint named after `name` and never used before in this process, and
   // connects a second one to it. On failure both are closed and the message names `name`.
   Status Open(zmq::context_t& context, const std::string& name);
-  // Makes the bound end readable; from the worker thread.
+  // Makes the bound end readable; from any worker thread.
   void Notify();
   // Reads every pending wake-up off the bound end.
   void Drain();
@@ -40,6 +41,7 @@ class WakeSignal {
  private:
   std::unique_ptr<zmq::socket_t> in_;   // the loop's end
   std::unique_ptr<zmq::socket_t> out_;  // the worker's end
+  std::mutex notify_mutex_;             // guards out_ against worker threads notifying at once
 };
 
 template <typename JobT, typename ResultT>
@@ -53,19 +55,22 @@ class LoopWorker {
   // The result for a job whose handler threw, so that an exception neither kills the thread nor loses the job.
   using FailureHandler = std::function<Result(Job&, const std::exception&)>;
 
-  // `name` ("accept worker") names the wake-up endpoint and Start's error.
-  LoopWorker(std::string name, Handler run, FailureHandler on_exception)
-      : name_(std::move(name)), run_(std::move(run)), on_exception_(std::move(on_exception)) {}
+  // `name` ("accept worker") names the wake-up endpoint and Start's error; `threads` (at least 1) run jobs.
+  LoopWorker(std::string name, Handler run, FailureHandler on_exception, size_t threads = 1)
+      : name_(std::move(name)),
+        run_(std::move(run)),
+        on_exception_(std::move(on_exception)),
+        thread_count_(threads == 0 ? 1 : threads) {}
   ~LoopWorker() { Stop(); }
   LoopWorker(const LoopWorker&) = delete;
   LoopWorker& operator=(const LoopWorker&) = delete;
 
-  // Creates the wake-up sockets in `context` and starts the thread.
+  // Creates the wake-up sockets in `context` and starts the threads.
   Status Start(zmq::context_t& context) {
     Status status = wake_.Open(context, name_);
     if (!status.ok()) return status;
     stop_ = false;
-    thread_ = std::thread([this] { Loop(); });
+    for (size_t i = 0; i < thread_count_; ++i) threads_.emplace_back([this] { Loop(); });
     return Status::Ok();
   }
 
@@ -92,16 +97,17 @@ class LoopWorker {
     return results;
   }
 
-  // Lets the running job finish, drops the queued ones (whatever they hold stays the caller's) and joins.
+  // Lets the running jobs finish, drops the queued ones (whatever they hold stays the caller's) and joins.
   void Stop() {
-    if (!thread_.joinable()) return;
+    if (threads_.empty()) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
       jobs_.clear();
     }
     work_ready_.notify_all();
-    thread_.join();
+    for (std::thread& thread : threads_) thread.join();
+    threads_.clear();
     wake_.Close();
   }
 
@@ -118,12 +124,12 @@ class LoopWorker {
         if (stop_) return;
         job = std::move(jobs_.front());
         jobs_.pop_front();
-        running_ = 1;
+        ++running_;
       }
       Result result = RunOne(job);
       {
         std::lock_guard<std::mutex> lock(mu_);
-        running_ = 0;
+        --running_;
         results_.push_back(std::move(result));
       }
       wake_.Notify();
@@ -141,8 +147,9 @@ class LoopWorker {
   const std::string name_;
   const Handler run_;
   const FailureHandler on_exception_;
+  const size_t thread_count_;
   WakeSignal wake_;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable work_ready_;
   std::deque<Job> jobs_;

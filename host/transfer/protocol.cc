@@ -367,4 +367,14 @@ Code CodeFromWire(uint16_t code) {
   return static_cast<Code>(code);
 }
 
+bool IsWireBatchId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxWireBatchId) return false;
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                    c == '_' || c == '-' || c == ':' || c == '/';
+    if (!ok) return false;
+  }
+  return true;
+}
+
 }  // namespace planb::protocol

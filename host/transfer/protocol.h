@@ -74,6 +74,11 @@ inline constexpr uint32_t kFlagSynchroniseMerge = 1u << 0;
 // a protocol error (each chunk is one zmq message in memory, a window of them at once).
 inline constexpr uint32_t kMaxUploadChunkSize = 16u << 20;
 
+// A batch id as BEGIN may carry it: 1 to kMaxWireBatchId bytes of A-Z a-z 0-9 . _ - : / (ids are
+// "<node>/<stream>", node names are letters, digits, '.', '-', '_'). Anything else is refused at the edge.
+inline constexpr size_t kMaxWireBatchId = 255;
+bool IsWireBatchId(std::string_view id);
+
 struct BeginRequest {
   std::string batch_id;
   uint64_t total_size = 0;
@@ -116,6 +121,9 @@ struct ReadResult {
   std::string out;        // its stdout, byte for byte
   std::string err;        // its stderr, byte for byte
 };
+// The largest READ payload a node takes (it answers ERROR kInvalidArgument "request too large (N bytes, limit M)";
+// far larger frames zmq drops at the node's maxmsgsize). Clients split a lookup's keys into requests under it.
+inline constexpr size_t kMaxReadRequest = size_t{1} << 20;
 // The most stdout a READ_RESULT carries; a command printing more gets exit 2 and kReadOutputTooLarge instead.
 inline constexpr size_t kMaxReadOutput = size_t{64} << 20;
 inline constexpr char kReadOutputTooLarge[] = "planb: query output exceeds 64 MiB; narrow it with --where or --limit\n";

@@ -4,7 +4,7 @@
 
 namespace planb {
 
-ReadWorker MakeReadWorker(BatchSink& sink) {
+ReadWorker MakeReadWorker(BatchSink& sink, size_t threads) {
   return ReadWorker(
       "read worker",
       [&sink](ReadJob& job) {
@@ -17,7 +17,8 @@ ReadWorker MakeReadWorker(BatchSink& sink) {
         const std::string command = job.args.empty() ? "" : job.args[0];
         return ReadJobResult{
             std::move(job.routing_id), job.request_id, Status::Internal("READ " + command + ": " + e.what()), {}};
-      });
+      },
+      threads);
 }
 
 }  // namespace planb

@@ -1,6 +1,6 @@
-// The read worker runs BatchSink::ExecuteRead for READ requests on a LoopWorker thread, one at a time in arrival
-// order, so that a long query never stalls the receiver's ROUTER loop (uploads keep flowing). Stop drops the
-// queued requests: their senders time out.
+// The read worker runs BatchSink::ExecuteRead for READ requests on a small pool of LoopWorker threads, started in
+// arrival order, so that a long query neither stalls the receiver's ROUTER loop (uploads keep flowing) nor the
+// lookups behind it (they run on the other threads). Stop drops the queued requests: their senders time out.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +29,11 @@ struct ReadJobResult {
 
 using ReadWorker = LoopWorker<ReadJob, ReadJobResult>;
 
-// A worker handing each request to sink.ExecuteRead. REQUIRES: `sink` outlives the worker.
-ReadWorker MakeReadWorker(BatchSink& sink);
+// Threads of the read pool: a slow query holds one, the others keep serving lookups.
+inline constexpr size_t kReadThreads = 3;
+
+// A worker handing each request to sink.ExecuteRead on `threads` threads. REQUIRES: `sink` outlives the worker
+// and its ExecuteRead is safe to call from several threads at once.
+ReadWorker MakeReadWorker(BatchSink& sink, size_t threads = kReadThreads);
 
 }  // namespace planb

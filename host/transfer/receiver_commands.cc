@@ -17,9 +17,14 @@ using protocol::UploadState;
 void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
   protocol::BeginRequest begin;
   Status status = protocol::DecodeBegin(payload, &begin);
-  if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
-  if (begin.batch_id.empty()) {
-    return ReplyError(routing_id, request_id, Status::Invalid("BEGIN with an empty batch id"), "");
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  if (!protocol::IsWireBatchId(begin.batch_id)) {
+    // Not echoed: the id is the peer's, of any length and bytes.
+    return ReplyError(routing_id, request_id,
+                      Status::Invalid("BEGIN: a batch id of " + std::to_string(begin.batch_id.size()) +
+                                      " bytes that is not valid (1 to " + std::to_string(protocol::kMaxWireBatchId) +
+                                      " of A-Z a-z 0-9 . _ - : /)"),
+                      "");
   }
   if (begin.total_size > settings_.max_upload_bytes) {
     return ReplyError(routing_id, request_id,
@@ -45,13 +50,13 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
       ready.token = upload.token();
       ready.resume_offset = upload.received();
       if (upload.state == UploadState::kReceiving && upload.received() > 0) {
-        Log("resuming upload of batch " + begin.batch_id + " at " + std::to_string(upload.received()) + " of " +
+        Log("resuming upload of batch " + LogValue(begin.batch_id) + " at " + std::to_string(upload.received()) + " of " +
             std::to_string(begin.total_size) + " bytes");
       }
       return Reply(routing_id, Command::kReady, request_id, protocol::EncodeReady(ready));
     }
     if (upload.state == UploadState::kReceiving) {
-      Log("dropping partial upload of batch " + begin.batch_id + ": its sender began a different zip");
+      Log("dropping partial upload of batch " + LogValue(begin.batch_id) + ": its sender began a different zip");
       upload.RemovePart();
       it = uploads_.erase(it);
       continue;
@@ -182,6 +187,12 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
 }
 
 void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+  if (payload.size() > protocol::kMaxReadRequest) {
+    return ReplyError(routing_id, request_id,
+                      Status::Invalid("request too large (" + std::to_string(payload.size()) + " bytes, limit " +
+                                      std::to_string(protocol::kMaxReadRequest) + ")"),
+                      "");
+  }
   protocol::ReadRequest read;
   Status status = protocol::DecodeRead(payload, &read);
   if (status.ok()) status = protocol::CheckReadArgs(read.args);
@@ -246,7 +257,7 @@ bool UploadReceiver::Impl::Settled(UploadSession* upload, protocol::StatusReply*
           reply->code = static_cast<uint16_t>(Code::kInternal);
           reply->message = "batch " + upload->batch_id() + " was staged as " + std::to_string(upload->sequence) +
                            " but its merge failed: " + error;
-          Log(reply->message);
+          Log(LogValue(reply->message, 2 * kLogValueCap));
           return true;
       }
       return false;

@@ -78,6 +78,11 @@ Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const s
   const int64_t timeout_ms =
       query ? std::max<int64_t>(cluster.request_timeout_ms, kMinQueryTimeoutMs) : cluster.request_timeout_ms;
   protocol::ReadRequest request{args};
+  const size_t size = protocol::EncodeRead(request).size();
+  if (size > protocol::kMaxReadRequest) {
+    return Status::Invalid("request too large (" + std::to_string(size) + " bytes, limit " +
+                           std::to_string(protocol::kMaxReadRequest) + ")");
+  }
   std::string failures;
   for (const std::string& node : cluster.node_list) {
     std::string why;
@@ -100,6 +105,28 @@ Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const s
     failures += (failures.empty() ? "" : ", ") + node + " (" + why + ")";
   }
   return Status::IOError("no storage node answered: " + failures);
+}
+
+std::vector<std::vector<std::string>> SplitLookupArgs(const std::vector<std::string>& head,
+                                                      const std::vector<std::string>& keys) {
+  // READ's payload: u32 argc, then each argument as u32 length + bytes (protocol.cc).
+  size_t head_size = 4;
+  for (const std::string& arg : head) head_size += 4 + arg.size();
+  std::vector<std::vector<std::string>> requests;
+  std::vector<std::string> current = head;
+  size_t size = head_size;
+  for (const std::string& key : keys) {
+    const size_t key_size = 4 + key.size();
+    if (current.size() > head.size() && size + key_size > protocol::kMaxReadRequest) {
+      requests.push_back(std::move(current));
+      current = head;
+      size = head_size;
+    }
+    current.push_back(key);
+    size += key_size;
+  }
+  requests.push_back(std::move(current));
+  return requests;
 }
 
 }  // namespace planb

@@ -18,8 +18,16 @@ namespace planb {
 // ERROR refusing the request itself (kInvalidArgument: a command or option READ does not run) is final, since
 // every node would refuse it alike. Errors: "--remote needs a node_list in the config" without a node list;
 // kIOError "no storage node answered: node1 (timed out after 5000 ms), node2 (...)" when all fail.
+// A request over protocol::kMaxReadRequest is refused here: kInvalidArgument "request too large (N bytes, limit
+// M)" (split a lookup's keys with SplitLookupArgs first).
 // `args` as protocol::ReadRequest: "lookup" or "query", then its options and arguments.
 Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const std::vector<std::string>& args,
                   int* exit_code, std::string* out, std::string* err, std::string* node_used);
+
+// Splits a lookup's `args` (its tokens up to and including the map, then `keys`) into requests of at most
+// protocol::kMaxReadRequest bytes each, keys in order; one request when they fit. A single key too large for
+// a request of its own still gets one (RemoteRead refuses it, naming the sizes).
+std::vector<std::vector<std::string>> SplitLookupArgs(const std::vector<std::string>& head,
+                                                      const std::vector<std::string>& keys);
 
 }  // namespace planb

@@ -170,10 +170,22 @@ void UploadReceiver::Impl::ReplyWithData(const std::string& routing_id, Command 
 
 void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                       const std::string& batch_id) {
-  Log("upload error" + (batch_id.empty() ? " from sender " + HexString(routing_id) : " for batch " + batch_id) + ": " +
-      status.message());
+  LogPeerError("upload error", status,
+               batch_id.empty() ? "from sender " + HexString(routing_id) : "for batch " + LogValue(batch_id));
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+void UploadReceiver::Impl::LogPeerError(const std::string& what, const Status& status, const std::string& about) {
+  // The kind: the code and the message's words before its first quote or digit, where the peer's values and
+  // sizes start ("map '...' is not in the config", "busy: 64 ..."), so that varying them makes no new kind.
+  const std::string& message = status.message();
+  const size_t fixed = std::min<size_t>(message.find_first_of("'0123456789"), 32);
+  const std::string kind = what + " " + std::to_string(static_cast<int>(status.code())) + " " + message.substr(0, fixed);
+  uint64_t suppressed = 0;
+  if (!error_limiter_.Admit(kind, Clock::now(), &suppressed)) return;
+  Log(what + " " + about + ": " + LogValue(status.message(), 2 * kLogValueCap) +
+      (suppressed > 0 ? " (" + std::to_string(suppressed) + " similar suppressed)" : ""));
 }
 
 void UploadReceiver::Impl::TakeAcceptResults() {
@@ -185,14 +197,14 @@ void UploadReceiver::Impl::TakeAcceptResults() {
     if (result.status.ok()) {
       upload->state = UploadState::kStaged;
       upload->sequence = result.sequence;
-      Log("staged batch " + std::to_string(result.sequence) + " from " + upload->batch_id() + " (" +
+      Log("staged batch " + std::to_string(result.sequence) + " from " + LogValue(upload->batch_id()) + " (" +
           std::to_string(upload->begin().total_size) + " bytes)");
     } else {
       // The sink's status goes back as is: it names the zip and what is wrong with it.
       upload->RemovePart();
       upload->state = UploadState::kFailed;
       upload->error = result.status;
-      Log("upload error for batch " + upload->batch_id() + ": " + result.status.message());
+      LogPeerError("upload error", result.status, "for batch " + LogValue(upload->batch_id()));
     }
   }
 }
@@ -228,16 +240,21 @@ void UploadReceiver::Impl::ServeWaiters(Clock::time_point now) {
 
 void UploadReceiver::Impl::ExpireIdle(Clock::time_point now) {
   const auto expiry = std::chrono::milliseconds(settings_.idle_upload_expiry_ms);
+  const auto finished_expiry =
+      std::chrono::milliseconds(std::max(settings_.idle_upload_expiry_ms, settings_.finished_upload_expiry_ms));
   for (auto it = uploads_.begin(); it != uploads_.end();) {
     UploadSession& upload = *it->second;
+    const auto idle = now - upload.last_touch;
     // A verifying upload belongs to the worker until its result is in.
-    if (upload.state == UploadState::kVerifying || now - upload.last_touch < expiry) {
+    if (upload.state == UploadState::kVerifying ||
+        idle < (upload.state == UploadState::kReceiving ? expiry : finished_expiry)) {
       ++it;
       continue;
     }
     if (upload.state == UploadState::kReceiving) {
-      Log("dropping idle partial upload of batch " + upload.batch_id() + " (" + std::to_string(upload.received()) +
-          " of " + std::to_string(upload.begin().total_size) + " bytes received)");
+      Log("dropping idle partial upload of batch " + LogValue(upload.batch_id()) + " (" + std::to_string(upload.received()) +
+          " of " + std::to_string(upload.begin().total_size) + " bytes received, nothing for " +
+          std::to_string(settings_.idle_upload_expiry_ms) + " ms: upload_idle_timeout)");
       upload.RemovePart();
     }
     it = uploads_.erase(it);

@@ -25,7 +25,7 @@ namespace planb {
 
 // Where committed uploads go. Implemented by the storage node (verify + stage + merge state); tests may use a
 // simpler real one. Thread-safety: Accept runs on the receiver's accept worker thread (one batch at a time),
-// ExecuteRead on its read worker thread (one request at a time), PrepareSnapshot on its snapshot worker thread
+// ExecuteRead on its read worker threads (kReadThreads requests at once), PrepareSnapshot on its snapshot worker thread
 // (one request at a time), MergeStateOf on the Run thread; they may overlap.
 class BatchSink {
  public:
@@ -60,7 +60,11 @@ struct ReceiverSettings {
   uint32_t chunk_size = 1u << 20;
   uint32_t window = 8;                             // chunks the sender may have in flight (the sender is told)
   int64_t status_hold_ms = 1000;                   // a status request waits up to this long for a change (long poll)
-  int64_t idle_upload_expiry_ms = 10 * 60 * 1000;  // a partial upload untouched this long is deleted
+  // A receiving upload that sends nothing this long loses its place, its part file and its disk reservation
+  // (the config's upload_idle_timeout); a served snapshot without a FETCH this long is closed.
+  int64_t idle_upload_expiry_ms = 30 * 1000;
+  // A finished upload (staged, merged, failed) holds no slot, file or space, only its answer to STATUS: kept longer.
+  int64_t finished_upload_expiry_ms = 10 * 60 * 1000;
   uint64_t max_upload_bytes = uint64_t{64} << 30;  // larger declared sizes are refused at begin
   // Uploads receiving or verifying at once (each holds a part file, and while receiving an fd): a BEGIN for a new
   // upload beyond this is answered ERROR kFull "busy: ..." and the sender retries later. Held STATUS requests

@@ -8,12 +8,12 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/common/log_text.h"
 #include "host/transfer/accept_worker.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/read_worker.h"
@@ -35,8 +35,7 @@ class UploadReceiver::Impl {
         log_(std::move(log)),
         worker_(MakeAcceptWorker(sink)),
         read_worker_(MakeReadWorker(sink)),
-        snapshot_worker_(MakeSnapshotWorker(sink)),
-        token_rng_(std::random_device{}()) {
+        snapshot_worker_(MakeSnapshotWorker(sink)) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
   }
@@ -72,6 +71,10 @@ class UploadReceiver::Impl {
   void Log(const std::string& line) {
     if (log_) log_(line);
   }
+  // Logs an error a peer caused: `what` ("upload error", "snapshot error") + " " + `about` + ": " + the message
+  // (escaped, capped), each kind (what + code) at most once per 10 s with a count of those suppressed.
+  // REQUIRES: `about` is already escaped (LogValue).
+  void LogPeerError(const std::string& what, const Status& status, const std::string& about);
 
   // receiver_commands.cc
   void HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload);
@@ -89,7 +92,7 @@ class UploadReceiver::Impl {
   // Answers ERROR and logs it with the map when known, else with the sender's routing id.
   void ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                           const std::string& map);
-  // A token no upload or served snapshot uses.
+  // A token no upload or served snapshot uses, from the OS's CSPRNG (getrandom): a peer cannot guess another's.
   uint64_t NewToken();
   // The upload of `token`, or null after answering ERROR for an unknown token.
   // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
@@ -113,10 +116,10 @@ class UploadReceiver::Impl {
   SnapshotWorker snapshot_worker_;
   ServedSnapshots served_;
   std::unique_ptr<zmq::socket_t> router_;
-  std::mt19937_64 token_rng_;
   std::map<uint64_t, std::unique_ptr<UploadSession>> uploads_;
   std::vector<Waiter> waiters_;
   Clock::time_point next_merge_check_;
+  RepeatLimiter error_limiter_;
 };
 
 std::string TokenHex(uint64_t token);

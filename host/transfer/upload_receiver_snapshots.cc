@@ -1,11 +1,14 @@
 // UploadReceiver's SNAPSHOT and FETCH handlers: the sink prepares a snapshot zip on the snapshot worker; the
 // receiver opens it, offers it under a token, and serves its bytes in chunks (docs/protocol.md).
+#include <sys/random.h>
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
 
 #include "host/common/fault_point.h"
 #include "host/common/hex.h"
+#include "host/config/config.h"
 #include "host/transfer/upload_receiver_impl.h"
 
 namespace planb {
@@ -17,8 +20,13 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
   protocol::SnapshotRequest request;
   Status status = protocol::DecodeSnapshot(payload, &request);
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
-  if (request.map.empty()) {
-    return ReplySnapshotError(routing_id, request_id, Status::Invalid("SNAPSHOT with an empty map name"), "");
+  if (!IsValidMapName(NormaliseMapName(request.map))) {
+    // Not echoed: the name is the peer's, of any length and bytes.
+    return ReplySnapshotError(routing_id, request_id,
+                              Status::Invalid("SNAPSHOT: a map name of " + std::to_string(request.map.size()) +
+                                              " bytes that is not a valid map name (1 to 128 letters, digits and _, "
+                                              "starting with a letter)"),
+                              "");
   }
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
@@ -106,15 +114,18 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
 
 void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                               const std::string& map) {
-  Log("snapshot error" + (map.empty() ? " from sender " + HexString(routing_id) : " for map " + map) + ": " +
-      status.message());
+  LogPeerError("snapshot error", status, map.empty() ? "from sender " + HexString(routing_id) : "for map " + LogValue(map));
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }
 
 uint64_t UploadReceiver::Impl::NewToken() {
   uint64_t token = 0;
-  while (token == 0 || uploads_.count(token) != 0 || served_.Contains(token)) token = token_rng_();
+  while (token == 0 || uploads_.count(token) != 0 || served_.Contains(token)) {
+    // getrandom(2) without flags blocks only before the kernel's pool is first seeded, never after.
+    ssize_t n = ::getrandom(&token, sizeof token, 0);
+    if (n != static_cast<ssize_t>(sizeof token)) token = 0;  // EINTR or short: draw again
+  }
   return token;
 }
 

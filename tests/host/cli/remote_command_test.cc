@@ -126,6 +126,26 @@ TEST(RemoteCommand, TheNextNodeAnswersWhenOneIsDownAndAllDownNamesEach) {
             "planb: no storage node answered: node1 (timed out after 1000 ms), node2 (timed out after 1000 ms)\n");
 }
 
+TEST(RemoteCommand, AHundredThousandKeysAreSplitIntoRequestsAndAnsweredAsOne) {
+  ClusterFixture cluster(1);
+  StartAndLoad(cluster, 1);
+  // About 2.3 MB of keys: more than one READ may carry (protocol::kMaxReadRequest).
+  std::string keys;
+  for (int i = 0; i < 100000; ++i) {
+    keys += i % 1000 == 0 ? "Albania\n" : i % 1000 == 1 ? "Atlantis\n" : "k" + std::to_string(i) + "-padding\n";
+  }
+  const std::string keys_file = cluster.dir() + "/many-keys.txt";
+  ::planb::testing::WriteFile(keys_file, keys);
+  const ProcessResult remote =
+      Remote(cluster, {"lookup", "--remote", "country_to_capital", "--keys-from", keys_file});
+  const ProcessResult local = OnNode(cluster, 0, {"lookup", "country_to_capital", "--keys-from", keys_file});
+  EXPECT_EQ(remote.exit_code, 1) << remote.err.substr(0, 500);
+  EXPECT_EQ(remote.exit_code, local.exit_code);
+  EXPECT_TRUE(remote.out == local.out) << "stdout differs";
+  EXPECT_TRUE(remote.err == local.err) << "stderr differs";
+  EXPECT_FALSE(Contains(remote.err, "timed out"));
+}
+
 TEST(RemoteCommand, WithoutANodeListItIsAnError) {
   testing::TempDir dir;
   testing::WriteFile(dir / "single.ini", "[map.country_to_capital]\ntype = state\n");

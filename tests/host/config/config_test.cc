@@ -217,7 +217,8 @@ TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   const std::string message = ErrorOf("home = /h\nnode_nmae = a\n");
   EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, node_name, node_list, "
             "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
-            "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open)");
+            "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
+            "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, remote_read_timeout)");
 }
 
 TEST(ParseConfig, RefusesSectionStyleKeyAtTopLevel) {

@@ -228,9 +228,18 @@ TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths
   EXPECT_EQ(Lookup("d", "key-3"), "other-3");
 }
 
-TEST(EscapeForLog, EscapesControlCharactersAndCaps) {
-  EXPECT_EQ(EscapeForLog("a\nb\\c\x01"), "a\\x0ab\\x5cc\\x01");
-  EXPECT_EQ(EscapeForLog(std::string(50, 'x'), 10), std::string(10, 'x') + "...");
+TEST_F(MergeQuarantineTest, AReasonIsOneEscapedLineOnDiskAndKeptAsGivenForTheLogLine) {
+  const std::string zip = StagedPath(StageStream(WriteStream("m", 3, "v"), "reason-batch"));
+  QuarantinedBatch batch;
+  const std::string reason = "bad\nforged line\\" + std::string(2000, 'x');
+  ASSERT_TRUE(QuarantineBatch(runtime_->home(), zip, {"m"}, true, reason, &batch).ok());
+  EXPECT_EQ(batch.reason, reason);  // the caller's Log() escapes it once
+  std::vector<QuarantinedBatch> listed;
+  ASSERT_TRUE(ListQuarantine(runtime_->home(), &listed).ok());
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].reason.find('\n'), std::string::npos);
+  EXPECT_EQ(listed[0].reason.rfind("bad\\nforged line\\\\", 0), 0u) << listed[0].reason;
+  EXPECT_LT(listed[0].reason.size(), 1100u);
 }
 
 }  // namespace

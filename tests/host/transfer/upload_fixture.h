@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -96,7 +97,10 @@ class TestSink : public BatchSink {
     std::unique_lock<std::mutex> lock(mu_);
     ++reads_started_;
     changed_.notify_all();
-    changed_.wait(lock, [this] { return !hold_reads_; });
+    // HoldReads holds every read; HoldReadsOf(arg) only those with `arg` among their args.
+    changed_.wait(lock, [&] {
+      return !hold_reads_ && (hold_arg_.empty() || std::find(args.begin(), args.end(), hold_arg_) == args.end());
+    });
     *exit_code = static_cast<int>(args.size());
     for (const std::string& arg : args) *out += (out->empty() ? "" : "|") + arg;
     *err = "err";
@@ -106,9 +110,14 @@ class TestSink : public BatchSink {
     std::lock_guard<std::mutex> lock(mu_);
     hold_reads_ = true;
   }
+  void HoldReadsOf(const std::string& arg) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_arg_ = arg;
+  }
   void ReleaseReads() {
     std::lock_guard<std::mutex> lock(mu_);
     hold_reads_ = false;
+    hold_arg_.clear();
     changed_.notify_all();
   }
   // Waits (with the test deadline) until ExecuteRead has been entered `count` times.
@@ -150,6 +159,7 @@ class TestSink : public BatchSink {
   std::optional<std::string> merge_error_;
   int merge_queries_ = 0;
   bool hold_reads_ = false;
+  std::string hold_arg_;
   int reads_started_ = 0;
 };
 

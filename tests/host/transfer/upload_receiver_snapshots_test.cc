@@ -196,7 +196,9 @@ TEST_F(SnapshotReceiverTest, MalformedSnapshotRequestsNameTheField) {
   raw.Request(Command::kSnapshot, protocol::EncodeSnapshot({"m", 0, 0}) + "x");
   EXPECT_THAT(raw.ReceiveError().message, HasSubstr("has 1 bytes after its last field"));
   raw.Request(Command::kSnapshot, protocol::EncodeSnapshot({"", 0, 0}));
-  EXPECT_EQ(raw.ReceiveError().message, "SNAPSHOT with an empty map name");
+  EXPECT_EQ(raw.ReceiveError().message,
+            "SNAPSHOT: a map name of 0 bytes that is not a valid map name (1 to 128 letters, digits and _, starting "
+            "with a letter)");
   raw.Request(Command::kFetch, protocol::EncodeFetch({1, 2, 3}).substr(0, 12));
   EXPECT_EQ(raw.ReceiveError().message,
             "FETCH payload of 12 bytes ends inside field offset (needs 8 bytes at offset 8)");

@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "host/transfer/remote_read.h"
 #include "planb/encoding.h"
 #include "tests/host/transfer/upload_fixture.h"
 
@@ -242,7 +243,7 @@ TEST_F(UploadReceiverTest, DeclaredSizeOverTheLimitIsRefused) {
   EXPECT_EQ(error.message,
             "batch node1a/huge declares 1001 bytes, more than this node accepts (max_upload_bytes 1000)");
   raw.Request(Command::kBegin, protocol::EncodeBegin({"", 10, 1, 0}));
-  EXPECT_EQ(raw.ReceiveError().message, "BEGIN with an empty batch id");
+  EXPECT_EQ(raw.ReceiveError().message, "BEGIN: a batch id of 0 bytes that is not valid (1 to 255 of A-Z a-z 0-9 . _ - : /)");
 }
 
 TEST_F(UploadReceiverTest, StalePartsAreClearedAtStartAndIdleUploadsExpire) {
@@ -497,6 +498,42 @@ TEST_F(UploadReceiverTest, ASlowReadDoesNotStallUploadsAndExtraReadsAreBusy) {
   uint64_t answered = 0;
   EXPECT_EQ(ReceiveReadResult(reader, &answered).out, "lookup|--|m|k");
   EXPECT_EQ(answered, held_request);
+}
+
+TEST_F(UploadReceiverTest, ASlowReadDoesNotBlockTheLookupsBehindIt) {
+  ReleaseReadsAtEnd release{sink_};
+  sink_.HoldReadsOf("slow");
+  RawSender slow(context_, endpoint());
+  slow.Request(Command::kRead, protocol::EncodeRead({{"query", "--", "slow"}}));
+  ASSERT_TRUE(sink_.WaitForReadsStarted(1));
+  // While the slow one runs, lookups are answered by the pool's other threads.
+  for (int i = 0; i < 5; ++i) {
+    RawSender lookup(context_, endpoint());
+    lookup.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k" + std::to_string(i)}}));
+    EXPECT_EQ(ReceiveReadResult(lookup).out, "lookup|--|m|k" + std::to_string(i));
+  }
+  sink_.ReleaseReads();
+  EXPECT_EQ(ReceiveReadResult(slow).out, "query|--|slow");
+}
+
+TEST_F(UploadReceiverTest, AReadTooLargeIsRefusedSayingSo) {
+  ReceiverSettings settings = Settings();
+  settings.chunk_size = 1 << 20;  // the node's default: frames up to about 2 MiB reach it
+  RestartWith(settings);
+  RawSender raw(context_, endpoint());
+  const std::string key(1536 * 1024, 'k');  // under the socket's frame cap, over protocol::kMaxReadRequest
+  raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", key}}));
+  const protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_EQ(error.message, "request too large (1572893 bytes, limit 1048576)");
+  // The client refuses it before sending, alike.
+  ClusterConfig cluster;
+  cluster.node_list = {"node1"};
+  cluster.nodes["node1"] = {"node1", endpoint()};
+  int exit_code = 0;
+  std::string out, err, node;
+  const Status status = RemoteRead(context_, cluster, {"lookup", "--", "m", key}, &exit_code, &out, &err, &node);
+  EXPECT_EQ(status.message(), "request too large (1572893 bytes, limit 1048576)");
 }
 
 }  // namespace

@@ -1,0 +1,56 @@
+// The config keys that bound what a peer may hold on a storage node (issue 11, defect 3): upload_idle_timeout
+// and the remote read caps, their defaults and how each malformed value is refused.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+
+#include "host/config/config.h"
+
+namespace planb {
+namespace {
+
+Status Parse(std::string_view text, Config* config) { return ParseConfig("planb.ini", text, "/etc/planb", config); }
+
+std::string ErrorOf(std::string_view text) {
+  Config config;
+  const Status status = Parse(text, &config);
+  EXPECT_FALSE(status.ok()) << text;
+  return status.message();
+}
+
+TEST(PeerLimitsConfig, DefaultsAreDocumentedAndBounded) {
+  Config config;
+  ASSERT_TRUE(Parse("", &config).ok());
+  EXPECT_EQ(config.cluster.upload_idle_timeout_ms, 30 * 1000);  // well under a minute
+  EXPECT_EQ(config.cluster.max_remote_where_terms, 10000u);
+  EXPECT_EQ(config.cluster.max_remote_rows_examined, 100000000u);
+  EXPECT_EQ(config.cluster.remote_read_timeout_ms, 50 * 1000);
+}
+
+TEST(PeerLimitsConfig, TakesUnitsAndCounts) {
+  Config config;
+  ASSERT_TRUE(Parse("upload_idle_timeout = 250ms\nremote_read_timeout = 2s\nmax_remote_where_terms = 5\n"
+                    "max_remote_rows_examined = 1000\n",
+                    &config)
+                  .ok());
+  EXPECT_EQ(config.cluster.upload_idle_timeout_ms, 250);
+  EXPECT_EQ(config.cluster.remote_read_timeout_ms, 2000);
+  EXPECT_EQ(config.cluster.max_remote_where_terms, 5u);
+  EXPECT_EQ(config.cluster.max_remote_rows_examined, 1000u);
+}
+
+TEST(PeerLimitsConfig, RefusesMalformedValues) {
+  EXPECT_EQ(ErrorOf("upload_idle_timeout = 30\n"),
+            "planb.ini: upload_idle_timeout: '30' is not a duration (e.g. 500ms, 5s, 1m, 2h)");
+  EXPECT_NE(ErrorOf("upload_idle_timeout = 0s\n").find("below the minimum of 10ms"), std::string::npos);
+  EXPECT_NE(ErrorOf("remote_read_timeout = -1s\n").find("is not a duration"), std::string::npos);
+  EXPECT_EQ(ErrorOf("max_remote_where_terms = 0\n"), "planb.ini: max_remote_where_terms: '0' is not a count above 0");
+  EXPECT_EQ(ErrorOf("max_remote_rows_examined = many\n"),
+            "planb.ini: max_remote_rows_examined: 'many' is not a count above 0");
+  EXPECT_EQ(ErrorOf("max_remote_rows_examined = -3\n"),
+            "planb.ini: max_remote_rows_examined: '-3' is not a count above 0");
+}
+
+}  // namespace
+}  // namespace planb
