@@ -117,7 +117,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);
@@ -145,6 +145,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
       return HandleSnapshot(routing_id, header.request_id, payload);
     case Command::kFetch:
       return HandleFetch(routing_id, header.request_id, payload);
+    case Command::kPrepare:
+      return HandlePrepare(routing_id, header.request_id, payload);
     default:
       return;
   }
