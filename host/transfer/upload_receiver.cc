@@ -117,7 +117,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);
