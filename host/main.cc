@@ -59,6 +59,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "stores") return RunStoresCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "cleanup") return RunCleanupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "refresh") return RunRefreshCommand(*runtime, cli, std::cout, std::cerr);
   std::cerr << "planb: command '" << cli.command << "' is not implemented\n";
   return kExitError;
 }

@@ -28,7 +28,7 @@ const std::vector<CommandSpec>& Commands() {
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
        "--keys-from): one KEY<TAB>VALUE line each; exit 1 when a key is absent",
-       {"time", "remote", "keys-from"}, 1, kMany},
+       {"time", "remote", "keys-from", "min-version"}, 1, kMany},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain", "remote"}, 1, 1},
       {"serve", "",
@@ -39,6 +39,8 @@ const std::vector<CommandSpec>& Commands() {
        "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
        "by readers on a schedule)", {}, 0, 0},
       {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
+      {"refresh", "[MAP...]",
+       "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held", {}, 0, kMany},
   };
   return commands;
 }
@@ -77,6 +79,8 @@ po::options_description CommandOptions() {
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
        "lookup: also look up every line of FILE ('-' = standard input), in one read transaction")
+      ("min-version", po::value<std::string>()->value_name("N"),
+       "lookup: first wait (at most 10 x request_timeout) for data at content version N or newer, as load printed")
       ("remote", "lookup, query: ask a storage node of node_list (in order) instead of reading local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
@@ -170,6 +174,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   out->explain = vm.count("explain") > 0;
   out->remote = vm.count("remote") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();
+  if (vm.count("min-version")) out->min_version = vm["min-version"].as<std::string>();
   if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();
   if (vm.count("ready-file")) out->ready_file = vm["ready-file"].as<std::string>();
 

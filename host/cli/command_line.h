@@ -20,6 +20,7 @@ struct CommandLine {
   std::optional<std::string> effective_time;  // load
   std::optional<std::string> time;            // lookup: the instant asked about (default: now)
   std::optional<std::string> keys_from;       // lookup: a file of keys, one per line ("-" = stdin)
+  std::optional<std::string> min_version;     // lookup: wait for a content version at least this (load prints it)
   std::optional<std::string> where;           // query
   std::string format = "table";               // query: table, csv or json
   std::optional<std::string> limit;           // query: text, checked by the command

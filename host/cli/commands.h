@@ -28,5 +28,11 @@ int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& ou
 // as files written on Windows end lines with it). False after printing what is wrong (no key, unreadable file).
 bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// refresh [MAP...]: fetches newer snapshots now (refresh_command.cc).
+int RunRefreshCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// lookup --min-version N: waits until what lookups of `map` read (the shard on a storage node, else the snapshot,
+// refetched as needed) has a content version count of at least `min_batches`, at most 10 x request_timeout.
+// False after printing why not (the version seen, the wait) on `err`.
+bool WaitForMinVersion(Runtime& runtime, const std::string& map, uint64_t min_batches, std::ostream& err);
 
 }  // namespace planb

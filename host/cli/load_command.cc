@@ -2,12 +2,69 @@
 
 #include <iomanip>
 #include <iostream>
+#include <memory>
 
 #include "host/cli/commands.h"
+#include "host/cluster/cluster_delivery.h"
 #include "host/common/iso_time.h"
 #include "host/ingest/load_job.h"
 
 namespace planb {
+
+namespace {
+
+void PrintRecords(const StreamReport& stream, std::ostream& out) {
+  uint64_t total = 0;
+  for (const auto& entry : stream.records) total += entry.second;
+  out << stream.file << ": " << total << " records in " << stream.records.size() << " map(s)\n";
+  for (const auto& [map, records] : stream.records) {
+    out << "  " << std::left << std::setw(28) << map << std::right << std::setw(10) << records << "\n";
+  }
+}
+
+// Where each stream ended up, node by node: what a failed load leaves behind, stated exactly.
+void PrintDeliveries(const LoadReport& report, std::ostream& out) {
+  for (const StreamReport& stream : report.streams) {
+    if (stream.deliveries.empty()) {
+      out << stream.file << ": not stored on any node\n";
+      continue;
+    }
+    out << stream.file << ": batch of " << stream.batch_bytes << " bytes\n";
+    for (const NodeDelivery& d : stream.deliveries) {
+      out << "  " << std::left << std::setw(28) << d.node << std::right;
+      if (d.status.ok()) {
+        out << " staged as batch " << d.sequence << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "");
+      } else {
+        const std::string& why = d.status.message();
+        out << " not stored: " << why.substr(0, why.find('\n'));
+      }
+      out << "\n";
+    }
+  }
+}
+
+void PrintLocalOutcome(const LoadReport& report, std::ostream& out) {
+  for (size_t i = 0; i < report.streams.size(); ++i) {
+    const StreamReport& stream = report.streams[i];
+    out << stream.file << ": "
+        << (stream.sequence == 0 ? "not staged"
+                                 : report.Merged(i) ? "staged as batch " + std::to_string(stream.sequence) + ", merged"
+                                                    : "staged as batch " + std::to_string(stream.sequence) +
+                                                          ", not merged")
+        << "\n";
+  }
+}
+
+void PrintVersions(const LoadReport& report, std::ostream& out) {
+  for (const auto& [map, batches] : report.versions) {
+    out << "content version of " << map << ": " << batches
+        << (report.distributed ? " once merged (readers: lookup --min-version " + std::to_string(batches) + ")"
+                               : "")
+        << "\n";
+  }
+}
+
+}  // namespace
 
 int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
   LoadOptions options;
@@ -19,6 +76,11 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
       return kExitError;
     }
     options.effective_time_ms = ms;
+  }
+  std::unique_ptr<ClusterDelivery> delivery;
+  if (!runtime.config().cluster.single_node()) {
+    delivery = std::make_unique<ClusterDelivery>(runtime);
+    options.delivery = delivery.get();
   }
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
@@ -36,30 +98,27 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   Status s = RunLoad(runtime, cli.args, options, &report);
   if (terminal) err << "\r\033[K" << std::flush;  // clear the progress line
   if (!s.ok() && report.distributed) {
+    PrintDeliveries(report, out);
     err << "planb: load failed: " << s.message()
-        << "\nLoad the same files again once the cause is fixed: loads are idempotent.\n";
+        << "\nWhat each node stored is listed on stdout. Load the same files again once the cause is fixed: loads "
+           "are idempotent.\n";
     return kExitError;
   }
   if (!s.ok() && report.staged) {
+    PrintLocalOutcome(report, out);
     err << "planb: load staged its streams, but merging stopped: " << s.message()
-        << "\nThe batches stay queued in " << runtime.home().staging() << " and " << runtime.home().merging()
-        << "; the next load merges them once the cause is fixed.\n";
+        << "\nThe streams merged and not merged are listed on stdout; the others stay queued in "
+        << runtime.home().staging() << " and the next load merges them once the cause is fixed.\n";
     return kExitError;
   }
   if (!s.ok()) {
-    err << "planb: load failed, nothing was merged: " << s.message() << "\n";
+    err << "planb: load failed, nothing was staged or merged: " << s.message() << "\n";
     return kExitError;
   }
-  for (const StreamReport& stream : report.streams) {
-    uint64_t total = 0;
-    for (const auto& entry : stream.records) total += entry.second;
-    out << stream.file << ": " << total << " records in " << stream.records.size() << " map(s)\n";
-    for (const auto& [map, records] : stream.records) {
-      out << "  " << std::left << std::setw(28) << map << std::right << std::setw(10) << records << "\n";
-    }
-  }
+  for (const StreamReport& stream : report.streams) PrintRecords(stream, out);
   if (!report.distributed) {
     out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
+    PrintVersions(report, out);
     return kExitOk;
   }
   for (const StreamReport& stream : report.streams) {
@@ -71,6 +130,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
           << "\n";
     }
   }
+  PrintVersions(report, out);
   return kExitOk;
 }
 

@@ -118,6 +118,15 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   const bool single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
   const std::string at = cli.time ? " at " + *cli.time : std::string();
 
+  if (cli.min_version) {
+    uint64_t min_batches = 0;
+    if (!ParseCount(*cli.min_version, UINT64_MAX, &min_batches)) {
+      err << "planb: --min-version: '" << *cli.min_version
+          << "' is not a content version (a whole number, as load prints it)\n";
+      return kExitError;
+    }
+    if (!WaitForMinVersion(runtime, name, min_batches, err)) return kExitError;
+  }
   std::shared_ptr<MapEnv> shard;
   s = runtime.OpenForReading(map, StaleSnapshot::kFetchNow, &shard);
   if (s.code() == Code::kNotFound) {

@@ -2,7 +2,9 @@
 #include <iomanip>
 
 #include "host/cli/commands.h"
+#include "host/common/iso_time.h"
 #include "host/ingest/quarantine.h"
+#include "host/snapshot/snapshot_manager.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -31,6 +33,41 @@ Status Measure(Runtime& runtime, const std::string& map, StoreLine* line) {
   line->rows = std::to_string(stat.ms_entries);
   line->bytes = std::to_string(bytes);
   return Status::Ok();
+}
+
+// Prints `lines` as a table: columns left-aligned from `right_from` on right-aligned, two spaces apart.
+void PrintTable(const std::vector<std::vector<std::string>>& lines, size_t right_from, std::ostream& out) {
+  std::vector<size_t> widths(lines.front().size(), 0);
+  for (const auto& l : lines) {
+    for (size_t i = 0; i < l.size(); ++i) widths[i] = std::max(widths[i], l[i].size());
+  }
+  for (const auto& l : lines) {
+    for (size_t i = 0; i < l.size(); ++i) {
+      out << (i == 0 ? "" : "  ") << (i < right_from ? std::left : std::right)
+          << std::setw(static_cast<int>(widths[i])) << l[i];
+    }
+    out << "\n";
+  }
+}
+
+// A reader's snapshots: what its lookups and queries see, how old, and from which node.
+int PrintSnapshots(Runtime& runtime, std::ostream& out, std::ostream& err) {
+  std::vector<SnapshotInfo> infos;
+  Status s = runtime.snapshots()->Describe(&infos);
+  if (!s.ok()) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  out << "\nsnapshots (this node reads copies fetched from the storage nodes):\n";
+  std::vector<std::vector<std::string>> lines{{"MAP", "VERSION", "AGE", "SOURCE", "FETCHED"}};
+  const int64_t now = CurrentTimeMs();
+  for (const SnapshotInfo& info : infos) {
+    const int64_t age_s = std::max<int64_t>(0, now - info.create_time_ms) / 1000;
+    lines.push_back({info.map, std::to_string(info.version.batches), std::to_string(age_s) + "s",
+                     info.source_node.empty() ? "-" : info.source_node, FormatIsoTime(info.create_time_ms)});
+  }
+  PrintTable(lines, 1, out);
+  return kExitOk;
 }
 
 }  // namespace
@@ -79,6 +116,9 @@ int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, st
   }
   for (const HeldBatch& batch : held) {
     out << "blocked: map " << batch.map << ": staged batch " << batch.name << " held back behind " << batch.by << "\n";
+  }
+  if (!runtime.config().cluster.IsStorageNode() && PrintSnapshots(runtime, out, err) != kExitOk) {
+    exit_code = kExitError;
   }
   return exit_code;
 }

@@ -12,27 +12,18 @@
 
 #include <zmq.hpp>
 
+#include "host/ingest/batch_delivery.h"
 #include "host/runtime.h"
 #include "host/transfer/upload_client.h"
 
 namespace planb {
-
-struct NodeDelivery {
-  std::string node;
-  bool local = false;      // staged on this machine without the network
-  Status status;
-  uint64_t sequence = 0;   // the node's staging sequence number
-  bool merged = false;     // synchronise_merge: merged on that node before returning
-  UploadOutcome upload;    // remote nodes only
-};
 
 // Sends `zip_path` to every node of runtime.config().cluster.node_list. With `synchronise_merge`, each node
 // reports only once it has merged the batch (this node merges its own copy in this process). Returns an error
 // naming every node that failed and why (and which ones did store the batch); `deliveries` always gets one
 // entry per node, in node-list order.
 // `progress`, when set, is called (from the upload threads, one at a time) with a node's index in node_list and
-// the bytes it has acknowledged so far.
-using DeliveryProgress = std::function<void(size_t node, uint64_t bytes)>;
+// the bytes it has acknowledged so far (DeliveryProgress, batch_delivery.h).
 Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::string& zip_path,
                        const std::string& batch_id, bool synchronise_merge, std::vector<NodeDelivery>* deliveries,
                        const DeliveryProgress& progress = nullptr);

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -9,10 +10,12 @@
 #include <memory>
 
 #include "host/common/file_util.h"
+#include "host/ingest/load_check.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
 #include "host/transfer/batch_zip.h"
 #include "host/xml/reference_reader.h"
+#include "planb/lmdb.h"
 
 namespace planb {
 
@@ -47,6 +50,12 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
   PLANB_RETURN_IF_ERROR(writer->Finish().WithContext(file));
   report->file = file;
   report->records = writer->RecordCounts();
+  for (const auto& entry : report->records) {
+    std::error_code ec;
+    const uintmax_t bytes = fs::file_size(writer->dir() + "/" + entry.first + "/data.mdb", ec);
+    if (ec) return Status::IOError(writer->dir() + "/" + entry.first + "/data.mdb: " + ec.message());
+    report->map_bytes[entry.first] = bytes;
+  }
   return Status::Ok();
 }
 
@@ -77,6 +86,82 @@ Status CheckShards(Runtime& runtime, const LoadReport& report) {
     }
   }
   return Status::Ok();
+}
+
+// PREPARE's request: every map of the load with the bytes all its streams add to it.
+protocol::PrepareRequest LoadNeeds(const LoadReport& report) {
+  std::map<std::string, uint64_t> bytes;
+  for (const StreamReport& stream : report.streams) {
+    for (const auto& [map, size] : stream.map_bytes) bytes[map] += size;
+  }
+  protocol::PrepareRequest request;
+  for (const auto& [map, size] : bytes) request.maps.push_back({map, size});
+  return request;
+}
+
+// Every node's answers, judged: OK only when every node answered ok for every map. Fills `report->versions`
+// from the highest count any node reported (they agree unless a node is behind) plus this load's batches.
+Status JudgeChecks(const std::vector<NodeCheck>& checks, LoadReport* report) {
+  std::string problems;
+  size_t count = 0;
+  std::map<std::string, uint64_t> have;
+  for (const NodeCheck& check : checks) {
+    const std::string where = check.local ? check.node + " (this node)" : check.node;
+    if (!check.status.ok()) {
+      problems += "\n  " + where + ": " + check.status.message();
+      ++count;
+      continue;
+    }
+    for (const protocol::PrepareMapReply& answer : check.reply.maps) {
+      if (answer.verdict != protocol::PrepareVerdict::kOk) {
+        problems += "\n  " + where + ": " + answer.message;
+        ++count;
+      }
+      have[answer.map] = std::max(have[answer.map], answer.batches);
+    }
+  }
+  if (count > 0) {
+    return Status::Invalid("the storage nodes cannot take this load, so nothing was staged on any node (" +
+                           std::to_string(count) + " problem(s)):" + problems);
+  }
+  for (const StreamReport& stream : report->streams) {
+    for (const auto& entry : stream.records) ++have[entry.first];
+  }
+  report->versions = std::move(have);
+  return Status::Ok();
+}
+
+Status CheckNodes(Runtime& runtime, const LoadOptions& options, LoadReport* report) {
+  const protocol::PrepareRequest request = LoadNeeds(*report);
+  std::vector<NodeCheck> checks;
+  if (runtime.config().cluster.single_node()) {
+    checks.resize(1);
+    checks[0].node = runtime.home().root();
+    checks[0].local = true;
+    checks[0].status = CheckLoadLocally(runtime, request, &checks[0].reply);
+  } else {
+    if (options.delivery == nullptr) return Status::Internal("load: a node_list but no BatchDelivery");
+    options.delivery->Check(request, &checks);
+  }
+  PLANB_RETURN_IF_ERROR(JudgeChecks(checks, report));
+  if (runtime.config().cluster.single_node()) report->versions.clear();  // read from the shards once merged
+  return Status::Ok();
+}
+
+// Single node: the versions the shards reached, read back after the merge.
+void ReadMergedVersions(Runtime& runtime, LoadReport* report) {
+  for (const StreamReport& stream : report->streams) {
+    for (const auto& entry : stream.records) {
+      std::shared_ptr<MapEnv> shard;
+      ContentVersion version;
+      Txn txn;
+      if (!runtime.OpenShard(entry.first, &shard).ok() || !txn.Begin(shard->env(), MDB_RDONLY).ok() ||
+          !ReadContentVersion(txn.get(), shard->meta(), &version).ok()) {
+        continue;
+      }
+      report->versions[entry.first] = version.batches;
+    }
+  }
 }
 
 std::string StreamName(const StreamWriter& writer) { return fs::path(writer.dir()).filename().string(); }
@@ -116,9 +201,8 @@ Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWrit
 
 Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, LoadReport* report) {
   StagingStore staging(runtime.home());
-  for (const std::string& zip : zips) {
-    uint64_t sequence = 0;
-    PLANB_RETURN_IF_ERROR(staging.Stage(zip, &sequence));
+  for (size_t i = 0; i < zips.size(); ++i) {
+    PLANB_RETURN_IF_ERROR(staging.Stage(zips[i], &report->streams[i].sequence));
     report->staged = true;
   }
   // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
@@ -129,7 +213,6 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, Load
 Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, const std::vector<std::string>& zips,
                   const LoadOptions& options, LoadReport* report) {
   report->distributed = true;
-  zmq::context_t context;
   for (size_t i = 0; i < zips.size(); ++i) {
     StreamReport& stream = report->streams[i];
     const std::string& batch_id = batch_ids[i];
@@ -140,8 +223,8 @@ Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, c
         options.upload_progress(stream.file, nodes[node], bytes, stream.batch_bytes);
       };
     }
-    Status s = DistributeBatch(runtime, context, zips[i], batch_id, NeedsSynchronisedMerge(runtime, stream),
-                               &stream.deliveries, progress);
+    Status s = options.delivery->Deliver(zips[i], batch_id, NeedsSynchronisedMerge(runtime, stream),
+                                         &stream.deliveries, progress);
     for (const NodeDelivery& d : stream.deliveries) report->staged = report->staged || d.status.ok();
     // Later streams wait: every node must stage the streams in the same order.
     if (!s.ok()) return s.WithContext(stream.file);
@@ -161,11 +244,13 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   Status s = WriteStreams(runtime, files, options, &writers, report);
   // A storage node checks its own shards first; a processing node has none (the receivers check theirs).
   if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
+  if (s.ok()) s = CheckNodes(runtime, options, report);
   const std::vector<std::string> batch_ids = BatchIds(runtime, writers);
   if (s.ok()) s = ZipStreams(runtime, writers, batch_ids, &zips, report);
   if (s.ok()) {
     s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, report)
                                                : Distribute(runtime, batch_ids, zips, options, report);
+    if (runtime.config().cluster.single_node()) ReadMergedVersions(runtime, report);
   }
   for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
   for (const std::string& zip : zips) static_cast<void>(RemoveTree(zip));

@@ -1,10 +1,12 @@
 // `planb load`: each input file is one stream, written to writer/ as one LMDB per map and zipped into one
 // batch. Only when every file has been read without error are the batches stored, in command-line order:
 // - single node (no node_list): staged here and merged by this process, as the design's single node does;
-// - with a node_list: delivered to every storage node (batch_distributor.h); a stream must be stored on every
-//   node before the next one is sent, so every node stages them in the same order.
-// A failed load leaves staging/ and shards/ of every node untouched, or (when some nodes stored a stream and
-// others did not) in a state that loading the same files again completes: loads are idempotent.
+// - with a node_list: delivered to every storage node (a BatchDelivery, batch_delivery.h); a stream must be
+//   stored on every node before the next one is sent, so every node stages them in the same order.
+// Before anything is staged, every node that will merge is asked whether it can (load_check.h: each map known,
+// its shard opening, room in its max_store_size, disk): a load that fails a check stages nothing anywhere.
+// A later failure (a node dying mid-load, a merge still running out of room) leaves what was stored and merged
+// as the report says, stream by stream; loading the same files again completes it: loads are idempotent.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "host/cluster/batch_distributor.h"
+#include "host/ingest/batch_delivery.h"
 #include "host/ingest/merge_processor.h"
 #include "host/runtime.h"
+#include "host/storage/content_version.h"
 
 namespace planb {
 
@@ -28,12 +31,16 @@ struct LoadOptions {
   std::function<void(const std::string&, uint64_t)> progress;
   // Called now and then during uploads with (file, storage node, bytes acknowledged, batch bytes); may be empty.
   std::function<void(const std::string&, const std::string&, uint64_t, uint64_t)> upload_progress;
+  // Where the batches go with a node_list (REQUIRED then; not owned). Unused on a single node.
+  BatchDelivery* delivery = nullptr;
 };
 
 struct StreamReport {
   std::string file;
   std::map<std::string, uint64_t> records;  // per map
+  std::map<std::string, uint64_t> map_bytes;  // per map: the size of its LMDB file in the batch (unzipped)
   uint64_t batch_bytes = 0;                 // the zip's size
+  uint64_t sequence = 0;                    // single node: its staging sequence (0: not staged)
   std::vector<NodeDelivery> deliveries;     // with a node_list: one per storage node
 };
 
@@ -42,6 +49,16 @@ struct LoadReport {
   bool staged = false;  // true once any stream is staged on any node: a later failure leaves it queued, not lost
   bool distributed = false;  // the streams went to the node list (else: single node, merged here)
   MergeReport merge;         // single node: what this process merged
+  // Per map, the content version count its shard reaches once this load's batches are merged (on every node):
+  // single node, read from the shard after the merge; with a node_list, the count the nodes reported before the
+  // load plus this load's batches of the map (other loads merged meanwhile only make the real count higher).
+  // Empty when the load failed before its checks passed.
+  std::map<std::string, uint64_t> versions;
+
+  // Whether stream `i` was merged (single node; with a node_list see its deliveries).
+  bool Merged(size_t i) const {
+    return streams[i].sequence != 0 && merge.last_sequence >= streams[i].sequence;
+  }
 };
 
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,

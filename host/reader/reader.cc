@@ -206,6 +206,22 @@ Status Reader::Impl::Prepare(std::string_view map) {
   return slot->Acquire(*runtime_, /*force=*/true, &env, &generation);
 }
 
+Status Reader::Impl::Refresh(std::string_view map) {
+  MapSlot* slot = FindSlot(map);
+  if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
+  if (runtime_->config().cluster.IsStorageNode()) return Status::Ok();
+  bool changed = false;
+  PLANB_RETURN_IF_ERROR(runtime_->snapshots()->Refresh(slot->name(), &changed));
+  std::shared_ptr<MapEnv> env;
+  PLANB_RETURN_IF_ERROR(OpenMapForReading(*runtime_, slot->name(), StaleSnapshot::kUseCurrent, &env));
+  if (slot->env() == nullptr) {
+    slot->Publish(std::move(env));
+  } else {
+    slot->ReplaceIfChanged(env);
+  }
+  return Status::Ok();
+}
+
 Status Reader::Impl::Describe(std::string_view map, MapInfo* out) const {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
@@ -293,6 +309,7 @@ Code Reader::LookupMany(std::string_view map, const ReaderKey* keys, size_t coun
   return impl_->LookupMany(map, keys, count, results);
 }
 Status Reader::Prepare(std::string_view map) { return impl_->Prepare(map); }
+Status Reader::Refresh(std::string_view map) { return impl_->Refresh(map); }
 Status Reader::Describe(std::string_view map, MapInfo* out) const { return impl_->Describe(map, out); }
 Status Reader::Maintain() { return impl_->Maintain(); }
 

@@ -32,6 +32,7 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   LookupResult LookupOne(std::string_view map, LookupKey lookup, bool number_key, int64_t time_ms);
   Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
   Status Prepare(std::string_view map);
+  Status Refresh(std::string_view map);
   Status Describe(std::string_view map, MapInfo* out) const;
   Status Maintain();
 

@@ -15,6 +15,7 @@
 #include "host/common/log_text.h"
 #include "host/common/read_budget.h"
 #include "host/ingest/batch_verifier.h"
+#include "host/ingest/load_check.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
@@ -171,6 +172,10 @@ Status StorageNode::Accept(const std::string& zip_path, const std::string& batch
   }
   merge_wakeup_.notify_all();
   return Status::Ok();
+}
+
+Status StorageNode::CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) {
+  return CheckLoadLocally(runtime_, request, reply);
 }
 
 BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* error) {

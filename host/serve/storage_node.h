@@ -52,6 +52,7 @@ class StorageNode final : public BatchSink {
                      std::string* err) override;
   // A zip of a consistent copy of the shard of `map` in outgoing/, or not modified (SnapshotSource::Prepare).
   Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) override;
+  Status CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) override;
 
  private:
   void MergeLoop();

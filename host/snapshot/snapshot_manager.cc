@@ -30,6 +30,9 @@ using Clock = std::chrono::steady_clock;
 // deleted it; listing again finds the newer one. This bounds the loop should something keep replacing them.
 constexpr int kMaxListAttempts = 16;
 
+// In each snapshot directory: the name of the storage node it was fetched from.
+constexpr char kSourceFileName[] = "source";
+
 }  // namespace
 
 OpenSnapshot::~OpenSnapshot() {
@@ -52,6 +55,8 @@ class SnapshotManager::Impl {
 
   Status Current(std::string_view map, StaleSnapshot stale, std::shared_ptr<const OpenSnapshot>* out);
   Status RefreshIfDue(std::string_view map, bool* changed);
+  Status Refresh(std::string_view map, bool* changed);
+  Status Describe(std::vector<SnapshotInfo>* out);
   Status Cleanup(CleanupReport* report);
   uint64_t fetches_started() const { return fetches_started_.load(); }
 
@@ -235,6 +240,36 @@ Status SnapshotManager::Impl::RefreshIfDue(std::string_view map, bool* changed) 
   return SharedFetch(lock, *state, snapshot, now_ms, changed);
 }
 
+Status SnapshotManager::Impl::Refresh(std::string_view map, bool* changed) {
+  *changed = false;
+  MapState* state = nullptr;
+  PLANB_RETURN_IF_ERROR(Find(map, &state));
+  std::unique_lock<std::mutex> lock(state->mutex);
+  Snapshot snapshot;
+  PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
+  return SharedFetch(lock, *state, snapshot, CurrentTimeMs(), changed);
+}
+
+Status SnapshotManager::Impl::Describe(std::vector<SnapshotInfo>* out) {
+  out->clear();
+  for (auto& [name, state] : states_) {
+    std::unique_lock<std::mutex> lock(state->mutex);
+    Snapshot snapshot;
+    PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
+    if (snapshot == nullptr) continue;
+    SnapshotInfo info;
+    info.map = name;
+    info.create_time_ms = snapshot->create_time_ms();
+    info.version = snapshot->version();
+    std::string source;
+    if (ReadSmallFile(state->dir.SnapshotPath(info.create_time_ms) + "/" + kSourceFileName, &source).ok()) {
+      info.source_node = source.substr(0, source.find('\n'));
+    }
+    out->push_back(std::move(info));
+  }
+  return Status::Ok();
+}
+
 Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, MapState& state, const Snapshot& held,
                                           int64_t decided_ms, bool* changed) {
   if (state.fetching) {
@@ -303,7 +338,9 @@ Status SnapshotManager::Impl::Fetch(MapState& state, const ContentVersion& have,
     int64_t create_time = std::max(CurrentTimeMs(), newest_ms + 1);
     while (::access(state.dir.SnapshotPath(create_time).c_str(), F_OK) == 0) ++create_time;
     const std::string target = state.dir.SnapshotPath(create_time);
-    status = DurableRename(scratch + "/" + state.name, target);
+    // Which node it came from, for `planb stores`; inside the snapshot so that it goes with it.
+    status = WriteFileAtomically(scratch + "/" + state.name + "/" + kSourceFileName, outcome.node + "\n");
+    if (status.ok()) status = DurableRename(scratch + "/" + state.name, target);
     if (status.ok()) status = ApplyHomeMode(target);  // unpacked by libzip's rules; the home's modes apply
     if (status.ok()) status = ApplyHomeMode(target + "/data.mdb");
     if (status.ok()) status = SyncPath(target);
@@ -410,6 +447,10 @@ Status SnapshotManager::Current(std::string_view map, StaleSnapshot stale, std::
 }
 
 Status SnapshotManager::RefreshIfDue(std::string_view map, bool* changed) { return impl_->RefreshIfDue(map, changed); }
+
+Status SnapshotManager::Refresh(std::string_view map, bool* changed) { return impl_->Refresh(map, changed); }
+
+Status SnapshotManager::Describe(std::vector<SnapshotInfo>* out) { return impl_->Describe(out); }
 
 Status SnapshotManager::Cleanup(CleanupReport* report) { return impl_->Cleanup(report); }
 

@@ -54,6 +54,14 @@ class OpenSnapshot {
 // kUseCurrent returns the one held (a background refresh, RefreshIfDue, takes care of it).
 enum class StaleSnapshot { kFetchNow, kUseCurrent };
 
+// What `planb stores` shows of a map's newest snapshot on a reader.
+struct SnapshotInfo {
+  std::string map;
+  int64_t create_time_ms = 0;  // installed here (this machine's clock)
+  ContentVersion version;
+  std::string source_node;     // the storage node it came from ("" for a snapshot installed before this was kept)
+};
+
 struct CleanupReport {
   std::vector<std::string> deleted;  // snapshot directories (and abandoned partial fetches) removed
   size_t envs_closed = 0;            // environments this manager let go of (idle past min_time_to_keep_env_open)
@@ -77,6 +85,14 @@ class SnapshotManager {
   // `*changed` when a new one was installed. A failed fetch is recorded (.failed) and returned; the old snapshot
   // keeps serving.
   Status RefreshIfDue(std::string_view map, bool* changed);
+
+  // Fetches a newer snapshot of `map` now, whatever the age of the one held and whatever the retry interval
+  // (the user asked for fresh data: `planb refresh`, Reader::Refresh, lookup --min-version). `*changed` when a
+  // new one was installed; a node answering "not modified" is a success. Errors as Current's fetch.
+  Status Refresh(std::string_view map, bool* changed);
+
+  // The newest snapshot on disk of every configured map that has one (opened to read its version), in map order.
+  Status Describe(std::vector<SnapshotInfo>* out);
 
   // Lets go of environments not handed out by Current for min_time_to_keep_env_open, and deletes snapshot
   // directories that are not the newest of their map and that no process holds, and partial fetches of

@@ -128,6 +128,10 @@ std::string CommandName(uint16_t command) {
       return "SNAPSHOT_OFFER";
     case Command::kFetchData:
       return "FETCH_DATA";
+    case Command::kPrepare:
+      return "PREPARE";
+    case Command::kPrepareReply:
+      return "PREPARE_REPLY";
     case Command::kReady:
       return "READY";
     case Command::kChunkAck:
@@ -151,6 +155,7 @@ bool IsRequest(uint16_t command) {
     case Command::kRead:
     case Command::kSnapshot:
     case Command::kFetch:
+    case Command::kPrepare:
       return true;
     default:
       return false;
@@ -360,6 +365,80 @@ Status CheckReadArgs(const std::vector<std::string>& args) {
     }
   }
   return Status::Ok();
+}
+
+const char* PrepareVerdictName(PrepareVerdict verdict) {
+  switch (verdict) {
+    case PrepareVerdict::kOk:
+      return "ok";
+    case PrepareVerdict::kUnknownMap:
+      return "unknown map";
+    case PrepareVerdict::kNoRoomInMap:
+      return "no room in the map size";
+    case PrepareVerdict::kNoDiskSpace:
+      return "not enough disk";
+    case PrepareVerdict::kShardUnusable:
+      return "shard unusable";
+  }
+  return "unknown verdict";
+}
+
+std::string EncodePrepare(const PrepareRequest& m) {
+  PayloadWriter writer;
+  writer.U32(static_cast<uint32_t>(m.maps.size()));
+  for (const PrepareMap& map : m.maps) writer.String(map.map).U64(map.bytes);
+  return writer.Take();
+}
+std::string EncodePrepareReply(const PrepareReply& m) {
+  PayloadWriter writer;
+  writer.U32(static_cast<uint32_t>(m.maps.size()));
+  for (const PrepareMapReply& map : m.maps) {
+    writer.String(map.map).U8(static_cast<uint8_t>(map.verdict)).U64(map.batches).U64(map.digest).String(map.message);
+  }
+  return writer.Take();
+}
+
+namespace {
+
+// A count of entries, each at least `min_entry` bytes: refused before anything is allocated for them.
+bool CheckPrepareCount(PayloadReader& reader, const char* command, uint32_t count, size_t min_entry) {
+  if (!reader.ok()) return false;
+  if (count > kMaxPrepareMaps || count > reader.remaining() / min_entry) {
+    reader.Fail(std::string(command) + " payload: " + std::to_string(count) + " maps, more than " +
+                (count > kMaxPrepareMaps ? std::to_string(kMaxPrepareMaps) + " allowed"
+                                         : "the remaining " + std::to_string(reader.remaining()) + " bytes hold"));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Status DecodePrepare(std::string_view payload, PrepareRequest* m) {
+  PayloadReader reader(payload, "PREPARE");
+  uint32_t count = 0;
+  reader.U32("count", &count);
+  if (!CheckPrepareCount(reader, "PREPARE", count, 12)) return reader.Finish();
+  m->maps.assign(count, PrepareMap{});
+  for (PrepareMap& map : m->maps) reader.String("map", &map.map).U64("bytes", &map.bytes);
+  return reader.Finish();
+}
+Status DecodePrepareReply(std::string_view payload, PrepareReply* m) {
+  PayloadReader reader(payload, "PREPARE_REPLY");
+  uint32_t count = 0;
+  reader.U32("count", &count);
+  if (!CheckPrepareCount(reader, "PREPARE_REPLY", count, 25)) return reader.Finish();
+  m->maps.assign(count, PrepareMapReply{});
+  for (PrepareMapReply& map : m->maps) {
+    uint8_t verdict = 0;
+    reader.String("map", &map.map).U8("verdict", &verdict).U64("batches", &map.batches).U64("digest", &map.digest);
+    reader.String("message", &map.message);
+    if (reader.ok() && verdict > static_cast<uint8_t>(PrepareVerdict::kShardUnusable)) {
+      reader.Fail("PREPARE_REPLY payload: unknown verdict " + std::to_string(verdict));
+    }
+    map.verdict = static_cast<PrepareVerdict>(verdict);
+  }
+  return reader.Finish();
 }
 
 Code CodeFromWire(uint16_t code) {

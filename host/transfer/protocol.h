@@ -33,12 +33,14 @@ enum class Command : uint16_t {
   kRead = 0x0005,
   kSnapshot = 0x0006,
   kFetch = 0x0007,
+  kPrepare = 0x0008,
   kReady = 0x8001,
   kChunkAck = 0x8002,
   kStatusReply = 0x8004,
   kReadResult = 0x8005,
   kSnapshotOffer = 0x8006,
   kFetchData = 0x8007,
+  kPrepareReply = 0x8008,
   kError = 0x80FF,
 };
 
@@ -162,6 +164,43 @@ struct FetchData {  // frame C holds the bytes
   uint64_t token = 0;
   uint64_t offset = 0;
 };
+
+// PREPARE: before a load stages anything, the sender asks each node whether it can take the load's batches:
+// per map, whether it knows the map and has room for `bytes` more (the unzipped size of the map's LMDB files in
+// all the load's batches). PREPARE_REPLY answers every map, in the request's order, with a verdict and the
+// map's content version now (zeros: nothing merged yet). Nothing is reserved: it is a check, not a promise.
+enum class PrepareVerdict : uint8_t {
+  kOk = 0,
+  kUnknownMap = 1,       // the node's config has no such map
+  kNoRoomInMap = 2,      // the shard's used size plus `bytes` exceeds the map's max_store_size
+  kNoDiskSpace = 3,      // the node's disk has not room for the batches (and their merge scratch)
+  kShardUnusable = 4,    // the shard does not open (the message says why)
+};
+const char* PrepareVerdictName(PrepareVerdict verdict);
+inline constexpr size_t kMaxPrepareMaps = 4096;  // maps in one PREPARE (a decoder refuses more)
+struct PrepareMap {
+  std::string map;
+  uint64_t bytes = 0;
+};
+struct PrepareRequest {
+  std::vector<PrepareMap> maps;
+};
+struct PrepareMapReply {
+  std::string map;
+  PrepareVerdict verdict = PrepareVerdict::kOk;
+  uint64_t batches = 0;  // the map's ContentVersion on the node now
+  uint64_t digest = 0;
+  std::string message;   // not ok: why, naming the map and the sizes
+};
+struct PrepareReply {
+  std::vector<PrepareMapReply> maps;
+};
+std::string EncodePrepare(const PrepareRequest& m);
+std::string EncodePrepareReply(const PrepareReply& m);
+// Both refuse a count above kMaxPrepareMaps or above what the remaining bytes could hold; the reply also refuses
+// an unknown verdict.
+Status DecodePrepare(std::string_view payload, PrepareRequest* m);
+Status DecodePrepareReply(std::string_view payload, PrepareReply* m);
 
 struct ErrorReply {
   uint16_t code = 0;  // a planb::Code

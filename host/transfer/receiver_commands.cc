@@ -205,6 +205,20 @@ void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t re
   read_worker_.Submit({routing_id, request_id, std::move(read.args)});
 }
 
+void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t request_id,
+                                         std::string_view payload) {
+  protocol::PrepareRequest request;
+  Status status = protocol::DecodePrepare(payload, &request);
+  protocol::PrepareReply reply;
+  if (status.ok()) status = sink_.CheckLoad(request, &reply);
+  if (status.ok() && reply.maps.size() != request.maps.size()) {
+    status = Status::Internal("PREPARE: " + std::to_string(reply.maps.size()) + " answers for " +
+                              std::to_string(request.maps.size()) + " maps");
+  }
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  Reply(routing_id, Command::kPrepareReply, request_id, protocol::EncodePrepareReply(reply));
+}
+
 UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, uint64_t request_id, Command command,
                                                 uint64_t token) {
   auto it = uploads_.find(token);

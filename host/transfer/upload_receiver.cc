@@ -145,6 +145,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
       return HandleSnapshot(routing_id, header.request_id, payload);
     case Command::kFetch:
       return HandleFetch(routing_id, header.request_id, payload);
+    case Command::kPrepare:
+      return HandlePrepare(routing_id, header.request_id, payload);
     default:
       return;
   }

@@ -52,6 +52,12 @@ class BatchSink {
     (void)map, (void)have, (void)out;
     return Status::NotSupported("this node does not serve snapshots");
   }
+  // PREPARE: whether this node could take a load writing `request`'s maps; one answer per map, in order. Runs on
+  // the Run thread, so it must be quick (no merge, no fsync). A non-OK status goes back as an ERROR.
+  virtual Status CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) {
+    (void)request, (void)reply;
+    return Status::NotSupported("this node does not answer PREPARE");
+  }
 };
 
 struct ReceiverSettings {

@@ -83,6 +83,7 @@ class UploadReceiver::Impl {
   void HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  void HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload);
 
   // upload_receiver_snapshots.cc
   void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload);

@@ -106,6 +106,12 @@ class PLANB_EXPORT Reader {
   // try did; Prepare tries at once.)
   Status Prepare(std::string_view map);
 
+  // Read-your-writes after a load: fetches a newer snapshot of `map` now, whatever the age of the one held, and
+  // lookups on every thread use it from their next lookup of the map on. On a storage node (or a single node)
+  // lookups read the shard itself: nothing to do. Errors: kInvalidArgument for an unknown map; kNotFound when
+  // nothing was merged into it yet; the fetch's (the snapshot held keeps serving).
+  Status Refresh(std::string_view map);
+
   // Describes the configured `map` (kInvalidArgument naming it when the config has no such map).
   Status Describe(std::string_view map, MapInfo* out) const;
 

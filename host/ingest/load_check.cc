@@ -1,0 +1,93 @@
+#include "host/ingest/load_check.h"
+
+#include <sys/statvfs.h>
+
+#include <limits>
+#include <memory>
+
+#include "host/storage/content_version.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+
+namespace {
+
+using protocol::PrepareVerdict;
+
+// The shard's size as LMDB counts it (its last used page; free pages inside are not subtracted, which errs on
+// the safe side) and its content version.
+Status ShardUse(const MapEnv& shard, uint64_t* used, ContentVersion* version) {
+  MDB_envinfo info;
+  MDB_stat stat;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_info(shard.env(), &info), "reading LMDB environment info"));
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_stat(shard.env(), &stat), "reading LMDB environment stat"));
+  *used = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), MDB_RDONLY));
+  return ReadContentVersion(txn.get(), shard.meta(), version);
+}
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
+}
+
+}  // namespace
+
+uint64_t MergeRoomNeeded(uint64_t bytes) { return SaturatingAdd(bytes, bytes / 2); }
+
+Status CheckLoadLocally(Runtime& runtime, const protocol::PrepareRequest& request, protocol::PrepareReply* reply) {
+  reply->maps.clear();
+  uint64_t total = 0;
+  for (const protocol::PrepareMap& need : request.maps) {
+    protocol::PrepareMapReply answer;
+    answer.map = need.map;
+    total = SaturatingAdd(total, need.bytes);
+    std::shared_ptr<const MapPlugins> plugins;
+    if (!runtime.catalog().Get(need.map, &plugins).ok()) {
+      answer.verdict = PrepareVerdict::kUnknownMap;
+      answer.message = "map '" + need.map + "' is not configured on this node";
+      reply->maps.push_back(std::move(answer));
+      continue;
+    }
+    uint64_t used = 0;
+    ContentVersion version;
+    std::shared_ptr<MapEnv> shard;
+    Status s = runtime.OpenShard(need.map, &shard);
+    if (s.ok()) s = ShardUse(*shard, &used, &version);
+    if (!s.ok() && s.code() != Code::kNotFound) {
+      answer.verdict = PrepareVerdict::kShardUnusable;
+      answer.message = "map '" + need.map + "': " + s.message();
+      reply->maps.push_back(std::move(answer));
+      continue;
+    }
+    answer.batches = version.batches;
+    answer.digest = version.digest;
+    const uint64_t limit = plugins->config().max_store_size;
+    const uint64_t needed = MergeRoomNeeded(need.bytes);
+    if (SaturatingAdd(used, needed) > limit) {
+      answer.verdict = PrepareVerdict::kNoRoomInMap;
+      answer.message = "map '" + need.map + "' would not fit in its max_store_size of " + std::to_string(limit) +
+                       " bytes: the shard uses " + std::to_string(used) + " and the load adds " +
+                       std::to_string(need.bytes) + " bytes of batches (about " + std::to_string(needed) +
+                       " once merged); raise max_store_size for the map";
+    }
+    reply->maps.push_back(std::move(answer));
+  }
+  // The batches are staged (zips) and extracted to merging/ before they merge: twice their size, at least.
+  const uint64_t disk_needed = SaturatingAdd(total, total);
+  struct statvfs fs;
+  if (::statvfs(runtime.home().root().c_str(), &fs) == 0) {
+    const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+    if (free_bytes < disk_needed) {
+      for (protocol::PrepareMapReply& answer : reply->maps) {
+        if (answer.verdict != PrepareVerdict::kOk) continue;
+        answer.verdict = PrepareVerdict::kNoDiskSpace;
+        answer.message = "disk full: " + std::to_string(free_bytes) + " bytes free in " + runtime.home().root() +
+                         ", the load needs about " + std::to_string(disk_needed) + " (its batches staged and unpacked)";
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace planb
