@@ -28,7 +28,7 @@ const std::vector<CommandSpec>& Commands() {
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
        "--keys-from): one KEY<TAB>VALUE line each; exit 1 when a key is absent",
-       {"time", "remote", "keys-from"}, 1, kMany},
+       {"time", "remote", "keys-from", "format", "quiet"}, 1, kMany},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain", "remote"}, 1, 1},
       {"serve", "",
@@ -72,11 +72,13 @@ po::options_description CommandOptions() {
        "lookup: the instant asked about, for temporal types and sessions (default: now)")
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
-      ("format", po::value<std::string>()->value_name("FORMAT"), "query: table (default), csv or json")
+      ("format", po::value<std::string>()->value_name("FORMAT"),
+       "query: table (default), csv or json; lookup: text (default), json or csv")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
        "lookup: also look up every line of FILE ('-' = standard input), in one read transaction")
+      ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
       ("remote", "lookup, query: ask a storage node of node_list (in order) instead of reading local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
@@ -169,6 +171,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;
   out->remote = vm.count("remote") > 0;
+  out->quiet = vm.count("quiet") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();
   if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();
   if (vm.count("ready-file")) out->ready_file = vm["ready-file"].as<std::string>();

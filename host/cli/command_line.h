@@ -21,7 +21,8 @@ struct CommandLine {
   std::optional<std::string> time;            // lookup: the instant asked about (default: now)
   std::optional<std::string> keys_from;       // lookup: a file of keys, one per line ("-" = stdin)
   std::optional<std::string> where;           // query
-  std::string format = "table";               // query: table, csv or json
+  std::optional<std::string> format;          // query: table (default), csv, json; lookup: text (default), json, csv
+  bool quiet = false;                         // lookup: absent keys are not named on stderr
   std::optional<std::string> limit;           // query: text, checked by the command
   bool explain = false;                       // query
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
