@@ -1,5 +1,6 @@
 #include "host/cli/command_line.h"
 
+#include <boost/make_shared.hpp>
 #include <boost/program_options.hpp>
 #include <sstream>
 
@@ -112,8 +113,20 @@ std::string UsageText(const std::string& command) {
     }
     out << "\n";
   }
-  out << GlobalOptions() << "\n" << CommandOptions() << "\n"
-      << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
+  out << GlobalOptions() << "\n";
+  if (const CommandSpec* c = FindCommand(command)) {
+    // Only this command's own options.
+    po::options_description own(std::string(c->name) + " options");
+    const po::options_description every = CommandOptions();
+    for (const std::string& name : c->options) {
+      const po::option_description* option = every.find_nothrow(name, false);
+      if (option != nullptr) own.add(boost::make_shared<po::option_description>(*option));
+    }
+    if (!c->options.empty()) out << own << "\n";
+  } else {
+    out << CommandOptions() << "\n";
+  }
+  out << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
   return out.str();
 }
 

@@ -192,6 +192,28 @@ TEST(CliLookup, ADirectKeyLongerThanLmdbAllowsIsAMiss) {
   EXPECT_EQ(r.out, "");
 }
 
+// The text of the first ```LANG block of README.md after `after`.
+std::string ReadmeBlock(const std::string& lang, const std::string& after = "") {
+  const std::string readme = testing::ReadFile(std::string(PLANB_SOURCE_DIR) + "/README.md");
+  const size_t from = readme.find(after);
+  const size_t start = readme.find("```" + lang + "\n", from == std::string::npos ? 0 : from);
+  if (start == std::string::npos) return "";
+  const size_t body = start + 4 + lang.size();
+  return readme.substr(body, readme.find("```", body) - body);
+}
+
+// Issue 11: the README's XML example named map cityToCountry beside the config's [map.city_to_country], so
+// following it failed. Its map section and its XML, as printed, load and look up.
+TEST(CliLookup, TheReadmeExampleWorksAsWritten) {
+  const std::string ini = ReadmeBlock("ini", "### Configuration (INI)");
+  const size_t section = ini.find("[map.city_to_country]");
+  ASSERT_NE(section, std::string::npos) << ini;
+  CliEnv env(ini.substr(section));  // without home and plugin_dir, which name system paths
+  const ProcessResult load = env.Load({env.Write("readme.xml", ReadmeBlock("xml", "### Input"))});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ExpectValue(env, "city_to_country", "cardiff", "Wales");
+}
+
 // Issue 11: KEY<TAB>VALUE lines cannot carry a value that spans lines (an XML fragment written over several
 // lines). --format json and csv print one record per key asked, absent ones included.
 class CliLookupFormat : public ::testing::Test {
