@@ -74,6 +74,7 @@ bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, s
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;  // a blank line is no key (trailing blank lines, gaps between groups)
       keys->push_back(std::move(line));
     }
     if (in.bad()) {
