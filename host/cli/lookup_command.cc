@@ -9,6 +9,7 @@
 #include "host/cli/lookup_output.h"
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
+#include "host/query/map_scan.h"
 #include "host/storage/map_reader.h"
 
 namespace planb {
@@ -54,6 +55,20 @@ bool LookupTime(const CommandLine& cli, const MapPlugins& plugins, int64_t* time
     return false;
   }
   return true;
+}
+
+// Whether a session map holds any session of `key` (at any time): a miss then says "no session at T", not "no
+// key". Only asked on a miss, so the scan costs nothing on the found path.
+bool HasAnySession(const MapEnv& shard, const std::string& key) {
+  ScanRequest request;
+  request.bounds.has_key = true;
+  request.bounds.key = Bytes(key);
+  request.filter = [&key](const Row& row) { return row.key.view() == key; };
+  request.limit = 1;
+  bool any = false;
+  ScanStats stats;
+  const Status s = ScanMap(shard, request, [&any](const Row&) { return !(any = true); }, &stats);
+  return s.ok() && any;
 }
 
 }  // namespace
@@ -155,7 +170,12 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     }
     exit_code = kExitNotFound;
     writer->Missing(keys[i], lookups[i].number);
-    if (!cli.quiet) err << "planb: " << name << ": no key '" << keys[i] << "'" << at << "\n";
+    if (cli.quiet) continue;
+    if (shape.session && HasAnySession(*shard, keys[i])) {
+      err << "planb: " << name << ": no session at " << FormatIsoTime(time_ms) << " for key '" << keys[i] << "'\n";
+    } else {
+      err << "planb: " << name << ": no key '" << keys[i] << "'" << at << "\n";
+    }
   }
   writer->Finish();
   return exit_code;

@@ -305,5 +305,25 @@ TEST(CliLookupFormats, SessionsGiveStartAndEndAndNumberKeysAreJsonNumbers) {
   EXPECT_EQ(r.out, "key,value,found\na,,false\n");
 }
 
+// Issue 11: a session miss said "no key" even when the key has sessions, only none at that time.
+TEST(CliLookup, ASessionMissSaysWhetherTheKeyHasNoSessionThenOrNoSessionsAtAll) {
+  CliEnv env(testing::kTypedMapsConfig);
+  const std::string file = env.Write(
+      "s.xml", ReferenceData(testing::Lines({testing::SessionEvent("ss_hashed", "s", "2024-01-01T10:00:00Z", "15m"),
+                                             testing::SessionEvent("ss_direct", "s", "2024-01-01T10:00:00Z", "15m")})));
+  ASSERT_EQ(env.Load({file}).exit_code, 0);
+  for (const std::string map : {"ss_hashed", "ss_direct"}) {
+    ProcessResult r = env.Run({"lookup", map, "s", "t", "--time", "2024-01-01T11:00:00+00:00"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "planb: " + map + ": no session at 2024-01-01T11:00:00.000Z for key 's'\n" + "planb: " + map +
+                         ": no key 't' at 2024-01-01T11:00:00+00:00\n");
+    r = env.Run({"lookup", map, "s"});  // now, long after the session
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_THAT(r.err, ::testing::StartsWith("planb: " + map + ": no session at "));
+    EXPECT_THAT(r.err, HasSubstr(" for key 's'\n"));
+  }
+}
+
 }  // namespace
 }  // namespace planb
