@@ -325,5 +325,35 @@ TEST(CliLookup, ASessionMissSaysWhetherTheKeyHasNoSessionThenOrNoSessionsAtAll) 
   }
 }
 
+// Issue 11: the docs said 511 bytes for every direct map, but a type that appends to the key (temporal: the time;
+// session: start and end) leaves less, less the 2-byte length prefix: state 511, temporal 501, session 493.
+TEST(CliLookup, TheDirectKeyLimitIsPerStoreTypeAsDocumented) {
+  const struct {
+    const char* map;
+    size_t limit;
+  } kLimits[] = {{"st_direct", 511}, {"tm_direct", 501}, {"ss_direct", 493}};
+  for (const auto& [map, limit] : kLimits) {
+    CliEnv env(testing::kTypedMapsConfig);
+    const std::string key(limit, 'k');
+    auto element = [&](const std::string& k) {
+      return std::string(map) == "ss_direct" ? testing::SessionEvent(map, k, "2024-01-01T00:00:00Z", "1h")
+                                              : testing::TimedRef(map, "2024-01-01T00:00:00Z", k, "v");
+    };
+    ProcessResult r = env.Load({env.Write("ok.xml", ReferenceData(element(key)))});
+    ASSERT_EQ(r.exit_code, 0) << map << ": " << r.err;
+    std::vector<std::string> lookup{"lookup", map, key};
+    if (std::string(map) != "st_direct") lookup.insert(lookup.end(), {"--time", "2024-01-01T00:30:00Z"});
+    r = env.Run(lookup);
+    EXPECT_EQ(r.exit_code, 0) << map << ": " << r.err;
+    r = env.Load({env.Write("long.xml", ReferenceData(element(key + "k")))});
+    EXPECT_EQ(r.exit_code, 2) << map;
+    EXPECT_THAT(r.err, HasSubstr("key of " + std::to_string(limit + 1) + " bytes is too long for the direct scheme "
+                                 "(at most " + std::to_string(limit) + " bytes)")) << map;
+  }
+  // README's table states the same numbers.
+  const std::string readme = testing::ReadFile(std::string(PLANB_SOURCE_DIR) + "/README.md");
+  EXPECT_THAT(readme, HasSubstr("state: 511 bytes, temporal: 501, session: 493"));
+}
+
 }  // namespace
 }  // namespace planb
