@@ -38,6 +38,7 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
       return kExitError;
     }
     request.bounds = where->Bounds();
+    request.key_prefix = where->KeyPrefix();
     request.filter = [&where](const Row& row) { return where->Matches(row); };
   }
 
