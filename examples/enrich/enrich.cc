@@ -6,7 +6,8 @@
 // map's answer: the value, or for session maps the session's start and end as ISO-8601 times ("START END");
 // empty when the key is absent. Lines are looked up 256 at a time with LookupMany (one read transaction per
 // batch). A line whose key cannot be looked up (not a number for a ranged map) gets an empty answer and a message
-// on stderr; the exit status is then 1. Bad arguments (an unknown map, a --time that does not parse) exit 2. Uses only the installed headers: planb/reader.h and what it includes.
+// on stderr; the exit status is then 1. Bad arguments (an unknown map, a --time that does not parse) exit 2.
+// Uses only the installed headers: planb/reader.h and what it includes.
 #include <planb/reader.h>
 
 #include <charconv>

@@ -87,7 +87,8 @@ TEST(Enrich, TimeTakesEveryFormTheCliTakesWithTheSameAnswers) {
   };
   for (const auto& form : kForms) {
     const ProcessResult cli = env.Run({"lookup", "tm_hashed", "k", "--time", form.time});
-    const ProcessResult enrich = RunEnrich({"--config", EnrichConfig(env), "--map", "tm_hashed", "--time", form.time}, "k\n");
+    const ProcessResult enrich =
+        RunEnrich({"--config", EnrichConfig(env), "--map", "tm_hashed", "--time", form.time}, "k\n");
     if (cli.exit_code != 0) {  // a form this parser does not take: both must refuse it
       EXPECT_EQ(cli.exit_code, 2) << form.time << ": " << cli.err;
       EXPECT_EQ(enrich.exit_code, 2) << form.time << ": " << enrich.err;

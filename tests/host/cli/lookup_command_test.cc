@@ -219,10 +219,11 @@ TEST(CliLookup, TheReadmeExampleWorksAsWritten) {
 class CliLookupFormat : public ::testing::Test {
  protected:
   void SetUp() override {
+    const std::string multi_line =
+        "  <reference><map>city_to_country</map><key>Paris, \"FR\"</key>"
+        "<value><a xmlns=\"urn:a\">\n  <b>France</b>\n</a></value></reference>\n";
     const std::string file =
-        env_.Write("multi.xml", ReferenceData("  <reference><map>city_to_country</map><key>Paris, \"FR\"</key>"
-                                              "<value><a xmlns=\"urn:a\">\n  <b>France</b>\n</a></value></reference>\n" +
-                                              Ref("city_to_country", "Lyon", "France")));
+        env_.Write("multi.xml", ReferenceData(multi_line + Ref("city_to_country", "Lyon", "France")));
     const ProcessResult r = env_.Load({file});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
@@ -240,7 +241,8 @@ TEST_F(CliLookupFormat, JsonIsAnArrayOfOneObjectPerKeyWithKeyValueAndFound) {
   EXPECT_EQ(r.err, "planb: city_to_country: no key 'Atlantis'\n");
   EXPECT_EQ(r.out,
             "[\n"
-            " {\"key\":\"Paris, \\\"FR\\\"\",\"value\":\"<a xmlns=\\\"urn:a\\\">\\n  <b>France</b>\\n</a>\",\"found\":true},\n"
+            " {\"key\":\"Paris, \\\"FR\\\"\","
+            "\"value\":\"<a xmlns=\\\"urn:a\\\">\\n  <b>France</b>\\n</a>\",\"found\":true},\n"
             " {\"key\":\"Atlantis\",\"value\":null,\"found\":false},\n"
             " {\"key\":\"Lyon\",\"value\":\"France\",\"found\":true}\n"
             "]\n");

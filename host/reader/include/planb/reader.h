@@ -79,9 +79,9 @@ class LookupTime {
 // One key of a batched lookup (LookupMany): the text key or the number, and for time-aware types the instant.
 // The key field the map's type does not use must stay empty / 0 (else that key's result is kInvalidArgument).
 struct ReaderKey {
-  std::string_view key;                    // text-keyed types
-  int64_t number = 0;                      // ranged types
-  LookupTime time = LookupTime::Now();     // temporal types and sessions; others take only Now()
+  std::string_view key;                 // text-keyed types
+  int64_t number = 0;                   // ranged types
+  LookupTime time = LookupTime::Now();  // temporal types and sessions; others take only Now()
 };
 
 // What a configured map is: how to build its keys and which LookupResult fields its answers fill.
