@@ -6,14 +6,14 @@
 // map's answer: the value, or for session maps the session's start and end as ISO-8601 times ("START END");
 // empty when the key is absent. Lines are looked up 256 at a time with LookupMany (one read transaction per
 // batch). A line whose key cannot be looked up (not a number for a ranged map) gets an empty answer and a message
-// on stderr; the exit status is then 1. Uses only the installed headers: planb/reader.h and what it includes.
+// on stderr; the exit status is then 1. Bad arguments (an unknown map, a --time that does not parse) exit 2.
+// Uses only the installed headers: planb/reader.h and what it includes.
 #include <planb/reader.h>
 
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -29,11 +29,22 @@ struct Options {
   std::string time;  // "" = now
 };
 
-const char kUsage[] = "usage: planb_enrich --config FILE --map NAME [--time ISO-8601] <lines >enriched\n";
+const char kUsage[] =
+    "usage: planb_enrich --config FILE --map NAME [--time ISO-8601] <lines >enriched\n"
+    "  Prints each input line (a key; a whole number for ranged maps), a TAB and the map's answer.\n"
+    "  --config FILE   the planb.ini\n"
+    "  --map NAME      the map to look the keys up in\n"
+    "  --time TIME     time-aware maps: the instant asked about, in any form `planb lookup --time` takes\n"
+    "                  (2024-01-01T08:10:22.023Z, 2024-01-01T09:10:22+01:00, 2024-01-01...); default now\n"
+    "  --help          this text\n"
+    "Exit status: 0; 1 when a line could not be looked up or the map failed; 2 for bad arguments.\n";
 
-bool ParseArgs(int argc, char** argv, Options* options) {
+enum class Parsed { kRun, kHelp, kError };
+
+Parsed ParseArgs(int argc, char** argv, Options* options) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") return Parsed::kHelp;
     std::string* target = arg == "--config" ? &options->config
                           : arg == "--map"  ? &options->map
                           : arg == "--time" ? &options->time
@@ -41,82 +52,55 @@ bool ParseArgs(int argc, char** argv, Options* options) {
     if (target == nullptr || i + 1 == argc) {
       std::fprintf(stderr, "planb_enrich: %s '%s'\n%s", target == nullptr ? "unknown argument" : "no value for",
                    arg.c_str(), kUsage);
-      return false;
+      return Parsed::kError;
     }
     *target = argv[++i];
   }
   if (options->config.empty() || options->map.empty()) {
     std::fprintf(stderr, "planb_enrich: --config and --map are required\n%s", kUsage);
-    return false;
+    return Parsed::kError;
   }
-  return true;
-}
-
-// "2024-01-01T08:10:22Z" or "2024-01-01T08:10:22.023Z" (UTC) -> milliseconds since the epoch.
-bool ParseTime(const std::string& text, int64_t* ms) {
-  std::tm tm{};
-  int millis = 0;
-  int consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-                  &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
-    return false;
-  }
-  const char* rest = text.c_str() + consumed;
-  if (*rest == '.') {
-    int digits = 0;
-    for (++rest; *rest >= '0' && *rest <= '9'; ++rest, ++digits) {
-      if (digits < 3) millis = millis * 10 + (*rest - '0');
-    }
-    if (digits == 0) return false;
-    for (; digits < 3; ++digits) millis *= 10;
-  }
-  if (rest[0] != 'Z' || rest[1] != '\0') return false;
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  *ms = static_cast<int64_t>(timegm(&tm)) * 1000 + millis;
-  return true;
-}
-
-// Milliseconds since the epoch -> "2024-01-01T08:10:22.023Z".
-void AppendTime(int64_t ms, std::string* out) {
-  int64_t seconds = ms / 1000;
-  int64_t millis = ms % 1000;
-  if (millis < 0) {
-    millis += 1000;
-    --seconds;
-  }
-  const std::time_t t = static_cast<std::time_t>(seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[64];
-  const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &tm);
-  out->append(text, n);
-  std::snprintf(text, sizeof text, ".%03dZ", static_cast<int>(millis));
-  out->append(text);
+  return Parsed::kRun;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
-  if (!ParseArgs(argc, argv, &options)) return 2;
+  switch (ParseArgs(argc, argv, &options)) {
+    case Parsed::kHelp:
+      std::fputs(kUsage, stdout);
+      return 0;
+    case Parsed::kError:
+      return 2;
+    case Parsed::kRun:
+      break;
+  }
+  // The same parser as `planb lookup --time`, from the library.
+  int64_t time_ms = 0;
+  if (!options.time.empty() && !planb::Reader::ParseTime(options.time, &time_ms)) {
+    std::fprintf(stderr, "planb_enrich: --time: '%s' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n",
+                 options.time.c_str());
+    return 2;
+  }
+  const planb::LookupTime time = options.time.empty() ? planb::LookupTime::Now() : planb::LookupTime::At(time_ms);
   planb::ReaderOptions reader_options;
   reader_options.config_path = options.config;
   std::unique_ptr<planb::Reader> reader;
   planb::Status s = planb::Reader::Open(reader_options, &reader);
   planb::MapInfo info;
   if (s.ok()) s = reader->Describe(options.map, &info);
-  int64_t time_ms = 0;  // now
-  if (s.ok() && !options.time.empty()) {
-    if (!info.uses_time) {
-      s = planb::Status::Invalid("--time does not apply to map " + options.map + " (type " + info.type +
-                                 " has no time)");
-    } else if (!ParseTime(options.time, &time_ms)) {
-      s = planb::Status::Invalid("--time: '" + options.time + "' is not a UTC time like 2024-01-01T08:10:22.023Z");
-    }
+  if (!s.ok()) {  // the config, the plugins, an unknown map: bad arguments
+    std::fprintf(stderr, "planb_enrich: %s\n", s.message().c_str());
+    return 2;
+  }
+  if (!options.time.empty() && !info.uses_time) {
+    std::fprintf(stderr, "planb_enrich: --time does not apply to map %s (type %s has no time)\n",
+                 options.map.c_str(), info.type.c_str());
+    return 2;
   }
   // Opens the map now, so that a broken map shows before any input is read; no data yet is fine (all misses).
-  if (s.ok()) s = reader->Prepare(options.map);
+  s = reader->Prepare(options.map);
   if (!s.ok() && s.code() != planb::Code::kNotFound) {
     std::fprintf(stderr, "planb_enrich: %s\n", s.message().c_str());
     return 1;
@@ -137,7 +121,7 @@ int main(int argc, char** argv) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       ++line_number;
       keys[n] = planb::ReaderKey();
-      keys[n].time_ms = time_ms;
+      keys[n].time = time;
       bad[n] = 0;
       if (info.number_keys) {
         const char* end = line.data() + line.size();
@@ -167,9 +151,9 @@ int main(int argc, char** argv) {
       }
       if (!bad[i] && r.found()) {
         if (info.has_session) {
-          AppendTime(r.session_start_ms, &out);
+          out += planb::Reader::FormatTime(r.session_start_ms);
           out += ' ';
-          AppendTime(r.session_end_ms, &out);
+          out += planb::Reader::FormatTime(r.session_end_ms);
         } else {
           out.append(r.value.view());
         }

@@ -1,5 +1,6 @@
 #include "host/cli/command_line.h"
 
+#include <boost/make_shared.hpp>
 #include <boost/program_options.hpp>
 #include <sstream>
 
@@ -28,7 +29,7 @@ const std::vector<CommandSpec>& Commands() {
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
        "--keys-from): one KEY<TAB>VALUE line each; exit 1 when a key is absent",
-       {"time", "remote", "keys-from", "min-version"}, 1, kMany},
+       {"time", "remote", "keys-from", "min-version", "format", "quiet"}, 1, kMany},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain", "remote"}, 1, 1},
       {"serve", "",
@@ -74,13 +75,15 @@ po::options_description CommandOptions() {
        "lookup: the instant asked about, for temporal types and sessions (default: now)")
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
-      ("format", po::value<std::string>()->value_name("FORMAT"), "query: table (default), csv or json")
+      ("format", po::value<std::string>()->value_name("FORMAT"),
+       "query: table (default), csv or json; lookup: text (default), json or csv")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
        "lookup: also look up every line of FILE ('-' = standard input), in one read transaction")
       ("min-version", po::value<std::string>()->value_name("N"),
        "lookup: first wait (at most 10 x request_timeout) for data at content version N or newer, as load printed")
+      ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
       ("remote", "lookup, query: ask a storage node of node_list (in order) instead of reading local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
@@ -114,8 +117,20 @@ std::string UsageText(const std::string& command) {
     }
     out << "\n";
   }
-  out << GlobalOptions() << "\n" << CommandOptions() << "\n"
-      << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
+  out << GlobalOptions() << "\n";
+  if (const CommandSpec* c = FindCommand(command)) {
+    // Only this command's own options.
+    po::options_description own(std::string(c->name) + " options");
+    const po::options_description every = CommandOptions();
+    for (const std::string& name : c->options) {
+      const po::option_description* option = every.find_nothrow(name, false);
+      if (option != nullptr) own.add(boost::make_shared<po::option_description>(*option));
+    }
+    if (!c->options.empty()) out << own << "\n";
+  } else {
+    out << CommandOptions() << "\n";
+  }
+  out << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
   return out.str();
 }
 
@@ -173,6 +188,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;
   out->remote = vm.count("remote") > 0;
+  out->quiet = vm.count("quiet") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();
   if (vm.count("min-version")) out->min_version = vm["min-version"].as<std::string>();
   if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();

@@ -22,7 +22,8 @@ struct CommandLine {
   std::optional<std::string> keys_from;       // lookup: a file of keys, one per line ("-" = stdin)
   std::optional<std::string> min_version;     // lookup: wait for a content version at least this (load prints it)
   std::optional<std::string> where;           // query
-  std::string format = "table";               // query: table, csv or json
+  std::optional<std::string> format;          // query: table (default), csv, json; lookup: text (default), json, csv
+  bool quiet = false;                         // lookup: absent keys are not named on stderr
   std::optional<std::string> limit;           // query: text, checked by the command
   bool explain = false;                       // query
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)

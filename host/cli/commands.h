@@ -25,7 +25,8 @@ int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
 int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 // lookup's keys: the arguments after MAP, then each line of --keys-from ("-" = stdin; a trailing "\r" is dropped,
-// as files written on Windows end lines with it). False after printing what is wrong (no key, unreadable file).
+// as files written on Windows end lines with it; blank lines are skipped). False after printing what is wrong
+// (no key, unreadable file).
 bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // refresh [MAP...]: fetches newer snapshots now (refresh_command.cc).

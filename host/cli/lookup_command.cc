@@ -1,12 +1,15 @@
 // `planb lookup MAP KEY...`: one key prints its value as it is; several keys (arguments, then the lines of
-// --keys-from) print one "KEY<TAB>VALUE" line each, in order, all read in one transaction. Absent keys are named
-// on stderr and make the exit status 1.
+// --keys-from) print one "KEY<TAB>VALUE" line each, in order, all read in one transaction; --format json|csv
+// prints one record per key (lookup_output.h). Absent keys are named on stderr (not with --quiet) and make the
+// exit status 1.
 #include <fstream>
 #include <iostream>
 
 #include "host/cli/commands.h"
+#include "host/cli/lookup_output.h"
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
+#include "host/query/map_scan.h"
 #include "host/storage/map_reader.h"
 
 namespace planb {
@@ -54,6 +57,20 @@ bool LookupTime(const CommandLine& cli, const MapPlugins& plugins, int64_t* time
   return true;
 }
 
+// Whether a session map holds any session of `key` (at any time): a miss then says "no session at T", not "no
+// key". Only asked on a miss, so the scan costs nothing on the found path.
+bool HasAnySession(const MapEnv& shard, const std::string& key) {
+  ScanRequest request;
+  request.bounds.has_key = true;
+  request.bounds.key = Bytes(key);
+  request.filter = [&key](const Row& row) { return row.key.view() == key; };
+  request.limit = 1;
+  bool any = false;
+  ScanStats stats;
+  const Status s = ScanMap(shard, request, [&any](const Row&) { return !(any = true); }, &stats);
+  return s.ok() && any;
+}
+
 }  // namespace
 
 bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err) {
@@ -72,6 +89,7 @@ bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, s
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;  // a blank line is no key (trailing blank lines, gaps between groups)
       keys->push_back(std::move(line));
     }
     if (in.bad()) {
@@ -86,25 +104,17 @@ bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, s
   return true;
 }
 
-namespace {
-
-void PrintRow(const PluginDescriptor& d, const Row& row, std::ostream& out) {
-  if (HasField(d, RowField::kValue)) {
-    out.write(reinterpret_cast<const char*>(row.value.data), static_cast<std::streamsize>(row.value.size));
-  } else if (HasField(d, RowField::kStart)) {
-    out << FormatIsoTime(row.session_start_ms) << " " << FormatIsoTime(row.session_end_ms);
-  }
-  out << "\n";
-}
-
-}  // namespace
-
 int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
   const std::string& map = cli.args[0];
   std::shared_ptr<const MapPlugins> plugins;
   Status s = runtime.catalog().Get(map, &plugins);
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  LookupFormat format = LookupFormat::kText;
+  if (cli.format && !ParseLookupFormat(*cli.format, &format)) {
+    err << "planb: --format: '" << *cli.format << "' is not one of text, json, csv\n";
     return kExitError;
   }
   const std::string& name = plugins->config().name;
@@ -115,7 +125,11 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], err)) return kExitError;
   }
-  const bool single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
+  const PluginDescriptor& d = plugins->type_descriptor();
+  LookupShape shape;
+  shape.session = !HasField(d, RowField::kValue) && HasField(d, RowField::kStart);
+  shape.number_keys = d.lookup_key == LookupKeyKind::kNumber;
+  shape.single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
   const std::string at = cli.time ? " at " + *cli.time : std::string();
 
   if (cli.min_version) {
@@ -130,7 +144,12 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   std::shared_ptr<MapEnv> shard;
   s = runtime.OpenForReading(map, StaleSnapshot::kFetchNow, &shard);
   if (s.code() == Code::kNotFound) {
-    for (const std::string& key : keys) err << "planb: " << name << ": no data loaded yet, so no key '" << key << "'\n";
+    std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!cli.quiet) err << "planb: " << name << ": no data loaded yet, so no key '" << keys[i] << "'\n";
+      writer->Missing(keys[i], lookups[i].number);
+    }
+    writer->Finish();
     return kExitNotFound;
   }
   MapReader reader;
@@ -139,24 +158,35 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  const PluginDescriptor& d = plugins->type_descriptor();
-  int exit_code = kExitOk;
+  // Every key is read before anything is printed, so that an error leaves stdout empty (no half an array).
+  std::vector<Row> rows(keys.size());
+  std::vector<char> found(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
-    Row row;
     ErrorBuffer error;
-    Code code = reader.Lookup(lookups[i], &row, &error);
-    if (code == Code::kNotFound) {
-      err << "planb: " << name << ": no key '" << keys[i] << "'" << at << "\n";
-      exit_code = kExitNotFound;
-      continue;
-    }
-    if (code != Code::kOk) {
+    const Code code = reader.Lookup(lookups[i], &rows[i], &error);
+    if (code != Code::kOk && code != Code::kNotFound) {
       err << "planb: " << shard->path() << ": " << Status::FromPlugin(code, error).message() << "\n";
       return kExitError;
     }
-    if (!single) out << keys[i] << "\t";
-    PrintRow(d, row, out);
+    found[i] = code == Code::kOk;
   }
+  int exit_code = kExitOk;
+  std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (found[i]) {
+      writer->Found(keys[i], lookups[i].number, rows[i]);
+      continue;
+    }
+    exit_code = kExitNotFound;
+    writer->Missing(keys[i], lookups[i].number);
+    if (cli.quiet) continue;
+    if (shape.session && HasAnySession(*shard, keys[i])) {
+      err << "planb: " << name << ": no session at " << FormatIsoTime(time_ms) << " for key '" << keys[i] << "'\n";
+    } else {
+      err << "planb: " << name << ": no key '" << keys[i] << "'" << at << "\n";
+    }
+  }
+  writer->Finish();
   return exit_code;
 }
 

@@ -17,8 +17,8 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   }
   const PluginDescriptor& d = plugins->type_descriptor();
   OutputFormat format;
-  if (!ParseOutputFormat(cli.format, &format)) {
-    err << "planb: --format: '" << cli.format << "' is not one of table, csv, json\n";
+  if (!ParseOutputFormat(cli.format.value_or("table"), &format)) {
+    err << "planb: --format: '" << *cli.format << "' is not one of table, csv, json\n";
     return kExitError;
   }
   ScanRequest request;
@@ -38,6 +38,7 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
       return kExitError;
     }
     request.bounds = where->Bounds();
+    request.key_prefix = where->KeyPrefix();
     request.filter = [&where](const Row& row) { return where->Matches(row); };
   }
 

@@ -21,9 +21,11 @@ bool RemoteArgs(const CommandLine& cli, std::vector<std::string>* out, std::vect
   args = {cli.command};
   if (cli.command == "lookup") {
     if (cli.time) args.insert(args.end(), {"--time", *cli.time});
+    if (cli.format) args.insert(args.end(), {"--format", *cli.format});
+    if (cli.quiet) args.push_back("--quiet");
   } else {
     if (cli.where) args.insert(args.end(), {"--where", *cli.where});
-    args.insert(args.end(), {"--format", cli.format});
+    if (cli.format) args.insert(args.end(), {"--format", *cli.format});
     if (cli.limit) args.insert(args.end(), {"--limit", *cli.limit});
     if (cli.explain) args.push_back("--explain");
   }

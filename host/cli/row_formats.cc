@@ -24,12 +24,7 @@ class CsvWriter final : public RowWriter {
   void Finish() override { out_.flush(); }
 
  private:
-  static std::string Quote(const std::string& text) {
-    if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
-  }
+  static std::string Quote(const std::string& text) { return CsvField(text); }
   const Fields fields_;
   std::ostream& out_;
 };
@@ -129,6 +124,13 @@ bool ParseOutputFormat(std::string_view text, OutputFormat* format) {
   else if (text == "json") *format = OutputFormat::kJson;
   else return false;
   return true;
+}
+
+std::string CsvField(std::string_view text) {
+  if (text.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(text);
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
 }
 
 std::string FieldText(const Row& row, const FieldSpec& field) {

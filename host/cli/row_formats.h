@@ -22,6 +22,9 @@ bool ParseOutputFormat(std::string_view text, OutputFormat* format);
 // A field of a row as text: ISO-8601 for dates, decimal for numbers, "string"/"xml" for value types.
 std::string FieldText(const Row& row, const FieldSpec& field);
 
+// One CSV field, RFC 4180: quoted (with "" for ") only when it holds a comma, a quote, CR or LF.
+std::string CsvField(std::string_view text);
+
 class RowWriter {
  public:
   static std::unique_ptr<RowWriter> Create(OutputFormat format, const FieldSpec* fields, uint32_t field_count,

@@ -124,7 +124,27 @@ void AddCondition(const Node& node, ScanBounds* bounds) {
   }
 }
 
+// `Key startsWith 'p'` on a text key: its prefix, else "".
+std::string_view PrefixOf(const Node& node) {
+  if (node.kind != NodeKind::kStartsWith || node.field != RowField::kKey || node.field_kind != FieldKind::kText) {
+    return std::string_view();
+  }
+  return node.texts[0];
+}
+
 }  // namespace
+
+std::string_view ComputeKeyPrefix(const std::vector<Node>& nodes, uint32_t root) {
+  const Node& top = nodes[root];
+  if (top.kind != NodeKind::kAnd) return PrefixOf(top);
+  // Every conjunct must hold, so the longest prefix narrows most (the filter still checks the others).
+  std::string_view longest;
+  for (uint32_t child : top.children) {
+    const std::string_view prefix = PrefixOf(nodes[child]);
+    if (prefix.size() > longest.size()) longest = prefix;
+  }
+  return longest;
+}
 
 ScanBounds ComputeBounds(const std::vector<Node>& nodes, uint32_t root) {
   ScanBounds bounds;

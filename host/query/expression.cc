@@ -108,6 +108,7 @@ Status Expression::Parse(std::string_view text, const FieldSpec* fields, uint32_
   std::unique_ptr<Expression> e(new Expression());
   PLANB_RETURN_IF_ERROR(query::ParseExpression(text, fields, field_count, &e->nodes_, &e->root_));
   e->bounds_ = query::ComputeBounds(e->nodes_, e->root_);
+  e->key_prefix_ = query::ComputeKeyPrefix(e->nodes_, e->root_);
   *out = std::move(e);
   return Status::Ok();
 }

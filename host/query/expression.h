@@ -51,6 +51,9 @@ class Expression {
   // rejects every row. The bounds only narrow a scan; every row read must still pass Matches.
   // The key view points into this object: valid while it lives.
   ScanBounds Bounds() const { return bounds_; }
+  // The longest `Key startsWith 'p'` among the top-level AND-ed conditions ("" = none); narrows a scan where
+  // LMDB keys are the key bytes themselves (ScanRequest::key_prefix). Points into this object.
+  std::string_view KeyPrefix() const { return key_prefix_; }
 
  private:
   Expression() = default;
@@ -59,12 +62,15 @@ class Expression {
   std::vector<query::Node> nodes_;
   uint32_t root_ = 0;
   ScanBounds bounds_;
+  std::string_view key_prefix_;
 };
 
 namespace query {
 // The bounds Expression::Bounds() reports for the expression rooted at `nodes[root]` (host/query/bounds.cc).
 // The key view points into `nodes`.
 ScanBounds ComputeBounds(const std::vector<Node>& nodes, uint32_t root);
+// The longest text a top-level `Key startsWith` condition requires ("" = none); views into `nodes`.
+std::string_view ComputeKeyPrefix(const std::vector<Node>& nodes, uint32_t root);
 }  // namespace query
 
 }  // namespace planb

@@ -1,11 +1,26 @@
 #include "host/query/map_scan.h"
 
+#include <string_view>
+
 #include "host/common/hex.h"
 #include "host/common/read_budget.h"
 #include "planb/lmdb.h"
 
 namespace planb {
 namespace {
+
+// Whether the map's LMDB keys are exactly its keys' bytes: the direct scheme in its "raw" layout (the store
+// appends nothing, so there is no length prefix; plugins/schemes/direct_key.cc). Then keys starting with P are
+// one contiguous run of LMDB keys from P on.
+bool KeysAreRaw(const MapPlugins& plugins) {
+  const PluginDescriptor* scheme = plugins.scheme_descriptor();
+  return scheme != nullptr && plugins.scheme() != nullptr && std::string_view(scheme->name) == "direct" &&
+         plugins.scheme()->Layout().view() == "raw";
+}
+
+bool StartsWith(Bytes key, std::string_view prefix) {
+  return key.size >= prefix.size() && key.view().substr(0, prefix.size()) == prefix;
+}
 
 bool BoundsAreEmpty(const ScanBounds& b) {
   return (b.has_number_bounds && b.number_min > b.number_max) || (b.has_time_bounds && b.time_min > b.time_max);
@@ -53,16 +68,25 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
   stats->has_upper = range.has_upper;
   if (range.has_lower) stats->lower = HexString(range.lower.view().view());
   if (range.has_upper) stats->upper = HexString(range.upper.view().view());
+  // The store narrows only by an exact key; a key prefix narrows here where LMDB keys are the keys.
+  const bool by_prefix = !range.has_lower && !range.has_upper && !request.key_prefix.empty() &&
+                         request.key_prefix.size() <= kMaxLmdbKeySize && KeysAreRaw(env.plugins());
+  if (by_prefix) {
+    stats->has_lower = stats->has_upper = true;
+    stats->lower = HexString(request.key_prefix);
+    stats->upper = stats->lower + "ff...";
+  }
 
   // ScanRange may have moved the cursor (schemes resolve keys with it): position it explicitly.
-  Bytes key = range.has_lower ? range.lower.view() : Bytes();
+  Bytes key = range.has_lower ? range.lower.view() : by_prefix ? Bytes(request.key_prefix) : Bytes();
   Bytes value;
-  bool more = cursor.Get(range.has_lower ? MDB_SET_RANGE : MDB_FIRST, &key, &value);
+  bool more = cursor.Get(range.has_lower || by_prefix ? MDB_SET_RANGE : MDB_FIRST, &key, &value);
   MDB_val upper = range.upper.view().mdb();
   Row row;
   for (; more; more = cursor.Get(MDB_NEXT, &key, &value)) {
     MDB_val current = key.mdb();
     if (range.has_upper && mdb_cmp(txn.get(), env.data(), &current, &upper) > 0) break;
+    if (by_prefix && !StartsWith(key, request.key_prefix)) break;  // past the run of keys with the prefix
     ++stats->rows_examined;
     PLANB_RETURN_IF_ERROR(ChargeReadRow());  // a remote READ's cap (read_budget.h); nothing for local commands
     row = Row();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "host/storage/map_env.h"
 #include "planb/store.h"
@@ -27,6 +28,9 @@ struct ScanStats {
 
 struct ScanRequest {
   ScanBounds bounds;                           // views must outlive the scan
+  // Every row's key starts with this ("" = no such condition). Narrows the scan where the LMDB key is the key's
+  // bytes (the direct scheme without a length prefix: state maps); elsewhere the filter alone applies.
+  std::string_view key_prefix;
   std::function<bool(const Row&)> filter;      // empty = every row
   uint64_t limit = 0;                          // 0 = no limit
 };

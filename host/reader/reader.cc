@@ -1,5 +1,6 @@
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "host/common/iso_time.h"
 #include "host/reader/open_map.h"
@@ -128,18 +129,18 @@ Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
 }
 
 // `lookup` carries the text key or the number (`number_key` says which); its time is filled here.
-LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, bool number_key, int64_t time_ms) {
+LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, bool number_key, LookupTime time) {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return UnknownMap(map);
   if (slot->number_keys() != number_key) {
     return ErrorResult(Code::kInvalidArgument, number_key ? slot->number_key_error() : slot->text_key_error());
   }
-  if (time_ms != 0 && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
+  if (!time.is_now() && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
   MapContext* ctx = nullptr;
   const Code code = Begin(*slot, &ctx);
   if (code == Code::kNotFound) return LookupResult();
   if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
-  if (slot->uses_time()) lookup.time_ms = time_ms != 0 ? time_ms : CurrentTimeMs();
+  if (slot->uses_time()) lookup.time_ms = time.is_now() ? CurrentTimeMs() : time.ms();
   LookupResult result;
   Get(*ctx, lookup, &result, &ctx->error);
   return result;
@@ -166,14 +167,14 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   }
   const bool number_keys = slot->number_keys();
   const bool uses_time = slot->uses_time();
-  int64_t now = 0;  // read once per batch, when a key asks about now
+  std::optional<int64_t> now;  // read once per batch, when a key asks about now
   Code first_error = Code::kOk;
   for (size_t i = 0; i < count; ++i) {
     const ReaderKey& key = keys[i];
     const char* wrong = nullptr;
     if (number_keys ? !key.key.empty() : key.number != 0) {
       wrong = number_keys ? slot->text_key_error() : slot->number_key_error();
-    } else if (key.time_ms != 0 && !uses_time) {
+    } else if (!key.time.is_now() && !uses_time) {
       wrong = slot->time_error();
     }
     if (wrong != nullptr) {
@@ -185,8 +186,8 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
     lookup.key = Bytes(key.key);
     lookup.number = key.number;
     if (uses_time) {
-      if (key.time_ms == 0 && now == 0) now = CurrentTimeMs();
-      lookup.time_ms = key.time_ms != 0 ? key.time_ms : now;
+      if (key.time.is_now() && !now.has_value()) now = CurrentTimeMs();
+      lookup.time_ms = key.time.is_now() ? *now : key.time.ms();
     }
     Get(*ctx, lookup, &results[i], &ctx->error);
     if (results[i].code != Code::kOk && results[i].code != Code::kNotFound) {
@@ -293,17 +294,19 @@ Status Reader::Open(const ReaderOptions& options, std::unique_ptr<Reader>* out) 
 Reader::Reader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Reader::~Reader() = default;
 
-LookupResult Reader::Lookup(std::string_view map, std::string_view key) { return Lookup(map, key, 0); }
-LookupResult Reader::Lookup(std::string_view map, std::string_view key, int64_t time_ms) {
+LookupResult Reader::Lookup(std::string_view map, std::string_view key) {
+  return Lookup(map, key, LookupTime::Now());
+}
+LookupResult Reader::Lookup(std::string_view map, std::string_view key, LookupTime time) {
   LookupKey lookup;
   lookup.key = Bytes(key);
-  return impl_->LookupOne(map, lookup, /*number_key=*/false, time_ms);
+  return impl_->LookupOne(map, lookup, /*number_key=*/false, time);
 }
-LookupResult Reader::Lookup(std::string_view map, int64_t number) { return Lookup(map, number, 0); }
-LookupResult Reader::Lookup(std::string_view map, int64_t number, int64_t time_ms) {
+LookupResult Reader::Lookup(std::string_view map, int64_t number) { return Lookup(map, number, LookupTime::Now()); }
+LookupResult Reader::Lookup(std::string_view map, int64_t number, LookupTime time) {
   LookupKey lookup;
   lookup.number = number;
-  return impl_->LookupOne(map, lookup, /*number_key=*/true, time_ms);
+  return impl_->LookupOne(map, lookup, /*number_key=*/true, time);
 }
 Code Reader::LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results) {
   return impl_->LookupMany(map, keys, count, results);
@@ -312,5 +315,7 @@ Status Reader::Prepare(std::string_view map) { return impl_->Prepare(map); }
 Status Reader::Refresh(std::string_view map) { return impl_->Refresh(map); }
 Status Reader::Describe(std::string_view map, MapInfo* out) const { return impl_->Describe(map, out); }
 Status Reader::Maintain() { return impl_->Maintain(); }
+bool Reader::ParseTime(std::string_view text, int64_t* ms) { return ParseIsoTime(text, ms); }
+std::string Reader::FormatTime(int64_t ms) { return FormatIsoTime(ms); }
 
 }  // namespace planb

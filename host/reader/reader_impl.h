@@ -28,8 +28,8 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   static Status Open(const ReaderOptions& options, std::unique_ptr<Reader>* out);
   ~Impl();
 
-  // One key: `lookup` holds the text key or the number (`number_key`); time_ms 0 = now.
-  LookupResult LookupOne(std::string_view map, LookupKey lookup, bool number_key, int64_t time_ms);
+  // One key: `lookup` holds the text key or the number (`number_key`); `time` the instant asked about.
+  LookupResult LookupOne(std::string_view map, LookupKey lookup, bool number_key, LookupTime time);
   Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
   Status Prepare(std::string_view map);
   Status Refresh(std::string_view map);

@@ -90,6 +90,13 @@ ReferenceParser::ReferenceParser(std::string name, int64_t effective_time_ms, co
   XML_SetElementHandler(parser_, &OnStartElement, &OnEndElement);
   XML_SetCharacterDataHandler(parser_, &OnText);
   XML_SetStartNamespaceDeclHandler(parser_, &OnNamespaceDecl);
+  // Entities: an external one would be skipped silently (expat reads no files here) and an internal one is a way
+  // to amplify input, so a DTD declaring any is refused, and so is a reference expat would skip (one an unread
+  // external subset might declare). Predefined entities and character references are unaffected.
+  XML_SetParamEntityParsing(parser_, XML_PARAM_ENTITY_PARSING_NEVER);
+  XML_SetEntityDeclHandler(parser_, &OnEntityDecl);
+  XML_SetSkippedEntityHandler(parser_, &OnSkippedEntity);
+  XML_SetExternalEntityRefHandler(parser_, &OnExternalEntityRef);
 }
 
 ReferenceParser::~ReferenceParser() {
@@ -133,6 +140,39 @@ void XMLCALL ReferenceParser::OnText(void* self, const XML_Char* text, int len) 
   Status error;
   Guarded(&error, [&] { p->Text(std::string_view(text, static_cast<size_t>(len))); });
   if (!error.ok()) p->Stop(std::move(error));
+}
+
+void XMLCALL ReferenceParser::OnEntityDecl(void* self, const XML_Char* name, int is_parameter_entity,
+                                           const XML_Char*, int, const XML_Char*, const XML_Char*,
+                                           const XML_Char*, const XML_Char*) {
+  auto* p = static_cast<ReferenceParser*>(self);
+  if (!p->status_.ok()) return;
+  Status error;
+  Guarded(&error, [&] {
+    p->FailHere(std::string(is_parameter_entity ? "parameter " : "") + "entity declaration " + Quote(name) +
+                " in the DTD: entities are not supported (write the text itself, or a character reference such "
+                "as &#x263A;)");
+  });
+  if (!error.ok()) p->Stop(std::move(error));
+}
+
+void XMLCALL ReferenceParser::OnSkippedEntity(void* self, const XML_Char* name, int is_parameter_entity) {
+  auto* p = static_cast<ReferenceParser*>(self);
+  if (!p->status_.ok()) return;
+  Status error;
+  Guarded(&error, [&] {
+    p->FailHere(std::string("undefined ") + (is_parameter_entity ? "parameter " : "") + "entity " + Quote(name) +
+                " (a DTD's external subset is never read; entities are not supported)");
+  });
+  if (!error.ok()) p->Stop(std::move(error));
+}
+
+// Not reached while every entity declaration is refused; refuses rather than let expat skip the entity.
+int XMLCALL ReferenceParser::OnExternalEntityRef(XML_Parser parser, const XML_Char*, const XML_Char*,
+                                                 const XML_Char*, const XML_Char*) {
+  auto* p = static_cast<ReferenceParser*>(XML_GetUserData(parser));
+  if (p->status_.ok()) p->FailHere("external entity reference: entities are not supported");
+  return XML_STATUS_ERROR;
 }
 
 void XMLCALL ReferenceParser::OnNamespaceDecl(void* self, const XML_Char* prefix, const XML_Char* uri) {

@@ -48,6 +48,12 @@ class ReferenceParser {
   static void XMLCALL OnEndElement(void* self, const XML_Char* name);
   static void XMLCALL OnText(void* self, const XML_Char* text, int len);
   static void XMLCALL OnNamespaceDecl(void* self, const XML_Char* prefix, const XML_Char* uri);
+  static void XMLCALL OnEntityDecl(void* self, const XML_Char* name, int is_parameter_entity, const XML_Char* value,
+                                  int value_length, const XML_Char* base, const XML_Char* system_id,
+                                  const XML_Char* public_id, const XML_Char* notation_name);
+  static void XMLCALL OnSkippedEntity(void* self, const XML_Char* name, int is_parameter_entity);
+  static int XMLCALL OnExternalEntityRef(XML_Parser parser, const XML_Char* context, const XML_Char* base,
+                                         const XML_Char* system_id, const XML_Char* public_id);
 
   void StartElement(const char* name, const char** attrs);
   void EndElement();

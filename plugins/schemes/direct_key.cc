@@ -90,7 +90,9 @@ const PluginDescriptor kDescriptor = [] {
   d.kind = PluginKind::kKeyScheme;
   d.name = "direct";
   d.version = kVersion;
-  d.summary = "the key bytes are the LMDB key: fastest; keys up to 511 bytes (less the store type's suffix)";
+  d.summary =
+      "the key bytes are the LMDB key: fastest; keys up to 511 bytes less the store type's suffix and its length "
+      "(state 511, temporal 501, session 493)";
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -43,7 +43,7 @@ lib="$work/prefix/lib/libplanb_reader.so"
 test -f "$lib"
 test -f "$work/prefix/include/planb/reader.h"
 leaked=$(nm -DC --defined-only "$lib" |
-  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Refresh|Describe|Maintain)\(' ||
+  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Refresh|Describe|Maintain|ParseTime|FormatTime)(\[abi:cxx11\])?\(' ||
   true)
 if [ -n "$leaked" ]; then
   echo "libplanb_reader.so exports more than planb::Reader:" >&2

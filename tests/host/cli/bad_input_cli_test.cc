@@ -230,5 +230,26 @@ TEST(CliBadInput, LookupRefusesANonNumericKeyOnARangedMap) {
   }
 }
 
+// Issue 11: an entity declared in a DTD loaded with exit 0 (an external one as nothing: `a&ext;b` became `ab`).
+// Refused with the file, line and column; the valid file before it is not stored either (nothing staged).
+TEST(CliBadInput, RefusesADtdDeclaringEntitiesNamingTheFileLineAndColumn) {
+  Loaded loaded;
+  const CliEnv& env = loaded.env();
+  const std::map<std::string, std::string> before = ShardDataFiles(env.home());
+  const std::string good = env.Write("good.xml", ReferenceData(Lines(ValidRecords("new"))));
+  const std::string body =
+      ReferenceData("  <reference><map>st_direct</map><key>k</key><value>a&ext;b</value></reference>");
+  for (const std::string& entity :
+       {std::string("<!ENTITY ext SYSTEM 'file:///etc/hostname'>"), std::string("<!ENTITY ext 'inner'>")}) {
+    const std::string bad = env.Write("entity.xml", "<?xml version='1.0'?>\n<!DOCTYPE referenceData [\n  " +
+                                                        entity + "\n]>\n" + body);
+    const ProcessResult r = env.Load({good, bad});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_THAT(r.err, ::testing::ContainsRegex("entity\\.xml:3:[0-9]+: entity declaration 'ext' in the DTD"));
+    EXPECT_TRUE(ShardDataFiles(env.home()) == before) << "a shard changed after a refused load";
+    EXPECT_EQ(env.Lookup("st_direct", "k").out, "base\n");
+  }
+}
+
 }  // namespace
 }  // namespace planb

@@ -46,11 +46,13 @@ TEST(CliBatchLookup, NamesAbsentKeysOnStderrAndExitsOne) {
 TEST(CliBatchLookup, ReadsKeysFromAFileAfterTheArguments) {
   CliEnv env;
   LoadCities(env);
-  const std::string keys = env.Write("keys.txt", "Paris\r\nCardiff\n\nLyon");
+  // Issue 11: a blank line (a file's trailing blank lines, a paragraph gap) counted as a missing key ''.
+  // Blank lines are skipped; a key of spaces is still a key.
+  const std::string keys = env.Write("keys.txt", "Paris\r\nCardiff\n\n\r\nLyon\n \n\n");
   const ProcessResult r = env.Run({"lookup", "city_to_country", "Lyon", "--keys-from", keys});
-  EXPECT_EQ(r.exit_code, 1) << "the empty line is a key that is absent";
+  EXPECT_EQ(r.exit_code, 1) << "' ' is a key that is absent";
   EXPECT_EQ(r.out, "Lyon\tFrance\nParis\tFrance\nCardiff\tWales\nLyon\tFrance\n");
-  EXPECT_EQ(r.err, "planb: city_to_country: no key ''\n");
+  EXPECT_EQ(r.err, "planb: city_to_country: no key ' '\n");
 }
 
 TEST(CliBatchLookup, AFileOfOneKeyPrintsTheValueAlone) {
@@ -69,9 +71,11 @@ TEST(CliBatchLookup, RefusesAMissingOrEmptyKeysFile) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("--keys-from: cannot read '" + env.dir() + "/absent.txt'"));
   EXPECT_EQ(r.out, "");
-  r = env.Run({"lookup", "city_to_country", "--keys-from", env.Write("empty.txt", "")});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("no KEY given"));
+  for (const char* empty : {"", "\n\n", "\r\n"}) {
+    r = env.Run({"lookup", "city_to_country", "--keys-from", env.Write("empty.txt", empty)});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_THAT(r.err, HasSubstr("no KEY given"));
+  }
   r = env.Run({"lookup", "city_to_country"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("no KEY given (give keys after MAP, or --keys-from FILE)"));

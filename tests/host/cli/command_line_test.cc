@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -195,6 +197,38 @@ TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
   }
   EXPECT_THAT(UsageText("lookup"), HasSubstr("Usage: planb [options] lookup MAP KEY"));
   EXPECT_THAT(UsageText("load"), HasSubstr("Usage: planb [options] load FILE.xml..."));
+}
+
+// Issue 11: every `planb COMMAND --help` listed every command's options (load's showed --where and --bind). Each
+// command's help lists the global options and its own, and no other command's.
+TEST(CliCommandLine, EachCommandsHelpListsOnlyItsOwnOptions) {
+  const std::vector<std::string> all = {"--effective-time", "--time",  "--where", "--format", "--limit",
+                                        "--explain",        "--keys-from", "--quiet", "--remote", "--bind",
+                                        "--ready-file"};
+  const std::map<std::string, std::vector<std::string>> own = {
+      {"load", {"--effective-time"}},
+      {"lookup", {"--time", "--keys-from", "--format", "--quiet", "--remote"}},
+      {"query", {"--where", "--format", "--limit", "--explain", "--remote"}},
+      {"serve", {"--bind", "--ready-file"}},
+      {"stores", {}},
+      {"cleanup", {}},
+      {"plugins", {}},
+  };
+  for (const auto& [command, options] : own) {
+    const std::string text = UsageText(command);
+    EXPECT_THAT(text, HasSubstr("Usage: planb [options] " + command)) << command;
+    for (const char* global : {"--home", "--config", "--plugin-dir", "--help"}) {
+      EXPECT_THAT(text, HasSubstr(global)) << command;
+    }
+    for (const std::string& option : all) {
+      const bool listed = text.find(option + " ") != std::string::npos;
+      const bool wanted = std::find(options.begin(), options.end(), option) != options.end();
+      EXPECT_EQ(listed, wanted) << command << " --help and " << option << ":\n" << text;
+    }
+  }
+  // The general help still lists every command and every option.
+  const std::string general = UsageText("");
+  for (const std::string& option : all) EXPECT_THAT(general, HasSubstr(option + " "));
 }
 
 // --- the real binary ---

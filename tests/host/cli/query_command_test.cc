@@ -435,6 +435,47 @@ TEST(CliQuery, AnExactKeyOnAStateMapExaminesOnlyThatKeysRow) {
   }
 }
 
+// Issue 11: `Key startsWith 'x'` examined every row of a direct map (124,117 rows for 3). On a state map with the
+// direct scheme the LMDB keys are the keys, so the rows with the prefix are one run; hashed keys and the
+// length-prefixed direct keys of temporal and session maps are not ordered by prefix: those still scan.
+TEST(CliQuery, KeyStartsWithOnADirectStateMapExaminesOnlyTheRowsWithThePrefix) {
+  CliEnv env(kTypedMapsConfig);
+  Strings elements;
+  Strings keys{"a", "ab\xC3\xA9"};  // shorter than the prefix (sorts just before it); UTF-8 after it
+  for (int i = 0; i < 200; ++i) keys.push_back((i % 4 == 0 ? "ab" : i % 4 == 1 ? "b" : "abc") + std::to_string(i));
+  for (const std::string& key : keys) {
+    elements.push_back(TimedRef("st_direct", "", key, "v"));
+    elements.push_back(TimedRef("st_hashed", "", key, "v"));
+    elements.push_back(TimedRef("tm_direct", "2024-01-01T00:00:00Z", key, "v"));
+  }
+  Load(env, "prefixes.xml", elements);
+  auto with_prefix = [&keys](const std::string& prefix) {
+    return static_cast<int64_t>(std::count_if(keys.begin(), keys.end(),
+                                              [&](const std::string& k) { return k.rfind(prefix, 0) == 0; }));
+  };
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"Key startsWith 'abc'", with_prefix("abc")},
+      {"Key startsWith 'abc1'", with_prefix("abc1")},
+      {"Key startsWith 'ab'", with_prefix("ab")},
+      {"Key startsWith 'abc19' and Value = 'v'", with_prefix("abc19")},
+      {"Key startsWith 'zz'", 0},
+  };
+  EXPECT_EQ(with_prefix("ab"), 151);
+  for (const auto& [where, rows] : cases) {
+    const Explained direct = Explain(env, "st_direct", where);
+    EXPECT_TRUE(direct.narrowed) << where << ": " << direct.err;
+    EXPECT_EQ(direct.examined, rows) << where << ": " << direct.err;
+    EXPECT_EQ(static_cast<int64_t>(direct.printed), rows) << where;
+    // The other maps give the same rows, by a full scan.
+    const Explained hashed = Explain(env, "st_hashed", where);
+    EXPECT_TRUE(hashed.full_scan) << where << ": " << hashed.err;
+    EXPECT_EQ(hashed.printed, direct.printed) << where;
+    EXPECT_TRUE(Explain(env, "tm_direct", where).full_scan) << where;
+  }
+  // An or is not narrowed (a row may match either side).
+  EXPECT_TRUE(Explain(env, "st_direct", "Key startsWith 'abc' or Key = 'a'").full_scan);
+}
+
 TEST(CliQuery, KeyStartBoundsOnRangedMapsExamineOnlyRowsInRange) {
   CliEnv env(kTypedMapsConfig);
   Strings elements;
@@ -543,7 +584,7 @@ TEST(CliQuery, AConditionThatCannotNarrowScansEveryRow) {
       {"st_direct", "Value contains '3'", 10},
       {"st_direct", "Key = 'k1' or Key = 'k2'", 10},
       {"st_direct", "not Key = 'k1'", 10},
-      {"st_direct", "Key startsWith 'k1'", 10},
+      {"tm_direct", "Key startsWith 'k1'", 30},  // length-prefixed keys (st_direct narrows: see above)
       {"tm_direct", "EffectiveTime >= '2024-03-01'", 30},  // a time bound without a key
       {"tm_direct", "Key != 'k1'", 30},
       {"rg", "KeyEnd > 30", 10},  // not the leading key part (an upper bound would narrow: start <= end)

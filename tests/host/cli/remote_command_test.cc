@@ -146,6 +146,27 @@ TEST(RemoteCommand, AHundredThousandKeysAreSplitIntoRequestsAndAnsweredAsOne) {
   EXPECT_FALSE(Contains(remote.err, "timed out"));
 }
 
+// lookup's --format and --quiet travel to the node: the same bytes as there.
+TEST(RemoteCommand, LookupFormatsAndQuietGiveTheNodesBytes) {
+  ClusterFixture cluster;
+  StartAndLoad(cluster, 2);
+  for (const std::string format : {"json", "csv", "text"}) {
+    const std::vector<std::string> lookup = {"lookup", "country_to_capital", "Albania", "Atlantis", "--format", format};
+    std::vector<std::string> remote = lookup;
+    remote.push_back("--remote");
+    const ProcessResult result = Remote(cluster, remote);
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_TRUE(Contains(result.out, "Albania")) << result.out;
+    EXPECT_EQ(Contains(result.out, "Atlantis"), format != "text") << result.out;
+    ExpectSameResult(result, OnNode(cluster, 0, lookup));
+    remote.push_back("--quiet");
+    const ProcessResult quiet = Remote(cluster, remote);
+    EXPECT_EQ(quiet.exit_code, 1);
+    EXPECT_EQ(quiet.out, result.out);
+    EXPECT_EQ(quiet.err, "");
+  }
+}
+
 TEST(RemoteCommand, WithoutANodeListItIsAnError) {
   testing::TempDir dir;
   testing::WriteFile(dir / "single.ini", "[map.country_to_capital]\ntype = state\n");

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "host/query/expression.h"
 #include "tests/host/query/query_test_util.h"
@@ -72,6 +73,24 @@ TEST(Bounds, KeyConditionsThatAreNotExact) {
        {"Key != 'k'", "Key < 'k'", "Key <= 'k'", "Key > 'k'", "Key >= 'k'", "Key between 'a' and 'a'",
         "Key in ('a', 'b')", "Key startsWith 'k'", "Key contains 'k'", "Value = 'k'", "ValueType = 'xml'"}) {
     EXPECT_TRUE(NoBounds(BoundsOf(text))) << text;
+  }
+}
+
+TEST(Bounds, KeyPrefixIsTheLongestTopLevelStartsWith) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"Key startsWith 'ab'", "ab"},
+      {"Key startsWith 'ab' and Value = 'v'", "ab"},
+      {"Key startsWith 'a' and Key startsWith 'abc'", "abc"},
+      {"Key startsWith 'it''s'", "it's"},
+      {"Key startsWith ''", ""},
+      {"Key startsWith 'ab' or Value = 'v'", ""},  // an or says nothing about every row
+      {"not Key startsWith 'ab'", ""},
+      {"Value startsWith 'ab'", ""},
+      {"Key contains 'ab'", ""},
+  };
+  for (const auto& [text, prefix] : cases) {
+    auto e = MustParse(text, kAllFields);
+    EXPECT_EQ(e->KeyPrefix(), prefix) << text;
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,7 @@ struct Probe {
   bool number_key = false;
   std::string key;
   int64_t number = 0;
-  int64_t time_ms = 0;
+  std::optional<int64_t> time_ms;  // absent = now
   // Filled from a warm lookup before the fork.
   Code code = Code::kNotFound;
   std::string value;
@@ -43,8 +44,10 @@ struct Probe {
 };
 
 LookupResult Ask(Reader& reader, const Probe& p) {
-  if (p.number_key) return p.time_ms ? reader.Lookup(p.map, p.number, p.time_ms) : reader.Lookup(p.map, p.number);
-  return p.time_ms ? reader.Lookup(p.map, p.key, p.time_ms) : reader.Lookup(p.map, p.key);
+  if (p.number_key) {
+    return p.time_ms ? reader.Lookup(p.map, p.number, LookupTime::At(*p.time_ms)) : reader.Lookup(p.map, p.number);
+  }
+  return p.time_ms ? reader.Lookup(p.map, p.key, LookupTime::At(*p.time_ms)) : reader.Lookup(p.map, p.key);
 }
 
 ReaderKey KeyOf(const Probe& p) {
@@ -54,7 +57,7 @@ ReaderKey KeyOf(const Probe& p) {
   } else {
     key.key = p.key;
   }
-  key.time_ms = p.time_ms;
+  if (p.time_ms) key.time = LookupTime::At(*p.time_ms);
   return key;
 }
 
@@ -64,7 +67,8 @@ bool Same(const LookupResult& r, const Probe& p) {
          std::string_view(r.error) == p.error;
 }
 
-Probe P(const std::string& map, bool number_key, const std::string& key, int64_t number = 0, int64_t time_ms = 0) {
+Probe P(const std::string& map, bool number_key, const std::string& key, int64_t number = 0,
+        std::optional<int64_t> time_ms = std::nullopt) {
   Probe p;
   p.map = map;
   p.number_key = number_key;

@@ -78,7 +78,9 @@ ReaderKey KeyOf(const Query& q, const MapInfo& info) {
     key.key = q.key;
   }
   if (!q.time.empty()) {
-    EXPECT_TRUE(ParseIsoTime(q.time, &key.time_ms)) << q.time;
+    int64_t ms = 0;
+    EXPECT_TRUE(ParseIsoTime(q.time, &ms)) << q.time;
+    key.time = LookupTime::At(ms);
   }
   return key;
 }
@@ -90,9 +92,9 @@ std::string ReaderAnswer(Reader& reader, const Query& q) {
   const ReaderKey key = KeyOf(q, info);
   LookupResult r;
   if (info.number_keys) {
-    r = q.time.empty() ? reader.Lookup(q.map, key.number) : reader.Lookup(q.map, key.number, key.time_ms);
+    r = q.time.empty() ? reader.Lookup(q.map, key.number) : reader.Lookup(q.map, key.number, key.time);
   } else {
-    r = q.time.empty() ? reader.Lookup(q.map, key.key) : reader.Lookup(q.map, key.key, key.time_ms);
+    r = q.time.empty() ? reader.Lookup(q.map, key.key) : reader.Lookup(q.map, key.key, key.time);
   }
   return Answer(r, info);
 }
@@ -194,6 +196,44 @@ TEST(Reader, LookupManyAnswersAsSingleLookupsInOneBatchPerMap) {
   }
 }
 
+// Issue 11: time 0 once meant "now", so an event stamped 1970-01-01T00:00:00Z got today's answer. The epoch (and
+// times before it) are instants like any other; "now" is LookupTime::Now().
+TEST(Reader, TheEpochIsAnInstantNotNow) {
+  CliEnv env(testing::kTypedMapsConfig);
+  Load(env, "epoch.xml",
+       {TimedRef("tm_hashed", "1970-01-01T00:00:00.000Z", "k", "epoch"),
+        TimedRef("tm_hashed", "1969-12-31T23:59:59.999Z", "k", "before"),
+        TimedRef("tm_hashed", "2024-01-01T00:00:00.000Z", "k", "later"),
+        RangeRef("trg", "1970-01-01T00:00:00.000Z", "1", "9", "epoch"),
+        RangeRef("trg", "2024-01-01T00:00:00.000Z", "1", "9", "later"),
+        SessionEvent("ss_hashed", "s", "1970-01-01T00:00:00.000Z", "1s")});
+  std::unique_ptr<Reader> reader = OpenReader(env);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_EQ(reader->Lookup("tm_hashed", "k", LookupTime::At(0)).value.view(), "epoch");
+  EXPECT_EQ(reader->Lookup("tm_hashed", "k", LookupTime::At(-1)).value.view(), "before");
+  EXPECT_EQ(reader->Lookup("tm_hashed", "k", LookupTime::Now()).value.view(), "later");
+  EXPECT_EQ(reader->Lookup("tm_hashed", "k").value.view(), "later");
+  EXPECT_EQ(reader->Lookup("trg", int64_t{5}, LookupTime::At(0)).value.view(), "epoch");
+  EXPECT_EQ(reader->Lookup("trg", int64_t{5}).value.view(), "later");
+  const LookupResult session = reader->Lookup("ss_hashed", "s", LookupTime::At(0));
+  ASSERT_TRUE(session.found()) << session.error;
+  EXPECT_EQ(session.session_start_ms, 0);
+  EXPECT_EQ(session.session_end_ms, 1000);
+  EXPECT_EQ(reader->Lookup("ss_hashed", "s").code, Code::kNotFound);
+
+  ReaderKey keys[3];
+  keys[0].key = "k";
+  keys[0].time = LookupTime::At(0);
+  keys[1].key = "k";  // now
+  keys[2].key = "k";
+  keys[2].time = LookupTime::At(-1);
+  LookupResult results[3];
+  ASSERT_EQ(reader->LookupMany("tm_hashed", keys, 3, results), Code::kOk);
+  EXPECT_EQ(results[0].value.view(), "epoch");
+  EXPECT_EQ(results[1].value.view(), "later");
+  EXPECT_EQ(results[2].value.view(), "before");
+}
+
 TEST(Reader, DescribeSaysHowEachTypeIsLookedUp) {
   CliEnv env(testing::kTypedMapsConfig);
   std::unique_ptr<Reader> reader = OpenReader(env);
@@ -279,20 +319,21 @@ TEST(Reader, KeysOfTheWrongKindAreErrorsNamingTheMap) {
   r = reader->Lookup("st_hashed", int64_t{15});
   EXPECT_EQ(r.code, Code::kInvalidArgument);
   EXPECT_THAT(r.error, HasSubstr("map st_hashed (type state) is keyed by text, not numbers"));
-  r = reader->Lookup("st_hashed", "Paris", int64_t{1700000000000});
+  r = reader->Lookup("st_hashed", "Paris", LookupTime::At(1700000000000));
   EXPECT_EQ(r.code, Code::kInvalidArgument);
   EXPECT_THAT(r.error, HasSubstr("map st_hashed (type state) has no time"));
-  r = reader->Lookup("rg", int64_t{15}, int64_t{1700000000000});
+  r = reader->Lookup("rg", int64_t{15}, LookupTime::At(1700000000000));
   EXPECT_EQ(r.code, Code::kInvalidArgument);
   EXPECT_THAT(r.error, HasSubstr("map rg (type ranged) has no time"));
-  // Time 0 means now, which every type accepts.
-  EXPECT_EQ(reader->Lookup("st_hashed", "Paris", 0).value.view(), "France");
+  // Now, which every type accepts; the epoch is an instant like any other, so a type without time refuses it.
+  EXPECT_EQ(reader->Lookup("st_hashed", "Paris", LookupTime::Now()).value.view(), "France");
+  EXPECT_EQ(reader->Lookup("st_hashed", "Paris", LookupTime::At(0)).code, Code::kInvalidArgument);
 
   // In a batch only the wrong keys fail; the others are answered and the batch reports the error.
   ReaderKey keys[4];
   keys[0].key = "Paris";
   keys[1].key = "Lyon";
-  keys[1].time_ms = 1700000000000;
+  keys[1].time = LookupTime::At(1700000000000);
   keys[2].number = 7;
   keys[3].key = "Rome";
   LookupResult results[4];
@@ -320,7 +361,7 @@ TEST(Reader, AnUnknownMapIsAnErrorNamingItAndTheConfiguredMaps) {
   EXPECT_EQ(r.code, Code::kInvalidArgument);
   EXPECT_THAT(r.error, HasSubstr("map 'city_to_country' is not in the config (configured maps: rg, rg_unused, "));
   EXPECT_THAT(r.error, HasSubstr("st_hashed"));
-  r = reader->Lookup("nowhere", int64_t{3}, int64_t{1});
+  r = reader->Lookup("nowhere", int64_t{3}, LookupTime::At(1));
   EXPECT_THAT(r.error, HasSubstr("map 'nowhere' is not in the config"));
   ReaderKey keys[2];
   LookupResult results[2];

@@ -363,3 +363,67 @@ TEST(ReferenceReaderErrors, StopsAtTheFirstErrorWithoutCallingTheHandlerAgain) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+// A DOCTYPE on line 1 with `subset` as its internal subset (from line 2), the root on the line after it.
+std::string WithDtd(const std::string& subset, const std::string& body) {
+  return "<!DOCTYPE referenceData [\n" + subset + "\n]>\n" + Doc(body);
+}
+
+const char kValueWithEntity[] = "<reference><map>m</map><key>k</key><value>a&e;b</value></reference>";
+
+// Issue 11: entities declared in a DTD were expanded (internal), or silently dropped (external: `a&ext;b`
+// loaded as `ab`, a SYSTEM "file:///etc/hostname" as an empty value). Every entity declaration is refused, with
+// its position, before any record is read.
+TEST(ReferenceReaderErrors, RefusesEveryEntityDeclarationWithItsPosition) {
+  // Positions are expat's: a token of the declaration, on its line.
+  ExpectError(WithDtd("<!ENTITY e 'inner'>", kValueWithEntity), "doc:2:12: ",
+              "entity declaration 'e' in the DTD");
+  ExpectError(WithDtd("  <!ENTITY e SYSTEM 'file:///etc/hostname'>", kValueWithEntity), "doc:2:43: ",
+              "entities are not supported");
+  ExpectError(WithDtd("<!ELEMENT value ANY>\n<!ENTITY e PUBLIC '-//x//y' 'http://example.com/e'>", kValueWithEntity),
+              "doc:3:51: ", "entity declaration 'e'");
+  ExpectError(WithDtd("<!ENTITY % p SYSTEM 'file:///etc/hostname'>\n%p;", kValueWithEntity), "doc:2:43: ",
+              "parameter entity declaration 'p'");
+  ExpectError(WithDtd("<!ENTITY % p '<!ENTITY e \"x\">'>\n%p;", kValueWithEntity), "doc:2:14: ",
+              "parameter entity declaration 'p'");
+  ExpectError(WithDtd("<!ENTITY img SYSTEM 'x.gif' NDATA gif>", "<reference><map>m</map><key>k</key>"
+                      "<value>v</value></reference>"), "doc:2:35: ", "entity declaration 'img'");
+  // Billion laughs: refused at the first declaration, before anything is expanded.
+  std::string laughs = "<!ENTITY l0 'ha'>";
+  for (int i = 1; i <= 9; ++i) {
+    laughs += "\n<!ENTITY l" + std::to_string(i) + " '";
+    for (int j = 0; j < 10; ++j) laughs += "&l" + std::to_string(i - 1) + ";";
+    laughs += "'>";
+  }
+  ExpectError(WithDtd(laughs, "<reference><map>m</map><key>k</key><value>&l9;</value></reference>"), "doc:2:13: ",
+              "entity declaration 'l0'");
+}
+
+// An external DTD subset (or a parameter entity) is never read, so an entity it might declare would be skipped:
+// refused as undefined where it is used.
+TEST(ReferenceReaderErrors, RefusesEntitiesAnExternalSubsetWouldDeclare) {
+  ExpectError("<!DOCTYPE referenceData SYSTEM 'file:///etc/refdata.dtd'>\n" + Doc(kValueWithEntity), "doc:3:44: ",
+              "undefined entity 'e'");
+  ExpectError("<!DOCTYPE referenceData SYSTEM 'refdata.dtd' [\n%ext;\n]>\n" + Doc(kValueWithEntity), "doc:5:44: ",
+              "undefined entity 'e'");
+}
+
+// A DOCTYPE without entity declarations is harmless and accepted (documented in README "Input").
+TEST(ReferenceReader, AcceptsADoctypeWithoutEntityDeclarations) {
+  auto recs = ReadOk("<!DOCTYPE referenceData>\n" +
+                     Doc("<reference><map>m</map><key>k&amp;&#65;</key><value>v</value></reference>"));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].key, "k&A");
+  recs = ReadOk(WithDtd("<!ELEMENT referenceData ANY>\n<!-- no entities -->",
+                        "<reference><map>m</map><key>k</key><value>v</value></reference>"));
+  ASSERT_EQ(recs.size(), 1u);
+  recs = ReadOk("<!DOCTYPE referenceData SYSTEM 'refdata.dtd'>\n" +
+                Doc("<reference><map>m</map><key>k</key><value>v</value></reference>"));
+  ASSERT_EQ(recs.size(), 1u);
+}
+
+}  // namespace
+}  // namespace planb

@@ -60,19 +60,35 @@ struct LookupResult {
   bool found() const { return code == Code::kOk; }
 };
 
+// The instant a lookup of a time-aware type (temporal types, sessions) asks about: Now() (the clock, read once
+// per Lookup or LookupMany call) or At(ms), any instant in milliseconds since the epoch (the epoch itself and
+// times before it included). Types without time accept only Now().
+class LookupTime {
+ public:
+  static constexpr LookupTime Now() { return LookupTime(false, 0); }
+  static constexpr LookupTime At(int64_t ms) { return LookupTime(true, ms); }
+  constexpr bool is_now() const { return !given_; }
+  constexpr int64_t ms() const { return ms_; }  // REQUIRES: !is_now()
+
+ private:
+  constexpr LookupTime(bool given, int64_t ms) : given_(given), ms_(ms) {}
+  bool given_;
+  int64_t ms_;
+};
+
 // One key of a batched lookup (LookupMany): the text key or the number, and for time-aware types the instant.
-// The field the map's type does not use must stay empty / 0 (else that key's result is kInvalidArgument).
+// The key field the map's type does not use must stay empty / 0 (else that key's result is kInvalidArgument).
 struct ReaderKey {
-  std::string_view key;  // text-keyed types
-  int64_t number = 0;    // ranged types
-  int64_t time_ms = 0;   // temporal types and sessions; 0 = now (so the epoch itself cannot be asked about)
+  std::string_view key;                 // text-keyed types
+  int64_t number = 0;                   // ranged types
+  LookupTime time = LookupTime::Now();  // temporal types and sessions; others take only Now()
 };
 
 // What a configured map is: how to build its keys and which LookupResult fields its answers fill.
 struct MapInfo {
   std::string type;          // the store type's name: state, temporal, ranged, temporal_ranged, session...
   bool number_keys = false;  // looked up by a signed 64-bit number (ranged types), else by text
-  bool uses_time = false;    // lookups are at an instant (time_ms; 0 = now)
+  bool uses_time = false;    // lookups are at an instant (LookupTime)
   bool has_value = false;    // results carry `value`
   bool has_session = false;  // results carry session_start_ms / session_end_ms
 };
@@ -86,13 +102,13 @@ class PLANB_EXPORT Reader {
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
 
-  // Text-keyed types (state, temporal, session); time-aware types are asked about now, or `time_ms` (0 = now;
-  // any other time on a type without time is kInvalidArgument). Map names match as in the config (any case).
+  // Text-keyed types (state, temporal, session); time-aware types are asked about now, or `time` (a time other
+  // than Now() on a type without time is kInvalidArgument). Map names match as in the config (any case).
   LookupResult Lookup(std::string_view map, std::string_view key);
-  LookupResult Lookup(std::string_view map, std::string_view key, int64_t time_ms);
+  LookupResult Lookup(std::string_view map, std::string_view key, LookupTime time);
   // Number-keyed types (ranged, temporal ranged).
   LookupResult Lookup(std::string_view map, int64_t number);
-  LookupResult Lookup(std::string_view map, int64_t number, int64_t time_ms);
+  LookupResult Lookup(std::string_view map, int64_t number, LookupTime time);
 
   // Many keys of one map in one read transaction (one renew for the batch, no allocation): results[i] answers
   // keys[i]. Returns kOk when every result is found or a miss. Otherwise the first error: an error that stops
@@ -118,6 +134,13 @@ class PLANB_EXPORT Reader {
   // One maintenance pass, as the background thread runs it: refreshes the snapshots that are due, lets go of
   // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds.
   Status Maintain();
+
+  // ISO-8601 times as `planb lookup --time` reads and `planb lookup` prints them (one parser for both): parses
+  // "2024-01-01T08:10:22.023Z", "2024-01-01T09:10:22.5+01:00", "2024-01-01T08:10Z", "2024-01-01" (midnight UTC),
+  // expanded years ("+10009-12-28T00:00:00Z")... into milliseconds since the epoch; false on anything else.
+  static bool ParseTime(std::string_view text, int64_t* ms);
+  // Formats as "2024-01-01T08:10:22.023Z" (always milliseconds, always Z); every int64 round-trips.
+  static std::string FormatTime(int64_t ms);
 
   class Impl;
 

@@ -1,0 +1,41 @@
+// How `planb lookup` prints its answers (--format): text (one value alone, or KEY<TAB>VALUE lines for several
+// keys; absent keys print nothing), json (an array of objects, one per key asked, in order: key, value or
+// start/end, found; the same array shape as `query --format json`) or csv (RFC 4180 as `query --format csv`:
+// a header line key,value,found or key,start,end,found, then one line per key). json and csv list absent keys
+// too (found false, value null / empty), so their output is one record per key asked, multi-line values intact.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "planb/store.h"
+
+namespace planb {
+
+enum class LookupFormat { kText, kJson, kCsv };
+
+// "text", "json" or "csv"; false otherwise.
+bool ParseLookupFormat(std::string_view text, LookupFormat* format);
+
+// What the map's answers hold.
+struct LookupShape {
+  bool session = false;      // start and end instead of a value
+  bool number_keys = false;  // keys are signed 64-bit numbers (json prints them as numbers)
+  bool single = false;       // one key asked (text prints the value alone)
+};
+
+class LookupWriter {
+ public:
+  static std::unique_ptr<LookupWriter> Create(LookupFormat format, LookupShape shape, std::ostream& out);
+  virtual ~LookupWriter() = default;
+  // `number` is the parsed key when shape.number_keys.
+  virtual void Found(const std::string& key, int64_t number, const Row& row) = 0;
+  virtual void Missing(const std::string& key, int64_t number) = 0;
+  // Ends the output (closes the JSON array).
+  virtual void Finish() = 0;
+};
+
+}  // namespace planb
