@@ -29,8 +29,7 @@ constexpr size_t kCopyBlock = size_t{1} << 20;
 // The manifest is two short lines (the id at most kMaxBatchIdBytes); anything bigger is not ours and is not read
 // into memory.
 constexpr uint64_t kMaxManifestBytes = 1024;
-// Free space an extraction must leave on its filesystem: max(this, kFreeSpaceMarginPercent of the filesystem).
-constexpr uint64_t kMinFreeSpaceMargin = uint64_t{64} << 20;
+// Free space an extraction must leave on its filesystem: max(UnzipLimits::min_free_bytes, this % of it).
 constexpr uint64_t kFreeSpaceMarginPercent = 1;
 constexpr std::string_view kIdPrefix = "id ";
 
@@ -392,17 +391,17 @@ Status OpenForReading(const std::string& zip_path, int flags, ZipPtr* out, int* 
 // A zip's declared sizes bound what it inflates to (Extract stops an entry past its own): refused up front when
 // they would leave less than the margin free on `dir`'s filesystem, so a zip bomb under max_batch_size cannot
 // fill the disk the node's shards live on.
-Status CheckFreeSpace(const std::string& zip_path, const std::string& dir, uint64_t needed) {
+Status CheckFreeSpace(const std::string& zip_path, const std::string& dir, uint64_t needed, uint64_t min_free) {
   struct statvfs fs;
   if (::statvfs(dir.c_str(), &fs) != 0) return Status::Ok();  // the writes report the real problem
   const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
   const uint64_t size = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
-  const uint64_t margin = std::max(kMinFreeSpaceMargin, size / 100 * kFreeSpaceMarginPercent);
+  const uint64_t margin = std::max(min_free, size / 100 * kFreeSpaceMarginPercent);
   if (free_bytes >= margin && free_bytes - margin >= needed) return Status::Ok();
   return Status(Code::kFull, "not enough disk to extract " + zip_path + ": it inflates to " + std::to_string(needed) +
                                  " bytes, " + dir + " has " + std::to_string(free_bytes) +
                                  " bytes free and extraction keeps " + std::to_string(margin) +
-                                 " free (max(64 MiB, 1% of the filesystem))");
+                                 " free (the larger of " + std::to_string(min_free) + " bytes and 1% of the filesystem)");
 }
 
 Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
@@ -427,7 +426,7 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   PLANB_RETURN_IF_ERROR(MakeDirectories(parent));
   uint64_t inflated = 0;
   for (const Entry& entry : entries) inflated += entry.size;  // bounded by limits.max_total_bytes: no overflow
-  PLANB_RETURN_IF_ERROR(CheckFreeSpace(zip_path, parent, inflated));
+  PLANB_RETURN_IF_ERROR(CheckFreeSpace(zip_path, parent, inflated, limits.min_free_bytes));
   if (::mkdir(dest_dir.c_str(), HomeDirectoryMode()) != 0) {
     if (errno == EEXIST) return Status::Invalid(dest_dir + ": already exists (extracting " + zip_path + ")");
     return ErrnoStatus(errno, "creating " + dest_dir);

@@ -42,6 +42,8 @@ Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const
 struct UnzipLimits {
   uint64_t max_total_bytes = uint64_t{64} << 30;  // sum of declared uncompressed sizes (zip bombs)
   uint64_t max_entries = 10000;
+  // What an extraction must leave free on its filesystem: max(this, 1% of the filesystem).
+  uint64_t min_free_bytes = uint64_t{64} << 20;
 };
 
 // Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb`
@@ -50,7 +52,7 @@ struct UnzipLimits {
 // valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` (absolute
 // paths, `..`, backslashes, anything else), a map twice, more entries or more declared bytes than `limits`.
 // Refused too (kFull "not enough disk ...", nothing written) when the declared sizes would leave less than
-// max(64 MiB, 1% of the filesystem) free where dest_dir is made.
+// max(limits.min_free_bytes, 1% of the filesystem) free where dest_dir is made.
 // While extracting, an entry that inflates past its declared size or fails its CRC is an error too. On any
 // error dest_dir is removed (an existing dest_dir is refused, kInvalidArgument, and left alone; missing parents of
 // dest_dir are created). `maps` gets the map names in entry order, `batch_id` (when not null) the manifest's id.
