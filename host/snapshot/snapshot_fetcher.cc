@@ -296,7 +296,7 @@ Status NodeFetch::Download(const protocol::SnapshotOffer& offer, bool* ok, std::
     }
     const size_t size = reply.has_data ? reply.data.size() : 0;
     if (data.token != offer.token) {
-      *why = "FETCH_DATA for token " + std::to_string(data.token) + ", expected " + std::to_string(offer.token);
+      *why = "FETCH_DATA for token " + data.token.Hex() + ", expected " + offer.token.Hex();
       return Status::Ok();
     }
     if (data.offset != pending->offset) {

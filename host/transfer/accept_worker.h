@@ -7,19 +7,20 @@
 #include <string>
 
 #include "host/transfer/loop_worker.h"
+#include "host/transfer/token.h"
 #include "host/transfer/upload_receiver.h"
 #include "planb/status.h"
 
 namespace planb {
 
 struct AcceptJob {
-  uint64_t token = 0;
+  Token token;
   std::string path;
   std::string batch_id;
 };
 
 struct AcceptResult {
-  uint64_t token = 0;
+  Token token;
   Status status;
   uint64_t sequence = 0;
 };

@@ -18,6 +18,7 @@ class PayloadWriter {
   PayloadWriter& U16(uint16_t v) { return Put(v, 2, PutU16); }
   PayloadWriter& U32(uint32_t v) { return Put(v, 4, PutU32); }
   PayloadWriter& U64(uint64_t v) { return Put(v, 8, PutU64); }
+  PayloadWriter& Tok(const Token& t) { return U64(t.high).U64(t.low); }
   PayloadWriter& String(const std::string& s) {
     U32(static_cast<uint32_t>(s.size()));
     out_.append(s);
@@ -58,6 +59,7 @@ class PayloadReader {
     if (const uint8_t* p = Take(field, 8)) *v = GetU64(p);
     return *this;
   }
+  PayloadReader& Tok(const char* field, Token* v) { return U64(field, &v->high).U64(field, &v->low); }
   PayloadReader& String(const char* field, std::string* v) {
     uint32_t length = 0;
     if (Take(field, 4) == nullptr) return *this;
@@ -212,12 +214,12 @@ std::string EncodeBegin(const BeginRequest& m) {
   return PayloadWriter().String(m.batch_id).U64(m.total_size).U64(m.checksum).U32(m.flags).Take();
 }
 std::string EncodeReady(const ReadyReply& m) {
-  return PayloadWriter().U64(m.token).U64(m.resume_offset).U32(m.chunk_size).U32(m.window).Take();
+  return PayloadWriter().Tok(m.token).U64(m.resume_offset).U32(m.chunk_size).U32(m.window).Take();
 }
-std::string EncodeChunk(const ChunkRequest& m) { return PayloadWriter().U64(m.token).U64(m.offset).Take(); }
-std::string EncodeChunkAck(const ChunkAck& m) { return PayloadWriter().U64(m.token).U64(m.received_total).Take(); }
-std::string EncodeCommit(const CommitRequest& m) { return PayloadWriter().U64(m.token).Take(); }
-std::string EncodeStatus(const StatusRequest& m) { return PayloadWriter().U64(m.token).U32(m.hold_ms).Take(); }
+std::string EncodeChunk(const ChunkRequest& m) { return PayloadWriter().Tok(m.token).U64(m.offset).Take(); }
+std::string EncodeChunkAck(const ChunkAck& m) { return PayloadWriter().Tok(m.token).U64(m.received_total).Take(); }
+std::string EncodeCommit(const CommitRequest& m) { return PayloadWriter().Tok(m.token).Take(); }
+std::string EncodeStatus(const StatusRequest& m) { return PayloadWriter().Tok(m.token).U32(m.hold_ms).Take(); }
 std::string EncodeStatusReply(const StatusReply& m) {
   return PayloadWriter().U8(static_cast<uint8_t>(m.state)).U64(m.sequence).U16(m.code).String(m.message).Take();
 }
@@ -236,7 +238,7 @@ std::string EncodeSnapshot(const SnapshotRequest& m) {
 std::string EncodeSnapshotOffer(const SnapshotOffer& m) {
   return PayloadWriter()
       .U8(m.not_modified)
-      .U64(m.token)
+      .Tok(m.token)
       .U64(m.total_size)
       .U64(m.checksum)
       .U64(m.batches)
@@ -245,8 +247,8 @@ std::string EncodeSnapshotOffer(const SnapshotOffer& m) {
       .U32(m.chunk_size)
       .Take();
 }
-std::string EncodeFetch(const FetchRequest& m) { return PayloadWriter().U64(m.token).U64(m.offset).U32(m.length).Take(); }
-std::string EncodeFetchData(const FetchData& m) { return PayloadWriter().U64(m.token).U64(m.offset).Take(); }
+std::string EncodeFetch(const FetchRequest& m) { return PayloadWriter().Tok(m.token).U64(m.offset).U32(m.length).Take(); }
+std::string EncodeFetchData(const FetchData& m) { return PayloadWriter().Tok(m.token).U64(m.offset).Take(); }
 std::string EncodeError(const ErrorReply& m) { return PayloadWriter().U16(m.code).String(m.message).Take(); }
 
 Status DecodeBegin(std::string_view payload, BeginRequest* m) {
@@ -259,23 +261,23 @@ Status DecodeBegin(std::string_view payload, BeginRequest* m) {
 }
 Status DecodeReady(std::string_view payload, ReadyReply* m) {
   return PayloadReader(payload, "READY")
-      .U64("token", &m->token)
+      .Tok("token", &m->token)
       .U64("resume_offset", &m->resume_offset)
       .U32("chunk_size", &m->chunk_size)
       .U32("window", &m->window)
       .Finish();
 }
 Status DecodeChunk(std::string_view payload, ChunkRequest* m) {
-  return PayloadReader(payload, "CHUNK").U64("token", &m->token).U64("offset", &m->offset).Finish();
+  return PayloadReader(payload, "CHUNK").Tok("token", &m->token).U64("offset", &m->offset).Finish();
 }
 Status DecodeChunkAck(std::string_view payload, ChunkAck* m) {
-  return PayloadReader(payload, "CHUNK_ACK").U64("token", &m->token).U64("received_total", &m->received_total).Finish();
+  return PayloadReader(payload, "CHUNK_ACK").Tok("token", &m->token).U64("received_total", &m->received_total).Finish();
 }
 Status DecodeCommit(std::string_view payload, CommitRequest* m) {
-  return PayloadReader(payload, "COMMIT").U64("token", &m->token).Finish();
+  return PayloadReader(payload, "COMMIT").Tok("token", &m->token).Finish();
 }
 Status DecodeStatus(std::string_view payload, StatusRequest* m) {
-  return PayloadReader(payload, "STATUS").U64("token", &m->token).U32("hold_ms", &m->hold_ms).Finish();
+  return PayloadReader(payload, "STATUS").Tok("token", &m->token).U32("hold_ms", &m->hold_ms).Finish();
 }
 Status DecodeStatusReply(std::string_view payload, StatusReply* m) {
   uint8_t state = 0;
@@ -318,7 +320,7 @@ Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m) {
   uint64_t create_time = 0;
   PayloadReader reader(payload, "SNAPSHOT_OFFER");
   reader.U8("not_modified", &m->not_modified)
-      .U64("token", &m->token)
+      .Tok("token", &m->token)
       .U64("total_size", &m->total_size)
       .U64("checksum", &m->checksum)
       .U64("batches", &m->batches)
@@ -334,13 +336,13 @@ Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m) {
 }
 Status DecodeFetch(std::string_view payload, FetchRequest* m) {
   return PayloadReader(payload, "FETCH")
-      .U64("token", &m->token)
+      .Tok("token", &m->token)
       .U64("offset", &m->offset)
       .U32("length", &m->length)
       .Finish();
 }
 Status DecodeFetchData(std::string_view payload, FetchData* m) {
-  return PayloadReader(payload, "FETCH_DATA").U64("token", &m->token).U64("offset", &m->offset).Finish();
+  return PayloadReader(payload, "FETCH_DATA").Tok("token", &m->token).U64("offset", &m->offset).Finish();
 }
 Status DecodeError(std::string_view payload, ErrorReply* m) {
   return PayloadReader(payload, "ERROR").U16("code", &m->code).String("message", &m->message).Finish();

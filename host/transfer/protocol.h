@@ -1,7 +1,7 @@
 // The upload wire protocol between a sender (DEALER) and a storage node (ROUTER): message layout, commands and
 // their payloads, with an encoder and a strict decoder for each (docs/protocol.md is the reference).
 //
-// Wire format v1 (bump kProtocolVersion on any change): every message is multipart.
+// Wire format v2 (bump kProtocolVersion on any change; v2: tokens are 128 bits): every message is multipart.
 //   frame A  header, 16 bytes: "PLNB", u16 version, u16 command, u64 request id
 //   frame B  payload: the command's fields in order; integers big-endian (planb/encoding.h), strings as
 //            u32 length + bytes
@@ -16,12 +16,13 @@
 #include <string_view>
 #include <vector>
 
+#include "host/transfer/token.h"
 #include "planb/status.h"
 
 namespace planb::protocol {
 
 inline constexpr char kMagic[4] = {'P', 'L', 'N', 'B'};
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr size_t kHeaderSize = 16;
 
 // Requests have the high bit clear; replies set it.
@@ -88,24 +89,24 @@ struct BeginRequest {
   uint32_t flags = 0;     // kFlagSynchroniseMerge; unknown bits are ignored
 };
 struct ReadyReply {
-  uint64_t token = 0;
+  Token token;
   uint64_t resume_offset = 0;  // bytes the node already holds: send from here
   uint32_t chunk_size = 0;     // the largest chunk the node accepts
   uint32_t window = 0;         // chunks the sender may have unacknowledged
 };
 struct ChunkRequest {  // frame C holds the bytes
-  uint64_t token = 0;
+  Token token;
   uint64_t offset = 0;
 };
 struct ChunkAck {
-  uint64_t token = 0;
+  Token token;
   uint64_t received_total = 0;  // contiguous bytes the node holds
 };
 struct CommitRequest {
-  uint64_t token = 0;
+  Token token;
 };
 struct StatusRequest {
-  uint64_t token = 0;
+  Token token;
   uint32_t hold_ms = 0;  // the longest the sender waits for this reply; the node holds at most this long
 };
 struct StatusReply {
@@ -144,7 +145,7 @@ struct SnapshotRequest {
 };
 struct SnapshotOffer {
   uint8_t not_modified = 0;  // 1: the requester's snapshot is current; the fields below other than version are 0
-  uint64_t token = 0;
+  Token token;
   uint64_t total_size = 0;   // bytes of the zip
   uint64_t checksum = 0;     // XXH3-64 of the whole zip
   uint64_t batches = 0;      // ContentVersion of the copy (read from the copy itself)
@@ -156,12 +157,12 @@ struct SnapshotOffer {
 // them in frame C: exactly `length` bytes, fewer only at the end of the zip. ERROR kNotFound for a token the node
 // no longer knows (expired after idling, or the node restarted): ask SNAPSHOT again.
 struct FetchRequest {
-  uint64_t token = 0;
+  Token token;
   uint64_t offset = 0;
   uint32_t length = 0;
 };
 struct FetchData {  // frame C holds the bytes
-  uint64_t token = 0;
+  Token token;
   uint64_t offset = 0;
 };
 

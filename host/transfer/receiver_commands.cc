@@ -65,8 +65,8 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
   }
   status = CheckRoomFor(begin);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
-  const uint64_t token = NewToken();
-  std::string path = settings_.receive_dir + "/" + TokenHex(token) + ".part";
+  const Token token = NewToken();
+  std::string path = settings_.receive_dir + "/" + token.Hex() + ".part";
   auto upload = std::make_unique<UploadSession>(token, path, begin);
   status = upload->Create();
   if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
@@ -220,14 +220,14 @@ void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t
 }
 
 UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, uint64_t request_id, Command command,
-                                                uint64_t token) {
+                                                Token token) {
   auto it = uploads_.find(token);
   if (it != uploads_.end()) return it->second.get();
   // kNotFound tells the sender that this node forgot the upload (it restarted, or the upload expired), which a
   // new BEGIN repairs; every other ERROR is final for it.
   ReplyError(routing_id, request_id,
              Status::NotFound(protocol::CommandName(static_cast<uint16_t>(command)) + " for unknown upload token " +
-                              TokenHex(token) + " (never begun, expired, or the node restarted)"),
+                              token.Hex() + " (never begun, expired, or the node restarted)"),
              "");
   return nullptr;
 }

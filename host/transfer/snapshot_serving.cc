@@ -9,7 +9,7 @@
 
 namespace planb {
 
-Status ServedSnapshots::Add(uint64_t token, const std::string& map, const PreparedSnapshot& prepared,
+Status ServedSnapshots::Add(Token token, const std::string& map, const PreparedSnapshot& prepared,
                             Clock::time_point now) {
   const int fd = ::open(prepared.zip_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("opening snapshot zip " + prepared.zip_path + ": " + std::strerror(errno));
@@ -23,7 +23,7 @@ Status ServedSnapshots::Add(uint64_t token, const std::string& map, const Prepar
   return Status::Ok();
 }
 
-ServedSnapshots::Entry* ServedSnapshots::Find(uint64_t token) {
+ServedSnapshots::Entry* ServedSnapshots::Find(Token token) {
   auto it = entries_.find(token);
   return it == entries_.end() ? nullptr : &it->second;
 }

@@ -13,6 +13,7 @@
 
 #include "host/storage/content_version.h"
 #include "host/transfer/snapshot_offer.h"
+#include "host/transfer/token.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -37,9 +38,9 @@ class ServedSnapshots {
 
   // Opens `prepared.zip_path` and serves it as `token` (REQUIRES: not in use). kIOError naming the zip when it
   // cannot be opened.
-  Status Add(uint64_t token, const std::string& map, const PreparedSnapshot& prepared, Clock::time_point now);
+  Status Add(Token token, const std::string& map, const PreparedSnapshot& prepared, Clock::time_point now);
   // The snapshot served as `token`, or null.
-  Entry* Find(uint64_t token);
+  Entry* Find(Token token);
   // Reads exactly `length` bytes at `offset` of `entry`'s zip into `out`. kIOError naming the zip when the file
   // cannot be read or ends early.
   static Status ReadAt(const Entry& entry, uint64_t offset, size_t length, char* out);
@@ -47,10 +48,10 @@ class ServedSnapshots {
   std::vector<std::string> ExpireIdle(Clock::time_point now, std::chrono::milliseconds expiry);
   void Clear();
   size_t size() const { return entries_.size(); }
-  bool Contains(uint64_t token) const { return entries_.count(token) != 0; }
+  bool Contains(Token token) const { return entries_.count(token) != 0; }
 
  private:
-  std::map<uint64_t, Entry> entries_;
+  std::map<Token, Entry> entries_;
 };
 
 }  // namespace planb

@@ -67,7 +67,7 @@ class Uploader {
   // Each returns true to go on; false with `end` filled when the attempt is over.
   bool Begin(protocol::ReadyReply* ready, AttemptEnd* end);
   bool Transfer(const protocol::ReadyReply& ready, AttemptEnd* end);
-  bool CommitAndWait(uint64_t token, AttemptEnd* end);
+  bool CommitAndWait(Token token, AttemptEnd* end);
 
   // Sends one request and sets `step_` to the reply it waits for; false when the socket would not take it
   // within the request timeout. zmq::error_t on transport errors goes up to Attempt.
@@ -303,7 +303,7 @@ bool Uploader::Transfer(const protocol::ReadyReply& ready, AttemptEnd* end) {
   return true;
 }
 
-bool Uploader::CommitAndWait(uint64_t token, AttemptEnd* end) {
+bool Uploader::CommitAndWait(Token token, AttemptEnd* end) {
   Reply reply;
   if (!Exchange(Command::kCommit, protocol::EncodeCommit({token}), &reply, end)) return false;
   const char* request = "COMMIT";

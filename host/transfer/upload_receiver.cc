@@ -28,12 +28,6 @@ std::string_view View(const zmq::message_t& m) { return {static_cast<const char*
 
 }  // namespace
 
-std::string TokenHex(uint64_t token) {
-  char buffer[20];
-  std::snprintf(buffer, sizeof buffer, "%016" PRIx64, token);
-  return buffer;
-}
-
 Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* bound) {
   try {
     router_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::router);
@@ -117,7 +111,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);

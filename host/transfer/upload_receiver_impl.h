@@ -47,7 +47,7 @@ class UploadReceiver::Impl {
   struct Waiter {  // a held (long-polled) STATUS request; at most one per token
     std::string routing_id;
     uint64_t request_id;
-    uint64_t token;
+    Token token;
     Clock::time_point deadline;
   };
 
@@ -94,13 +94,13 @@ class UploadReceiver::Impl {
   void ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                           const std::string& map);
   // A token no upload or served snapshot uses, from the OS's CSPRNG (getrandom): a peer cannot guess another's.
-  uint64_t NewToken();
+  Token NewToken();
   // The upload of `token`, or null after answering ERROR for an unknown token.
   // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
   // ...", which the sender retries), or too little free space in receive_dir ("disk full: ...", final).
   Status CheckRoomFor(const protocol::BeginRequest& begin);
   UploadSession* FindUpload(const std::string& routing_id, uint64_t request_id, protocol::Command command,
-                            uint64_t token);
+                            Token token);
   // Marks the upload failed and deletes its part file; the caller answers (and so logs).
   void FailUpload(UploadSession* upload, Status status);
   // True when `upload`'s STATUS answer need not wait any longer, with the answer in `reply` either way. The
@@ -117,12 +117,11 @@ class UploadReceiver::Impl {
   SnapshotWorker snapshot_worker_;
   ServedSnapshots served_;
   std::unique_ptr<zmq::socket_t> router_;
-  std::map<uint64_t, std::unique_ptr<UploadSession>> uploads_;
+  std::map<Token, std::unique_ptr<UploadSession>> uploads_;
   std::vector<Waiter> waiters_;
   Clock::time_point next_merge_check_;
   RepeatLimiter error_limiter_;
 };
 
-std::string TokenHex(uint64_t token);
 
 }  // namespace planb

@@ -57,7 +57,7 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
     const std::string message = "busy: " + std::to_string(served_.size()) + " snapshots being fetched, retry later";
     return ReplySnapshotError(result.routing_id, result.request_id, Status(Code::kFull, message), result.map);
   }
-  const uint64_t token = NewToken();
+  const Token token = NewToken();
   // Opened now, before the source may replace the zip: the fd keeps it readable however long the fetch takes.
   Status status = served_.Add(token, result.map, prepared, Clock::now());
   if (!status.ok()) return ReplySnapshotError(result.routing_id, result.request_id, status, result.map);
@@ -67,7 +67,7 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.create_time_ms = prepared.create_time_ms;
   offer.chunk_size = settings_.chunk_size;
   Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
-      std::to_string(prepared.size) + " bytes) as token " + TokenHex(token));
+      std::to_string(prepared.size) + " bytes) as token " + token.Hex());
   Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
 }
 
@@ -79,7 +79,7 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
   if (entry == nullptr) {
     // kNotFound: the requester asks SNAPSHOT again (its token expired, or this node restarted).
     return ReplySnapshotError(routing_id, request_id,
-                              Status::NotFound("FETCH for unknown snapshot token " + TokenHex(fetch.token) +
+                              Status::NotFound("FETCH for unknown snapshot token " + fetch.token.Hex() +
                                                " (never offered, expired, or the node restarted)"),
                               "");
   }
@@ -119,13 +119,9 @@ void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uin
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }
 
-uint64_t UploadReceiver::Impl::NewToken() {
-  uint64_t token = 0;
-  while (token == 0 || uploads_.count(token) != 0 || served_.Contains(token)) {
-    // getrandom(2) without flags blocks only before the kernel's pool is first seeded, never after.
-    ssize_t n = ::getrandom(&token, sizeof token, 0);
-    if (n != static_cast<ssize_t>(sizeof token)) token = 0;  // EINTR or short: draw again
-  }
+Token UploadReceiver::Impl::NewToken() {
+  Token token = Token::Random();
+  while (uploads_.count(token) != 0 || served_.Contains(token)) token = Token::Random();
   return token;
 }
 

@@ -29,7 +29,7 @@ Status DiskError(int error, const std::string& what, const std::string& path) {
 
 }  // namespace
 
-UploadSession::UploadSession(uint64_t token, std::string part_path, protocol::BeginRequest begin)
+UploadSession::UploadSession(Token token, std::string part_path, protocol::BeginRequest begin)
     : token_(token), part_path_(std::move(part_path)), begin_(std::move(begin)), hash_(XXH3_createState()) {
   XXH3_64bits_reset(hash_);
 }

@@ -19,7 +19,7 @@ class UploadSession {
  public:
   using Clock = std::chrono::steady_clock;
 
-  UploadSession(uint64_t token, std::string part_path, protocol::BeginRequest begin);
+  UploadSession(Token token, std::string part_path, protocol::BeginRequest begin);
   // Closes the part file; does not delete it (RemovePart does).
   ~UploadSession();
   UploadSession(const UploadSession&) = delete;
@@ -38,7 +38,7 @@ class UploadSession {
   // Deletes the part file (if still there: a staged batch has moved it away).
   void RemovePart();
 
-  uint64_t token() const { return token_; }
+  Token token() const { return token_; }
   const std::string& part_path() const { return part_path_; }
   const protocol::BeginRequest& begin() const { return begin_; }
   const std::string& batch_id() const { return begin_.batch_id; }
@@ -53,7 +53,7 @@ class UploadSession {
   Clock::time_point last_touch = Clock::now();
 
  private:
-  uint64_t token_;
+  Token token_;
   std::string part_path_;
   protocol::BeginRequest begin_;
   int fd_ = -1;

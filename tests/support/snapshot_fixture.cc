@@ -109,7 +109,7 @@ std::string ExampleMapSections() {
 
 ScriptedNode::ScriptedNode(zmq::context_t& context, Script script)
     : script_(std::move(script)), socket_(context, zmq::socket_type::router) {
-  if (script_.offer.token == 0) script_.offer.token = 42;
+  if (script_.offer.token == Token{}) script_.offer.token = Token{0, 42};
   if (script_.offer.chunk_size == 0) script_.offer.chunk_size = 1000;
   if (script_.fill_offer) {
     script_.offer.total_size = script_.zip.size();

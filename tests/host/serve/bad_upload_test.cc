@@ -169,8 +169,8 @@ TEST_F(BadUpload, AnUnknownProtocolVersionIsRefused) {
   protocol::ErrorReply error;
   ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 1)");
-  ExpectNothingKept("unsupported protocol version 7 (this node speaks 1)");
+  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 2)");
+  ExpectNothingKept("unsupported protocol version 7 (this node speaks 2)");
 }
 
 TEST_F(BadUpload, AnUnknownCommandIsRefused) {
@@ -181,8 +181,8 @@ TEST_F(BadUpload, AnUnknownCommandIsRefused) {
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
   EXPECT_EQ(error.message,
-            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
-  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
+            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)");
+  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)");
 }
 
 }  // namespace

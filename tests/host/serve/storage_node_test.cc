@@ -240,7 +240,7 @@ TEST(StorageNode, ANodeKilledMidSnapshotServesItAgainAfterARestart) {
   ASSERT_TRUE(cluster.StartNode(0, {"PLANB_FAULT=snapshot.mid_transfer"})) << cluster.process(0).log();
 
   zmq::context_t context;
-  uint64_t token = 0;
+  Token token;
   {
     testing::RawSender raw(context, cluster.endpoint(0));
     raw.Request(protocol::Command::kSnapshot, protocol::EncodeSnapshot({"city_to_country", 0, 0}));

@@ -107,7 +107,7 @@ TEST_F(SnapshotFetcherTest, FailsOverToTheNextNodeAndNamesNobodyOnSuccess) {
   ScriptedNode::Script bad;
   bad.zip = zip_bytes_;
   bad.tamper = [](const protocol::FetchRequest&, protocol::FetchData* data, std::string*) {
-    data->token = 7;
+    data->token = Token{0, 7};
     return true;
   };
   ScriptedNode node1(context_, bad);
@@ -124,10 +124,10 @@ TEST_F(SnapshotFetcherTest, WrongTokenFailsTheNode) {
   ScriptedNode::Script script;
   script.zip = zip_bytes_;
   script.tamper = [](const protocol::FetchRequest&, protocol::FetchData* data, std::string*) {
-    data->token = 7;
+    data->token = Token{0, 7};
     return true;
   };
-  ExpectNodeFails(script, "FETCH_DATA for token 7, expected 42");
+  ExpectNodeFails(script, "FETCH_DATA for token 00000000000000000000000000000007, expected 0000000000000000000000000000002a");
 }
 
 TEST_F(SnapshotFetcherTest, WrongOffsetFailsTheNode) {

@@ -12,13 +12,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// Tokens whose halves differ, so that a codec that dropped or swapped one would show.
+const Token kTokenA{0x0123456789abcdefull, 0xfedcba9876543210ull};
+const Token kTokenB{0x1111111111111111ull, 0xabcdefull};
+
 TEST(Protocol, HeaderIsMagicVersionCommandRequestIdBigEndian) {
   std::string header = EncodeHeader(Command::kChunkAck, 0x0102030405060708ull);
   ASSERT_EQ(header.size(), kHeaderSize);
-  EXPECT_EQ(header, std::string("PLNB\x00\x01\x80\x02\x01\x02\x03\x04\x05\x06\x07\x08", 16));
+  EXPECT_EQ(header, std::string("PLNB\x00\x02\x80\x02\x01\x02\x03\x04\x05\x06\x07\x08", 16));
   Header decoded;
   ASSERT_TRUE(DecodeHeader(header, &decoded).ok());
-  EXPECT_EQ(decoded.version, 1);
+  EXPECT_EQ(decoded.version, 2);
   EXPECT_EQ(decoded.command, static_cast<uint16_t>(Command::kChunkAck));
   EXPECT_EQ(decoded.request_id, 0x0102030405060708ull);
 }
@@ -33,31 +37,31 @@ TEST(Protocol, RequestsRoundTrip) {
   EXPECT_EQ(begin_out.flags, begin.flags);
 
   ChunkRequest chunk_out;
-  ASSERT_TRUE(DecodeChunk(EncodeChunk({7, 1u << 20}), &chunk_out).ok());
-  EXPECT_EQ(chunk_out.token, 7u);
+  ASSERT_TRUE(DecodeChunk(EncodeChunk({kTokenA, 1u << 20}), &chunk_out).ok());
+  EXPECT_EQ(chunk_out.token, kTokenA);
   EXPECT_EQ(chunk_out.offset, 1u << 20);
 
   CommitRequest commit_out;
-  ASSERT_TRUE(DecodeCommit(EncodeCommit({~0ull}), &commit_out).ok());
-  EXPECT_EQ(commit_out.token, ~0ull);
+  ASSERT_TRUE(DecodeCommit(EncodeCommit({Token{~0ull, ~0ull}}), &commit_out).ok());
+  EXPECT_EQ(commit_out.token, (Token{~0ull, ~0ull}));
 
   StatusRequest status_out;
-  ASSERT_TRUE(DecodeStatus(EncodeStatus({9, 2500}), &status_out).ok());
-  EXPECT_EQ(status_out.token, 9u);
+  ASSERT_TRUE(DecodeStatus(EncodeStatus({kTokenB, 2500}), &status_out).ok());
+  EXPECT_EQ(status_out.token, kTokenB);
   EXPECT_EQ(status_out.hold_ms, 2500u);
 }
 
 TEST(Protocol, RepliesRoundTrip) {
   ReadyReply ready_out;
-  ASSERT_TRUE(DecodeReady(EncodeReady({11, 4096, 1u << 20, 8}), &ready_out).ok());
-  EXPECT_EQ(ready_out.token, 11u);
+  ASSERT_TRUE(DecodeReady(EncodeReady({kTokenA, 4096, 1u << 20, 8}), &ready_out).ok());
+  EXPECT_EQ(ready_out.token, kTokenA);
   EXPECT_EQ(ready_out.resume_offset, 4096u);
   EXPECT_EQ(ready_out.chunk_size, 1u << 20);
   EXPECT_EQ(ready_out.window, 8u);
 
   ChunkAck ack_out;
-  ASSERT_TRUE(DecodeChunkAck(EncodeChunkAck({11, 8192}), &ack_out).ok());
-  EXPECT_EQ(ack_out.token, 11u);
+  ASSERT_TRUE(DecodeChunkAck(EncodeChunkAck({kTokenA, 8192}), &ack_out).ok());
+  EXPECT_EQ(ack_out.token, kTokenA);
   EXPECT_EQ(ack_out.received_total, 8192u);
 
   StatusReply status{UploadState::kMergeFailed, 42, static_cast<uint16_t>(Code::kFull), "map m: disk full"};
@@ -125,27 +129,27 @@ TEST(Protocol, EveryTruncatedPayloadNamesCommandAndField) {
          BeginRequest m;
          return DecodeBegin(p, &m);
        }},
-      {"READY", EncodeReady({1, 2, 3, 4}),
+      {"READY", EncodeReady({kTokenA, 2, 3, 4}),
        [](std::string_view p) {
          ReadyReply m;
          return DecodeReady(p, &m);
        }},
-      {"CHUNK", EncodeChunk({1, 2}),
+      {"CHUNK", EncodeChunk({kTokenA, 2}),
        [](std::string_view p) {
          ChunkRequest m;
          return DecodeChunk(p, &m);
        }},
-      {"CHUNK_ACK", EncodeChunkAck({1, 2}),
+      {"CHUNK_ACK", EncodeChunkAck({kTokenA, 2}),
        [](std::string_view p) {
          ChunkAck m;
          return DecodeChunkAck(p, &m);
        }},
-      {"COMMIT", EncodeCommit({1}),
+      {"COMMIT", EncodeCommit({kTokenA}),
        [](std::string_view p) {
          CommitRequest m;
          return DecodeCommit(p, &m);
        }},
-      {"STATUS", EncodeStatus({1, 2}),
+      {"STATUS", EncodeStatus({kTokenA, 2}),
        [](std::string_view p) {
          StatusRequest m;
          return DecodeStatus(p, &m);
@@ -165,17 +169,17 @@ TEST(Protocol, EveryTruncatedPayloadNamesCommandAndField) {
          SnapshotRequest m;
          return DecodeSnapshot(p, &m);
        }},
-      {"SNAPSHOT_OFFER", EncodeSnapshotOffer({0, 1, 2, 3, 4, 5, 6, 7}),
+      {"SNAPSHOT_OFFER", EncodeSnapshotOffer({0, kTokenA, 2, 3, 4, 5, 6, 7}),
        [](std::string_view p) {
          SnapshotOffer m;
          return DecodeSnapshotOffer(p, &m);
        }},
-      {"FETCH", EncodeFetch({1, 2, 3}),
+      {"FETCH", EncodeFetch({kTokenA, 2, 3}),
        [](std::string_view p) {
          FetchRequest m;
          return DecodeFetch(p, &m);
        }},
-      {"FETCH_DATA", EncodeFetchData({1, 2}),
+      {"FETCH_DATA", EncodeFetchData({kTokenA, 2}),
        [](std::string_view p) {
          FetchData m;
          return DecodeFetchData(p, &m);
@@ -306,7 +310,7 @@ TEST(Protocol, SnapshotAndFetchRoundTrip) {
   EXPECT_EQ(request_out.have_digest, 0u);
 
   SnapshotOffer offer;
-  offer.token = 0xabcdefull;
+  offer.token = kTokenB;
   offer.total_size = 123456789ull;
   offer.checksum = 0x1111222233334444ull;
   offer.batches = 7;
@@ -316,7 +320,7 @@ TEST(Protocol, SnapshotAndFetchRoundTrip) {
   SnapshotOffer offer_out;
   ASSERT_TRUE(DecodeSnapshotOffer(EncodeSnapshotOffer(offer), &offer_out).ok());
   EXPECT_EQ(offer_out.not_modified, 0);
-  EXPECT_EQ(offer_out.token, 0xabcdefull);
+  EXPECT_EQ(offer_out.token, kTokenB);
   EXPECT_EQ(offer_out.total_size, 123456789ull);
   EXPECT_EQ(offer_out.checksum, 0x1111222233334444ull);
   EXPECT_EQ(offer_out.batches, 7u);
@@ -330,7 +334,7 @@ TEST(Protocol, SnapshotAndFetchRoundTrip) {
   not_modified.digest = 9;
   ASSERT_TRUE(DecodeSnapshotOffer(EncodeSnapshotOffer(not_modified), &offer_out).ok());
   EXPECT_EQ(offer_out.not_modified, 1);
-  EXPECT_EQ(offer_out.token, 0u);
+  EXPECT_EQ(offer_out.token, Token{});
   EXPECT_EQ(offer_out.batches, 7u);
   EXPECT_EQ(offer_out.digest, 9u);
   // A create time before the epoch survives the u64 on the wire.
@@ -339,13 +343,13 @@ TEST(Protocol, SnapshotAndFetchRoundTrip) {
   EXPECT_EQ(offer_out.create_time_ms, -5);
 
   FetchRequest fetch_out;
-  ASSERT_TRUE(DecodeFetch(EncodeFetch({0xabcdef, 1u << 20, 65536}), &fetch_out).ok());
-  EXPECT_EQ(fetch_out.token, 0xabcdefull);
+  ASSERT_TRUE(DecodeFetch(EncodeFetch({kTokenA, 1u << 20, 65536}), &fetch_out).ok());
+  EXPECT_EQ(fetch_out.token, kTokenA);
   EXPECT_EQ(fetch_out.offset, 1u << 20);
   EXPECT_EQ(fetch_out.length, 65536u);
   FetchData data_out;
-  ASSERT_TRUE(DecodeFetchData(EncodeFetchData({0xabcdef, 42}), &data_out).ok());
-  EXPECT_EQ(data_out.token, 0xabcdefull);
+  ASSERT_TRUE(DecodeFetchData(EncodeFetchData({kTokenB, 42}), &data_out).ok());
+  EXPECT_EQ(data_out.token, kTokenB);
   EXPECT_EQ(data_out.offset, 42u);
 
   EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kSnapshot)), "SNAPSHOT");
@@ -360,21 +364,21 @@ TEST(Protocol, SnapshotAndFetchRoundTrip) {
 
 TEST(Protocol, MalformedSnapshotAndFetchPayloadsNameTheField) {
   SnapshotOffer offer;
-  std::string payload = EncodeSnapshotOffer({1, 0, 0, 0, 3, 4, 0, 0});
+  std::string payload = EncodeSnapshotOffer({1, Token{}, 0, 0, 3, 4, 0, 0});
   payload[0] = 2;
   Status s = DecodeSnapshotOffer(payload, &offer);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "SNAPSHOT_OFFER payload: not_modified is 2, not 0 or 1");
   payload[0] = static_cast<char>(0xff);
   EXPECT_EQ(DecodeSnapshotOffer(payload, &offer).message(), "SNAPSHOT_OFFER payload: not_modified is 255, not 0 or 1");
-  // 1 + 6 * 8 + 4 bytes: cut inside create_time_ms (offset 41) and chunk_size (offset 49).
+  // 1 + 16 + 5 * 8 + 4 bytes: cut inside create_time_ms (offset 49) and chunk_size (offset 57).
   payload[0] = 0;
-  EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 45), &offer).message(),
-            "SNAPSHOT_OFFER payload of 45 bytes ends inside field create_time_ms (needs 8 bytes at offset 41)");
-  EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 51), &offer).message(),
-            "SNAPSHOT_OFFER payload of 51 bytes ends inside field chunk_size (needs 4 bytes at offset 49)");
+  EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 53), &offer).message(),
+            "SNAPSHOT_OFFER payload of 53 bytes ends inside field create_time_ms (needs 8 bytes at offset 49)");
+  EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 59), &offer).message(),
+            "SNAPSHOT_OFFER payload of 59 bytes ends inside field chunk_size (needs 4 bytes at offset 57)");
   EXPECT_EQ(DecodeSnapshotOffer(payload + "zz", &offer).message(),
-            "SNAPSHOT_OFFER payload of 55 bytes has 2 bytes after its last field");
+            "SNAPSHOT_OFFER payload of 63 bytes has 2 bytes after its last field");
 
   SnapshotRequest request;
   std::string snapshot = EncodeSnapshot({"abc", 1, 2});  // 4 + 3 + 8 + 8 bytes
@@ -387,16 +391,16 @@ TEST(Protocol, MalformedSnapshotAndFetchPayloadsNameTheField) {
             "SNAPSHOT payload: string field map declares 50 bytes but only 19 remain");
 
   FetchRequest fetch;
-  const std::string fetch_payload = EncodeFetch({1, 2, 3});  // 8 + 8 + 4 bytes
-  EXPECT_EQ(DecodeFetch(fetch_payload.substr(0, 18), &fetch).message(),
-            "FETCH payload of 18 bytes ends inside field length (needs 4 bytes at offset 16)");
-  EXPECT_EQ(DecodeFetch(fetch_payload.substr(0, 4), &fetch).message(),
-            "FETCH payload of 4 bytes ends inside field token (needs 8 bytes at offset 0)");
+  const std::string fetch_payload = EncodeFetch({kTokenA, 2, 3});  // 16 + 8 + 4 bytes
+  EXPECT_EQ(DecodeFetch(fetch_payload.substr(0, 26), &fetch).message(),
+            "FETCH payload of 26 bytes ends inside field length (needs 4 bytes at offset 24)");
+  EXPECT_EQ(DecodeFetch(fetch_payload.substr(0, 12), &fetch).message(),
+            "FETCH payload of 12 bytes ends inside field token (needs 8 bytes at offset 8)");
   EXPECT_EQ(DecodeFetch(fetch_payload + "x", &fetch).message(),
-            "FETCH payload of 21 bytes has 1 bytes after its last field");
+            "FETCH payload of 29 bytes has 1 bytes after its last field");
   FetchData data;
-  EXPECT_EQ(DecodeFetchData(EncodeFetchData({1, 2}).substr(0, 12), &data).message(),
-            "FETCH_DATA payload of 12 bytes ends inside field offset (needs 8 bytes at offset 8)");
+  EXPECT_EQ(DecodeFetchData(EncodeFetchData({kTokenA, 2}).substr(0, 20), &data).message(),
+            "FETCH_DATA payload of 20 bytes ends inside field offset (needs 8 bytes at offset 16)");
 }
 
 }  // namespace

@@ -46,16 +46,16 @@ class RequestChannelTest : public ::testing::Test {
 
 TEST_F(RequestChannelTest, SendsFramesWithIncreasingRequestIds) {
   uint64_t first = 0, second = 0;
-  ASSERT_TRUE(channel_->Send(Command::kCommit, protocol::EncodeCommit({5}), nullptr, &first));
+  ASSERT_TRUE(channel_->Send(Command::kCommit, protocol::EncodeCommit({Token{0, 5}}), nullptr, &first));
   zmq::message_t chunk(std::string("bytes"));
-  ASSERT_TRUE(channel_->Send(Command::kChunk, protocol::EncodeChunk({5, 0}), &chunk, &second));
+  ASSERT_TRUE(channel_->Send(Command::kChunk, protocol::EncodeChunk({Token{0, 5}, 0}), &chunk, &second));
   EXPECT_EQ(first, 7u);
   EXPECT_EQ(second, 8u);
   EXPECT_EQ(next_id_, 9u);
   std::vector<zmq::message_t> commit = NodeReceive();
   ASSERT_EQ(commit.size(), 3u);
   EXPECT_EQ(commit[1].to_string(), protocol::EncodeHeader(Command::kCommit, 7));
-  EXPECT_EQ(commit[2].to_string(), protocol::EncodeCommit({5}));
+  EXPECT_EQ(commit[2].to_string(), protocol::EncodeCommit({Token{0, 5}}));
   std::vector<zmq::message_t> chunk_frames = NodeReceive();
   ASSERT_EQ(chunk_frames.size(), 4u);
   EXPECT_EQ(chunk_frames[3].to_string(), "bytes");
@@ -63,7 +63,7 @@ TEST_F(RequestChannelTest, SendsFramesWithIncreasingRequestIds) {
 
 TEST_F(RequestChannelTest, StaleRepliesAreDropped) {
   uint64_t id = 0;
-  ASSERT_TRUE(channel_->Send(Command::kStatus, protocol::EncodeStatus({1, 0}), nullptr, &id));
+  ASSERT_TRUE(channel_->Send(Command::kStatus, protocol::EncodeStatus({Token{0, 1}, 0}), nullptr, &id));
   std::vector<zmq::message_t> request = NodeReceive();
   NodeSend(request[0], protocol::EncodeHeader(Command::kStatusReply, id - 1), "stale");
   NodeSend(request[0], protocol::EncodeHeader(Command::kStatusReply, id), "fresh");
@@ -79,7 +79,7 @@ TEST_F(RequestChannelTest, StaleRepliesAreDropped) {
 
 TEST_F(RequestChannelTest, NoReplyTimesOut) {
   uint64_t id = 0;
-  ASSERT_TRUE(channel_->Send(Command::kStatus, protocol::EncodeStatus({1, 0}), nullptr, &id));
+  ASSERT_TRUE(channel_->Send(Command::kStatus, protocol::EncodeStatus({Token{0, 1}, 0}), nullptr, &id));
   RequestChannel::Reply reply;
   bool timed_out = false;
   auto start = RequestChannel::Clock::now();
@@ -96,7 +96,7 @@ TEST_F(RequestChannelTest, ReplyInAnotherVersionIsFinal) {
   ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 1, 0}), nullptr, &id));
   std::vector<zmq::message_t> request = NodeReceive();
   std::string header = protocol::EncodeHeader(Command::kReady, id);
-  PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 2);
+  PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 1);  // a node from before 128-bit tokens
   NodeSend(request[0], header, "");
   RequestChannel::Reply reply;
   bool timed_out = false;
@@ -104,7 +104,7 @@ TEST_F(RequestChannelTest, ReplyInAnotherVersionIsFinal) {
       Soon(5000), [](uint64_t) { return true; }, &reply, &timed_out);
   EXPECT_EQ(status.code(), Code::kNotSupported);
   EXPECT_EQ(status.message(),
-            "bad reply from the node: the node answered in protocol version 2 (this sender speaks 1)");
+            "bad reply from the node: the node answered in protocol version 1 (this sender speaks 2)");
 }
 
 TEST_F(RequestChannelTest, ReplyWithBadMagicIsFinal) {

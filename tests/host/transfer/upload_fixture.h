@@ -317,7 +317,7 @@ class RawSender {
     return ready;
   }
   // Sends `contents[from, to)` in chunks of `chunk_size` and waits for every ack; returns the last received total.
-  uint64_t SendChunks(uint64_t token, const std::string& contents, size_t from, size_t to, size_t chunk_size) {
+  uint64_t SendChunks(Token token, const std::string& contents, size_t from, size_t to, size_t chunk_size) {
     uint64_t received = 0;
     for (size_t offset = from; offset < to; offset += chunk_size) {
       std::string chunk = contents.substr(offset, std::min(chunk_size, to - offset));
@@ -340,7 +340,7 @@ class RawSender {
     return status;
   }
   // Polls STATUS (unheld) until the upload of `token` is in `state`; false at the test deadline.
-  bool WaitForState(uint64_t token, protocol::UploadState state) {
+  bool WaitForState(Token token, protocol::UploadState state) {
     const auto deadline = std::chrono::steady_clock::now() + kTestDeadline;
     while (std::chrono::steady_clock::now() < deadline) {
       Request(protocol::Command::kStatus, protocol::EncodeStatus({token, 0}));

@@ -75,7 +75,7 @@ class SnapshotReceiverTest : public ::testing::Test {
     return offer;
   }
   // FETCH of `length` bytes at `offset`; the bytes of the FETCH_DATA reply.
-  std::string Fetch(RawSender& raw, uint64_t token, uint64_t offset, uint32_t length) {
+  std::string Fetch(RawSender& raw, Token token, uint64_t offset, uint32_t length) {
     raw.Request(Command::kFetch, protocol::EncodeFetch({token, offset, length}));
     const RawReply reply = raw.Receive();
     EXPECT_EQ(reply.header.command, static_cast<uint16_t>(Command::kFetchData)) << reply.payload;
@@ -134,7 +134,7 @@ TEST_F(SnapshotReceiverTest, ServesTheZipInChunksWhoseBytesCheckOut) {
   RawSender raw(context_, receiver_->endpoint());
   const protocol::SnapshotOffer offer = Offer(raw, "M");  // map names are case-insensitive
   EXPECT_EQ(offer.not_modified, 0);
-  EXPECT_NE(offer.token, 0u);
+  EXPECT_NE(offer.token, Token{});
   EXPECT_EQ(offer.chunk_size, kChunk);
   EXPECT_EQ((ContentVersion{offer.batches, offer.digest}), ShardVersion());
   EXPECT_GT(offer.create_time_ms, 0);
@@ -167,7 +167,7 @@ TEST_F(SnapshotReceiverTest, ARequesterAtTheShardsVersionGetsNotModified) {
   const ContentVersion version = ShardVersion();
   const protocol::SnapshotOffer offer = Offer(raw, "m", version);
   EXPECT_EQ(offer.not_modified, 1);
-  EXPECT_EQ(offer.token, 0u);
+  EXPECT_EQ(offer.token, Token{});
   EXPECT_EQ(offer.total_size, 0u);
   EXPECT_EQ(offer.chunk_size, 0u);
   EXPECT_EQ((ContentVersion{offer.batches, offer.digest}), version);
@@ -199,9 +199,9 @@ TEST_F(SnapshotReceiverTest, MalformedSnapshotRequestsNameTheField) {
   EXPECT_EQ(raw.ReceiveError().message,
             "SNAPSHOT: a map name of 0 bytes that is not a valid map name (1 to 128 letters, digits and _, starting "
             "with a letter)");
-  raw.Request(Command::kFetch, protocol::EncodeFetch({1, 2, 3}).substr(0, 12));
+  raw.Request(Command::kFetch, protocol::EncodeFetch({Token{1, 2}, 3, 4}).substr(0, 20));
   EXPECT_EQ(raw.ReceiveError().message,
-            "FETCH payload of 12 bytes ends inside field offset (needs 8 bytes at offset 8)");
+            "FETCH payload of 20 bytes ends inside field offset (needs 8 bytes at offset 16)");
   // Still serving.
   EXPECT_EQ(Offer(raw, "m").not_modified, 0);
 }
@@ -209,11 +209,11 @@ TEST_F(SnapshotReceiverTest, MalformedSnapshotRequestsNameTheField) {
 TEST_F(SnapshotReceiverTest, BadFetchesAreRefusedNamingTheField) {
   RawSender raw(context_, receiver_->endpoint());
   const protocol::SnapshotOffer offer = Offer(raw, "m");
-  raw.Request(Command::kFetch, protocol::EncodeFetch({0xabcdef, 0, 100}));
+  raw.Request(Command::kFetch, protocol::EncodeFetch({Token{0x1234, 0xabcdef}, 0, 100}));
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);
   EXPECT_EQ(error.message,
-            "FETCH for unknown snapshot token 0000000000abcdef (never offered, expired, or the node restarted)");
+            "FETCH for unknown snapshot token 00000000000012340000000000abcdef (never offered, expired, or the node restarted)");
 
   raw.Request(Command::kFetch, protocol::EncodeFetch({offer.token, offer.total_size + 1, 100}));
   error = raw.ReceiveError();
@@ -266,9 +266,7 @@ TEST_F(SnapshotReceiverTest, AnIdleSnapshotIsClosedAndItsTokenForgotten) {
   raw.Request(Command::kFetch, protocol::EncodeFetch({offer.token, 0, 100}));
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);
-  char token_hex[20];
-  std::snprintf(token_hex, sizeof token_hex, "%016llx", static_cast<unsigned long long>(offer.token));
-  EXPECT_THAT(error.message, HasSubstr(std::string("FETCH for unknown snapshot token ") + token_hex));
+  EXPECT_THAT(error.message, HasSubstr("FETCH for unknown snapshot token " + offer.token.Hex()));
 }
 
 TEST_F(SnapshotReceiverTest, TooManySnapshotsAtOnceIsBusy) {

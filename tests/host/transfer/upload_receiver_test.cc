@@ -40,7 +40,7 @@ class UploadReceiverTest : public UploadFixture {
     StartReceiver(settings);
   }
   // Sends `contents` whole as batch `batch_id` and commits; returns the token once the node reports `staged`.
-  uint64_t Stage(RawSender& raw, const std::string& batch_id, const std::string& contents, uint32_t flags) {
+  Token Stage(RawSender& raw, const std::string& batch_id, const std::string& contents, uint32_t flags) {
     protocol::ReadyReply ready = raw.Begin(batch_id, contents, Xxh3(contents), flags);
     raw.SendChunks(ready.token, contents, 0, contents.size(), kChunk);
     raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
@@ -96,18 +96,21 @@ TEST_F(UploadReceiverTest, CommitBeforeEveryByteIsTruncated) {
   ExpectStillServes();
 }
 
-TEST_F(UploadReceiverTest, UnknownVersionIsAnsweredInVersionOne) {
+TEST_F(UploadReceiverTest, AnotherVersionIsAnsweredInTheNodesOwn) {
   RawSender raw(context_, endpoint());
-  std::string header = protocol::EncodeHeader(Command::kBegin, 41);
-  PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 7);
-  raw.Send({header, protocol::EncodeBegin({"node1a/v7", 1, 1, 0})});
-  RawReply reply = raw.Receive();
-  EXPECT_EQ(reply.header.version, 1);
-  EXPECT_EQ(reply.header.request_id, 41u);
-  protocol::ErrorReply error;
-  ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
-  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 1)");
+  // 1: a sender from before 128-bit tokens; 7: one from the future.
+  for (const uint16_t version : {uint16_t{1}, uint16_t{7}}) {
+    std::string header = protocol::EncodeHeader(Command::kBegin, 41);
+    PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, version);
+    raw.Send({header, protocol::EncodeBegin({"node1a/v" + std::to_string(version), 1, 1, 0})});
+    RawReply reply = raw.Receive();
+    EXPECT_EQ(reply.header.version, protocol::kProtocolVersion);
+    EXPECT_EQ(reply.header.request_id, 41u);
+    protocol::ErrorReply error;
+    ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
+    EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) + " (this node speaks 2)");
+  }
   ExpectStillServes();
 }
 
@@ -119,11 +122,11 @@ TEST_F(UploadReceiverTest, UnknownCommandIsAnswered) {
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
   EXPECT_EQ(error.message,
-            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
+            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)");
   // A reply command sent as a request is no request either.
-  raw.Request(Command::kReady, protocol::EncodeReady({1, 2, 3, 4}));
+  raw.Request(Command::kReady, protocol::EncodeReady({Token{0, 1}, 2, 3, 4}));
   EXPECT_EQ(raw.ReceiveError().message,
-            "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT and FETCH)");
+            "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)");
   ExpectStillServes();
 }
 
@@ -159,26 +162,26 @@ TEST_F(UploadReceiverTest, ShortFramesAreAnswered) {
   EXPECT_EQ(raw.ReceiveError().message, "message header of 6 bytes is shorter than the 16 a header needs");
   raw.Send({protocol::EncodeHeader(Command::kBegin, 1)});
   EXPECT_EQ(raw.ReceiveError().message, "BEGIN message has 1 frames, needs 2 (header, payload)");
-  raw.Send({protocol::EncodeHeader(Command::kChunk, 2), protocol::EncodeChunk({1, 0})});
+  raw.Send({protocol::EncodeHeader(Command::kChunk, 2), protocol::EncodeChunk({Token{0, 1}, 0})});
   EXPECT_EQ(raw.ReceiveError().message, "CHUNK message has 2 frames, needs 3 (header, payload, chunk bytes)");
   raw.Request(Command::kBegin, "abc");
   EXPECT_EQ(raw.ReceiveError().message,
             "BEGIN payload of 3 bytes ends inside field batch_id (needs 4 bytes at offset 0)");
-  raw.Request(Command::kCommit, protocol::EncodeCommit({1}) + "zz");
-  EXPECT_EQ(raw.ReceiveError().message, "COMMIT payload of 10 bytes has 2 bytes after its last field");
+  raw.Request(Command::kCommit, protocol::EncodeCommit({Token{0, 1}}) + "zz");
+  EXPECT_EQ(raw.ReceiveError().message, "COMMIT payload of 18 bytes has 2 bytes after its last field");
   ExpectStillServes();
 }
 
 TEST_F(UploadReceiverTest, UnknownTokenIsAnswered) {
   RawSender raw(context_, endpoint());
   std::string bytes = "abc";
-  raw.Request(Command::kChunk, protocol::EncodeChunk({0xabcdef, 0}), &bytes);
+  raw.Request(Command::kChunk, protocol::EncodeChunk({Token{0x1234, 0xabcdef}, 0}), &bytes);
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);  // the sender starts again with BEGIN
   EXPECT_EQ(error.message,
-            "CHUNK for unknown upload token 0000000000abcdef (never begun, expired, or the node restarted)");
-  raw.Request(Command::kStatus, protocol::EncodeStatus({0xabcdef, 100}));
-  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("STATUS for unknown upload token 0000000000abcdef"));
+            "CHUNK for unknown upload token 00000000000012340000000000abcdef (never begun, expired, or the node restarted)");
+  raw.Request(Command::kStatus, protocol::EncodeStatus({Token{0x1234, 0xabcdef}, 100}));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("STATUS for unknown upload token 00000000000012340000000000abcdef"));
   ExpectStillServes();
 }
 
@@ -380,7 +383,7 @@ TEST_F(UploadReceiverTest, OneHeldStatusPerUpload) {
   settings.status_hold_ms = 60 * 1000;  // longer than the test deadline: a reply that comes was not a hold ending
   RestartWith(settings);
   RawSender raw(context_, endpoint());
-  const uint64_t token = Stage(raw, "node1a/sync", RandomBytes(1000, 13), protocol::kFlagSynchroniseMerge);
+  const Token token = Stage(raw, "node1a/sync", RandomBytes(1000, 13), protocol::kFlagSynchroniseMerge);
   raw.Request(Command::kStatus, protocol::EncodeStatus({token, 60 * 1000}));
   const uint64_t first = raw.last_request_id();
   raw.Request(Command::kStatus, protocol::EncodeStatus({token, 60 * 1000}));
@@ -403,13 +406,13 @@ TEST_F(UploadReceiverTest, HeldStatusesAreCapped) {
   settings.max_open_uploads = 1;  // at most 4 held
   RestartWith(settings);
   RawSender raw(context_, endpoint());
-  std::vector<uint64_t> tokens;
+  std::vector<Token> tokens;
   for (int i = 0; i < 5; ++i) {
     tokens.push_back(
         Stage(raw, "node1a/s" + std::to_string(i), RandomBytes(1000, 20 + i), protocol::kFlagSynchroniseMerge));
   }
   std::vector<uint64_t> request_ids;
-  for (uint64_t token : tokens) {
+  for (const Token& token : tokens) {
     raw.Request(Command::kStatus, protocol::EncodeStatus({token, 60 * 1000}));
     request_ids.push_back(raw.last_request_id());
   }

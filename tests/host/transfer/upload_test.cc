@@ -338,7 +338,7 @@ TEST_F(UploadBatchTest, ReadyWithAChunkSizeOutOfBoundsIsAProtocolError) {
   WriteZip("batch.zip", 1000);
   for (uint32_t chunk_size : {0u, protocol::kMaxUploadChunkSize + 1, 0xffffffffu}) {
     UploadOutcome outcome;
-    Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {7, 0, chunk_size, 8}, &outcome);
+    Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {Token{0, 7}, 0, chunk_size, 8}, &outcome);
     EXPECT_EQ(status.code(), Code::kInvalidArgument) << chunk_size;
     EXPECT_EQ(status.message(), "bad reply from the node: READY with chunk size " + std::to_string(chunk_size) +
                                     " (must be 1 to 16777216 bytes)");
@@ -346,7 +346,7 @@ TEST_F(UploadBatchTest, ReadyWithAChunkSizeOutOfBoundsIsAProtocolError) {
     EXPECT_EQ(outcome.bytes_sent, 0u);
   }
   UploadOutcome outcome;
-  Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {7, 1001, 1024, 8}, &outcome);
+  Status status = UploadAgainstReady(context_, dir_ / "batch.zip", {Token{0, 7}, 1001, 1024, 8}, &outcome);
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
   EXPECT_EQ(status.message(), "bad reply from the node: READY with resume offset 1001 for a zip of 1000 bytes");
 }
