@@ -1,20 +1,64 @@
 #include "host/transfer/request_channel.h"
 
+#include <atomic>
+#include <cstring>
 #include <cerrno>
 #include <vector>
 #include <zmq_addon.hpp>
 
 namespace planb {
 
+namespace {
+
+// Each channel's monitor needs its own inproc address.
+std::string NewMonitorAddress() {
+  static std::atomic<uint64_t> next{0};
+  return "inproc://planb-request-channel-monitor-" + std::to_string(next.fetch_add(1));
+}
+
+constexpr int kMonitoredEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED;
+
+}  // namespace
+
 RequestChannel::RequestChannel(zmq::context_t& context, const std::string& endpoint, int64_t send_timeout_ms,
                                uint64_t* next_request_id)
-    : socket_(context, zmq::socket_type::dealer), next_request_id_(next_request_id) {
+    : endpoint_(endpoint),
+      socket_(context, zmq::socket_type::dealer),
+      monitor_(context, zmq::socket_type::pair),
+      next_request_id_(next_request_id) {
   socket_.set(zmq::sockopt::linger, 0);
+  monitor_.set(zmq::sockopt::linger, 0);
+  // The monitor must exist before connect() so that the first attempt's events are seen.
+  const std::string monitor_address = NewMonitorAddress();
+  if (zmq_socket_monitor(socket_.handle(), monitor_address.c_str(), kMonitoredEvents) != 0) throw zmq::error_t();
+  monitor_.connect(monitor_address);
   socket_.set(zmq::sockopt::sndtimeo, static_cast<int>(send_timeout_ms));
   // No reply is larger than a READ_RESULT's output cap (a FETCH_DATA chunk is far smaller): a node sending more
   // has its connection dropped by zmq before the frame is allocated, and the request times out.
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(2 * protocol::kMaxReadOutput + (1 << 20)));
   socket_.connect(endpoint);
+}
+
+RequestChannel::~RequestChannel() { (void)zmq_socket_monitor(socket_.handle(), nullptr, 0); }
+
+bool RequestChannel::DrainMonitor() {
+  bool failed = false;
+  for (;;) {
+    std::vector<zmq::message_t> frames;
+    if (!zmq::recv_multipart(monitor_, std::back_inserter(frames), zmq::recv_flags::dontwait)) return failed;
+    // libzmq 4.x: frame 1 is u16 event + u32 value (native byte order), frame 2 the endpoint.
+    if (frames.empty() || frames[0].size() < 2) continue;
+    uint16_t event = 0;
+    std::memcpy(&event, frames[0].data(), sizeof event);
+    if (event == ZMQ_EVENT_CONNECTED) {
+      connected_ = true;
+      failed = false;
+    } else if (event == ZMQ_EVENT_DISCONNECTED) {
+      connected_ = false;
+    } else if (event == ZMQ_EVENT_CONNECT_RETRIED && !connected_) {
+      failed = true;
+    }
+  }
 }
 
 bool RequestChannel::Send(protocol::Command command, const std::string& payload, zmq::message_t* chunk,
@@ -31,14 +75,21 @@ bool RequestChannel::Send(protocol::Command command, const std::string& payload,
 Status RequestChannel::Await(Clock::time_point deadline, const std::function<bool(uint64_t)>& awaited, Reply* reply,
                              bool* timed_out) {
   *timed_out = false;
+  refused_ = false;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() < 0) left = std::chrono::milliseconds(0);
-    zmq::pollitem_t item{socket_.handle(), 0, ZMQ_POLLIN, 0};
+    zmq::pollitem_t items[] = {{socket_.handle(), 0, ZMQ_POLLIN, 0}, {monitor_.handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(&item, 1, left);
+      zmq::poll(items, 2, left);
     } catch (const zmq::error_t& e) {
       if (e.num() != EINTR) throw;  // a signal is no transport error: wait on
+    }
+    const zmq::pollitem_t& item = items[0];
+    // A reply already here wins over a refusal seen since (the node answered, then went away).
+    if ((item.revents & ZMQ_POLLIN) == 0 && (items[1].revents & ZMQ_POLLIN) != 0 && DrainMonitor()) {
+      refused_ = true;
+      return Status::IOError("connection refused by " + endpoint_);
     }
     if ((item.revents & ZMQ_POLLIN) == 0) {
       if (Clock::now() >= deadline) {

@@ -1,6 +1,8 @@
 // One DEALER connection from a sender to a storage node, speaking the upload protocol's framing
 // (docs/protocol.md): requests go out with increasing request ids, replies come back matched by request id.
-// UploadBatch opens one channel per attempt and drops it (linger 0) when the attempt ends.
+// UploadBatch opens one channel per attempt and drops it (linger 0) when the attempt ends. A monitor on the
+// socket tells a node that is down (its port refuses the connection) from a slow one, so callers can say
+// "connection refused" at once instead of after the whole timeout.
 // Thread-safety: one thread at a time (a zmq socket).
 #pragma once
 
@@ -31,18 +33,33 @@ class RequestChannel {
   // Throws zmq::error_t (EINVAL and the like for a malformed endpoint).
   RequestChannel(zmq::context_t& context, const std::string& endpoint, int64_t send_timeout_ms,
                  uint64_t* next_request_id);
+  ~RequestChannel();
+  RequestChannel(const RequestChannel&) = delete;
+  RequestChannel& operator=(const RequestChannel&) = delete;
 
   // Sends one request (frame C = `chunk` when not null, moved out); false when the socket would not take it
   // in time. Throws zmq::error_t on transport errors.
   bool Send(protocol::Command command, const std::string& payload, zmq::message_t* chunk, uint64_t* request_id);
   // Waits until `deadline` for a reply whose request id `awaited` accepts; replies to anything else are stale
   // (an earlier request) and dropped. `*timed_out` when none came. Non-OK for a reply that does not decode
-  // (another version, bad header, not 2 or 3 frames): final, retrying cannot help. Throws zmq::error_t on
-  // transport errors.
+  // (another version, bad header, not 2 or 3 frames): final, retrying cannot help. Non-OK too, kIOError
+  // "connection refused by ENDPOINT", as soon as a connection attempt failed while not connected (nobody listens at the
+  // endpoint: the node is down or restarting); refused() then says so, as retrying later may help. Throws
+  // zmq::error_t on transport errors.
   Status Await(Clock::time_point deadline, const std::function<bool(uint64_t)>& awaited, Reply* reply, bool* timed_out);
 
+  // Whether the last Await ended on a refused connection.
+  bool refused() const { return refused_; }
+
  private:
+  // Reads the monitor's pending events; true when a connection attempt failed while not connected.
+  bool DrainMonitor();
+
+  std::string endpoint_;
   zmq::socket_t socket_;
+  zmq::socket_t monitor_;  // PAIR receiving socket_'s connect events
+  bool connected_ = false;
+  bool refused_ = false;
   uint64_t* next_request_id_;
 };
 

@@ -265,7 +265,7 @@ bool Uploader::Transfer(const protocol::ReadyReply& ready, AttemptEnd* end) {
     };
     Status status = channel_->Await(deadline, awaited, &reply, &timed_out);
     if (!status.ok()) {
-      *end = Final(status);
+      *end = channel_->refused() ? Retry(false, status.message()) : Final(status);
       return false;
     }
     if (timed_out) {
@@ -360,7 +360,8 @@ bool Uploader::Exchange(Command command, const std::string& payload, Reply* repl
   Status status = channel_->Await(
       Deadline(), [id](uint64_t got) { return got == id; }, reply, &timed_out);
   if (!status.ok()) {
-    *end = Final(status);
+    // A refused connection is a node down or restarting: the next attempt may find it up.
+    *end = channel_->refused() ? Retry(false, status.message()) : Final(status);
     return false;
   }
   if (timed_out) {

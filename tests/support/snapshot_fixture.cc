@@ -81,13 +81,6 @@ std::string MakeSnapshotZip(const std::string& dir, const std::string& map, cons
   return zip;
 }
 
-std::string DeadEndpoint(zmq::context_t& context) {
-  zmq::socket_t socket(context, zmq::socket_type::router);
-  socket.set(zmq::sockopt::linger, 0);
-  socket.bind("tcp://127.0.0.1:*");
-  return socket.get(zmq::sockopt::last_endpoint);
-}
-
 std::string ReaderConfig(const std::vector<std::string>& endpoints, const std::string& extra,
                          const std::string& maps) {
   std::string text = "node_name = reader\nnode_list = ";

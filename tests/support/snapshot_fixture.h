@@ -19,6 +19,7 @@
 #include "host/storage/content_version.h"
 #include "host/transfer/protocol.h"
 #include "planb/status.h"
+#include "support/endpoints.h"
 
 namespace planb::testing {
 
@@ -40,9 +41,6 @@ std::vector<std::string> CompleteSnapshots(const std::string& home, const std::s
 
 // A batch zip holding `map`/data.mdb = `data_mdb`'s bytes (a file copied in), as a node's SNAPSHOT zip would.
 std::string MakeSnapshotZip(const std::string& dir, const std::string& map, const std::string& data_mdb);
-
-// An endpoint on which nothing listens: a port bound and released again.
-std::string DeadEndpoint(zmq::context_t& context);
 
 // The config text of a reading node "reader": node_list over `endpoints` (node1, node2, ...), request_timeout 300ms
 // unless `extra` (top-level lines: the snapshot durations) sets it, and the `maps` sections (default: map "m",

@@ -78,7 +78,7 @@ TEST_F(SnapshotFetcherTest, FetchesTheZipFromTheFirstNodeThatAnswers) {
   script.offer.digest = 0xabcdef;
   script.offer.create_time_ms = 1700000000123;
   ScriptedNode node(context_, script);
-  const Status s = Fetch(Cluster({node.endpoint(), DeadEndpoint(context_)}));
+  const Status s = Fetch(Cluster({node.endpoint(), UnusedEndpoint(context_)}));
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_FALSE(outcome_.not_modified);
   EXPECT_EQ(outcome_.node, "node1");
@@ -114,7 +114,7 @@ TEST_F(SnapshotFetcherTest, FailsOverToTheNextNodeAndNamesNobodyOnSuccess) {
   ScriptedNode::Script good;
   good.zip = zip_bytes_;
   ScriptedNode node2(context_, good);
-  const Status s = Fetch(Cluster({DeadEndpoint(context_), node1.endpoint(), node2.endpoint()}));
+  const Status s = Fetch(Cluster({UnusedEndpoint(context_), node1.endpoint(), node2.endpoint()}));
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(outcome_.node, "node3");
   EXPECT_EQ(ReadFile(zip_), zip_bytes_);
@@ -189,13 +189,24 @@ TEST_F(SnapshotFetcherTest, ASilentNodeTimesOut) {
   ExpectNodeFails(script, "timed out after 300 ms waiting for the zip's bytes at offset 2000 of 5500");
 }
 
-TEST_F(SnapshotFetcherTest, AnUnreachableNodeTimesOut) {
-  const Status s = Fetch(Cluster({DeadEndpoint(context_)}));
+TEST_F(SnapshotFetcherTest, ANodeThatNeverAnswersTimesOut) {
+  SilentNode silent(context_);
+  const Status s = Fetch(Cluster({silent.endpoint()}));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kIOError);
   EXPECT_EQ(s.message(),
             "snapshot of m: no storage node could provide one: node1 (timed out after 300 ms waiting for the "
             "SNAPSHOT_OFFER)");
+  ExpectNothingWritten();
+}
+
+// Issue 11 #15: a node that is down is named as refusing the connection, not "timed out" after the timeout.
+TEST_F(SnapshotFetcherTest, ANodeThatIsDownRefusesTheConnection) {
+  const std::string down = UnusedEndpoint(context_);
+  const Status s = Fetch(Cluster({down}));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_EQ(s.message(), "snapshot of m: no storage node could provide one: node1 (connection refused by " + down + ")");
   ExpectNothingWritten();
 }
 
@@ -304,10 +315,10 @@ TEST_F(SnapshotFetcherTest, NoDataOnOneNodeAndAnotherDownIsAnIOError) {
   ScriptedNode::Script script;
   script.snapshot_error = protocol::ErrorReply{static_cast<uint16_t>(Code::kNotFound), "nothing merged into m"};
   ScriptedNode node1(context_, script);
-  const Status s = Fetch(Cluster({node1.endpoint(), DeadEndpoint(context_)}));
+  const Status s = Fetch(Cluster({node1.endpoint(), UnusedEndpoint(context_)}));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kIOError);
-  EXPECT_THAT(s.message(), HasSubstr("node1 (nothing merged into m), node2 (timed out after 300 ms"));
+  EXPECT_THAT(s.message(), HasSubstr("node1 (nothing merged into m), node2 (connection refused by tcp://"));
 }
 
 TEST_F(SnapshotFetcherTest, OtherErrorRepliesNameTheirCode) {
@@ -361,7 +372,7 @@ TEST_F(SnapshotFetcherTest, RefusesMissingNodeListEndpointAndExistingZip) {
   EXPECT_THAT(s.message(), HasSubstr("node1 (no endpoint: add [node.node1] endpoint = tcp://HOST:PORT)"));
 
   WriteFile(zip_, "mine");
-  s = Fetch(Cluster({DeadEndpoint(context_)}));
+  s = Fetch(Cluster({UnusedEndpoint(context_)}));
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_EQ(s.message(), "snapshot of m: " + zip_ + " already exists");
   EXPECT_EQ(ReadFile(zip_), "mine");

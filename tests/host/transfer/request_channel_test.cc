@@ -1,5 +1,5 @@
 // RequestChannel against a raw ROUTER standing in for a node: framing, stale replies, timeouts and replies that
-// do not decode.
+// do not decode; and against nobody (a refused connection).
 #include "host/transfer/request_channel.h"
 
 #include <gmock/gmock.h>
@@ -9,6 +9,7 @@
 #include <zmq_addon.hpp>
 
 #include "planb/encoding.h"
+#include "support/endpoints.h"
 
 namespace planb {
 namespace {
@@ -118,6 +119,38 @@ TEST_F(RequestChannelTest, ReplyWithBadMagicIsFinal) {
       Soon(5000), [](uint64_t) { return true; }, &reply, &timed_out);
   EXPECT_EQ(status.code(), Code::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("bad reply from the node: message header starts with bytes 48 54 54 50"));
+}
+
+// Issue 11 #15: nobody listening is known at once (the connect fails), not after the deadline.
+TEST_F(RequestChannelTest, NobodyListeningIsRefusedBeforeTheDeadline) {
+  const std::string down = testing::UnusedEndpoint(context_);
+  uint64_t id = 1;
+  RequestChannel channel(context_, down, 1000, &id);
+  uint64_t request_id = 0;
+  ASSERT_TRUE(channel.Send(Command::kStatus, protocol::EncodeStatus({Token{0, 1}, 0}), nullptr, &request_id));
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  const Status status = channel.Await(
+      Soon(60 * 1000), [](uint64_t) { return true; }, &reply, &timed_out);
+  EXPECT_EQ(status.code(), Code::kIOError);
+  EXPECT_EQ(status.message(), "connection refused by " + down);
+  EXPECT_TRUE(channel.refused());
+  EXPECT_FALSE(timed_out);
+}
+
+TEST_F(RequestChannelTest, ANodeThatAcceptsButNeverAnswersTimesOutNotRefused) {
+  testing::SilentNode silent(context_);
+  uint64_t id = 1;
+  RequestChannel channel(context_, silent.endpoint(), 1000, &id);
+  uint64_t request_id = 0;
+  ASSERT_TRUE(channel.Send(Command::kStatus, protocol::EncodeStatus({Token{0, 1}, 0}), nullptr, &request_id));
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  ASSERT_TRUE(channel.Await(
+                  Soon(300), [](uint64_t) { return true; }, &reply, &timed_out)
+                  .ok());
+  EXPECT_TRUE(timed_out);
+  EXPECT_FALSE(channel.refused());
 }
 
 }  // namespace

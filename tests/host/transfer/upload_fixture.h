@@ -28,6 +28,7 @@
 #include "host/transfer/protocol.h"
 #include "host/transfer/upload_client.h"
 #include "host/transfer/upload_receiver.h"
+#include "support/endpoints.h"
 #include "support/test_env.h"
 
 namespace planb::testing {
@@ -242,16 +243,6 @@ class RunningReceiver {
   Status run_status_;
   bool fault_set_ = false;
 };
-
-// A tcp endpoint on 127.0.0.1 with nothing listening: bound once to learn a free port, then closed.
-inline std::string UnusedEndpoint(zmq::context_t& context) {
-  zmq::socket_t probe(context, zmq::socket_type::router);
-  probe.set(zmq::sockopt::linger, 0);
-  probe.bind("tcp://127.0.0.1:*");
-  std::string endpoint = probe.get(zmq::sockopt::last_endpoint);
-  probe.unbind(endpoint);
-  return endpoint;
-}
 
 struct RawReply {
   protocol::Header header;

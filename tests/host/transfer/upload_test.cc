@@ -83,8 +83,9 @@ TEST_F(UploadBatchTest, ParallelSendersShareOneReceiver) {
   EXPECT_EQ(sequences, (std::set<uint64_t>{1, 2, 3, 4}));
 }
 
-TEST_F(UploadBatchTest, NodeThatIsDownTimesOutAfterTheConfiguredAttempts) {
+TEST_F(UploadBatchTest, NodeThatNeverAnswersTimesOutAfterTheConfiguredAttempts) {
   WriteZip("batch.zip", 1000);
+  SilentNode silent(context_);
   UploadSettings settings = TestUploadSettings();
   settings.request_timeout_ms = 200;
   settings.send_part_attempts = 2;
@@ -92,13 +93,33 @@ TEST_F(UploadBatchTest, NodeThatIsDownTimesOutAfterTheConfiguredAttempts) {
   int retries = 0;
   settings.on_retry = [&](int, const Status&) { ++retries; };
   UploadOutcome outcome;
-  Status status = Upload("batch.zip", "node1a/orders", settings, &outcome, UnusedEndpoint(context_));
+  Status status = Upload("batch.zip", "node1a/orders", settings, &outcome, silent.endpoint());
   EXPECT_EQ(status.code(), Code::kIOError);
   EXPECT_EQ(status.message(),
             "timed out after 2 attempts (request_timeout 200 ms) waiting for the node's reply to BEGIN");
   EXPECT_EQ(outcome.attempts, 2);
   EXPECT_EQ(retries, 1);
   EXPECT_EQ(outcome.bytes_sent, 0u);
+}
+
+// Issue 11 #15: a node that is down refuses the connection; each attempt says so as soon as it is known.
+TEST_F(UploadBatchTest, NodeThatIsDownRefusesEachAttempt) {
+  WriteZip("batch.zip", 1000);
+  UploadSettings settings = TestUploadSettings();
+  settings.request_timeout_ms = 20 * 1000;  // a refusal must not wait for it
+  settings.send_part_attempts = 2;
+  settings.retry_delay_ms = 10;
+  std::vector<std::string> retries;
+  settings.on_retry = [&](int, const Status& failure) { retries.push_back(failure.message()); };
+  const std::string down = UnusedEndpoint(context_);
+  UploadOutcome outcome;
+  Status status = Upload("batch.zip", "node1a/orders", settings, &outcome, down);
+  EXPECT_EQ(status.code(), Code::kIOError);
+  EXPECT_EQ(status.message(), "failed after 2 attempts (request_timeout 20000 ms) waiting for the node's reply to "
+                              "BEGIN: connection refused by " + down);
+  EXPECT_EQ(retries, std::vector<std::string>{"failed waiting for the node's reply to BEGIN: connection refused by " +
+                                              down});
+  EXPECT_EQ(outcome.attempts, 2);
 }
 
 TEST_F(UploadBatchTest, NodeStartedAfterAFailedAttemptIsReachedByTheRetry) {
@@ -119,7 +140,8 @@ TEST_F(UploadBatchTest, NodeStartedAfterAFailedAttemptIsReachedByTheRetry) {
   Status status = Upload("batch.zip", "node1a/late", settings, &outcome, node_endpoint);
   ASSERT_TRUE(status.ok()) << status.message();
   EXPECT_EQ(outcome.attempts, 2);
-  EXPECT_EQ(first_failure.message(), "timed out waiting for the node's reply to BEGIN");
+  EXPECT_EQ(first_failure.message(), "failed waiting for the node's reply to BEGIN: connection refused by " +
+                                         node_endpoint);
   ASSERT_EQ(sink_.staged().size(), 1u);
   EXPECT_EQ(ReadFile(sink_.staged()[0].path), contents);
 }
