@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "host/cli/command_line.h"
+#include "host/commands/command_line.h"
 #include "host/cli/commands.h"
 #include "host/transfer/remote_read.h"
 #include "support/bench_data.h"

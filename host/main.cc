@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "host/cli/command_line.h"
+#include "host/commands/command_line.h"
 #include "host/cli/commands.h"
 #include "host/runtime.h"
 

@@ -7,8 +7,8 @@
 #include <streambuf>
 #include <vector>
 
-#include "host/cli/command_line.h"
-#include "host/cli/commands.h"
+#include "host/commands/command_line.h"
+#include "host/commands/read_commands.h"
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"

@@ -1,8 +1,8 @@
 #include <charconv>
 #include <iostream>
 
-#include "host/cli/commands.h"
-#include "host/cli/row_formats.h"
+#include "host/commands/read_commands.h"
+#include "host/commands/row_formats.h"
 #include "host/query/expression.h"
 #include "host/query/map_scan.h"
 

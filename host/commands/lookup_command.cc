@@ -5,8 +5,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "host/cli/commands.h"
-#include "host/cli/lookup_output.h"
+#include "host/commands/read_commands.h"
+#include "host/commands/lookup_output.h"
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
 #include "host/query/map_scan.h"

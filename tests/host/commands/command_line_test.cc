@@ -1,6 +1,6 @@
 // The planb command line: ParseCommandLine directly (CliCommandLine), then the same rules through the real
 // binary (CliProgram): options anywhere, negative keys, `--`, and the errors for what does not parse.
-#include "host/cli/command_line.h"
+#include "host/commands/command_line.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "host/cli/command_line.h"
+#include "host/commands/command_line.h"
 
 #include <boost/make_shared.hpp>
 #include <boost/program_options.hpp>

@@ -1,4 +1,4 @@
-#include "host/cli/row_formats.h"
+#include "host/commands/row_formats.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

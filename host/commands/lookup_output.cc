@@ -1,8 +1,8 @@
-#include "host/cli/lookup_output.h"
+#include "host/commands/lookup_output.h"
 
 #include <nlohmann/json.hpp>
 
-#include "host/cli/row_formats.h"
+#include "host/commands/row_formats.h"
 #include "host/common/iso_time.h"
 
 namespace planb {
