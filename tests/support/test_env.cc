@@ -1,6 +1,7 @@
 #include "support/test_env.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,28 +41,36 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
-ProcessResult RunPlanb(const std::vector<std::string>& args, const std::string& cwd) {
+bool DropPrivilegesTo(uid_t uid) {
+  if (uid == ::geteuid()) return true;
+  return ::setgroups(0, nullptr) == 0 && ::setgid(uid) == 0 && ::setuid(uid) == 0;
+}
+
+ProcessResult RunProcess(const ProcessSpec& spec) {
   TempDir capture;
+  const std::string in_path = spec.stdin_text ? capture / "stdin" : std::string("/dev/null");
   const std::string out_path = capture / "stdout";
   const std::string err_path = capture / "stderr";
-  pid_t pid = ::fork();
+  if (spec.stdin_text) WriteFile(in_path, *spec.stdin_text);
+  std::vector<std::string> words{spec.binary};
+  words.insert(words.end(), spec.args.begin(), spec.args.end());
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
-    int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int in = ::open("/dev/null", O_RDONLY);
-    if (out < 0 || err < 0 || in < 0) ::_exit(127);
+    // The capture files are opened before dropping to spec.uid, which may not write the test's directory.
+    const int in = ::open(in_path.c_str(), O_RDONLY);
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) ::_exit(127);
+    if (spec.uid && !DropPrivilegesTo(*spec.uid)) ::_exit(127);
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
-    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(127);
-    std::vector<char*> argv;
-    std::string binary = PLANB_BINARY;
-    argv.push_back(binary.data());
-    std::vector<std::string> copy = args;
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
+    if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) ::_exit(127);
+    ::execv(spec.binary.c_str(), argv.data());
     ::_exit(127);
   }
   int status = 0;
@@ -72,6 +81,14 @@ ProcessResult RunPlanb(const std::vector<std::string>& args, const std::string& 
   result.out = ReadFile(out_path);
   result.err = ReadFile(err_path);
   return result;
+}
+
+ProcessResult RunPlanb(const std::vector<std::string>& args, const std::string& cwd) {
+  ProcessSpec spec;
+  spec.binary = PLANB_BINARY;
+  spec.args = args;
+  spec.cwd = cwd;
+  return RunProcess(spec);
 }
 
 std::string SharedDataDir() {

@@ -1,7 +1,10 @@
 // Shared test helpers: temporary directories, files, and running the real planb binary.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,22 @@ struct ProcessResult {
   std::string out;
   std::string err;
 };
+
+// How to run a child process: its program, where, what it reads, and as whom.
+struct ProcessSpec {
+  std::string binary;
+  std::vector<std::string> args;
+  std::string cwd;                 // "" = the current directory
+  std::optional<std::string> stdin_text;  // absent: /dev/null
+  std::optional<uid_t> uid;        // run as this user (and its gid as group); REQUIRES root
+};
+
+// In a forked child: become `uid` (its gid as group, no supplementary groups) unless it is already this process's
+// user; false when that fails (REQUIRES root otherwise).
+bool DropPrivilegesTo(uid_t uid);
+
+// Runs `spec` (no shell), waits for it and returns its exit status, stdout and stderr.
+ProcessResult RunProcess(const ProcessSpec& spec);
 
 // Runs the built planb with `args` (no shell), in directory `cwd` ("" = current), and waits for it.
 ProcessResult RunPlanb(const std::vector<std::string>& args, const std::string& cwd = "");

@@ -25,37 +25,11 @@ using testing::TimedRef;
 
 // Runs planb_enrich with `args` and `input` on stdin.
 ProcessResult RunEnrich(const std::vector<std::string>& args, const std::string& input = "") {
-  TempDir capture;
-  const std::string in_path = capture / "stdin";
-  const std::string out_path = capture / "stdout";
-  const std::string err_path = capture / "stderr";
-  testing::WriteFile(in_path, input);
-  const pid_t pid = ::fork();
-  if (pid < 0) return ProcessResult();
-  if (pid == 0) {
-    const int in = ::open(in_path.c_str(), O_RDONLY);
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (in < 0 || out < 0 || err < 0) ::_exit(127);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    std::string binary = PLANB_ENRICH_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{binary.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  ProcessResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = testing::ReadFile(out_path);
-  result.err = testing::ReadFile(err_path);
-  return result;
+  testing::ProcessSpec spec;
+  spec.binary = PLANB_ENRICH_BINARY;
+  spec.args = args;
+  spec.stdin_text = input;
+  return testing::RunProcess(spec);
 }
 
 // planb_enrich takes no --home: a config naming the CliEnv's home.

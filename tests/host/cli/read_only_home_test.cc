@@ -33,42 +33,13 @@ using ::testing::HasSubstr;
 
 constexpr uid_t kNobody = 65534;
 
-// Drops to `uid` (and its gid) when it is not this process's own; REQUIRES: root then. In a forked child only.
-bool DropTo(uid_t uid) {
-  if (uid == ::geteuid()) return true;
-  return ::setgroups(0, nullptr) == 0 && ::setgid(uid) == 0 && ::setuid(uid) == 0;
-}
-
-// planb with `args`, run as `uid` (the capture files are opened before the switch).
+// planb with `args`, run as `uid`.
 ProcessResult RunPlanbAs(uid_t uid, const std::vector<std::string>& args) {
-  ::planb::testing::TempDir capture;
-  const std::string out_path = capture / "stdout";
-  const std::string err_path = capture / "stderr";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out < 0 || err < 0 || in < 0 || !DropTo(uid)) ::_exit(127);
-    ::dup2(in, 0);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    std::string binary = PLANB_BINARY;
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv{binary.data()};
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
-  ProcessResult result;
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = ReadFile(out_path);
-  result.err = ReadFile(err_path);
-  return result;
+  ::planb::testing::ProcessSpec spec;
+  spec.binary = PLANB_BINARY;
+  spec.args = args;
+  spec.uid = uid;
+  return ::planb::testing::RunProcess(spec);
 }
 
 // Every path under `root` with its mode, size and mtime: what "nothing changed" compares.
@@ -88,7 +59,9 @@ void SetTree(const std::string& root, mode_t dir_mode, mode_t file_mode, uid_t u
   std::vector<fs::path> paths{root};
   for (const auto& entry : fs::recursive_directory_iterator(root)) paths.push_back(entry.path());
   for (const fs::path& p : paths) {
-    if (::geteuid() == 0) ASSERT_EQ(::lchown(p.c_str(), uid, uid), 0) << p;
+    if (::geteuid() == 0) {
+      ASSERT_EQ(::lchown(p.c_str(), uid, uid), 0) << p;
+    }
     ASSERT_EQ(::chmod(p.c_str(), fs::is_directory(p) ? dir_mode : file_mode), 0) << p;
   }
 }
@@ -138,7 +111,7 @@ class ReadOnlyHomeTest : public ::testing::Test {
   int ReaderChild(uid_t uid) {
     const pid_t pid = ::fork();
     if (pid == 0) {
-      if (!DropTo(uid)) ::_exit(127);
+      if (!::planb::testing::DropPrivilegesTo(uid)) ::_exit(127);
       ReaderOptions options;
       options.config_path = env_.config();
       options.home = env_.home();
