@@ -10,7 +10,8 @@
 // unstages the zip. Writing the batch LMDB, zipping and staging it are setup (PauseTiming). The raw baseline is
 // one write transaction of mdb_cursor_put of the batch rows, already sorted by key, and its commit (fsync); it
 // has no zip to extract, so "unzip_only" times UnzipBatch of the same batch zip alone: the share of the merge
-// that raw LMDB does not pay.
+// that raw LMDB does not pay. A second group times a map's first batch (a fresh shard built from the batch's
+// rows) beside a raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
 #include <benchmark/benchmark.h>
 #include <lmdb.h>
 #include <stdlib.h>
@@ -232,6 +233,83 @@ void StateMerge(benchmark::State& state, Fixture* f, std::string map) {
                  map.c_str());
 }
 
+// A map's first batch: since issue 11 the node never adopts an uploaded file as the shard, it copies the batch's
+// rows into a fresh shard (built in merging/, moved into place). Each iteration merges a batch of batch_rows into
+// a new home whose map has no shard yet. The raw baseline builds a new LMDB from the same rows, sorted, with
+// MDB_APPEND in one transaction: a bulk load as a user would write it.
+void FirstBatchMerge(benchmark::State& state, Fixture* f, std::string map) {
+  int batch = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const std::string dir = g_root + "/first-" + std::to_string(batch);
+    const std::string scheme = map == "state" ? "hashed" : "direct";
+    fs::create_directories(dir);
+    std::unique_ptr<Runtime> runtime =
+        OpenBenchRuntime(dir, "[map." + map + "]\ntype = state\nscheme = " + scheme + "\n");
+    std::swap(runtime, f->runtime);  // WriteBatchZip writes through the fixture's runtime
+    const std::string zip = WriteBatchZip(f, map, batch++);
+    std::swap(runtime, f->runtime);
+    uint64_t sequence = 0;
+    CheckSetup(StagingStore(runtime->home()).Stage(zip, &sequence));
+    state.ResumeTiming();
+
+    MergeReport report;
+    Status s = MergeProcessor(*runtime).MergePending(&report);
+
+    state.PauseTiming();
+    if (s.ok() && report.rows_merged[map] != f->sizes.batch_rows) {
+      s = Status::Internal("merged " + std::to_string(report.rows_merged[map]) + " rows of " + map + ", expected " +
+                           std::to_string(f->sizes.batch_rows));
+    }
+    runtime.reset();
+    fs::remove_all(dir);
+    state.ResumeTiming();
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
+}
+
+void RawBulkLoad(benchmark::State& state, Fixture* f) {
+  int batch = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::vector<std::pair<std::string, std::string>> rows;
+    rows.reserve(f->sizes.batch_rows);
+    for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
+      const size_t i = BatchIndex(f->sizes, j);
+      rows.emplace_back(BatchKey(i, batch), Value(i, batch));
+    }
+    std::sort(rows.begin(), rows.end());
+    const std::string dir = g_root + "/raw-first-" + std::to_string(batch++);
+    fs::create_directories(dir);
+    state.ResumeTiming();
+
+    Env env;
+    Status s = env.Open(dir, Env::Options());
+    Txn txn;
+    MDB_dbi dbi = 0;
+    if (s.ok()) s = txn.Begin(env.get(), 0);
+    if (s.ok()) s = txn.OpenDbi("data", MDB_CREATE, &dbi);
+    for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
+      s = txn.Put(dbi, Bytes(rows[r].first), Bytes(rows[r].second), MDB_APPEND);
+    }
+    if (s.ok()) s = txn.Commit();
+
+    state.PauseTiming();
+    env.Close();
+    fs::remove_all(dir);
+    state.ResumeTiming();
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
+}
+
 // The extraction MergePending starts with, alone, on a batch zip of `map` like the merged ones.
 void UnzipOnly(benchmark::State& state, Fixture* f, std::string map) {
   int batch = 0;
@@ -272,6 +350,13 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
     configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMerge, f, map));
   }
   configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
+
+  const std::string first = "merge/first_batch_" + std::to_string(f->sizes.batch_rows) + "/";
+  configure(benchmark::RegisterBenchmark((first + "raw_lmdb_bulk_load").c_str(), RawBulkLoad, f));
+  for (const std::string& map : maps) {
+    const std::string name = map == "state" ? "state_hashed" : "state_direct";
+    configure(benchmark::RegisterBenchmark((first + name).c_str(), FirstBatchMerge, f, map));
+  }
 }
 
 }  // namespace

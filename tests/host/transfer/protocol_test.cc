@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "planb/encoding.h"
+
 namespace planb::protocol {
 namespace {
 
@@ -401,6 +403,59 @@ TEST(Protocol, MalformedSnapshotAndFetchPayloadsNameTheField) {
   FetchData data;
   EXPECT_EQ(DecodeFetchData(EncodeFetchData({kTokenA, 2}).substr(0, 20), &data).message(),
             "FETCH_DATA payload of 20 bytes ends inside field offset (needs 8 bytes at offset 16)");
+}
+
+TEST(Protocol, PrepareAndItsReplyRoundTrip) {
+  PrepareRequest request;
+  request.maps = {{"city_to_country", 123456789012ull}, {"m", 0}};
+  PrepareRequest request_out;
+  ASSERT_TRUE(DecodePrepare(EncodePrepare(request), &request_out).ok());
+  ASSERT_EQ(request_out.maps.size(), 2u);
+  EXPECT_EQ(request_out.maps[0].map, "city_to_country");
+  EXPECT_EQ(request_out.maps[0].bytes, 123456789012ull);
+  EXPECT_EQ(request_out.maps[1].map, "m");
+  EXPECT_EQ(request_out.maps[1].bytes, 0u);
+
+  PrepareReply reply;
+  reply.maps = {{"city_to_country", PrepareVerdict::kOk, 7, 0xfedcba9876543210ull, ""},
+                {"m", PrepareVerdict::kNoRoomInMap, 0, 0, "map m: 10 bytes used + 20 > max_store_size 25"}};
+  PrepareReply reply_out;
+  ASSERT_TRUE(DecodePrepareReply(EncodePrepareReply(reply), &reply_out).ok());
+  ASSERT_EQ(reply_out.maps.size(), 2u);
+  EXPECT_EQ(reply_out.maps[0].verdict, PrepareVerdict::kOk);
+  EXPECT_EQ(reply_out.maps[0].batches, 7u);
+  EXPECT_EQ(reply_out.maps[0].digest, 0xfedcba9876543210ull);
+  EXPECT_EQ(reply_out.maps[1].verdict, PrepareVerdict::kNoRoomInMap);
+  EXPECT_EQ(reply_out.maps[1].message, "map m: 10 bytes used + 20 > max_store_size 25");
+  // No maps at all is a valid (empty) load.
+  ASSERT_TRUE(DecodePrepare(EncodePrepare({}), &request_out).ok());
+  EXPECT_TRUE(request_out.maps.empty());
+}
+
+TEST(Protocol, MalformedPreparesNameWhatIsWrong) {
+  PrepareRequest request;
+  // A count above the cap, and one above what the bytes could hold, are refused before anything is allocated.
+  std::string payload = EncodePrepare({{{"m", 1}}});
+  PutU32(reinterpret_cast<uint8_t*>(payload.data()), 5000);
+  EXPECT_EQ(DecodePrepare(payload, &request).message(), "PREPARE payload: 5000 maps, more than 4096 allowed");
+  PutU32(reinterpret_cast<uint8_t*>(payload.data()), 2);
+  EXPECT_EQ(DecodePrepare(payload, &request).message(),
+            "PREPARE payload: 2 maps, more than the remaining 13 bytes hold");
+  PutU32(reinterpret_cast<uint8_t*>(payload.data()), 1);
+  EXPECT_EQ(DecodePrepare(payload.substr(0, 12), &request).message(),
+            "PREPARE payload of 12 bytes ends inside field bytes (needs 8 bytes at offset 9)");
+  EXPECT_EQ(DecodePrepare(payload + "x", &request).message(),
+            "PREPARE payload of 18 bytes has 1 bytes after its last field");
+  EXPECT_EQ(DecodePrepare("", &request).message(),
+            "PREPARE payload of 0 bytes ends inside field count (needs 4 bytes at offset 0)");
+
+  PrepareReply reply;
+  std::string answer = EncodePrepareReply({{{"m", PrepareVerdict::kOk, 1, 2, ""}}});
+  answer[4 + 4 + 1] = 9;  // the verdict, after the count and the map name
+  EXPECT_EQ(DecodePrepareReply(answer, &reply).message(), "PREPARE_REPLY payload: unknown verdict 9");
+  PutU32(reinterpret_cast<uint8_t*>(answer.data()), 4097);
+  EXPECT_EQ(DecodePrepareReply(answer, &reply).message(),
+            "PREPARE_REPLY payload: 4097 maps, more than 4096 allowed");
 }
 
 }  // namespace
