@@ -443,7 +443,9 @@ TEST(Protocol, MalformedPreparesNameWhatIsWrong) {
             "PREPARE payload: 2 maps, more than the remaining 13 bytes hold");
   PutU32(reinterpret_cast<uint8_t*>(payload.data()), 1);
   EXPECT_EQ(DecodePrepare(payload.substr(0, 12), &request).message(),
-            "PREPARE payload of 12 bytes ends inside field bytes (needs 8 bytes at offset 9)");
+            "PREPARE payload: 1 maps, more than the remaining 8 bytes hold");
+  EXPECT_EQ(DecodePrepare(payload.substr(0, 16), &request).message(),
+            "PREPARE payload of 16 bytes ends inside field bytes (needs 8 bytes at offset 9)");
   EXPECT_EQ(DecodePrepare(payload + "x", &request).message(),
             "PREPARE payload of 18 bytes has 1 bytes after its last field");
   EXPECT_EQ(DecodePrepare("", &request).message(),
