@@ -167,17 +167,23 @@ std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
 
 double MiB(const std::string& path) { return static_cast<double>(fs::file_size(path)) / (1 << 20); }
 
+// The rows of batch `batch`, sorted by key, as a raw LMDB writer would hold them.
+std::vector<std::pair<std::string, std::string>> SortedBatchRows(const Sizes& sizes, int batch) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.reserve(sizes.batch_rows);
+  for (size_t j = 0; j < sizes.batch_rows; ++j) {
+    const size_t i = BatchIndex(sizes, j);
+    rows.emplace_back(BatchKey(i, batch), Value(i, batch));
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
 void RawInsert(benchmark::State& state, Fixture* f) {
   int batch = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<std::pair<std::string, std::string>> rows;
-    rows.reserve(f->sizes.batch_rows);
-    for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
-      const size_t i = BatchIndex(f->sizes, j);
-      rows.emplace_back(BatchKey(i, batch), Value(i, batch));
-    }
-    std::sort(rows.begin(), rows.end());
+    std::vector<std::pair<std::string, std::string>> rows = SortedBatchRows(f->sizes, batch);
     ++batch;
     state.ResumeTiming();
 
@@ -276,13 +282,7 @@ void RawBulkLoad(benchmark::State& state, Fixture* f) {
   int batch = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<std::pair<std::string, std::string>> rows;
-    rows.reserve(f->sizes.batch_rows);
-    for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
-      const size_t i = BatchIndex(f->sizes, j);
-      rows.emplace_back(BatchKey(i, batch), Value(i, batch));
-    }
-    std::sort(rows.begin(), rows.end());
+    std::vector<std::pair<std::string, std::string>> rows = SortedBatchRows(f->sizes, batch);
     const std::string dir = g_root + "/raw-first-" + std::to_string(batch++);
     fs::create_directories(dir);
     state.ResumeTiming();

@@ -54,8 +54,8 @@ class SnapshotManager::Impl {
   }
 
   Status Current(std::string_view map, StaleSnapshot stale, std::shared_ptr<const OpenSnapshot>* out);
-  Status RefreshIfDue(std::string_view map, bool* changed);
-  Status Refresh(std::string_view map, bool* changed);
+  // Fetches a newer snapshot of `map` (only when one is due, with `only_if_due`).
+  Status Refresh(std::string_view map, bool only_if_due, bool* changed);
   Status Describe(std::vector<SnapshotInfo>* out);
   Status Cleanup(CleanupReport* report);
   uint64_t fetches_started() const { return fetches_started_.load(); }
@@ -228,7 +228,7 @@ Status SnapshotManager::Impl::Current(std::string_view map, StaleSnapshot stale,
   return Status::Ok();
 }
 
-Status SnapshotManager::Impl::RefreshIfDue(std::string_view map, bool* changed) {
+Status SnapshotManager::Impl::Refresh(std::string_view map, bool only_if_due, bool* changed) {
   *changed = false;
   MapState* state = nullptr;
   PLANB_RETURN_IF_ERROR(Find(map, &state));
@@ -236,18 +236,8 @@ Status SnapshotManager::Impl::RefreshIfDue(std::string_view map, bool* changed) 
   Snapshot snapshot;
   PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
   const int64_t now_ms = CurrentTimeMs();
-  if (!Due(*state, snapshot.get(), now_ms)) return Status::Ok();
+  if (only_if_due && !Due(*state, snapshot.get(), now_ms)) return Status::Ok();
   return SharedFetch(lock, *state, snapshot, now_ms, changed);
-}
-
-Status SnapshotManager::Impl::Refresh(std::string_view map, bool* changed) {
-  *changed = false;
-  MapState* state = nullptr;
-  PLANB_RETURN_IF_ERROR(Find(map, &state));
-  std::unique_lock<std::mutex> lock(state->mutex);
-  Snapshot snapshot;
-  PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
-  return SharedFetch(lock, *state, snapshot, CurrentTimeMs(), changed);
 }
 
 Status SnapshotManager::Impl::Describe(std::vector<SnapshotInfo>* out) {
@@ -446,9 +436,13 @@ Status SnapshotManager::Current(std::string_view map, StaleSnapshot stale, std::
   return impl_->Current(map, stale, out);
 }
 
-Status SnapshotManager::RefreshIfDue(std::string_view map, bool* changed) { return impl_->RefreshIfDue(map, changed); }
+Status SnapshotManager::RefreshIfDue(std::string_view map, bool* changed) {
+  return impl_->Refresh(map, /*only_if_due=*/true, changed);
+}
 
-Status SnapshotManager::Refresh(std::string_view map, bool* changed) { return impl_->Refresh(map, changed); }
+Status SnapshotManager::Refresh(std::string_view map, bool* changed) {
+  return impl_->Refresh(map, /*only_if_due=*/false, changed);
+}
 
 Status SnapshotManager::Describe(std::vector<SnapshotInfo>* out) { return impl_->Describe(out); }
 
