@@ -26,8 +26,8 @@
 #include <zmq.hpp>
 
 #include "host/common/file_util.h"
+#include "host/receiver/upload_receiver.h"
 #include "host/transfer/upload_client.h"
-#include "host/transfer/upload_receiver.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
 

@@ -10,9 +10,9 @@
 #include <zmq.hpp>
 
 #include "host/config/config.h"
+#include "host/receiver/upload_receiver.h"
 #include "host/runtime.h"
 #include "host/serve/storage_node.h"
-#include "host/transfer/upload_receiver.h"
 
 namespace planb::bench {
 

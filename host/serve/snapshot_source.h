@@ -18,9 +18,9 @@
 #include <mutex>
 #include <string>
 
+#include "host/receiver/snapshot_offer.h"
 #include "host/runtime.h"
 #include "host/storage/content_version.h"
-#include "host/transfer/snapshot_offer.h"
 
 namespace planb {
 

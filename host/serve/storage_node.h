@@ -17,9 +17,9 @@
 #include <thread>
 #include <vector>
 
+#include "host/receiver/upload_receiver.h"
 #include "host/runtime.h"
 #include "host/serve/snapshot_source.h"
-#include "host/transfer/upload_receiver.h"
 
 namespace planb {
 

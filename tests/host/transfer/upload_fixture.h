@@ -25,9 +25,9 @@
 #include <zmq_addon.hpp>
 
 #include "host/common/file_util.h"
+#include "host/receiver/upload_receiver.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/upload_client.h"
-#include "host/transfer/upload_receiver.h"
 #include "support/endpoints.h"
 #include "support/test_env.h"
 

@@ -1,6 +1,6 @@
 // LoopWorker: jobs run on its thread in order, results come back through TakeResults, the wake-up socket becomes
 // readable when they wait, and a throwing job still yields a result.
-#include "host/transfer/loop_worker.h"
+#include "host/receiver/loop_worker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "host/transfer/loop_worker.h"
+#include "host/receiver/loop_worker.h"
 
 #include <algorithm>
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "host/transfer/accept_worker.h"
+#include "host/receiver/accept_worker.h"
 
 #include "host/common/fault_point.h"
 

@@ -9,7 +9,7 @@
 #include "host/common/fault_point.h"
 #include "host/common/hex.h"
 #include "host/config/config.h"
-#include "host/transfer/upload_receiver_impl.h"
+#include "host/receiver/upload_receiver_impl.h"
 
 namespace planb {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "host/receiver/snapshot_offer.h"
 #include "host/storage/content_version.h"
-#include "host/transfer/snapshot_offer.h"
 #include "host/transfer/token.h"
 #include "planb/status.h"
 

@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
-#include "host/transfer/loop_worker.h"
+#include "host/receiver/loop_worker.h"
+#include "host/receiver/upload_receiver.h"
 #include "host/transfer/token.h"
-#include "host/transfer/upload_receiver.h"
 #include "planb/status.h"
 
 namespace planb {

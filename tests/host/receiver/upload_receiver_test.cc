@@ -1,6 +1,6 @@
 // UploadReceiver driven by a raw DEALER: what a broken, hostile or dying sender can send, each answered with
 // an ERROR naming what was wrong, after which the receiver still serves a good upload.
-#include "host/transfer/upload_receiver.h"
+#include "host/receiver/upload_receiver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "host/transfer/loop_worker.h"
+#include "host/receiver/loop_worker.h"
+#include "host/receiver/upload_receiver.h"
 #include "host/transfer/protocol.h"
-#include "host/transfer/upload_receiver.h"
 #include "planb/status.h"
 
 namespace planb {

@@ -1,4 +1,4 @@
-#include "host/transfer/read_worker.h"
+#include "host/receiver/read_worker.h"
 
 #include <utility>
 

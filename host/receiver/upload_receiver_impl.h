@@ -14,13 +14,13 @@
 #include <zmq.hpp>
 
 #include "host/common/log_text.h"
-#include "host/transfer/accept_worker.h"
+#include "host/receiver/accept_worker.h"
+#include "host/receiver/read_worker.h"
+#include "host/receiver/snapshot_serving.h"
+#include "host/receiver/snapshot_worker.h"
+#include "host/receiver/upload_receiver.h"
+#include "host/receiver/upload_session.h"
 #include "host/transfer/protocol.h"
-#include "host/transfer/read_worker.h"
-#include "host/transfer/snapshot_serving.h"
-#include "host/transfer/snapshot_worker.h"
-#include "host/transfer/upload_receiver.h"
-#include "host/transfer/upload_session.h"
 
 namespace planb {
 

@@ -1,4 +1,4 @@
-#include "host/transfer/snapshot_serving.h"
+#include "host/receiver/snapshot_serving.h"
 
 #include <fcntl.h>
 #include <unistd.h>

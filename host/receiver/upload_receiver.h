@@ -16,9 +16,9 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/receiver/snapshot_offer.h"
 #include "host/storage/content_version.h"
 #include "host/transfer/protocol.h"
-#include "host/transfer/snapshot_offer.h"
 #include "planb/status.h"
 
 namespace planb {

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include "host/receiver/loop_worker.h"
+#include "host/receiver/snapshot_offer.h"
+#include "host/receiver/upload_receiver.h"
 #include "host/storage/content_version.h"
-#include "host/transfer/loop_worker.h"
-#include "host/transfer/snapshot_offer.h"
-#include "host/transfer/upload_receiver.h"
 #include "planb/status.h"
 
 namespace planb {

@@ -1,4 +1,4 @@
-#include "host/transfer/upload_session.h"
+#include "host/receiver/upload_session.h"
 
 #include <fcntl.h>
 #include <unistd.h>

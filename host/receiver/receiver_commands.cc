@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "host/common/fault_point.h"
-#include "host/transfer/upload_receiver_impl.h"
+#include "host/receiver/upload_receiver_impl.h"
 
 namespace planb {
 

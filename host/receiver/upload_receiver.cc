@@ -1,4 +1,4 @@
-#include "host/transfer/upload_receiver.h"
+#include "host/receiver/upload_receiver.h"
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 
 #include "host/common/file_util.h"
 #include "host/common/hex.h"
-#include "host/transfer/upload_receiver_impl.h"
+#include "host/receiver/upload_receiver_impl.h"
 
 namespace planb {
 

@@ -1,4 +1,4 @@
-#include "host/transfer/snapshot_worker.h"
+#include "host/receiver/snapshot_worker.h"
 
 #include <utility>
 
