@@ -180,14 +180,15 @@ Status CheckPages(const std::string& file, MDB_txn* txn, uint64_t txnid, uint64_
   ::close(fd);
   if (map == MAP_FAILED) return Status::IOError("mapping " + file + ": " + std::strerror(map_error));
   const auto* base = static_cast<const uint8_t*>(map);
-  // LMDB reads the meta with the larger transaction id; the one this read transaction saw.
-  const uint8_t* meta = nullptr;
-  for (uint64_t number : {uint64_t{0}, uint64_t{1}}) {
-    if (Load<uint64_t>(base + number * page_size + kMetaTxnid) == txnid) meta = base + number * page_size;
-  }
+  // The meta LMDB reads (mdb_env_pick_meta): meta 1 only when its transaction id is larger, so meta 0 on a tie. It
+  // must be the one this read transaction saw; a forged tie must not let the walk check the other meta's trees.
+  const uint64_t txnid0 = Load<uint64_t>(base + kMetaTxnid);
+  const uint64_t txnid1 = Load<uint64_t>(base + page_size + kMetaTxnid);
+  const uint8_t* meta = txnid1 > txnid0 ? base + page_size : base;
   Status status;
-  if (meta == nullptr) {
-    status = Status::Corruption("no meta page has transaction " + std::to_string(txnid));
+  if (Load<uint64_t>(meta + kMetaTxnid) != txnid) {
+    status = Status::Corruption("the current meta page has transaction " +
+                                std::to_string(Load<uint64_t>(meta + kMetaTxnid)) + ", not " + std::to_string(txnid));
   } else {
     PageWalk walk(base, pages, page_size);
     status = walk.MarkTree(Load<uint64_t>(meta + kMetaFreeDb + kDbRoot), "free list");

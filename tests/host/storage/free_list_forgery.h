@@ -42,6 +42,40 @@ inline std::string DeleteSomeRows(const std::string& dir, const char* table) {
   return failed;
 }
 
+// Writes the first row of table `table` back as it is, in one write transaction: the content stays, the other meta
+// page becomes the current one. Returns "" or what failed.
+inline std::string RewriteFirstRow(const std::string& dir, const char* table) {
+  MDB_env* env = nullptr;
+  if (mdb_env_create(&env) != 0) return "mdb_env_create";
+  mdb_env_set_maxdbs(env, 16);
+  mdb_env_set_mapsize(env, size_t{1} << 30);
+  std::string failed;
+  MDB_txn* txn = nullptr;
+  MDB_dbi dbi = 0;
+  MDB_val k, v;
+  if (mdb_env_open(env, dir.c_str(), 0, 0644) != 0) failed = "opening " + dir;
+  if (failed.empty() && (mdb_txn_begin(env, nullptr, 0, &txn) != 0 || mdb_dbi_open(txn, table, 0, &dbi) != 0)) {
+    failed = "opening table";
+  }
+  if (failed.empty()) {
+    MDB_cursor* cursor = nullptr;
+    mdb_cursor_open(txn, dbi, &cursor);
+    if (mdb_cursor_get(cursor, &k, &v, MDB_FIRST) != 0) failed = "no row";
+    const std::string key(static_cast<const char*>(k.mv_data), k.mv_size);
+    const std::string value(static_cast<const char*>(v.mv_data), v.mv_size);
+    mdb_cursor_close(cursor);
+    MDB_val key_val{key.size(), const_cast<char*>(key.data())};
+    MDB_val value_val{value.size(), const_cast<char*>(value.data())};
+    if (failed.empty() && mdb_put(txn, dbi, &key_val, &value_val, 0) != 0) failed = "rewriting the row";
+    if (failed.empty() && mdb_txn_commit(txn) != 0) failed = "commit";
+    if (!failed.empty() && failed != "commit") mdb_txn_abort(txn);
+  } else if (txn != nullptr) {
+    mdb_txn_abort(txn);
+  }
+  mdb_env_close(env);
+  return failed;
+}
+
 // The page numbers the free list of `dir` lists (first entry first), and `live`, the number of a page that holds
 // a row of table `table` (a leaf: found through a row's address, since the map is page aligned).
 inline std::string ReadFreeListAndLivePage(const std::string& dir, const char* table, std::vector<uint64_t>* free_list,
