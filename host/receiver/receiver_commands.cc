@@ -46,7 +46,7 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
       // The same zip again: a sender retrying after a lost connection. Resume where our copy ends; a committed
       // upload answers "everything is here", so the sender's COMMIT rejoins it instead of staging it twice.
       upload.set_flags(begin.flags);
-      upload.last_touch = Clock::now();
+      if (upload.state != UploadState::kReceiving) upload.last_touch = Clock::now();
       ready.token = upload.token();
       ready.resume_offset = upload.received();
       if (upload.state == UploadState::kReceiving && upload.received() > 0) {
@@ -123,7 +123,7 @@ void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t r
                                       protocol::UploadStateName(upload->state) + ", no longer receiving"),
                       upload->batch_id());
   }
-  upload->last_touch = Clock::now();
+  const uint64_t received_before = upload->received();
   if (bytes.size() > settings_.chunk_size) {
     status = Status::Invalid("chunk of " + std::to_string(bytes.size()) + " bytes at offset " +
                              std::to_string(chunk.offset) + " is larger than this node's chunk size of " +
@@ -135,6 +135,7 @@ void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t r
     FailUpload(upload, status);
     return ReplyError(routing_id, request_id, status, upload->batch_id());
   }
+  if (upload->received() > received_before) upload->last_touch = Clock::now();
   if (upload->received() < upload->begin().total_size) FaultPoint("receive.mid_upload");
   Reply(routing_id, Command::kChunkAck, request_id, protocol::EncodeChunkAck({upload->token(), upload->received()}));
 }
@@ -165,7 +166,7 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
   UploadSession* upload = FindUpload(routing_id, request_id, Command::kStatus, request.token);
   if (upload == nullptr) return;
-  upload->last_touch = Clock::now();
+  if (upload->state != UploadState::kReceiving) upload->last_touch = Clock::now();
   protocol::StatusReply reply;
   int64_t hold_ms = std::min<int64_t>(settings_.status_hold_ms, request.hold_ms);
   if (Settled(upload, &reply) || hold_ms <= 0) {

@@ -50,6 +50,9 @@ class UploadSession {
   protocol::UploadState state = protocol::UploadState::kReceiving;
   uint64_t sequence = 0;  // staged: the staging sequence from BatchSink::Accept
   Status error;           // failed: why
+  // When the upload last moved on: begun, bytes received, committed, verified; for a finished one also a STATUS
+  // or BEGIN about it. A receiving upload that gets only BEGINs, STATUS polls or empty chunks is not moving on
+  // and expires after upload_idle_timeout, so nobody can hold a slot and its reservation by talking.
   Clock::time_point last_touch = Clock::now();
 
  private:

@@ -272,6 +272,32 @@ TEST_F(UploadReceiverTest, StalePartsAreClearedAtStartAndIdleUploadsExpire) {
   EXPECT_THAT(raw.ReceiveError().message, HasSubstr("unknown upload token"));
 }
 
+// Review of issue 11: a peer that keeps talking about an upload without sending its bytes (repeated BEGINs, STATUS
+// polls, empty chunks) must not keep its slot and reservation past upload_idle_timeout.
+TEST_F(UploadReceiverTest, TalkingWithoutSendingBytesDoesNotKeepAnUploadAlive) {
+  ReceiverSettings settings = Settings();
+  settings.idle_upload_expiry_ms = 500;
+  RestartWith(settings);
+  const std::string contents = RandomBytes(2 * kChunk, 17);
+  RawSender raw(context_, endpoint());
+  const protocol::ReadyReply ready = raw.Begin("node1a/chatty", contents, Xxh3(contents));
+  raw.SendChunks(ready.token, contents, 0, kChunk, kChunk);
+  const std::string nothing;
+  const auto deadline = std::chrono::steady_clock::now() + kTestDeadline;
+  bool dropped = false;
+  while (!dropped && std::chrono::steady_clock::now() < deadline) {
+    // Resuming at 0 means the upload was dropped meanwhile and this BEGIN started a new one (which idles out too).
+    if (raw.Begin("node1a/chatty", contents, Xxh3(contents)).resume_offset == 0) break;
+    raw.Request(Command::kStatus, protocol::EncodeStatus({ready.token, 0}));
+    (void)raw.Receive();
+    raw.Request(Command::kChunk, protocol::EncodeChunk({ready.token, kChunk}), &nothing);
+    (void)raw.Receive();
+    dropped = receiver_->Log().find("dropping idle partial upload of batch node1a/chatty") != std::string::npos;
+  }
+  EXPECT_THAT(receiver_->Log(), HasSubstr("dropping idle partial upload of batch node1a/chatty (262144 of 524288"));
+  EXPECT_TRUE(WaitForNoParts());
+}
+
 TEST_F(UploadReceiverTest, StoppingDropsPartialUploads) {
   const std::string contents = RandomBytes(2 * kChunk, 9);
   RawSender raw(context_, endpoint());
