@@ -1,10 +1,8 @@
 #include "host/ingest/load_check.h"
 
-#include <sys/statvfs.h>
-
-#include <limits>
 #include <memory>
 
+#include "host/common/disk_room.h"
 #include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 
@@ -25,10 +23,6 @@ Status ShardUse(const MapEnv& shard, uint64_t* used, ContentVersion* version) {
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), MDB_RDONLY));
   return ReadContentVersion(txn.get(), shard.meta(), version);
-}
-
-uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max() : a + b;
 }
 
 }  // namespace
@@ -73,18 +67,16 @@ Status CheckLoadLocally(Runtime& runtime, const protocol::PrepareRequest& reques
     }
     reply->maps.push_back(std::move(answer));
   }
-  // The batches are staged (zips) and extracted to merging/ before they merge: twice their size, at least.
+  // The batches are staged (zips) and extracted to merging/ before they merge: twice their size, at least, above
+  // the margin every write on the node keeps (disk_room.h), so BEGIN and the extraction find the room PREPARE saw.
   const uint64_t disk_needed = SaturatingAdd(total, total);
-  struct statvfs fs;
-  if (::statvfs(runtime.home().root().c_str(), &fs) == 0) {
-    const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-    if (free_bytes < disk_needed) {
-      for (protocol::PrepareMapReply& answer : reply->maps) {
-        if (answer.verdict != PrepareVerdict::kOk) continue;
-        answer.verdict = PrepareVerdict::kNoDiskSpace;
-        answer.message = "disk full: " + std::to_string(free_bytes) + " bytes free in " + runtime.home().root() +
-                         ", the load needs about " + std::to_string(disk_needed) + " (its batches staged and unpacked)";
-      }
+  const DiskRoom room = MeasureDiskRoom(runtime.home().root());
+  if (!room.Fits(disk_needed)) {
+    for (protocol::PrepareMapReply& answer : reply->maps) {
+      if (answer.verdict != PrepareVerdict::kOk) continue;
+      answer.verdict = PrepareVerdict::kNoDiskSpace;
+      answer.message = "disk full: the load needs about " + std::to_string(disk_needed) +
+                       " bytes (its batches staged and unpacked); " + room.Describe();
     }
   }
   return Status::Ok();

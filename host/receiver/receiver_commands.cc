@@ -1,11 +1,10 @@
 // UploadReceiver's request handlers (BEGIN, CHUNK, COMMIT, STATUS, READ) and the upload states they move; the socket
 // loop around them is in upload_receiver.cc.
-#include <sys/statvfs.h>
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 
+#include "host/common/disk_room.h"
 #include "host/common/fault_point.h"
 #include "host/receiver/upload_receiver_impl.h"
 
@@ -90,24 +89,19 @@ Status UploadReceiver::Impl::CheckRoomFor(const protocol::BeginRequest& begin) {
     return Status(Code::kFull,
                   "busy: " + std::to_string(open) + (open == 1 ? " upload" : " uploads") + " in progress, retry later");
   }
-  // The part file, then as much again for the verifier's scratch while it unpacks the zip. Saturating: declared
-  // sizes are bounded by max_upload_bytes, which a setting may raise to anything.
-  const uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  const uint64_t own = begin.total_size > kMax / 2 ? kMax : begin.total_size * 2;
-  const uint64_t needed = own > kMax - to_arrive ? kMax : own + to_arrive;
-  struct statvfs fs;
-  // Should statvfs fail, the part file's creation or writes report the real problem.
-  if (::statvfs(settings_.receive_dir.c_str(), &fs) != 0) return Status::Ok();
-  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  if (free_bytes >= needed) return Status::Ok();
-  std::string message = "disk full: " + std::to_string(free_bytes) + " bytes free in " + settings_.receive_dir +
-                        ", batch " + begin.batch_id + " needs about " + std::to_string(needed) + " (twice its " +
-                        std::to_string(begin.total_size) + " bytes: part file and verification";
+  // The part file, then as much again for the verifier's scratch while it unpacks the zip, above the margin every
+  // write on the node keeps (disk_room.h). Saturating: declared sizes are bounded by max_upload_bytes, which a
+  // setting may raise to anything.
+  const uint64_t needed = SaturatingAdd(SaturatingAdd(begin.total_size, begin.total_size), to_arrive);
+  const DiskRoom room = MeasureDiskRoom(settings_.receive_dir);
+  if (room.Fits(needed)) return Status::Ok();
+  std::string message = "disk full: batch " + begin.batch_id + " needs about " + std::to_string(needed) +
+                        " bytes (twice its " + std::to_string(begin.total_size) + " bytes: part file and verification";
   if (to_arrive > 0) {
     message += ", plus " + std::to_string(to_arrive) + " bytes still to arrive for " + std::to_string(open) +
                (open == 1 ? " other upload" : " other uploads");
   }
-  return Status(Code::kFull, message + ")");
+  return Status(Code::kFull, message + "); " + room.Describe());
 }
 
 void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t request_id, std::string_view payload,

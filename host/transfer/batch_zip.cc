@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -16,6 +15,7 @@
 #include <string_view>
 #include <utility>
 
+#include "host/common/disk_room.h"
 #include "host/common/file_util.h"
 #include "host/config/config.h"
 
@@ -29,8 +29,6 @@ constexpr size_t kCopyBlock = size_t{1} << 20;
 // The manifest is two short lines (the id at most kMaxBatchIdBytes); anything bigger is not ours and is not read
 // into memory.
 constexpr uint64_t kMaxManifestBytes = 1024;
-// Free space an extraction must leave on its filesystem: max(UnzipLimits::min_free_bytes, this % of it).
-constexpr uint64_t kFreeSpaceMarginPercent = 1;
 constexpr std::string_view kIdPrefix = "id ";
 
 std::string ManifestText(const std::string& batch_id) {
@@ -392,16 +390,10 @@ Status OpenForReading(const std::string& zip_path, int flags, ZipPtr* out, int* 
 // they would leave less than the margin free on `dir`'s filesystem, so a zip bomb under max_batch_size cannot
 // fill the disk the node's shards live on.
 Status CheckFreeSpace(const std::string& zip_path, const std::string& dir, uint64_t needed, uint64_t min_free) {
-  struct statvfs fs;
-  if (::statvfs(dir.c_str(), &fs) != 0) return Status::Ok();  // the writes report the real problem
-  const uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  const uint64_t size = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
-  const uint64_t margin = std::max(min_free, size / 100 * kFreeSpaceMarginPercent);
-  if (free_bytes >= margin && free_bytes - margin >= needed) return Status::Ok();
+  const DiskRoom room = MeasureDiskRoom(dir, min_free);
+  if (room.Fits(needed)) return Status::Ok();
   return Status(Code::kFull, "not enough disk to extract " + zip_path + ": it inflates to " + std::to_string(needed) +
-                                 " bytes, " + dir + " has " + std::to_string(free_bytes) +
-                                 " bytes free and extraction keeps " + std::to_string(margin) +
-                                 " free (the larger of " + std::to_string(min_free) + " bytes and 1% of the filesystem)");
+                                 " bytes, " + room.Describe());
 }
 
 Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/common/disk_room.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -43,7 +44,7 @@ struct UnzipLimits {
   uint64_t max_total_bytes = uint64_t{64} << 30;  // sum of declared uncompressed sizes (zip bombs)
   uint64_t max_entries = 10000;
   // What an extraction must leave free on its filesystem: max(this, 1% of the filesystem).
-  uint64_t min_free_bytes = uint64_t{64} << 20;
+  uint64_t min_free_bytes = kDefaultMinFreeBytes;
 };
 
 // Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb`

@@ -10,6 +10,7 @@
 #include <limits>
 #include <set>
 
+#include "host/common/disk_room.h"
 #include "host/transfer/remote_read.h"
 #include "planb/encoding.h"
 #include "tests/host/transfer/upload_fixture.h"
@@ -364,13 +365,13 @@ TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_THAT(error.message, ::testing::StartsWith("disk full: "));
-  EXPECT_THAT(error.message, HasSubstr(" bytes free in " + receive_dir() +
-                                       ", batch node1a/huge needs about 2305843009213693952 (twice its "
-                                       "1152921504606846976 bytes: part file and verification)"));
+  EXPECT_THAT(error.message, HasSubstr("batch node1a/huge needs about 2305843009213693952 bytes (twice its "
+                                       "1152921504606846976 bytes: part file and verification); " +
+                                       receive_dir() + " has "));
   EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/huge: disk full: "));
   // A declared size whose double does not fit in 64 bits needs "everything".
   raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/max", std::numeric_limits<uint64_t>::max(), 1, 0}));
-  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("batch node1a/max needs about 18446744073709551615 (twice"));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("batch node1a/max needs about 18446744073709551615 bytes (twice"));
   EXPECT_TRUE(PartFiles(receive_dir()).empty());
 
   // What uploads in progress have still to send counts too: each of these fits alone, not both.
@@ -382,11 +383,30 @@ TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
   error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_THAT(error.message,
-              HasSubstr("batch node1a/second needs about " + std::to_string(2 * second + first) + " (twice its " +
+              HasSubstr("batch node1a/second needs about " + std::to_string(2 * second + first) + " bytes (twice its " +
                         std::to_string(second) + " bytes: part file and verification, plus " + std::to_string(first) +
                         " bytes still to arrive for 1 other upload)"));
   EXPECT_EQ(PartFiles(receive_dir()).size(), 1u);
   ExpectStillServes();
+}
+
+// Review of issue 11: BEGIN keeps the margin free that unpacking keeps (disk_room.h), so an upload it accepts is
+// not refused later by the extraction. A declared size that fits the free space but not above the margin is full.
+TEST_F(UploadReceiverTest, BeginKeepsTheSameMarginAsUnpacking) {
+  ReceiverSettings settings = Settings();
+  settings.max_upload_bytes = std::numeric_limits<uint64_t>::max();
+  RestartWith(settings);
+  const DiskRoom room = MeasureDiskRoom(receive_dir());
+  ASSERT_TRUE(room.known);
+  ASSERT_GT(room.free_bytes, room.margin);
+  // Twice the size lands half a margin below the free space: inside the free space, inside the margin.
+  const uint64_t size = (room.free_bytes - room.margin / 2) / 2;
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/margin", size, 1, 0}));
+  const protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
+  EXPECT_THAT(error.message, HasSubstr("and keeps " + std::to_string(room.margin) + " free (the larger of "));
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
 }
 
 TEST_F(UploadReceiverTest, ChunkSizeIsKeptWithinTheProtocolMaximum) {
