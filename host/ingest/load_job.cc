@@ -239,15 +239,13 @@ std::string WhyNotMerged(Runtime& runtime, const StreamReport& stream, const Sta
 Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadReport& report) {
   std::string problems;
   size_t count = 0;
-  Code code = Code::kInvalidArgument;  // held or quarantined: a batch (this one or one before) was refused
-  bool first = true;
+  Code code = Code::kInvalidArgument;  // the first stream's; held or quarantined: a batch was refused
   for (size_t i = 0; i < report.streams.size(); ++i) {
     const StreamReport& stream = report.streams[i];
     if (report.Merged(i)) continue;
     Code why_code = Code::kInvalidArgument;
     const std::string why = WhyNotMerged(runtime, stream, merged, report.merge, &why_code);
-    if (first) code = why_code;
-    first = false;
+    if (count == 0) code = why_code;
     ++count;
     problems += "\n  " + stream.file + " (batch " + std::to_string(stream.sequence) + "): " + why;
   }
