@@ -3,11 +3,14 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include "host/cli/commands.h"
 #include "host/cluster/cluster_delivery.h"
 #include "host/common/iso_time.h"
+#include "host/common/log_text.h"
 #include "host/ingest/load_job.h"
+#include "host/ingest/staging_store.h"
 
 namespace planb {
 
@@ -53,6 +56,25 @@ void PrintLocalOutcome(const LoadReport& report, std::ostream& out) {
                                                           ", not merged")
         << "\n";
   }
+}
+
+// Batches staged before this load that failed, were quarantined or are held back by this run: not this load's
+// streams (those are in the load's own error), but what may be holding them back, and the operator should hear.
+void PrintEarlierTrouble(const LoadReport& report, std::ostream& err) {
+  std::set<uint64_t> mine;
+  for (const StreamReport& stream : report.streams) mine.insert(stream.sequence);
+  for (const auto& [sequence, why] : report.merge.failed) {
+    if (mine.count(sequence) > 0) continue;
+    err << "planb: note: earlier staged batch " << StagingStore::BatchFileName(sequence)
+        << " did not merge: " << LogValue(why, 1000) << "\n";
+  }
+  for (const QuarantinedBatch& batch : report.merge.quarantined) {
+    err << "planb: note: earlier staged batch " << batch.name << " was quarantined: " << LogValue(batch.reason, 1000)
+        << "\n";
+  }
+  size_t held = 0;
+  for (const HeldBatch& batch : report.merge.held) held += mine.count(batch.sequence) > 0 ? 0 : 1;
+  if (held > 0) err << "planb: note: " << held << " earlier staged batch(es) held back (see planb stores)\n";
 }
 
 void PrintVersions(const LoadReport& report, std::ostream& out) {
@@ -106,9 +128,11 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   }
   if (!s.ok() && report.staged) {
     PrintLocalOutcome(report, out);
-    err << "planb: load staged its streams, but merging stopped: " << s.message()
-        << "\nThe streams merged and not merged are listed on stdout; the others stay queued in "
-        << runtime.home().staging() << " and the next load merges them once the cause is fixed.\n";
+    PrintEarlierTrouble(report, err);
+    err << "planb: load staged its streams, but not every stream merged: " << s.message()
+        << "\nThe streams merged and not merged are listed on stdout; those not merged stay queued in "
+        << runtime.home().staging() << " (or quarantined, as said above; see planb stores) and merge once the "
+        << "cause is fixed.\n";
     return kExitError;
   }
   if (!s.ok()) {
@@ -119,6 +143,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   if (!report.distributed) {
     out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
     PrintVersions(report, out);
+    PrintEarlierTrouble(report, err);
     return kExitOk;
   }
   for (const StreamReport& stream : report.streams) {

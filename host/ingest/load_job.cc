@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "host/common/file_util.h"
+#include "host/common/log_text.h"
 #include "host/ingest/load_check.h"
+#include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
 #include "host/transfer/batch_zip.h"
@@ -199,6 +201,59 @@ Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWrit
   return Status::Ok();
 }
 
+// Merge errors and reasons can quote a batch's bytes: escaped (one line each), capped like quarantine's.
+constexpr size_t kReasonCap = 1000;
+
+// Why stream `stream` (staged, not merged) did not merge, from the merge's report; `merged` is what the merge
+// run returned (a failure before or outside the batches, e.g. the merge lock).
+std::string WhyNotMerged(Runtime& runtime, const StreamReport& stream, const Status& merged, const MergeReport& merge,
+                         Code* code) {
+  const auto failed = merge.failed.find(stream.sequence);
+  if (failed != merge.failed.end()) {
+    *code = merged.ok() ? Code::kInvalidArgument : merged.code();
+    return "its merge failed (it stays staged; the next load or merge tries it again): " +
+           LogValue(failed->second, kReasonCap);
+  }
+  const std::string name = StagingStore::BatchFileName(stream.sequence);
+  for (const QuarantinedBatch& batch : merge.quarantined) {
+    if (batch.name == name) {
+      return "quarantined in " + QuarantineDir(runtime.home()) + " (see planb stores): " +
+             LogValue(batch.reason, kReasonCap);
+    }
+  }
+  for (const HeldBatch& batch : merge.held) {
+    if (batch.sequence == stream.sequence) {
+      return "held back: map " + batch.map + " is blocked by batch " + batch.by +
+             " (quarantined or failing; see planb stores)";
+    }
+  }
+  if (!merged.ok()) {
+    *code = merged.code();
+    return "merging stopped: " + merged.message();
+  }
+  return "not merged (still staged)";
+}
+
+// A single-node load succeeds only when every stream it staged merged. A failure of an earlier batch that held
+// none of this load's streams back is the report's to show, not this load's failure.
+Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadReport& report) {
+  std::string problems;
+  size_t count = 0;
+  Code code = Code::kInvalidArgument;  // the first stream's; held or quarantined: a batch was refused
+  for (size_t i = 0; i < report.streams.size(); ++i) {
+    const StreamReport& stream = report.streams[i];
+    if (report.Merged(i)) continue;
+    Code why_code = Code::kInvalidArgument;
+    const std::string why = WhyNotMerged(runtime, stream, merged, report.merge, &why_code);
+    if (count == 0) code = why_code;
+    ++count;
+    problems += "\n  " + stream.file + " (batch " + std::to_string(stream.sequence) + "): " + why;
+  }
+  if (count == 0) return Status::Ok();
+  return Status(code, std::to_string(count) + " of the load's " + std::to_string(report.streams.size()) +
+                          " stream(s) did not merge:" + problems);
+}
+
 Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, LoadReport* report) {
   StagingStore staging(runtime.home());
   for (size_t i = 0; i < zips.size(); ++i) {
@@ -207,7 +262,8 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, Load
   }
   // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
   MergeProcessor merger(runtime, UnzipLimits{runtime.config().cluster.max_batch_size});
-  return merger.MergePending(&report->merge);
+  const Status merged = merger.MergePending(&report->merge);
+  return JudgeLocalMerge(runtime, merged, *report);
 }
 
 Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, const std::vector<std::string>& zips,

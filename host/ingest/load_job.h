@@ -7,6 +7,8 @@
 // its shard opening, room in its max_store_size, disk): a load that fails a check stages nothing anywhere.
 // A later failure (a node dying mid-load, a merge still running out of room) leaves what was stored and merged
 // as the report says, stream by stream; loading the same files again completes it: loads are idempotent.
+// A single-node load succeeds only when every stream it staged merged: one failed, quarantined or held back
+// behind another batch (quarantine.h) fails the load, naming the file and why.
 #pragma once
 
 #include <cstdint>
@@ -56,9 +58,7 @@ struct LoadReport {
   std::map<std::string, uint64_t> versions;
 
   // Whether stream `i` was merged (single node; with a node_list see its deliveries).
-  bool Merged(size_t i) const {
-    return streams[i].sequence != 0 && merge.last_sequence >= streams[i].sequence;
-  }
+  bool Merged(size_t i) const { return streams[i].sequence != 0 && merge.merged.count(streams[i].sequence) > 0; }
 };
 
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,

@@ -60,8 +60,11 @@ Status DescribeDiskFull(const Status& s, const std::string& path, const std::str
                                  " bytes free on its filesystem): " + s.message());
 }
 
-// Failures of the local disk say nothing about the batch: they are not counted towards quarantine.
-bool CountsAgainstBatch(const Status& s) { return s.code() != Code::kFull && s.code() != Code::kIOError; }
+// A map full (MDB_MAP_FULL) while merging: the batch does not fit in what the config allows, so it counts.
+Status MapFull(const Status& s, const MapConfig& config) {
+  return Status(Code::kFull, s.message() + " (max_store_size is " + std::to_string(config.max_store_size) +
+                                 " bytes; raise max_store_size in [map." + config.name + "])");
+}
 }  // namespace
 
 Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>* stop) {
@@ -103,7 +106,8 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
     attempts.last_error = "the merging process died during the merge";
     PLANB_RETURN_IF_ERROR(WriteMergeAttempts(batch.path, attempts));
     bool stopped = false;
-    Status s = MergeBatch(batch.sequence, batch.path, report, stop, &stopped);
+    Blame blame = Blame::kBatch;
+    Status s = MergeBatch(batch.sequence, batch.path, report, stop, &stopped, &blame);
     if (s.ok()) {
       ClearMergeAttempts(batch.path);
       if (stopped) break;
@@ -111,7 +115,13 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
     }
     // Scratch: the batch stays staged and the next run extracts it afresh.
     (void)RemoveTree(home.merging() + "/" + StagingStore::BatchName(batch.sequence));
-    if (!CountsAgainstBatch(s)) attempts.count = before.count;
+    // The node's own state (its config, a shard, its disk) says nothing about the batch: not counted; the batch
+    // waits, holding its maps, until that is repaired. An I/O error is the local disk's, wherever it arose.
+    if (blame == Blame::kNode || s.code() == Code::kIOError) {
+      attempts.count = before.count;
+      s = Status(s.code(), s.message() + " (a problem of this node, not of the batch: it stays staged and is not "
+                                         "counted towards quarantine)");
+    }
     attempts.last_error = s.message();
     if (attempts.count >= kMaxMergeAttempts) {
       PLANB_RETURN_IF_ERROR(Quarantine(batch.path, maps, maps_known, attempts, report));
@@ -136,16 +146,21 @@ Status MergeProcessor::Quarantine(const std::string& zip_path, const std::vector
 }
 
 Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
-                                  const std::atomic<bool>* stop, bool* stopped) {
+                                  const std::atomic<bool>* stop, bool* stopped, Blame* blame) {
+  *blame = Blame::kNode;  // until the batch's own contents are read
   const std::string context = "merging staged batch " + StagingStore::BatchFileName(sequence);
   const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
   std::vector<std::string> maps;
   std::string batch_id;
-  PLANB_RETURN_IF_ERROR(UnzipBatch(zip_path, batch_dir, limits_, &maps, &batch_id).WithContext(context));
+  Status unzipped = UnzipBatch(zip_path, batch_dir, limits_, &maps, &batch_id);
+  // Room to extract (kFull) and the disk (kIOError) are the node's; anything else is the zip's contents.
+  if (!unzipped.ok() && unzipped.code() != Code::kFull && unzipped.code() != Code::kIOError) *blame = Blame::kBatch;
+  PLANB_RETURN_IF_ERROR(unzipped.WithContext(context));
   std::sort(maps.begin(), maps.end());
   if (FaultPointActiveFor("merge.abort", batch_id)) std::abort();
-  // A map missing from the config or a shard that cannot be opened stops the batch before any of its maps is
-  // merged; the batch stays staged (nothing is lost) until the config or the shard is repaired.
+  // A map missing from the config or a shard that cannot be opened (truncated, another layout than the config's)
+  // stops the batch before any of its maps is merged; the batch stays staged (nothing is lost, the attempt is not
+  // counted: *blame is still kNode) until the config or the shard is repaired.
   for (const std::string& map : maps) {
     std::shared_ptr<const MapPlugins> plugins;
     PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins).WithContext(context));
@@ -162,23 +177,27 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
     const std::string map_dir = batch_dir + "/" + maps[i];
     std::error_code ec;
     const uint64_t batch_bytes = fs::file_size(map_dir + "/data.mdb", ec);
-    Status merged = MergeMap(map_dir, maps[i], batch_id, report);
+    Status merged = MergeMap(map_dir, maps[i], batch_id, report, blame);
+    if (merged.code() == Code::kIOError) *blame = Blame::kNode;  // the disk's, and maybe a full one (below)
     merged = DescribeDiskFull(merged, runtime_.home().ShardPath(maps[i]), runtime_.home().shards(),
                               ec ? 0 : batch_bytes);
     PLANB_RETURN_IF_ERROR(merged.WithContext(context));
     if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
   }
+  *blame = Blame::kNode;  // every map committed: what is left is this node's bookkeeping
   FaultPoint("merge.after_commit");
   // The zip goes first and durably: once it is gone the batch is done, and merging/ is mere scratch.
   PLANB_RETURN_IF_ERROR(DurableUnlink(zip_path).WithContext(context));
   PLANB_RETURN_IF_ERROR(RemoveTree(batch_dir).WithContext(context));
-  report->last_sequence = sequence;
+  report->last_sequence = std::max(report->last_sequence, sequence);
+  report->merged.insert(sequence);
   ++report->batches;
   return Status::Ok();
 }
 
 Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id,
-                                MergeReport* report) {
+                                MergeReport* report, Blame* blame) {
+  *blame = Blame::kNode;
   std::shared_ptr<const MapPlugins> plugins;
   PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins));
   const std::string shard_path = runtime_.home().ShardPath(plugins->config().name);
@@ -186,10 +205,14 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   // Opening the batch checks that its meta (type, scheme, layout) is what this node's config says. Read-only: the
   // file may have come over the network, and a forged one (a free list naming live pages) would corrupt whatever
   // a write transaction on it produced.
+  *blame = Blame::kBatch;
   std::shared_ptr<MapEnv> batch;
   PLANB_RETURN_IF_ERROR(MapEnv::Open(map_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &batch));
   Txn batch_txn;
   PLANB_RETURN_IF_ERROR(batch_txn.Begin(batch->env(), MDB_RDONLY));
+  Cursor batch_cursor;
+  PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn.get(), batch->data()));
+  *blame = Blame::kNode;  // the shard's side
 
   std::shared_ptr<MapEnv> shard;
   Status opened = runtime_.envs().Get(shard_path, plugins, &shard);
@@ -204,8 +227,6 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   }
   PLANB_RETURN_IF_ERROR(opened);
 
-  Cursor batch_cursor;
-  PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn.get(), batch->data()));
   Txn shard_txn;
   PLANB_RETURN_IF_ERROR(shard_txn.Begin(shard->env(), 0).WithContext(shard_path));
   Cursor shard_cursor;
@@ -216,22 +237,29 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
                                       shard->MakeTable(shard_txn.get(), shard_cursor.get()), &stats, &error);
   shard_cursor.Close();
   if (code != Code::kOk) {
+    // What the store refuses is the batch's rows (an I/O error aside, counted as the disk's by the caller).
+    *blame = Blame::kBatch;
     Status failed = Status::FromPlugin(code, error);
-    if (code == Code::kFull) {
-      failed = Status(code, failed.message() + " (max_store_size is " +
-                                std::to_string(plugins->config().max_store_size) + " bytes; raise it in [map." +
-                                plugins->config().name + "])");
-    }
+    if (code == Code::kFull) failed = MapFull(failed, plugins->config());
     return failed.WithContext(shard_path);  // the write transaction aborts: the shard is as it was
   }
-  // In the same transaction as the rows: the version can never disagree with them.
+  // In the same transaction as the rows: the version can never disagree with them. MDB_MAP_FULL here or at the
+  // commit (where LMDB writes the free list) is still the batch's rows not fitting.
   MDB_dbi batches = 0;
   bool counted = false;
-  PLANB_RETURN_IF_ERROR(shard->OpenBatchesTable(shard_txn.get(), &batches));
-  PLANB_RETURN_IF_ERROR(RecordMergedBatch(shard_txn.get(), shard->meta(), batches, batch_id, CurrentTimeMs(), &counted)
-                            .WithContext(shard_path));
-  FaultPoint("merge.before_commit");
-  PLANB_RETURN_IF_ERROR(shard_txn.Commit().WithContext(shard_path));
+  Status recorded = shard->OpenBatchesTable(shard_txn.get(), &batches);
+  if (recorded.ok()) {
+    recorded = RecordMergedBatch(shard_txn.get(), shard->meta(), batches, batch_id, CurrentTimeMs(), &counted);
+  }
+  if (recorded.ok()) {
+    FaultPoint("merge.before_commit");
+    recorded = shard_txn.Commit();
+  }
+  if (recorded.code() == Code::kFull) {
+    *blame = Blame::kBatch;
+    recorded = MapFull(recorded, plugins->config());
+  }
+  PLANB_RETURN_IF_ERROR(recorded.WithContext(shard_path));
   report->rows_merged[plugins->config().name] += stats.rows_read;
   if (!fresh.empty()) {
     shard.reset();  // closed before it moves: only this process knows it

@@ -9,13 +9,15 @@
 // Each merge records the batch's id (from its manifest) in the shard's content version (content_version.h) in the
 // same write transaction as the rows (for a first batch too). A batch merged again after a crash is recognised by
 // its id, so the version does not move either.
-// A batch whose merge fails, or kills the process, kMaxMergeAttempts times is moved to quarantine/ (quarantine.h);
-// later batches touching its maps are held back, batches of other maps go on.
+// A batch whose merge fails because of its contents (not this node's config, shards or disk: see Blame), or kills
+// the process, kMaxMergeAttempts times is moved to quarantine/ (quarantine.h); later batches touching its maps
+// are held back, batches of other maps go on.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +29,9 @@ namespace planb {
 
 struct MergeReport {
   uint64_t batches = 0;
-  uint64_t last_sequence = 0;                   // the last batch merged (0: none)
+  uint64_t last_sequence = 0;                   // the highest batch merged (0: none); see `merged`
+  std::set<uint64_t> merged;                    // every batch merged by this run (not a range: a failing batch
+                                                // holds back only its maps, later batches of others merge)
   std::map<std::string, uint64_t> rows_merged;  // rows read from batches, per map
   std::vector<QuarantinedBatch> quarantined;    // moved to quarantine/ by this run
   std::vector<HeldBatch> held;                  // left staged behind a quarantined or failing batch
@@ -46,11 +50,17 @@ class MergeProcessor {
   Status MergePending(MergeReport* report, const std::atomic<bool>* stop = nullptr);
 
  private:
+  // Where a failed merge's cause lies: the batch's contents (counted towards quarantine: unreadable zip, a layout
+  // or rows the store refuses, rows that do not fit the map's max_store_size) or this node's own state (its
+  // config, a shard that does not open, its disk: not counted; the batch waits until that is repaired).
+  enum class Blame { kBatch, kNode };
+
   Status MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
-                    const std::atomic<bool>* stop, bool* stopped);
+                    const std::atomic<bool>* stop, bool* stopped, Blame* blame);
   Status Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,
                     const MergeAttempts& attempts, MergeReport* report);
-  Status MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id, MergeReport* report);
+  Status MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id, MergeReport* report,
+                  Blame* blame);
 
   Runtime& runtime_;
   UnzipLimits limits_;

@@ -1,7 +1,8 @@
 // quarantine/: staged batches whose merge failed, or killed the merging process, kMaxMergeAttempts times. The
 // attempts are counted in a small file beside the staged zip ("staging/<N>.zip.attempts": the count, then the
 // last error), written durably before each attempt, so a merger that dies (kill -9, an LMDB assertion) still
-// counts. Failures of the local disk (kFull, kIOError) are not counted: they say nothing about the batch.
+// counts. Failures of the node's own state (config, a shard that does not open, room to extract, the disk) are not
+// counted: they say nothing about the batch; MDB_MAP_FULL while merging is (the batch does not fit the map).
 // A quarantined batch keeps its name (quarantine/<N>.zip) beside "<N>.reason" (its maps and why, one line each).
 //
 // Order: batches merge oldest first, so a batch that touches a map of a quarantined batch is held back (staged,

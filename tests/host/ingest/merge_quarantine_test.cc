@@ -228,6 +228,98 @@ TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths
   EXPECT_EQ(Lookup("d", "key-3"), "other-3");
 }
 
+// A shard cut short is this node's problem, not the batch's: the batch stays staged however often it is tried,
+// and merges once the shard is repaired.
+TEST_F(MergeQuarantineTest, ATruncatedShardIsNotCountedAgainstTheBatch) {
+  StageStream(WriteStream("m", 10, "first"), "test/first");
+  MergeReport first;
+  ASSERT_TRUE(Merge(&first).ok());
+  const uint64_t healthy = StageStream(WriteStream("m", 10, "healthy"), "test/healthy");
+  const std::string data = runtime_->home().ShardPath("m") + "/data.mdb";
+  runtime_.reset();  // the shard is closed before it is cut
+  const std::string intact = ReadFile(data);
+  fs::resize_file(data, intact.size() / 2);
+  runtime_ = Open();
+  for (int run = 1; run <= kMaxMergeAttempts + 1; ++run) {
+    MergeReport report;
+    const Status s = Merge(&report);
+    EXPECT_FALSE(s.ok());
+    EXPECT_NE(s.message().find(runtime_->home().ShardPath("m")), std::string::npos) << s.message();
+    EXPECT_TRUE(report.quarantined.empty()) << "run " << run << ": " << report.quarantined[0].reason;
+    EXPECT_EQ(report.failed.count(healthy), 1u);
+    EXPECT_TRUE(IsStaged(healthy));
+    EXPECT_EQ(ReadMergeAttempts(StagedPath(healthy)).count, 0);
+  }
+  EXPECT_FALSE(fs::exists(Quarantined(healthy)));
+  runtime_.reset();
+  testing::WriteFile(data, intact);
+  runtime_ = Open();
+  MergeReport repaired;
+  const Status s = Merge(&repaired);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(repaired.batches, 1u);
+  EXPECT_EQ(Lookup("m", "key-3"), "healthy-3");
+}
+
+// A config that no longer matches the shard (m's scheme changed) is the node's problem too.
+TEST_F(MergeQuarantineTest, AConfigThatDoesNotMatchTheShardIsNotCountedAgainstTheBatch) {
+  StageStream(WriteStream("m", 10, "first"), "test/first");
+  MergeReport first;
+  ASSERT_TRUE(Merge(&first).ok());
+  const uint64_t healthy = StageStream(WriteStream("m", 10, "healthy"), "test/healthy");
+  runtime_.reset();
+  runtime_ = Open(StateMapSection("m", "direct") + StateMapSection("d", "direct"));
+  for (int run = 1; run <= kMaxMergeAttempts + 1; ++run) {
+    MergeReport report;
+    const Status s = Merge(&report);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+    EXPECT_TRUE(report.quarantined.empty()) << "run " << run << ": " << report.quarantined[0].reason;
+    EXPECT_TRUE(IsStaged(healthy));
+    EXPECT_EQ(ReadMergeAttempts(StagedPath(healthy)).count, 0);
+  }
+  runtime_.reset();
+  runtime_ = Open();  // the config repaired
+  MergeReport repaired;
+  const Status s = Merge(&repaired);
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(Lookup("m", "key-3"), "healthy-3");
+}
+
+// A batch bigger than the map's max_store_size (a peer's upload is not checked for room) can never merge: its
+// MDB_MAP_FULL counts, so it is quarantined with a reason saying what to do, and stops holding the map forever.
+TEST_F(MergeQuarantineTest, ABatchThatOverflowsTheMapIsQuarantinedSayingRaiseMaxStoreSize) {
+  const std::string small = "[map.m]\ntype = state\nscheme = hashed\nmax_store_size = 1MiB\n" + StateMapSection("d", "direct");
+  runtime_.reset();
+  runtime_ = Open(small);
+  const std::string padding(200, 'v');
+  std::unique_ptr<Runtime> writer_runtime;
+  ASSERT_TRUE(OpenTestRuntime(dir_ / "big", kConfig, &writer_runtime).ok());
+  StreamWriter writer(writer_runtime->catalog(), dir_ / "big/stream");
+  for (int i = 0; i < 10000; ++i) {
+    ASSERT_TRUE(writer.Add("m", StateRecord("key-" + std::to_string(i), padding)).ok());
+  }
+  ASSERT_TRUE(writer.Finish().ok());
+  const uint64_t big = StageStream(dir_ / "big/stream", "test/big");
+  const uint64_t other = StageStream(WriteStream("d", 10, "other"), "test/other");
+  for (int attempt = 1; attempt < kMaxMergeAttempts; ++attempt) {
+    MergeReport report;
+    const Status s = Merge(&report);
+    EXPECT_EQ(s.code(), Code::kFull) << s.message();
+    EXPECT_NE(s.message().find("raise max_store_size"), std::string::npos) << s.message();
+    EXPECT_EQ(ReadMergeAttempts(StagedPath(big)).count, attempt);
+  }
+  EXPECT_FALSE(IsStaged(other));
+  MergeReport report;
+  const Status s = Merge(&report);
+  EXPECT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(report.quarantined.size(), 1u);
+  EXPECT_EQ(report.quarantined[0].name, StagingStore::BatchFileName(big));
+  EXPECT_NE(report.quarantined[0].reason.find("MDB_MAP_FULL"), std::string::npos) << report.quarantined[0].reason;
+  EXPECT_NE(report.quarantined[0].reason.find("raise max_store_size"), std::string::npos)
+      << report.quarantined[0].reason;
+  EXPECT_TRUE(fs::exists(Quarantined(big)));
+}
+
 TEST_F(MergeQuarantineTest, AReasonIsOneEscapedLineOnDiskAndKeptAsGivenForTheLogLine) {
   const std::string zip = StagedPath(StageStream(WriteStream("m", 3, "v"), "reason-batch"));
   QuarantinedBatch batch;
