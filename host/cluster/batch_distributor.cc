@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "host/ingest/merge_processor.h"
+#include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 
 namespace planb {
@@ -26,6 +27,18 @@ void DeliverLocally(Runtime& runtime, const std::string& zip_path, bool synchron
                                                       " is still waiting after a merge run")
                                    : merged.WithContext("merging");
     return;
+  }
+  // Gone from staging: merged by this run or by the node's own merger, unless one of them quarantined it.
+  if (report.merged.count(delivery->sequence) == 0) {
+    std::vector<QuarantinedBatch> quarantined;
+    (void)ListQuarantine(runtime.home(), &quarantined);  // unreadable: judged merged, as before quarantine existed
+    const std::string name = StagingStore::BatchFileName(delivery->sequence);
+    for (const QuarantinedBatch& batch : quarantined) {
+      if (batch.name != name) continue;
+      delivery->status = Status::Corruption("batch " + name + " was quarantined in " + QuarantineDir(runtime.home()) +
+                                            ": " + batch.reason);
+      return;
+    }
   }
   delivery->merged = true;
 }
