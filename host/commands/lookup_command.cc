@@ -158,6 +158,16 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
+  if (format == LookupFormat::kWire) {
+    // The version the answers were read at, for lookup --remote --min-version (remote_lookup.h).
+    ContentVersion version;
+    s = ReadContentVersion(reader.table().txn, shard->meta(), &version).WithContext(shard->path());
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    shape.batches = version.batches;
+  }
   // Every key is read before anything is printed, so that an error leaves stdout empty (no half an array).
   std::vector<Row> rows(keys.size());
   std::vector<char> found(keys.size());

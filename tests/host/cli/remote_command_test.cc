@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "host/transfer/protocol.h"
+#include "host/transfer/remote_read.h"
 #include "support/cluster_fixture.h"
 
 namespace planb {
@@ -164,6 +166,92 @@ TEST(RemoteCommand, LookupFormatsAndQuietGiveTheNodesBytes) {
     EXPECT_EQ(quiet.exit_code, 1);
     EXPECT_EQ(quiet.out, result.out);
     EXPECT_EQ(quiet.err, "");
+  }
+}
+
+// Review of issue 11: a lookup split into several READs printed each part as a whole output ("[...][...]" in
+// json, a csv header per part, a one-key last part as a bare value in text). Remote output must be the local
+// command's bytes for every format and key count.
+TEST(RemoteCommand, SplitLookupsPrintTheLocalBytesInEveryFormat) {
+  ClusterFixture cluster(1);
+  StartAndLoad(cluster, 1);
+  const std::string map = "country_to_capital";
+  // Missing keys of about 480 bytes fill two parts; the last of them is sized so that the third part holds
+  // one found key. The head mirrors the one RemoteArgs sends (options, "--", the map); READ's payload is u32
+  // argc, then u32 length + bytes per argument.
+  const std::vector<std::string> head = {"lookup", "--format", "wire", "--", map};
+  size_t head_size = 4;
+  for (const std::string& arg : head) head_size += 4 + arg.size();
+  std::vector<std::string> keys = {"Andorra", "Atlantis"};
+  size_t size = head_size + 4 + 7 + 4 + 8;
+  int full_parts = 0;
+  while (full_parts < 2) {
+    std::string key = "k" + std::to_string(100000 + keys.size()) + std::string(470, 'p');
+    const size_t room = protocol::kMaxReadRequest - size;
+    if (room - 4 - 5 <= key.size()) {
+      key.assign(room - 4 - 5, 'q');  // leaves 5 bytes: too few for "Albania" (4 + 7)
+      ++full_parts;
+      size = head_size;
+    } else {
+      size += 4 + key.size();
+    }
+    keys.push_back(key);
+  }
+  keys.push_back("Albania");
+  const std::vector<std::vector<std::string>> parts = SplitLookupArgs(head, keys);
+  ASSERT_EQ(parts.size(), 3u);
+  ASSERT_EQ(parts.back().size(), head.size() + 1);
+  std::string lines;
+  for (const std::string& key : keys) lines += key + "\n";
+  const std::string keys_file = cluster.dir() + "/split-keys.txt";
+  ::planb::testing::WriteFile(keys_file, lines);
+
+  for (const std::string format : {"text", "json", "csv"}) {
+    SCOPED_TRACE(format);
+    const std::vector<std::string> lookup = {"lookup", map, "--keys-from", keys_file, "--format", format};
+    std::vector<std::string> remote = lookup;
+    remote.push_back("--remote");
+    const ProcessResult local = OnNode(cluster, 0, lookup);
+    const ProcessResult result = Remote(cluster, remote);
+    EXPECT_EQ(result.exit_code, 1) << result.err.substr(0, 500);
+    EXPECT_EQ(result.exit_code, local.exit_code);
+    EXPECT_TRUE(result.out == local.out) << "stdout differs; remote ends: "
+                                         << result.out.substr(result.out.size() > 300 ? result.out.size() - 300 : 0);
+    EXPECT_TRUE(result.err == local.err) << "stderr differs";
+    EXPECT_TRUE(Contains(local.out, "Albania")) << local.out.substr(0, 300);
+  }
+  // An error in a later part (a key that is no number) leaves stdout empty and says only that, as locally.
+  std::string numbers;
+  for (int i = 0; i < 150000; ++i) numbers += "1500\n";
+  numbers += "15x\n";
+  const std::string numbers_file = cluster.dir() + "/number-keys.txt";
+  ::planb::testing::WriteFile(numbers_file, numbers);
+  const std::vector<std::string> bad = {"lookup", "employeeIdToOffice", "--keys-from", numbers_file};
+  std::vector<std::string> remote_bad = bad;
+  remote_bad.push_back("--remote");
+  const ProcessResult bad_result = Remote(cluster, remote_bad);
+  EXPECT_EQ(bad_result.exit_code, 2);
+  EXPECT_EQ(bad_result.out, "");
+  ExpectSameResult(bad_result, OnNode(cluster, 0, bad));
+
+  // One key, and a few keys, in each format (no split), on maps of every answer shape: values, number keys
+  // (json prints them as numbers), sessions (start and end).
+  const std::vector<std::vector<std::string>> small = {
+      {"lookup", map, "Albania"},
+      {"lookup", map, "Atlantis"},
+      {"lookup", "employeeIdToOffice", "1500"},
+      {"lookup", "employeeIdToOffice", "1500", "999999", "2500"},
+      {"lookup", "user_app_sessions", "--time", "2024-01-01T17:30:00Z", "user000_app2", "nobody"},
+  };
+  for (const std::vector<std::string>& args : small) {
+    for (const std::string format : {"text", "json", "csv"}) {
+      std::vector<std::string> lookup = args;
+      lookup.insert(lookup.end(), {"--format", format});
+      std::vector<std::string> remote = lookup;
+      remote.push_back("--remote");
+      SCOPED_TRACE(::testing::PrintToString(lookup));
+      ExpectSameResult(Remote(cluster, remote), OnNode(cluster, 0, lookup));
+    }
   }
 }
 
