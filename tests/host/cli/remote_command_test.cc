@@ -3,12 +3,17 @@
 // on the node itself.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
+#include <zmq.hpp>
 
 #include "host/transfer/protocol.h"
 #include "host/transfer/remote_read.h"
+#include "host/transfer/request_channel.h"
+#include "host/cli/cli_test_env.h"
 #include "support/cluster_fixture.h"
 
 namespace planb {
@@ -253,6 +258,80 @@ TEST(RemoteCommand, SplitLookupsPrintTheLocalBytesInEveryFormat) {
       ExpectSameResult(Remote(cluster, remote), OnNode(cluster, 0, lookup));
     }
   }
+}
+
+// Loads Wales = `capital` into country_to_capital through the processing node; waits until node1 merged it.
+void LoadCapital(ClusterFixture& cluster, const std::string& capital) {
+  const std::string file = cluster.dir() + "/" + capital + ".xml";
+  ::planb::testing::WriteFile(file,
+                              ::planb::testing::ReferenceData(::planb::testing::Ref("country_to_capital", "Wales", capital)));
+  const ProcessResult load = cluster.Load({file});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+}
+
+// Sends READ `args` to `endpoint` as is (no client-side check) and returns the ERROR it gets, waiting at most
+// `timeout_ms`; fails the test on any other outcome.
+protocol::ErrorReply ReadError(const std::string& endpoint, const std::vector<std::string>& args, int64_t timeout_ms) {
+  zmq::context_t context;
+  uint64_t next_request_id = 1;
+  RequestChannel channel(context, endpoint, timeout_ms, &next_request_id);
+  uint64_t request_id = 0;
+  EXPECT_TRUE(channel.Send(protocol::Command::kRead, protocol::EncodeRead({args}), nullptr, &request_id));
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  const Status s = channel.Await(RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms),
+                                 [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+  protocol::ErrorReply error;
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(timed_out) << "no answer within " << timeout_ms << " ms";
+  EXPECT_EQ(reply.command, static_cast<uint16_t>(protocol::Command::kError));
+  if (reply.command == static_cast<uint16_t>(protocol::Command::kError)) {
+    EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+  }
+  return error;
+}
+
+// Review of issue 11: a READ with --min-version held one of the node's 3 read threads for up to
+// 10 x request_timeout, and the client dropped --min-version, so `lookup --remote --min-version N` did not wait.
+// The node refuses the option at once; the client waits, polling the node.
+TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
+  ClusterFixture cluster(1);  // request_timeout = 1s: a wait for a version lasts up to 10 s
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  LoadCapital(cluster, "Cardiff");  // content version 1
+  cluster.WriteReaderConfig("client");
+  const auto client = [&cluster](const std::vector<std::string>& args) { return cluster.RunOnReader("client", args); };
+  const std::string map = "country_to_capital";
+
+  ProcessResult r = client({"lookup", "--remote", "--min-version", "1", map, "Wales"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Cardiff\n");
+
+  // Asked straight, the node answers at once (well before the 10 s it would have waited).
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"lookup", "--min-version", "2", "--", map, "Wales"},
+                                               std::vector<std::string>{"lookup", "--min-version=2", "--", map, "Wales"}}) {
+    const protocol::ErrorReply error = ReadError(cluster.endpoint(0), args, 5000);
+    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+    EXPECT_EQ(error.message,
+              "READ refuses the option --min-version: a node does not wait inside a READ (lookup --remote "
+              "--min-version waits)");
+  }
+
+  // A version that does not come: the client waits 10 x request_timeout, then says what the node has.
+  r = client({"lookup", "--remote", "--min-version", "2", map, "Wales"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "planb: country_to_capital: content version 2 did not arrive within 10000 ms (10 x request_timeout);"
+                   " storage node node1's shard is at 1\n");
+
+  // One that comes while the client waits: the answer is read from it.
+  ProcessResult waited;
+  std::thread waiter([&] { waited = client({"lookup", "--remote", "--min-version", "2", map, "Wales", "Atlantis"}); });
+  LoadCapital(cluster, "Caerdydd");
+  waiter.join();
+  EXPECT_EQ(waited.exit_code, 1) << waited.err;
+  EXPECT_EQ(waited.out, "Wales\tCaerdydd\n");
+  EXPECT_EQ(waited.err, "planb: country_to_capital: no key 'Atlantis'\n");
 }
 
 TEST(RemoteCommand, WithoutANodeListItIsAnError) {
