@@ -55,7 +55,8 @@ Status AskFresh(zmq::context_t& context, const ClusterConfig& cluster, const std
   for (;;) {
     *answer = Answer();
     PLANB_RETURN_IF_ERROR(Ask(context, cluster, args, keys, answer));
-    *fresh = !wait || answer->exit_code == kExitError || answer->wire.batches >= wait->min_batches;
+    const bool answered = answer->exit_code == kExitOk || answer->exit_code == kExitNotFound;
+    *fresh = !wait || !answered || answer->wire.batches >= wait->min_batches;  // an error is final, not stale
     if (*fresh || Clock::now() >= wait->deadline) return Status::Ok();
     std::this_thread::sleep_for(std::min<Clock::duration>(pause, wait->deadline - Clock::now()));
     pause = std::min(pause * 2, std::chrono::milliseconds(500));
