@@ -263,8 +263,9 @@ TEST(RemoteCommand, SplitLookupsPrintTheLocalBytesInEveryFormat) {
 // Loads Wales = `capital` into country_to_capital through the processing node; waits until node1 merged it.
 void LoadCapital(ClusterFixture& cluster, const std::string& capital) {
   const std::string file = cluster.dir() + "/" + capital + ".xml";
-  ::planb::testing::WriteFile(file,
-                              ::planb::testing::ReferenceData(::planb::testing::Ref("country_to_capital", "Wales", capital)));
+  using ::planb::testing::Ref;
+  using ::planb::testing::ReferenceData;
+  ::planb::testing::WriteFile(file, ReferenceData(Ref("country_to_capital", "Wales", capital)));
   const ProcessResult load = cluster.Load({file});
   ASSERT_EQ(load.exit_code, 0) << load.err;
   ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
@@ -308,8 +309,9 @@ TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
   EXPECT_EQ(r.out, "Cardiff\n");
 
   // Asked straight, the node answers at once (well before the 10 s it would have waited).
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"lookup", "--min-version", "2", "--", map, "Wales"},
-                                               std::vector<std::string>{"lookup", "--min-version=2", "--", map, "Wales"}}) {
+  const std::vector<std::vector<std::string>> waits = {{"lookup", "--min-version", "2", "--", map, "Wales"},
+                                                       {"lookup", "--min-version=2", "--", map, "Wales"}};
+  for (const std::vector<std::string>& args : waits) {
     const protocol::ErrorReply error = ReadError(cluster.endpoint(0), args, 5000);
     EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
     EXPECT_EQ(error.message,
