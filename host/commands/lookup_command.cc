@@ -9,7 +9,6 @@
 #include "host/commands/lookup_output.h"
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
-#include "host/query/map_scan.h"
 #include "host/storage/map_reader.h"
 
 namespace planb {
@@ -55,20 +54,6 @@ bool LookupTime(const CommandLine& cli, const MapPlugins& plugins, int64_t* time
     return false;
   }
   return true;
-}
-
-// Whether a session map holds any session of `key` (at any time): a miss then says "no session at T", not "no
-// key". Only asked on a miss, so the scan costs nothing on the found path.
-bool HasAnySession(const MapEnv& shard, const std::string& key) {
-  ScanRequest request;
-  request.bounds.has_key = true;
-  request.bounds.key = Bytes(key);
-  request.filter = [&key](const Row& row) { return row.key.view() == key; };
-  request.limit = 1;
-  bool any = false;
-  ScanStats stats;
-  const Status s = ScanMap(shard, request, [&any](const Row&) { return !(any = true); }, &stats);
-  return s.ok() && any;
 }
 
 }  // namespace
@@ -158,9 +143,22 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
+  if (format == LookupFormat::kWire) {
+    // The version the answers were read at, for lookup --remote --min-version (remote_lookup.h).
+    ContentVersion version;
+    s = ReadContentVersion(reader.table().txn, shard->meta(), &version).WithContext(shard->path());
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    shape.batches = version.batches;
+  }
   // Every key is read before anything is printed, so that an error leaves stdout empty (no half an array).
+  // A session miss is worded by whether the key has sessions at other times ("no session at T", not "no key"):
+  // asked only on a miss, with the lookup's own transaction and cursor.
   std::vector<Row> rows(keys.size());
   std::vector<char> found(keys.size());
+  std::vector<char> has_sessions(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     ErrorBuffer error;
     const Code code = reader.Lookup(lookups[i], &rows[i], &error);
@@ -169,6 +167,14 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
       return kExitError;
     }
     found[i] = code == Code::kOk;
+    if (found[i] || cli.quiet || !shape.session) continue;
+    bool any = false;
+    s = reader.HasAnyRowOf(lookups[i].key, &any);
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    has_sessions[i] = any;
   }
   int exit_code = kExitOk;
   std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
@@ -180,7 +186,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     exit_code = kExitNotFound;
     writer->Missing(keys[i], lookups[i].number);
     if (cli.quiet) continue;
-    if (shape.session && HasAnySession(*shard, keys[i])) {
+    if (has_sessions[i]) {
       err << "planb: " << name << ": no session at " << FormatIsoTime(time_ms) << " for key '" << keys[i] << "'\n";
     } else {
       err << "planb: " << name << ": no key '" << keys[i] << "'" << at << "\n";

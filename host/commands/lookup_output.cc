@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/commands/lookup_wire.h"
 #include "host/commands/row_formats.h"
 #include "host/common/iso_time.h"
 
@@ -107,6 +108,7 @@ bool ParseLookupFormat(std::string_view text, LookupFormat* format) {
   if (text == "text") *format = LookupFormat::kText;
   else if (text == "json") *format = LookupFormat::kJson;
   else if (text == "csv") *format = LookupFormat::kCsv;
+  else if (text == "wire") *format = LookupFormat::kWire;
   else return false;
   return true;
 }
@@ -115,6 +117,7 @@ std::unique_ptr<LookupWriter> LookupWriter::Create(LookupFormat format, LookupSh
   switch (format) {
     case LookupFormat::kJson: return std::make_unique<JsonWriter>(shape, out);
     case LookupFormat::kCsv: return std::make_unique<CsvWriter>(shape, out);
+    case LookupFormat::kWire: return CreateWireWriter(shape, out);
     case LookupFormat::kText: break;
   }
   return std::make_unique<TextWriter>(shape, out);

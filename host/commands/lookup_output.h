@@ -3,6 +3,7 @@
 // start/end, found; the same array shape as `query --format json`) or csv (RFC 4180 as `query --format csv`:
 // a header line key,value,found or key,start,end,found, then one line per key). json and csv list absent keys
 // too (found false, value null / empty), so their output is one record per key asked, multi-line values intact.
+// wire is for programs (lookup --remote asks nodes in it): bytes, laid out in lookup_wire.h.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,9 @@
 
 namespace planb {
 
-enum class LookupFormat { kText, kJson, kCsv };
+enum class LookupFormat { kText, kJson, kCsv, kWire };
 
-// "text", "json" or "csv"; false otherwise.
+// "text", "json", "csv" or "wire"; false otherwise.
 bool ParseLookupFormat(std::string_view text, LookupFormat* format);
 
 // What the map's answers hold.
@@ -25,6 +26,7 @@ struct LookupShape {
   bool session = false;      // start and end instead of a value
   bool number_keys = false;  // keys are signed 64-bit numbers (json prints them as numbers)
   bool single = false;       // one key asked (text prints the value alone)
+  uint64_t batches = 0;      // wire only: the content version read (ContentVersion::batches; 0 = none loaded)
 };
 
 class LookupWriter {

@@ -209,6 +209,11 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
     return Status::Invalid("READ refuses global options (--home, --config, --plugin-dir, --help, --version)");
   }
   if (cli.keys_from) return Status::Invalid("READ refuses --keys-from: the client sends the keys, a node reads no file");
+  // A wait for a version would hold one of the few read threads for up to 10 x request_timeout, while the read
+  // budget is charged per row only: the client waits instead (host/cli/remote_lookup.h).
+  if (cli.min_version) {
+    return Status::Invalid("READ refuses --min-version: a node does not wait inside a READ (the client waits)");
+  }
   const ClusterConfig& cluster = runtime_.config().cluster;
   if (cli.where) {
     // A peer's --where costs parse time and memory per term before a row is read: capped (exit 2, as the CLI).

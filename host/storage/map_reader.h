@@ -28,6 +28,13 @@ class MapReader {
     return env_->plugins().store()->Get(table_, key, row, error);
   }
 
+  // Whether any row of the map holds `key` (a session map: a session of it at any time), read with this reader's
+  // transaction and cursor: one seek in the range the store derives from the key (Store::ScanRange), no
+  // allocation. Errors (a row that does not decode, LMDB) are returned; a remote READ's row budget is charged
+  // per row examined (read_budget.h). REQUIRES: the map's keys are text and its store narrows by an exact key
+  // (kInvalidArgument otherwise).
+  Status HasAnyRowOf(Bytes key, bool* any) const;
+
   const Table& table() const { return table_; }
   const MapEnv& env() const { return *env_; }
 

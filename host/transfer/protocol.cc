@@ -354,14 +354,17 @@ Status CheckReadArgs(const std::vector<std::string>& args) {
     return Status::Invalid("READ runs lookup or query only, not '" + args[0] + "'");
   }
   for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
-    for (const char* option : {"--home", "--config", "--plugin-dir", "--keys-from"}) {
+    for (const char* option : {"--home", "--config", "--plugin-dir", "--keys-from", "--min-version"}) {
       const std::string& arg = args[i];
       const size_t n = std::strlen(option);
       if (arg.compare(0, n, option) == 0 && (arg.size() == n || arg[n] == '=')) {
-        // --keys-from would read a file on the node: the client sends the keys themselves instead.
-        const char* why = option == std::string("--keys-from")
-                              ? ": the keys travel in the request, the node reads no files for it"
-                              : ": a remote command runs on the node's own home, config and plugins";
+        // --keys-from would read a file on the node: the client sends the keys themselves instead. --min-version
+        // would hold one of the node's few read threads for up to 10 x request_timeout: the client waits.
+        const std::string name = option;
+        const char* why =
+            name == "--keys-from"     ? ": the keys travel in the request, the node reads no files for it"
+            : name == "--min-version" ? ": a node does not wait inside a READ (lookup --remote --min-version waits)"
+                                      : ": a remote command runs on the node's own home, config and plugins";
         return Status::Invalid(std::string("READ refuses the option ") + option + why);
       }
     }

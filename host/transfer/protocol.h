@@ -131,7 +131,8 @@ inline constexpr size_t kMaxReadRequest = size_t{1} << 20;
 inline constexpr size_t kMaxReadOutput = size_t{64} << 20;
 inline constexpr char kReadOutputTooLarge[] = "planb: query output exceeds 64 MiB; narrow it with --where or --limit\n";
 // The commands READ runs, and the CLI options it refuses (they would pick another home, config or plugins on
-// the node). Checks the tokens before "--"; kInvalidArgument naming the command or option.
+// the node, read a file there (--keys-from) or wait there (--min-version)). Checks the tokens before "--";
+// kInvalidArgument naming the command or option.
 Status CheckReadArgs(const std::vector<std::string>& args);
 
 // SNAPSHOT: the requester holds a snapshot of `map` at `have_*` (zeros: none) and asks for a newer one. The node

@@ -3,10 +3,17 @@
 // on the node itself.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
+#include <zmq.hpp>
 
+#include "host/transfer/protocol.h"
+#include "host/transfer/remote_read.h"
+#include "host/transfer/request_channel.h"
+#include "host/cli/cli_test_env.h"
 #include "support/cluster_fixture.h"
 
 namespace planb {
@@ -165,6 +172,168 @@ TEST(RemoteCommand, LookupFormatsAndQuietGiveTheNodesBytes) {
     EXPECT_EQ(quiet.out, result.out);
     EXPECT_EQ(quiet.err, "");
   }
+}
+
+// Review of issue 11: a lookup split into several READs printed each part as a whole output ("[...][...]" in
+// json, a csv header per part, a one-key last part as a bare value in text). Remote output must be the local
+// command's bytes for every format and key count.
+TEST(RemoteCommand, SplitLookupsPrintTheLocalBytesInEveryFormat) {
+  ClusterFixture cluster(1);
+  StartAndLoad(cluster, 1);
+  const std::string map = "country_to_capital";
+  // Missing keys of about 480 bytes fill two parts; the last of them is sized so that the third part holds
+  // one found key. The head mirrors the one RemoteArgs sends (options, "--", the map); READ's payload is u32
+  // argc, then u32 length + bytes per argument.
+  const std::vector<std::string> head = {"lookup", "--format", "wire", "--", map};
+  size_t head_size = 4;
+  for (const std::string& arg : head) head_size += 4 + arg.size();
+  std::vector<std::string> keys = {"Andorra", "Atlantis"};
+  size_t size = head_size + 4 + 7 + 4 + 8;
+  int full_parts = 0;
+  while (full_parts < 2) {
+    std::string key = "k" + std::to_string(100000 + keys.size()) + std::string(470, 'p');
+    const size_t room = protocol::kMaxReadRequest - size;
+    if (room - 4 - 5 <= key.size()) {
+      key.assign(room - 4 - 5, 'q');  // leaves 5 bytes: too few for "Albania" (4 + 7)
+      ++full_parts;
+      size = head_size;
+    } else {
+      size += 4 + key.size();
+    }
+    keys.push_back(key);
+  }
+  keys.push_back("Albania");
+  const std::vector<std::vector<std::string>> parts = SplitLookupArgs(head, keys);
+  ASSERT_EQ(parts.size(), 3u);
+  ASSERT_EQ(parts.back().size(), head.size() + 1);
+  std::string lines;
+  for (const std::string& key : keys) lines += key + "\n";
+  const std::string keys_file = cluster.dir() + "/split-keys.txt";
+  ::planb::testing::WriteFile(keys_file, lines);
+
+  for (const std::string format : {"text", "json", "csv"}) {
+    SCOPED_TRACE(format);
+    const std::vector<std::string> lookup = {"lookup", map, "--keys-from", keys_file, "--format", format};
+    std::vector<std::string> remote = lookup;
+    remote.push_back("--remote");
+    const ProcessResult local = OnNode(cluster, 0, lookup);
+    const ProcessResult result = Remote(cluster, remote);
+    EXPECT_EQ(result.exit_code, 1) << result.err.substr(0, 500);
+    EXPECT_EQ(result.exit_code, local.exit_code);
+    EXPECT_TRUE(result.out == local.out) << "stdout differs; remote ends: "
+                                         << result.out.substr(result.out.size() > 300 ? result.out.size() - 300 : 0);
+    EXPECT_TRUE(result.err == local.err) << "stderr differs";
+    EXPECT_TRUE(Contains(local.out, "Albania")) << local.out.substr(0, 300);
+  }
+  // An error in a later part (a key that is no number) leaves stdout empty and says only that, as locally.
+  std::string numbers;
+  for (int i = 0; i < 150000; ++i) numbers += "1500\n";
+  numbers += "15x\n";
+  const std::string numbers_file = cluster.dir() + "/number-keys.txt";
+  ::planb::testing::WriteFile(numbers_file, numbers);
+  const std::vector<std::string> bad = {"lookup", "employeeIdToOffice", "--keys-from", numbers_file};
+  std::vector<std::string> remote_bad = bad;
+  remote_bad.push_back("--remote");
+  const ProcessResult bad_result = Remote(cluster, remote_bad);
+  EXPECT_EQ(bad_result.exit_code, 2);
+  EXPECT_EQ(bad_result.out, "");
+  ExpectSameResult(bad_result, OnNode(cluster, 0, bad));
+
+  // One key, and a few keys, in each format (no split), on maps of every answer shape: values, number keys
+  // (json prints them as numbers), sessions (start and end).
+  const std::vector<std::vector<std::string>> small = {
+      {"lookup", map, "Albania"},
+      {"lookup", map, "Atlantis"},
+      {"lookup", "employeeIdToOffice", "1500"},
+      {"lookup", "employeeIdToOffice", "1500", "999999", "2500"},
+      {"lookup", "user_app_sessions", "--time", "2024-01-01T17:30:00Z", "user000_app2", "nobody"},
+  };
+  for (const std::vector<std::string>& args : small) {
+    for (const std::string format : {"text", "json", "csv"}) {
+      std::vector<std::string> lookup = args;
+      lookup.insert(lookup.end(), {"--format", format});
+      std::vector<std::string> remote = lookup;
+      remote.push_back("--remote");
+      SCOPED_TRACE(::testing::PrintToString(lookup));
+      ExpectSameResult(Remote(cluster, remote), OnNode(cluster, 0, lookup));
+    }
+  }
+}
+
+// Loads Wales = `capital` into country_to_capital through the processing node; waits until node1 merged it.
+void LoadCapital(ClusterFixture& cluster, const std::string& capital) {
+  const std::string file = cluster.dir() + "/" + capital + ".xml";
+  using ::planb::testing::Ref;
+  using ::planb::testing::ReferenceData;
+  ::planb::testing::WriteFile(file, ReferenceData(Ref("country_to_capital", "Wales", capital)));
+  const ProcessResult load = cluster.Load({file});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+}
+
+// Sends READ `args` to `endpoint` as is (no client-side check) and returns the ERROR it gets, waiting at most
+// `timeout_ms`; fails the test on any other outcome.
+protocol::ErrorReply ReadError(const std::string& endpoint, const std::vector<std::string>& args, int64_t timeout_ms) {
+  zmq::context_t context;
+  uint64_t next_request_id = 1;
+  RequestChannel channel(context, endpoint, timeout_ms, &next_request_id);
+  uint64_t request_id = 0;
+  EXPECT_TRUE(channel.Send(protocol::Command::kRead, protocol::EncodeRead({args}), nullptr, &request_id));
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  const Status s = channel.Await(RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms),
+                                 [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+  protocol::ErrorReply error;
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_FALSE(timed_out) << "no answer within " << timeout_ms << " ms";
+  EXPECT_EQ(reply.command, static_cast<uint16_t>(protocol::Command::kError));
+  if (reply.command == static_cast<uint16_t>(protocol::Command::kError)) {
+    EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+  }
+  return error;
+}
+
+// Review of issue 11: a READ with --min-version held one of the node's 3 read threads for up to
+// 10 x request_timeout, and the client dropped --min-version, so `lookup --remote --min-version N` did not wait.
+// The node refuses the option at once; the client waits, polling the node.
+TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
+  ClusterFixture cluster(1);  // request_timeout = 1s: a wait for a version lasts up to 10 s
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  LoadCapital(cluster, "Cardiff");  // content version 1
+  cluster.WriteReaderConfig("client");
+  const auto client = [&cluster](const std::vector<std::string>& args) { return cluster.RunOnReader("client", args); };
+  const std::string map = "country_to_capital";
+
+  ProcessResult r = client({"lookup", "--remote", "--min-version", "1", map, "Wales"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Cardiff\n");
+
+  // Asked straight, the node answers at once (well before the 10 s it would have waited).
+  const std::vector<std::vector<std::string>> waits = {{"lookup", "--min-version", "2", "--", map, "Wales"},
+                                                       {"lookup", "--min-version=2", "--", map, "Wales"}};
+  for (const std::vector<std::string>& args : waits) {
+    const protocol::ErrorReply error = ReadError(cluster.endpoint(0), args, 5000);
+    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+    EXPECT_EQ(error.message,
+              "READ refuses the option --min-version: a node does not wait inside a READ (lookup --remote "
+              "--min-version waits)");
+  }
+
+  // A version that does not come: the client waits 10 x request_timeout, then says what the node has.
+  r = client({"lookup", "--remote", "--min-version", "2", map, "Wales"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "planb: country_to_capital: content version 2 did not arrive within 10000 ms (10 x request_timeout);"
+                   " storage node node1's shard is at 1\n");
+
+  // One that comes while the client waits: the answer is read from it.
+  ProcessResult waited;
+  std::thread waiter([&] { waited = client({"lookup", "--remote", "--min-version", "2", map, "Wales", "Atlantis"}); });
+  LoadCapital(cluster, "Caerdydd");
+  waiter.join();
+  EXPECT_EQ(waited.exit_code, 1) << waited.err;
+  EXPECT_EQ(waited.out, "Wales\tCaerdydd\n");
+  EXPECT_EQ(waited.err, "planb: country_to_capital: no key 'Atlantis'\n");
 }
 
 TEST(RemoteCommand, WithoutANodeListItIsAnError) {

@@ -297,6 +297,11 @@ TEST(Protocol, ReadArgsAreLookupOrQueryWithoutGlobalOptions) {
   EXPECT_EQ(CheckReadArgs({"lookup", "--keys-from=/etc/passwd", "m"}).code(), Code::kInvalidArgument);
   EXPECT_TRUE(CheckReadArgs({"lookup", "--", "m", "--keys-from"}).ok());  // a key, after "--"
   EXPECT_TRUE(CheckReadArgs({"query", "--homer", "m"}).ok());  // not a global option (the parser refuses it)
+  // A wait for a version would hold a read thread on the node: the client waits instead.
+  EXPECT_EQ(CheckReadArgs({"lookup", "--min-version", "3", "--", "m", "k"}).message(),
+            "READ refuses the option --min-version: a node does not wait inside a READ (lookup --remote "
+            "--min-version waits)");
+  EXPECT_EQ(CheckReadArgs({"lookup", "--min-version=3", "m", "k"}).code(), Code::kInvalidArgument);
 }
 
 TEST(Protocol, SnapshotAndFetchRoundTrip) {
