@@ -3,6 +3,8 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace planb {
 
@@ -21,6 +23,19 @@ DiskRoom MeasureDiskRoom(const std::string& dir, uint64_t min_free) {
   const uint64_t size = static_cast<uint64_t>(fs.f_blocks) * fs.f_frsize;
   room.margin = std::max(min_free, size / 100 * kMarginPercent);
   return room;
+}
+
+Status DescribeDiskFull(const Status& s, const std::string& path, const std::string& dir, uint64_t needed) {
+  if (s.ok() || s.code() != Code::kIOError) return s;
+  const bool short_write = s.message().find(std::strerror(EIO)) != std::string::npos;
+  const bool no_space = s.message().find(std::strerror(ENOSPC)) != std::string::npos;
+  if (!short_write && !no_space) return s;
+  struct statvfs fs_stat {};
+  if (::statvfs(dir.c_str(), &fs_stat) != 0) return s;
+  const uint64_t free_bytes = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
+  if (!no_space && free_bytes >= std::max<uint64_t>(needed, uint64_t{1} << 20)) return s;
+  return Status(Code::kFull, "disk full: " + path + " (" + std::to_string(free_bytes) +
+                                 " bytes free on its filesystem): " + s.message());
 }
 
 std::string DiskRoom::Describe() const {

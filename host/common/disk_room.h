@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "planb/status.h"
+
 namespace planb {
 
 // The least a node keeps free on a filesystem it writes: the larger of this and 1% of the filesystem.
@@ -25,6 +27,11 @@ struct DiskRoom {
 };
 
 DiskRoom MeasureDiskRoom(const std::string& dir, uint64_t min_free = kDefaultMinFreeBytes);
+
+// An LMDB error on `path` (in directory `dir`) said as what it is when the disk is full: LMDB reports a write that
+// fell short as EIO and a full disk as ENOSPC, both I/O errors. kFull "disk full: PATH (N bytes free on its
+// filesystem): ..." for ENOSPC, or for EIO when less than max(`needed`, 1 MiB) is free; `s` unchanged otherwise.
+Status DescribeDiskFull(const Status& s, const std::string& path, const std::string& dir, uint64_t needed);
 
 // a + b, or the largest uint64_t where that overflows (sizes declared by peers may be anything).
 inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }

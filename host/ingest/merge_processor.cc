@@ -1,6 +1,5 @@
 #include "host/ingest/merge_processor.h"
 
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "host/common/disk_room.h"
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
@@ -42,22 +42,6 @@ Status ClearScratch(const std::string& merging) {
 Status DurableUnlink(const std::string& path) {
   if (::unlink(path.c_str()) != 0) return Status::IOError("deleting " + path + ": " + std::strerror(errno));
   return SyncPath(fs::path(path).parent_path().string());
-}
-
-// LMDB reports a write that fell short (a full disk, on most filesystems) as EIO, and ENOSPC as an I/O error: when
-// the filesystem of `path` (which lives in directory `dir`) has less room than the batch may need, the error says
-// what it is.
-Status DescribeDiskFull(const Status& s, const std::string& path, const std::string& dir, uint64_t needed) {
-  if (s.ok() || s.code() != Code::kIOError) return s;
-  const bool short_write = s.message().find(std::strerror(EIO)) != std::string::npos;
-  const bool no_space = s.message().find(std::strerror(ENOSPC)) != std::string::npos;
-  if (!short_write && !no_space) return s;
-  struct statvfs fs_stat {};
-  if (::statvfs(dir.c_str(), &fs_stat) != 0) return s;
-  const uint64_t free_bytes = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
-  if (!no_space && free_bytes >= std::max<uint64_t>(needed, uint64_t{1} << 20)) return s;
-  return Status(Code::kFull, "disk full: " + path + " (" + std::to_string(free_bytes) +
-                                 " bytes free on its filesystem): " + s.message());
 }
 
 // A map full (MDB_MAP_FULL) while merging: the batch does not fit in what the config allows, so it counts.

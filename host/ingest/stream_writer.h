@@ -47,6 +47,8 @@ class StreamWriter {
   Status Begin(MapBatch* batch);
   // The open batch of `map` (any spelling), opening it on first use.
   Status BatchFor(std::string_view map, MapBatch** out);
+  // `s` said as "disk full: ..." when it is a write that met a full disk (host/common/disk_room.h).
+  Status OnDisk(const MapBatch& batch, const Status& s) const;
 
   const MapCatalog& catalog_;
   const std::string dir_;

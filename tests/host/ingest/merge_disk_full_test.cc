@@ -79,5 +79,24 @@ TEST_F(MergeDiskFullTest, AMergeOnAFullDiskSaysDiskFullAndNamesTheShard) {
   }
 }
 
+// The same for `load`'s stream writer (before: LMDB's "Input/output error" or "No space left on device" alone).
+TEST_F(MergeDiskFullTest, AStreamThatRunsOutOfDiskSaysDiskFullAndNamesItsFile) {
+  fs::create_directories(mount_);
+  if (::mount("tmpfs", mount_.c_str(), "tmpfs", 0, "size=2m") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  mounted_ = true;
+  std::unique_ptr<Runtime> runtime;
+  ASSERT_TRUE(OpenTestRuntime(dir_ / "node", StateMapSection("m", "hashed"), &runtime).ok());
+  StreamWriter writer(runtime->catalog(), mount_ + "/stream");
+  const std::string padding(200, 'v');
+  Status s;
+  for (int i = 0; i < 200000 && s.ok(); ++i) s = writer.Add("m", StateRecord("key-" + std::to_string(i), padding));
+  if (s.ok()) s = writer.Finish();
+  EXPECT_EQ(s.code(), Code::kFull) << s.message();
+  EXPECT_NE(s.message().find("disk full: " + mount_ + "/stream/m"), std::string::npos) << s.message();
+  writer.Discard();
+}
+
 }  // namespace
 }  // namespace planb
