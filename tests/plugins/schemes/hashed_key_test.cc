@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "planb/keyed_search.h"
 #include "planb/encoding.h"
 #include "planb/key_scheme.h"
 #include "support/map_fixture.h"
@@ -68,9 +69,15 @@ class HashedKeyTest : public ::testing::Test {
     ASSERT_EQ(plugins_->store()->Put(table(), StateRecord(key, value), &error), Code::kOk) << error.message;
   }
 
-  Code Resolve(std::string_view key, Intent intent, Resolved* out, ErrorBuffer* error = nullptr) {
+  Code Resolve(std::string_view key, Intent intent, KeyPrefix* out, ErrorBuffer* error = nullptr) {
     ErrorBuffer local;
-    return scheme().Resolve(table(), Bytes(key), intent, out, error != nullptr ? error : &local);
+    return ResolveKey(table(), scheme(), Bytes(key), 0, intent, out, error != nullptr ? error : &local);
+  }
+
+  // The key's row at its prefix (State: no suffix), found as lookups find it.
+  Code Find(std::string_view key, KeySearch* out) {
+    ErrorBuffer local;
+    return FindKeyedRow(table(), scheme(), Bytes(key), Bytes(), Seek::kExact, Intent::kRead, out, &local);
   }
 
   // Every LMDB key of the table, in order.
@@ -106,29 +113,28 @@ TEST_F(HashedKeyTest, PrefixIsTheTopHashBitsThenClashNumberZero) {
   for (unsigned bits : {8u, 12u, 33u, 64u}) {
     SchemeInstance scheme;
     ASSERT_TRUE(scheme.Create("hashed", 0, {{"hash_bits", std::to_string(bits)}}).ok());
-    Resolved resolved;
+    KeyPrefix resolved;
     ErrorBuffer error;
-    ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("Paris")), Intent::kWrite, &resolved, &error), Code::kOk)
+    ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(std::string_view("Paris")), 0, Intent::kWrite, &resolved, &error), Code::kOk)
         << error.message;
-    EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash("Paris", bits) + Clash(0)) << bits;
-    EXPECT_EQ(resolved.first_value.data, nullptr);
+    EXPECT_EQ(resolved.view().view(), ExpectedHash("Paris", bits) + Clash(0)) << bits;
   }
 }
 
 TEST_F(HashedKeyTest, StoredKeyIsLengthThenKeyBytes) {
   Open();
   const std::string key("k\0y", 3);
-  ASSERT_EQ(scheme().StoredKeySize(Resolved(), Bytes(key)), 7u);
+  ASSERT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes(key)), 7u);
   uint8_t out[7];
-  scheme().WriteStoredKey(Resolved(), Bytes(key), out);
+  scheme().WriteStoredKey(KeyPrefix(), Bytes(key), out);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 7), std::string("\0\0\0\3k\0y", 7));
-  EXPECT_EQ(scheme().StoredKeySize(Resolved(), Bytes()), 4u);
+  EXPECT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes()), 4u);
 }
 
 TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
   Open();
   Put("Paris", "France");
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
   EXPECT_EQ(Resolve("Lyon", Intent::kRead, &resolved, &error), Code::kNotFound);
   EXPECT_EQ(error.message[0], '\0');
@@ -141,15 +147,15 @@ TEST_F(HashedKeyTest, ResolveAndDecodeRowRoundTrip) {
   for (const std::string& key : keys) Put(key, "value of " + key);
 
   for (const std::string& key : keys) {
-    Resolved resolved;
-    ASSERT_EQ(Resolve(key, Intent::kRead, &resolved), Code::kOk) << key;
-    ASSERT_NE(resolved.first_value.data, nullptr);
-    EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash(key, 64) + Clash(0));
+    KeySearch search;
+    ASSERT_EQ(Find(key, &search), Code::kOk) << key;
+    EXPECT_EQ(search.prefix.view().view(), ExpectedHash(key, 64) + Clash(0));
+    EXPECT_EQ(Bytes(search.row_key).view(), search.prefix.view().view());
     Bytes decoded;
     uint32_t prefix_size = 0;
     uint32_t stored_key_size = 0;
     ErrorBuffer error;
-    ASSERT_EQ(scheme().DecodeRow(table(), resolved.prefix.view(), resolved.first_value, &decoded, &prefix_size,
+    ASSERT_EQ(scheme().DecodeRow(table(), search.prefix.view(), Bytes(search.row_value), &decoded, &prefix_size,
                                  &stored_key_size, &error),
               Code::kOk)
         << error.message;
@@ -157,7 +163,7 @@ TEST_F(HashedKeyTest, ResolveAndDecodeRowRoundTrip) {
     EXPECT_EQ(prefix_size, 10u);
     EXPECT_EQ(stored_key_size, 4 + key.size());
     // After the stored key: the State value type and value.
-    EXPECT_EQ(resolved.first_value.size, stored_key_size + 1 + ("value of " + key).size());
+    EXPECT_EQ(search.row_value.mv_size, stored_key_size + 1 + ("value of " + key).size());
   }
   EXPECT_EQ(LmdbKeys().size(), keys.size());
 }
@@ -168,9 +174,9 @@ TEST_F(HashedKeyTest, EmptyKeyIsAnOrdinaryKey) {
   Open();
   Put("", "empty");
   Put(std::string_view("\0", 1), "nul");
-  Resolved resolved;
+  KeyPrefix resolved;
   ASSERT_EQ(Resolve("", Intent::kRead, &resolved), Code::kOk);
-  EXPECT_EQ(resolved.prefix.view().view(), ExpectedHash("", 64) + Clash(0));
+  EXPECT_EQ(resolved.view().view(), ExpectedHash("", 64) + Clash(0));
   LookupKey lookup;
   lookup.key = Bytes(std::string_view(""));
   Row row;
@@ -214,17 +220,15 @@ TEST_F(HashedKeyTest, ClashingKeysGetClashNumbersInArrivalOrder) {
 
   EXPECT_EQ(LmdbKeys(), (std::vector<std::string>{hash + Clash(0), hash + Clash(1), hash + Clash(2)}));
   for (size_t i = 0; i < 3; ++i) {
-    Resolved resolved;
-    ASSERT_EQ(Resolve(keys[i], Intent::kRead, &resolved), Code::kOk) << keys[i];
-    EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(static_cast<uint16_t>(i)));
-    ASSERT_NE(resolved.first_value.data, nullptr);
-    EXPECT_EQ(resolved.first_value.view().substr(4, keys[i].size()), keys[i]);
+    KeySearch search;
+    ASSERT_EQ(Find(keys[i], &search), Code::kOk) << keys[i];
+    EXPECT_EQ(search.prefix.view().view(), hash + Clash(static_cast<uint16_t>(i)));
+    EXPECT_EQ(Bytes(search.row_value).view().substr(4, keys[i].size()), keys[i]);
   }
-  Resolved resolved;
+  KeyPrefix resolved;
   EXPECT_EQ(Resolve(keys[3], Intent::kRead, &resolved), Code::kNotFound);
   ASSERT_EQ(Resolve(keys[3], Intent::kWrite, &resolved), Code::kOk);
-  EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(3));
-  EXPECT_EQ(resolved.first_value.data, nullptr);
+  EXPECT_EQ(resolved.view().view(), hash + Clash(3));
 }
 
 TEST_F(HashedKeyTest, OverwritingAClashingKeyKeepsItsRow) {
@@ -253,14 +257,14 @@ TEST_F(HashedKeyTest, WithAKeySuffixSkipsTheOtherRowsOfEachKey) {
   ASSERT_TRUE(scheme.Create("hashed", 8, {{"hash_bits", "8"}}).ok());
   const std::vector<std::string> keys = ClashingKeys(3);
   auto write_rows = [&](const std::string& key, int rows) {
-    Resolved resolved;
+    KeyPrefix resolved;
     ErrorBuffer error;
-    ASSERT_EQ(scheme->Resolve(table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
+    ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(key), 8, Intent::kWrite, &resolved, &error), Code::kOk);
     for (int i = 0; i < rows; ++i) {
-      std::string lmdb_key(resolved.prefix.view().view());
+      std::string lmdb_key(resolved.view().view());
       lmdb_key += std::string(7, '\0') + static_cast<char>(i);
-      std::string value(scheme->StoredKeySize(Resolved(), Bytes(key)), '\0');
-      scheme->WriteStoredKey(Resolved(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+      std::string value(scheme->StoredKeySize(KeyPrefix(), Bytes(key)), '\0');
+      scheme->WriteStoredKey(KeyPrefix(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
       value += "payload" + std::to_string(i);
       MDB_val k{lmdb_key.size(), lmdb_key.data()};
       MDB_val v{value.size(), value.data()};
@@ -271,14 +275,18 @@ TEST_F(HashedKeyTest, WithAKeySuffixSkipsTheOtherRowsOfEachKey) {
   write_rows(keys[1], 2);
 
   const std::string hash = ExpectedHash(keys[0], 8);
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme->Resolve(table(), Bytes(keys[1]), Intent::kRead, &resolved, &error), Code::kOk);
-  EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(1));
-  EXPECT_TRUE(Contains(std::string(resolved.first_value.view()), "payload0"));
-  ASSERT_EQ(scheme->Resolve(table(), Bytes(keys[2]), Intent::kRead, &resolved, &error), Code::kNotFound);
-  ASSERT_EQ(scheme->Resolve(table(), Bytes(keys[2]), Intent::kWrite, &resolved, &error), Code::kOk);
-  EXPECT_EQ(resolved.prefix.view().view(), hash + Clash(2));
+  ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(keys[1]), 8, Intent::kRead, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.view().view(), hash + Clash(1));
+  KeySearch search;
+  ASSERT_EQ(FindKeyedRow(table(), *scheme, Bytes(keys[1]), Bytes(std::string_view("\0\0\0\0\0\0\0\0", 8)),
+                         Seek::kAtOrAfter, Intent::kRead, &search, &error),
+            Code::kOk);
+  EXPECT_TRUE(Contains(std::string(Bytes(search.row_value).view()), "payload0"));
+  ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(keys[2]), 8, Intent::kRead, &resolved, &error), Code::kNotFound);
+  ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(keys[2]), 8, Intent::kWrite, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.view().view(), hash + Clash(2));
 
   // DecodeRow splits key and value at the prefix and stored key.
   const std::string lmdb_key = hash + Clash(1) + std::string(7, '\0') + '\1';

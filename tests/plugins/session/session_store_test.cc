@@ -19,6 +19,7 @@
 
 #include "host/ingest/load_job.h"
 #include "host/storage/map_reader.h"
+#include "planb/keyed_search.h"
 #include "planb/encoding.h"
 #include "support/heap_trap.h"
 #include "support/map_fixture.h"
@@ -459,20 +460,20 @@ TEST_P(SessionStoreTest, ARowEndingBeforeItStartsIsCorruption) {
   ASSERT_TRUE(txn.Begin(env, true).ok());
   const KeyScheme& scheme = *plugins_->scheme();
   const std::string key = "k";
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-  std::string lmdb_key(reinterpret_cast<const char*>(resolved.prefix.bytes), resolved.prefix.size);
+  ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 16, Intent::kWrite, &resolved, &error), Code::kOk);
+  std::string lmdb_key(reinterpret_cast<const char*>(resolved.bytes), resolved.size);
   lmdb_key.resize(lmdb_key.size() + 16);
-  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.prefix.size, 10);
-  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.prefix.size + 8, 9);
+  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.size, 10);
+  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.size + 8, 9);
   std::string value(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
   scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
   Row row;
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(lmdb_key), Bytes(value), &row, &error), Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "ends")) << error.message;
   error = ErrorBuffer();
-  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), resolved.prefix.view(), Bytes(value), &row, &error),
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), resolved.view(), Bytes(value), &row, &error),
             Code::kCorruption);
 }
 

@@ -15,6 +15,7 @@
 
 #include "host/ingest/load_job.h"
 #include "host/storage/map_reader.h"
+#include "planb/keyed_search.h"
 #include "planb/encoding.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -262,13 +263,13 @@ TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
   ASSERT_TRUE(txn.Begin(env, true).ok());
   const KeyScheme& scheme = *plugins_->scheme();
   const std::string key = "k";
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-  std::string value(scheme.StoredKeySize(Resolved(), Bytes(key)), '\0');
-  scheme.WriteStoredKey(Resolved(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+  ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kOk);
+  std::string value(scheme.StoredKeySize(KeyPrefix(), Bytes(key)), '\0');
+  scheme.WriteStoredKey(KeyPrefix(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
   value += "\x09payload";
-  MDB_val k = resolved.prefix.view().mdb();
+  MDB_val k = resolved.view().mdb();
   MDB_val v{value.size(), value.data()};
   ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
 
@@ -292,13 +293,13 @@ TEST_P(StateStoreTest, ARowWithBytesAfterItsKeyDecodesOnlyIfItMerges) {
   {
     MapTxn txn;
     ASSERT_TRUE(txn.Begin(batch, true).ok());
-    Resolved resolved;
+    KeyPrefix resolved;
     ErrorBuffer error;
-    ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-    value.assign(scheme.StoredKeySize(Resolved(), Bytes(key)), '\0');
-    scheme.WriteStoredKey(Resolved(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+    ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kOk);
+    value.assign(scheme.StoredKeySize(KeyPrefix(), Bytes(key)), '\0');
+    scheme.WriteStoredKey(KeyPrefix(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
     value += "\x01payload";
-    lmdb_key.assign(reinterpret_cast<const char*>(resolved.prefix.view().data), resolved.prefix.view().size);
+    lmdb_key.assign(reinterpret_cast<const char*>(resolved.view().data), resolved.view().size);
     lmdb_key += "xx";  // no scheme writes this
     MDB_val k{lmdb_key.size(), lmdb_key.data()};
     MDB_val v{value.size(), value.data()};

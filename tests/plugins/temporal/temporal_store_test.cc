@@ -17,6 +17,7 @@
 
 #include "host/ingest/load_job.h"
 #include "host/storage/map_reader.h"
+#include "planb/keyed_search.h"
 #include "planb/encoding.h"
 #include "support/heap_trap.h"
 #include "support/map_fixture.h"
@@ -384,12 +385,12 @@ TEST_P(TemporalStoreTest, AnUnknownValueTypeIsCorruption) {
   ASSERT_TRUE(txn.Begin(env, true).ok());
   const KeyScheme& scheme = *plugins_->scheme();
   const std::string key = "k";
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-  std::string lmdb_key(reinterpret_cast<const char*>(resolved.prefix.bytes), resolved.prefix.size);
+  ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 8, Intent::kWrite, &resolved, &error), Code::kOk);
+  std::string lmdb_key(reinterpret_cast<const char*>(resolved.bytes), resolved.size);
   lmdb_key.resize(lmdb_key.size() + 8);
-  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.prefix.size, 10);
+  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.size, 10);
   std::string value(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
   scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
   value += "\x09payload";
@@ -407,7 +408,7 @@ TEST_P(TemporalStoreTest, AnUnknownValueTypeIsCorruption) {
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
   // A row key without its 8-byte time is not a Temporal State row.
   error = ErrorBuffer();
-  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(resolved.prefix.view()), Bytes(v), &row, &error),
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(resolved.view()), Bytes(v), &row, &error),
             Code::kCorruption);
 }
 
