@@ -10,8 +10,8 @@
 
 #include "host/ingest/load_job.h"
 #include "host/ingest/staging_store.h"
-#include "planb/keyed_search.h"
 #include "planb/key_scheme.h"
+#include "planb/keyed_search.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 

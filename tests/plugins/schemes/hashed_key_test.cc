@@ -9,16 +9,19 @@
 #include <utility>
 #include <vector>
 
-#include "planb/keyed_search.h"
 #include "planb/encoding.h"
 #include "planb/key_scheme.h"
+#include "planb/keyed_search.h"
+#include "support/clashing_keys.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 
 namespace planb {
 namespace {
 
+using ::planb::testing::ClashingKeys;
 using ::planb::testing::CreateMapEnv;
+using ::planb::testing::ExpectedHash;
 using ::planb::testing::CreateMapPlugins;
 using ::planb::testing::MakeMapConfig;
 using ::planb::testing::MapTxn;
@@ -28,32 +31,13 @@ using ::planb::testing::TempDir;
 
 bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-// The top `bits` bits of XXH3-64, big-endian in ceil(bits / 8) bytes: the on-disk hash part of a prefix.
-std::string ExpectedHash(std::string_view key, unsigned bits) {
-  uint64_t hash = XXH3_64bits(key.data(), key.size()) >> (64 - bits);
-  std::string out((bits + 7) / 8, '\0');
-  for (int i = static_cast<int>(out.size()) - 1; i >= 0; --i, hash >>= 8) out[i] = static_cast<char>(hash & 0xFF);
-  return out;
-}
-
 std::string Clash(uint16_t n) { return std::string{static_cast<char>(n >> 8), static_cast<char>(n & 0xFF)}; }
-
-// `count` distinct keys whose top 8 hash bits are the same.
-std::vector<std::string> ClashingKeys(size_t count) {
-  std::vector<std::string> keys{"clash-0"};
-  const std::string target = ExpectedHash(keys[0], 8);
-  for (int i = 1; keys.size() < count; ++i) {
-    std::string key = "clash-" + std::to_string(i);
-    if (ExpectedHash(key, 8) == target) keys.push_back(key);
-  }
-  return keys;
-}
 
 class HashedKeyTest : public ::testing::Test {
  protected:
   // A State map with the hashed scheme in a fresh LMDB, with a write transaction open.
-  void Open(std::vector<std::pair<std::string, std::string>> options = {}) {
-    Status s = CreateMapPlugins(MakeMapConfig("cities", "state", "hashed", std::move(options)), &plugins_);
+  void Open(std::vector<std::pair<std::string, std::string>> options = {}, const char* type = "state") {
+    Status s = CreateMapPlugins(MakeMapConfig("cities", type, "hashed", std::move(options)), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
     s = CreateMapEnv(dir_ / "map", plugins_, &env_);
     ASSERT_TRUE(s.ok()) << s.message();
@@ -72,6 +56,35 @@ class HashedKeyTest : public ::testing::Test {
   Code Resolve(std::string_view key, Intent intent, KeyPrefix* out, ErrorBuffer* error = nullptr) {
     ErrorBuffer local;
     return ResolveKey(table(), scheme(), Bytes(key), 0, intent, out, error != nullptr ? error : &local);
+  }
+
+  // A Temporal State row (the map was opened with type "temporal").
+  void PutAt(std::string_view key, int64_t time_ms, std::string_view value) {
+    Record record;
+    record.has_key = record.has_value = record.time_given = true;
+    record.key = Bytes(key);
+    record.time_ms = time_ms;
+    record.value = Bytes(value);
+    ErrorBuffer error;
+    ASSERT_EQ(plugins_->store()->Put(table(), record, &error), Code::kOk) << error.message;
+  }
+
+  // The store's lookup of `key` (at `time_ms`, for temporal maps): the value, or "(miss)".
+  std::string Lookup(std::string_view key, int64_t time_ms = 0) {
+    LookupKey lookup;
+    lookup.key = Bytes(key);
+    lookup.time_ms = time_ms;
+    Row row;
+    ErrorBuffer error;
+    const Code code = plugins_->store()->Get(table(), lookup, &row, &error);
+    if (code == Code::kNotFound) return "(miss)";
+    EXPECT_EQ(code, Code::kOk) << error.message;
+    return std::string(row.value.view());
+  }
+
+  void DeleteRow(const std::string& lmdb_key) {
+    MDB_val k{lmdb_key.size(), const_cast<char*>(lmdb_key.data())};
+    ASSERT_EQ(mdb_del(table().txn, table().dbi, &k, nullptr), MDB_SUCCESS);
   }
 
   // The key's row at its prefix (State: no suffix), found as lookups find it.
@@ -229,6 +242,52 @@ TEST_F(HashedKeyTest, ClashingKeysGetClashNumbersInArrivalOrder) {
   EXPECT_EQ(Resolve(keys[3], Intent::kRead, &resolved), Code::kNotFound);
   ASSERT_EQ(Resolve(keys[3], Intent::kWrite, &resolved), Code::kOk);
   EXPECT_EQ(resolved.view().view(), hash + Clash(3));
+}
+
+// Deleting a key (a later maintenance issue) leaves a gap in its hash's clash numbers: the keys after it are
+// still found and overwritten in place, and a new key never takes a number in use.
+TEST_F(HashedKeyTest, AGapInTheClashNumbersIsSkipped) {
+  Open({{"hash_bits", "8"}});
+  const std::vector<std::string> keys = ClashingKeys(4);
+  const std::string hash = ExpectedHash(keys[0], 8);
+  Put(keys[0], "a");
+  Put(keys[1], "b");
+  Put(keys[2], "c");
+  DeleteRow(hash + Clash(0));
+  EXPECT_EQ(Lookup(keys[0]), "(miss)");
+  EXPECT_EQ(Lookup(keys[1]), "b");
+  EXPECT_EQ(Lookup(keys[2]), "c");
+  Put(keys[1], "b2");  // in place, not a second row at the free clash 0
+  EXPECT_EQ(LmdbKeys(), (std::vector<std::string>{hash + Clash(1), hash + Clash(2)}));
+  EXPECT_EQ(Lookup(keys[1]), "b2");
+  Put(keys[3], "d");
+  Put(keys[0], "a2");
+  EXPECT_EQ(LmdbKeys(), (std::vector<std::string>{hash + Clash(1), hash + Clash(2), hash + Clash(3), hash + Clash(4)}));
+  EXPECT_EQ(Lookup(keys[0]), "a2");
+  EXPECT_EQ(Lookup(keys[3]), "d");
+}
+
+TEST_F(HashedKeyTest, AGapInTheClashNumbersIsSkippedWithAKeySuffix) {
+  Open({{"hash_bits", "8"}}, "temporal");
+  const std::vector<std::string> keys = ClashingKeys(3);
+  const std::string hash = ExpectedHash(keys[0], 8);
+  PutAt(keys[0], 100, "a100");
+  PutAt(keys[1], 50, "b50");
+  PutAt(keys[1], 200, "b200");
+  for (const std::string& lmdb_key : LmdbKeys()) {
+    if (lmdb_key.substr(0, 3) == hash + Clash(0)) DeleteRow(lmdb_key);
+  }
+  EXPECT_EQ(Lookup(keys[0], 150), "(miss)");
+  EXPECT_EQ(Lookup(keys[1], 49), "(miss)");
+  EXPECT_EQ(Lookup(keys[1], 100), "b50");
+  EXPECT_EQ(Lookup(keys[1], 300), "b200");
+  PutAt(keys[1], 150, "b150");  // joins the key's rows at clash 1
+  PutAt(keys[2], 10, "c10");    // a new key: one past the greatest number in use
+  std::vector<std::string> prefixes;
+  for (const std::string& lmdb_key : LmdbKeys()) prefixes.push_back(lmdb_key.substr(0, 3));
+  EXPECT_EQ(prefixes, (std::vector<std::string>{hash + Clash(1), hash + Clash(1), hash + Clash(1), hash + Clash(2)}));
+  EXPECT_EQ(Lookup(keys[1], 175), "b150");
+  EXPECT_EQ(Lookup(keys[2], 10), "c10");
 }
 
 TEST_F(HashedKeyTest, OverwritingAClashingKeyKeepsItsRow) {
