@@ -77,7 +77,7 @@ class SessionStore final : public Store {
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
-    KeyedRowWriter writer(shard, *scheme_, false, "Session row");
+    KeyedRowWriter writer(shard, *scheme_, false, "Session row", /*append=*/true);
     MDB_val k;
     MDB_val v;
     bool any = false;

@@ -50,7 +50,7 @@ class TemporalStore final : public Store {
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
-    KeyedRowWriter writer(shard, *scheme_, true, "Temporal State row");
+    KeyedRowWriter writer(shard, *scheme_, true, "Temporal State row", /*append=*/true);
     MDB_val k;
     MDB_val v;
     for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;

@@ -34,9 +34,12 @@ inline Code PutFailureCode(int rc) {
 class KeyedRowWriter {
  public:
   // `has_value`: rows carry a value after the head (passed through the scheme's EncodeValue); Session rows do
-  // not. `row_kind` names the row in messages ("State row").
-  KeyedRowWriter(const Table& table, const KeyScheme& scheme, bool has_value, const char* row_kind)
-      : table_(table), scheme_(scheme), has_value_(has_value), row_kind_(row_kind) {}
+  // not. `row_kind` names the row in messages ("State row"). `append`: rows probably go past the table's last
+  // key (a batch merged into a new shard): each is tried with MDB_APPEND, which skips the search, until one
+  // does not go there (then the writer stops trying).
+  KeyedRowWriter(const Table& table, const KeyScheme& scheme, bool has_value, const char* row_kind,
+                 bool append = false)
+      : table_(table), scheme_(scheme), has_value_(has_value), row_kind_(row_kind), append_(append) {}
   KeyedRowWriter(const KeyedRowWriter&) = delete;
   KeyedRowWriter& operator=(const KeyedRowWriter&) = delete;
 
@@ -126,6 +129,17 @@ class KeyedRowWriter {
     }
     MDB_val k = row_key->view().mdb();
     MDB_val v{ValueSize(prefix, row), nullptr};
+    if (append_) {
+      const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_APPEND | MDB_RESERVE);
+      if (rc == MDB_SUCCESS) {
+        Fill(prefix, row, v.mv_data);
+        *inserted = true;
+        return Code::kOk;
+      }
+      if (rc != MDB_KEYEXIST) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
+      append_ = false;  // not past the last key (MDB_APPEND says so with MDB_KEYEXIST): search from now on
+      v = MDB_val{ValueSize(prefix, row), nullptr};
+    }
     const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
     if (rc == MDB_KEYEXIST) {
       *existing = v;
@@ -219,6 +233,7 @@ class KeyedRowWriter {
   const KeyScheme& scheme_;
   const bool has_value_;
   const char* const row_kind_;
+  bool append_;
   bool known_ = false;  // `prefix_` is the prefix of `key_`
   Bytes key_;
   KeyPrefix prefix_;
