@@ -31,6 +31,12 @@ struct KeySearch {
   MDB_val row_value{0, nullptr};
 };
 
+// Copies the used bytes of `from` (a KeyPrefix is 515 bytes; a prefix is often 10).
+inline void CopyPrefix(const KeyPrefix& from, KeyPrefix* to) {
+  to->size = from.size;
+  std::memcpy(to->bytes, from.bytes, from.size);
+}
+
 // prefix + suffix into `out` (the caller's stack); false when it would pass LMDB's key limit.
 inline bool JoinKey(const KeyPrefix& prefix, Bytes suffix, KeyPrefix* out) {
   if (prefix.size + suffix.size > kMaxLmdbKeySize) return false;
@@ -57,7 +63,7 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     out->prefix.size = 0;
     return code;
   }
-  out->prefix = candidate.prefix;
+  CopyPrefix(candidate.prefix, &out->prefix);
   const KeyPrefix& prefix = out->prefix;
   for (;;) {
     KeyPrefix target;
@@ -115,10 +121,8 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
       out->taken = under;
       if (at_end) return Code::kNotFound;  // candidates only grow: none lies past the table's end
     }
-    KeyPrefix next = prefix;
-    code = scheme.NextCandidate(table, key, after, &next, error);
+    code = scheme.NextCandidate(table, key, after, &out->prefix, error);  // leaves `prefix` as it was on kNotFound
     if (code != Code::kOk) return code;
-    out->prefix = next;
     out->taken = false;
   }
 }
@@ -134,13 +138,13 @@ inline Code ResolveKey(const Table& table, const KeyScheme& scheme, Bytes key, u
   Code code = FindKeyedRow(table, scheme, key, Bytes(zeros, suffix_size), Seek::kAtOrAfter, intent, &search, error);
   if (code != Code::kOk && code != Code::kNotFound) return code;
   if (search.key_found) {
-    *prefix = search.prefix;
+    CopyPrefix(search.prefix, prefix);
     return Code::kOk;
   }
   if (intent == Intent::kRead) return Code::kNotFound;
   code = scheme.NewPrefix(table, key, search.taken, &search.prefix, error);
   if (code != Code::kOk) return code;
-  *prefix = search.prefix;
+  CopyPrefix(search.prefix, prefix);
   return Code::kOk;
 }
 
