@@ -52,7 +52,7 @@ inline bool RowUnder(const MDB_val& k, const KeyPrefix& prefix, size_t suffix_si
 }
 
 // Finds `key`'s row per `seek` in `table` (whose rows all have `suffix.size` bytes after the prefix). kOk: the
-// row is in `out` and the cursor on it; kNotFound: no such row (`out` still says whether the key has a prefix
+// row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no such row (`out` still says whether the key has a prefix
 // here, for writes); other codes are errors. Descents: one (plus a MDB_PREV step) unless candidates clash.
 inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
                          Intent intent, KeySearch* out, ErrorBuffer* error) {
@@ -65,6 +65,21 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
   }
   CopyPrefix(candidate.prefix, &out->prefix);
   const KeyPrefix& prefix = out->prefix;
+  if (candidate.certain && seek == Seek::kExact && intent == Intent::kRead) {
+    // The exact row of a certain prefix (direct State): mdb_get is the same single descent without the cursor's
+    // checks of its current page, which random lookups never reuse. The cursor stays where it was.
+    KeyPrefix target;
+    if (!JoinKey(prefix, suffix, &target)) return Code::kNotFound;
+    MDB_val k = target.view().mdb();
+    MDB_val v;
+    const int rc = mdb_get(table.txn, table.dbi, &k, &v);
+    out->key_found = true;  // a certain prefix is the key's, rows or not
+    if (rc == MDB_NOTFOUND) return Code::kNotFound;
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading a key's row: %s", mdb_strerror(rc));
+    out->row_key = k;
+    out->row_value = v;
+    return Code::kOk;
+  }
   for (;;) {
     KeyPrefix target;
     if (!JoinKey(prefix, suffix, &target)) return Code::kNotFound;
