@@ -109,39 +109,44 @@ class SessionStore final : public Store {
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
-    uint64_t max_duration = 0;
-    Code code = ReadMaxDuration(shard, &max_duration, error);
-    if (code != Code::kOk) return code;
-    // Sessions starting before `min_start` end before the time asked about.
-    const uint64_t span = static_cast<uint64_t>(lookup.time_ms) - static_cast<uint64_t>(INT64_MIN);
-    const int64_t min_start =
-        max_duration >= span ? INT64_MIN : static_cast<int64_t>(static_cast<uint64_t>(lookup.time_ms) - max_duration);
-
     // The key's last row at or before (key, time, INT64_MAX) (one seek, at most one step back), then backwards.
     uint8_t target[kBoundsSize];
     PutOrderedI64(target, lookup.time_ms);
     PutOrderedI64(target + 8, INT64_MAX);
     KeySearch search;
-    code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(target, kBoundsSize), Seek::kAtOrBefore, Intent::kRead,
-                        &search, error);
+    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(target, kBoundsSize), Seek::kAtOrBefore,
+                             Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
-    MDB_val k = search.row_key;
-    MDB_val v = search.row_value;
-    int rc = MDB_SUCCESS;
     const KeyPrefix& prefix = search.prefix;
     const uint32_t prefix_size = prefix.size;
-    for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV)) {
+    auto answer = [&](const MDB_val& k) {
+      const auto* bounds = static_cast<const uint8_t*>(k.mv_data) + prefix_size;
+      row->key = lookup.key;
+      row->session_start_ms = GetOrderedI64(bounds);
+      row->session_end_ms = GetOrderedI64(bounds + 8);
+    };
+    MDB_val k = search.row_key;
+    MDB_val v = search.row_value;
+    if (GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + prefix_size + 8) >= lookup.time_ms) {
+      answer(k);  // the last session starting at or before T holds T: no need of the longest session
+      return Code::kOk;
+    }
+    // Walking back: sessions starting before `min_start` end before the time asked about.
+    uint64_t max_duration = 0;
+    code = ReadMaxDuration(shard, &max_duration, error);
+    if (code != Code::kOk) return code;
+    const uint64_t span = static_cast<uint64_t>(lookup.time_ms) - static_cast<uint64_t>(INT64_MIN);
+    const int64_t min_start =
+        max_duration >= span ? INT64_MIN : static_cast<int64_t>(static_cast<uint64_t>(lookup.time_ms) - max_duration);
+    int rc = MDB_SUCCESS;
+    while ((rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV)) == MDB_SUCCESS) {
       if (k.mv_size != prefix_size + kBoundsSize || std::memcmp(k.mv_data, prefix.bytes, prefix_size) != 0) {
         return Code::kNotFound;  // past the key's first session
       }
       const auto* bounds = static_cast<const uint8_t*>(k.mv_data) + prefix_size;
-      const int64_t start = GetOrderedI64(bounds);
-      if (start < min_start) return Code::kNotFound;
-      const int64_t end = GetOrderedI64(bounds + 8);
-      if (end >= lookup.time_ms) {
-        row->key = lookup.key;
-        row->session_start_ms = start;
-        row->session_end_ms = end;
+      if (GetOrderedI64(bounds) < min_start) return Code::kNotFound;
+      if (GetOrderedI64(bounds + 8) >= lookup.time_ms) {
+        answer(k);
         return Code::kOk;
       }
     }

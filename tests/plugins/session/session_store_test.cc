@@ -312,10 +312,11 @@ TEST_P(SessionStoreTest, TheLongestSessionIsKeptAsAMaximum) {
 }
 
 TEST_P(SessionStoreTest, LookupsLookBackOnlyAsFarAsTheLongestSession) {
-  auto env = Batch("b", {{"a", 0, 1000}, {"a", 5000, 10}});
+  auto env = Batch("b", {{"a", 0, 1000}, {"a", 800, 10}, {"a", 5000, 10}});
   EXPECT_TRUE(In(LookupAt(*env, "a", 900), "a", 0, 1000));
-  // With a (wrong) bound of 10 the lookup stops before reaching the session that starts at 0: proof that it
-  // does not walk every earlier session.
+  // With a (wrong) bound of 10 the lookup, walking back from [800, 810], stops before reaching the session that
+  // starts at 0: proof that it does not walk every earlier session. (The last session starting at or before
+  // the time is always checked: the bound only limits the walk.)
   SetMaxDuration(env, 10);
   EXPECT_TRUE(Out(LookupAt(*env, "a", 900)));
   EXPECT_TRUE(In(LookupAt(*env, "a", 5), "a", 0, 1000));
