@@ -23,7 +23,8 @@ class DirectKeyScheme final : public KeyScheme {
       : length_prefixed_(suffix_size > 0),
         max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)) {}
 
-  Code Resolve(const Table&, Bytes key, Intent intent, Resolved* out, ErrorBuffer* error) const noexcept override {
+  Code FirstCandidate(const Table&, Bytes key, Intent intent, Candidate* out,
+                      ErrorBuffer* error) const noexcept override {
     // A key that could never be stored is simply absent when read; writing one is an error (the host adds the
     // map's name and the input position).
     if (key.size == 0) {
@@ -43,12 +44,20 @@ class DirectKeyScheme final : public KeyScheme {
     }
     std::memcpy(p, key.data, key.size);
     out->prefix.size = static_cast<uint32_t>(key.size) + (length_prefixed_ ? kLengthBytes : 0);
-    out->first_value = Bytes();
+    out->certain = true;  // the prefix is the key: no row to check, no other candidate
     return Code::kOk;
   }
 
-  uint32_t StoredKeySize(const Resolved&, Bytes) const noexcept override { return 0; }
-  void WriteStoredKey(const Resolved&, Bytes, uint8_t*) const noexcept override {}
+  bool RowHasKey(Bytes, Bytes) const noexcept override { return true; }
+  Code NextCandidate(const Table&, Bytes, Bytes, KeyPrefix*, ErrorBuffer*) const noexcept override {
+    return Code::kNotFound;
+  }
+  Code NewPrefix(const Table&, Bytes, bool, KeyPrefix*, ErrorBuffer* error) const noexcept override {
+    return Fail(error, Code::kInternal, "the direct scheme always knows a key's prefix");  // never called
+  }
+
+  uint32_t StoredKeySize(const KeyPrefix&, Bytes) const noexcept override { return 0; }
+  void WriteStoredKey(const KeyPrefix&, Bytes, uint8_t*) const noexcept override {}
 
   Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
                  uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
@@ -66,6 +75,17 @@ class DirectKeyScheme final : public KeyScheme {
     *prefix_size = static_cast<uint32_t>(kLengthBytes + key->size);
     return Code::kOk;
   }
+
+  // Values are stored as they are.
+  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
+    *stored = value;
+    return Code::kOk;
+  }
+  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
+    *value = stored;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
 
   Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "length_prefixed" : "raw"); }
 

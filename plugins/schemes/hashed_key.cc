@@ -4,7 +4,8 @@
 // On-disk format (version 1; bump kVersion if it changes):
 //   prefix     = hash (ceil(hash_bits / 8) bytes, big-endian) + clash number (2 bytes, big-endian)
 //   stored key = key length (4 bytes, big-endian) + key bytes
-// Keys that share a hash get clash numbers 0, 1, 2... in arrival order. The clash number lives in the LMDB key
+// Keys that share a hash get clash numbers 0, 1, 2... in arrival order (a new key takes one past the greatest
+// in use, so numbers freed by deletions are skipped, never reused while a greater one lives). The clash number lives in the LMDB key
 // rather than in DUPSORT duplicates because LMDB caps duplicate values at 511 bytes; values here are unbounded.
 #include <xxhash.h>
 
@@ -23,69 +24,73 @@ constexpr uint32_t kVersion = 1;
 constexpr uint32_t kClashBytes = 2;
 constexpr uint32_t kMaxClash = 0xFFFF;
 constexpr uint32_t kKeyLengthBytes = 4;
+constexpr uint32_t kMaxHashBytes = 8;
 
 class HashedKeyScheme final : public KeyScheme {
  public:
-  HashedKeyScheme(uint32_t hash_bits, uint32_t suffix_size)
+  explicit HashedKeyScheme(uint32_t hash_bits)
       : hash_bits_(hash_bits),
         hash_bytes_((hash_bits + 7) / 8),
-        single_row_per_key_(suffix_size == 0),
         layout_("hash_bits=" + std::to_string(hash_bits)) {}
 
-  Code Resolve(const Table& table, Bytes key, Intent intent, Resolved* out,
-               ErrorBuffer* error) const noexcept override {
-    uint8_t* prefix = out->prefix.bytes;
-    WriteHash(key, prefix);
+  Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const noexcept override {
+    WriteHash(key, out->prefix.bytes);
+    PutU16(out->prefix.bytes + hash_bytes_, 0);
     out->prefix.size = hash_bytes_ + kClashBytes;
-    out->first_value = Bytes();
+    out->certain = false;  // another key may hold clash 0 of this hash
+    return Code::kOk;
+  }
 
-    // Fast path (State): one row per key, almost never a clash, so one mdb_get answers.
-    if (single_row_per_key_) {
-      PutU16(prefix + hash_bytes_, 0);
-      MDB_val k = out->prefix.view().mdb();
-      MDB_val v;
-      int rc = mdb_get(table.txn, table.dbi, &k, &v);
-      if (rc == MDB_NOTFOUND) return Absent(intent, 0, out);
-      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading hashed key: %s", mdb_strerror(rc));
-      Bytes value(v);
-      if (StoredKeyMatches(value, key)) {
-        out->first_value = value;
-        return Code::kOk;
-      }
-    }
+  bool RowHasKey(Bytes key, Bytes value) const noexcept override { return StoredKeyMatches(value, key); }
 
-    // Walk the rows under this hash, one clash number at a time, skipping the other rows of each key.
-    uint32_t next_clash = 0;
-    bool any = false;
-    while (next_clash <= kMaxClash) {
-      PutU16(prefix + hash_bytes_, static_cast<uint16_t>(next_clash));
-      MDB_val k = out->prefix.view().mdb();
+  // The next clash number under the hash that has rows: from `after` when given (the first row past the
+  // candidate's), else one MDB_SET_RANGE past the candidate. Numbers left unused by deleted keys are skipped.
+  Code NextCandidate(const Table& table, Bytes, Bytes after, KeyPrefix* prefix,
+                     ErrorBuffer* error) const noexcept override {
+    if (after.data == nullptr) {
+      const uint32_t clash = GetU16(prefix->bytes + hash_bytes_);
+      if (clash == kMaxClash) return Code::kNotFound;
+      uint8_t probe[kMaxHashBytes + kClashBytes];
+      std::memcpy(probe, prefix->bytes, hash_bytes_);
+      PutU16(probe + hash_bytes_, static_cast<uint16_t>(clash + 1));
+      MDB_val k{hash_bytes_ + kClashBytes, probe};
       MDB_val v;
-      int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
-      if (rc == MDB_NOTFOUND) break;
+      const int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
+      if (rc == MDB_NOTFOUND) return Code::kNotFound;
       if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading hashed key: %s", mdb_strerror(rc));
-      if (k.mv_size < hash_bytes_ + kClashBytes || std::memcmp(k.mv_data, prefix, hash_bytes_) != 0) break;
-      uint32_t clash = GetU16(static_cast<const uint8_t*>(k.mv_data) + hash_bytes_);
-      any = true;
-      if (StoredKeyMatches(Bytes(v), key)) {
-        PutU16(prefix + hash_bytes_, static_cast<uint16_t>(clash));
-        out->first_value = Bytes(v);
-        return Code::kOk;
-      }
-      next_clash = clash + 1;
+      after = Bytes(k);
     }
-    if (intent == Intent::kWrite && next_clash > kMaxClash) {
+    if (after.size < hash_bytes_ + kClashBytes || std::memcmp(after.data, prefix->bytes, hash_bytes_) != 0) {
+      return Code::kNotFound;  // past the hash's rows
+    }
+    std::memcpy(prefix->bytes + hash_bytes_, after.data + hash_bytes_, kClashBytes);
+    return Code::kOk;
+  }
+
+  // One past the greatest clash number in use (`prefix`, when `taken`); clash 0 when the hash has no rows.
+  Code NewPrefix(const Table&, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const noexcept override {
+    if (!taken) {
+      if (prefix->size == 0) {
+        WriteHash(key, prefix->bytes);
+        PutU16(prefix->bytes + hash_bytes_, 0);
+        prefix->size = hash_bytes_ + kClashBytes;
+      }
+      return Code::kOk;
+    }
+    const uint32_t clash = GetU16(prefix->bytes + hash_bytes_);
+    if (clash >= kMaxClash) {
       return Fail(error, Code::kFull, "more than %u keys share one %u-bit hash; raise hash_bits", kMaxClash + 1,
                   hash_bits_);
     }
-    return Absent(intent, any ? next_clash : 0, out);
+    PutU16(prefix->bytes + hash_bytes_, static_cast<uint16_t>(clash + 1));
+    return Code::kOk;
   }
 
-  uint32_t StoredKeySize(const Resolved&, Bytes key) const noexcept override {
+  uint32_t StoredKeySize(const KeyPrefix&, Bytes key) const noexcept override {
     return kKeyLengthBytes + static_cast<uint32_t>(key.size);
   }
 
-  void WriteStoredKey(const Resolved&, Bytes key, uint8_t* out) const noexcept override {
+  void WriteStoredKey(const KeyPrefix&, Bytes key, uint8_t* out) const noexcept override {
     PutU32(out, static_cast<uint32_t>(key.size));
     if (key.size != 0) std::memcpy(out + kKeyLengthBytes, key.data, key.size);
   }
@@ -107,6 +112,17 @@ class HashedKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
+  // Values are stored as they are.
+  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
+    *stored = value;
+    return Code::kOk;
+  }
+  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
+    *value = stored;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
+
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
@@ -120,17 +136,8 @@ class HashedKeyScheme final : public KeyScheme {
            (key.size == 0 || std::memcmp(value.data + kKeyLengthBytes, key.data, key.size) == 0);
   }
 
-  // The key has no rows: a miss for reads; for writes the prefix gets `clash`, the first unused number.
-  Code Absent(Intent intent, uint32_t clash, Resolved* out) const {
-    if (intent == Intent::kRead) return Code::kNotFound;
-    PutU16(out->prefix.bytes + hash_bytes_, static_cast<uint16_t>(clash));
-    out->first_value = Bytes();
-    return Code::kOk;
-  }
-
   const uint32_t hash_bits_;
   const uint32_t hash_bytes_;
-  const bool single_row_per_key_;
   const std::string layout_;
 };
 
@@ -148,7 +155,7 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   }
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new HashedKeyScheme(bits, args->key_suffix_size);
+    scheme = new HashedKeyScheme(bits);
     return Code::kOk;
   });
   return scheme;

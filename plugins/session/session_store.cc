@@ -67,20 +67,19 @@ class SessionStore final : public Store {
                     static_cast<long long>(start), static_cast<long long>(record.timeout_ms));
       }
     }
-    Resolved resolved;
-    Code code = scheme_->Resolve(batch, record.key, Intent::kWrite, &resolved, error);
-    if (code != Code::kOk) return code;
-    code = WriteRow(batch, resolved, record.key, start, end, error);
+    uint8_t bounds[kBoundsSize];
+    PutOrderedI64(bounds, start);
+    PutOrderedI64(bounds + 8, end);
+    KeyedRowWriter writer(batch, *scheme_, false, "Session row");
+    Code code = writer.Put(record.key, Bytes(bounds, kBoundsSize), Bytes(), Bytes(), error);
     if (code != Code::kOk) return code;
     return RaiseMaxDuration(batch, Duration(start, end), error);
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
+    KeyedRowWriter writer(shard, *scheme_, false, "Session row", /*append=*/true);
     MDB_val k;
     MDB_val v;
-    Resolved resolved;
-    Bytes resolved_key;  // the key `resolved` belongs to (a view into the batch)
-    bool have_resolved = false;
     bool any = false;
     uint64_t max_duration = 0;
     for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -96,15 +95,10 @@ class SessionStore final : public Store {
       int64_t end = 0;
       code = DecodeBounds(Bytes(k), prefix_size, &start, &end, error);
       if (code != Code::kOk) return code;
-      // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is resolved again in the
-      // shard. A key's rows are contiguous in the batch: resolve once per key.
-      if (!have_resolved || key != resolved_key) {
-        code = scheme_->Resolve(shard, key, Intent::kWrite, &resolved, error);
-        if (code != Code::kOk) return code;
-        resolved_key = key;
-        have_resolved = true;
-      }
-      code = WriteRow(shard, resolved, key, start, end, error);
+      // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
+      // shard (once per key: the writer remembers it); the bounds are copied.
+      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kBoundsSize), Bytes(),
+                        Bytes(), error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
       any = true;
@@ -115,41 +109,44 @@ class SessionStore final : public Store {
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
-    Resolved resolved;
-    Code code = scheme_->Resolve(shard, lookup.key, Intent::kRead, &resolved, error);
+    // The key's last row at or before (key, time, INT64_MAX) (one seek, at most one step back), then backwards.
+    uint8_t target[kBoundsSize];
+    PutOrderedI64(target, lookup.time_ms);
+    PutOrderedI64(target + 8, INT64_MAX);
+    KeySearch search;
+    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(target, kBoundsSize), Seek::kAtOrBefore,
+                             Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
+    const KeyPrefix& prefix = search.prefix;
+    const uint32_t prefix_size = prefix.size;
+    auto answer = [&](const MDB_val& k) {
+      const auto* bounds = static_cast<const uint8_t*>(k.mv_data) + prefix_size;
+      row->key = lookup.key;
+      row->session_start_ms = GetOrderedI64(bounds);
+      row->session_end_ms = GetOrderedI64(bounds + 8);
+    };
+    MDB_val k = search.row_key;
+    MDB_val v = search.row_value;
+    if (GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + prefix_size + 8) >= lookup.time_ms) {
+      answer(k);  // the last session starting at or before T holds T: no need of the longest session
+      return Code::kOk;
+    }
+    // Walking back: sessions starting before `min_start` end before the time asked about.
     uint64_t max_duration = 0;
     code = ReadMaxDuration(shard, &max_duration, error);
     if (code != Code::kOk) return code;
-    // Sessions starting before `min_start` end before the time asked about.
     const uint64_t span = static_cast<uint64_t>(lookup.time_ms) - static_cast<uint64_t>(INT64_MIN);
     const int64_t min_start =
         max_duration >= span ? INT64_MIN : static_cast<int64_t>(static_cast<uint64_t>(lookup.time_ms) - max_duration);
-
-    // The last row at or before (key, time, INT64_MAX), then backwards.
-    KeyPrefix target;
-    if (!MakeRowKey(resolved.prefix, lookup.time_ms, INT64_MAX, &target)) return Code::kNotFound;
-    MDB_val k = target.view().mdb();
-    MDB_val v;
-    int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_SET_RANGE);
-    if (rc == MDB_SUCCESS) {
-      if (Bytes(k) != target.view()) rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV);
-    } else if (rc == MDB_NOTFOUND) {
-      rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_LAST);
-    }
-    const uint32_t prefix_size = resolved.prefix.size;
-    for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV)) {
-      if (k.mv_size != prefix_size + kBoundsSize || std::memcmp(k.mv_data, resolved.prefix.bytes, prefix_size) != 0) {
+    int rc = MDB_SUCCESS;
+    while ((rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV)) == MDB_SUCCESS) {
+      if (k.mv_size != prefix_size + kBoundsSize || std::memcmp(k.mv_data, prefix.bytes, prefix_size) != 0) {
         return Code::kNotFound;  // past the key's first session
       }
       const auto* bounds = static_cast<const uint8_t*>(k.mv_data) + prefix_size;
-      const int64_t start = GetOrderedI64(bounds);
-      if (start < min_start) return Code::kNotFound;
-      const int64_t end = GetOrderedI64(bounds + 8);
-      if (end >= lookup.time_ms) {
-        row->key = lookup.key;
-        row->session_start_ms = start;
-        row->session_end_ms = end;
+      if (GetOrderedI64(bounds) < min_start) return Code::kNotFound;
+      if (GetOrderedI64(bounds + 8) >= lookup.time_ms) {
+        answer(k);
         return Code::kOk;
       }
     }
@@ -173,11 +170,11 @@ class SessionStore final : public Store {
     // Prefixes are hashed or length-ordered: without an exact key neither the key nor the time narrows.
     if (!bounds.has_key) return Code::kOk;
     if (bounds.has_time_bounds && bounds.time_min > bounds.time_max) return Code::kNotFound;
-    Resolved resolved;
-    Code code = scheme_->Resolve(table, bounds.key, Intent::kRead, &resolved, error);
+    KeyPrefix prefix;
+    Code code = ResolveKey(table, *scheme_, bounds.key, kBoundsSize, Intent::kRead, &prefix, error);
     if (code != Code::kOk) return code;
-    if (!MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_min : INT64_MIN, INT64_MIN, &range->lower) ||
-        !MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_max : INT64_MAX, INT64_MAX, &range->upper)) {
+    if (!MakeRowKey(prefix, bounds.has_time_bounds ? bounds.time_min : INT64_MIN, INT64_MIN, &range->lower) ||
+        !MakeRowKey(prefix, bounds.has_time_bounds ? bounds.time_max : INT64_MAX, INT64_MAX, &range->upper)) {
       return Code::kNotFound;
     }
     range->has_lower = range->has_upper = true;
@@ -197,17 +194,6 @@ class SessionStore final : public Store {
                   static_cast<long long>(*end), static_cast<long long>(*start));
     }
     return Code::kOk;
-  }
-
-  // Writes the row (prefix + start + end) -> stored key, reserved in place (MDB_RESERVE).
-  Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, int64_t start_ms, int64_t end_ms,
-                ErrorBuffer* error) const {
-    KeyPrefix row_key;
-    if (!MakeRowKey(resolved.prefix, start_ms, end_ms, &row_key)) {
-      return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the session bounds",
-                  resolved.prefix.size);
-    }
-    return PutKeyedRow(table, *scheme_, resolved, key, row_key.view(), Bytes(), Bytes(), "Session row", error);
   }
 
   // The recorded longest session; UINT64_MAX (no bound) when none is recorded.

@@ -2,7 +2,7 @@
 //
 // On-disk format (version 1; bump kVersion if it changes):
 //   LMDB key   = scheme prefix (no suffix: one row per key)
-//   LMDB value = scheme stored key + value type (1 byte) + value bytes
+//   LMDB value = scheme stored key + value type (1 byte) + stored value (the scheme's EncodeValue of the value)
 #include <cstring>
 
 #include "planb/keyed_rows.h"
@@ -26,14 +26,13 @@ class StateStore final : public Store {
     }
     if (!record.has_key) return Fail(error, Code::kInvalidArgument, "<reference> has no <key>");
     if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value>");
-    Resolved resolved;
-    Code code = scheme_->Resolve(batch, record.key, Intent::kWrite, &resolved, error);
-    if (code != Code::kOk) return code;
     const uint8_t type = static_cast<uint8_t>(record.value_type);
-    return WriteRow(batch, resolved, record.key, Bytes(&type, 1), record.value, error);
+    KeyedRowWriter writer(batch, *scheme_, true, "State row");
+    return writer.Put(record.key, Bytes(), Bytes(&type, 1), record.value, error);
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
+    KeyedRowWriter writer(shard, *scheme_, true, "State row", /*append=*/true);
     MDB_val k;
     MDB_val v;
     for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -49,13 +48,14 @@ class StateStore final : public Store {
         return Fail(error, Code::kCorruption, "batch row is not a State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }
-      // The scheme's parts (prefix, stored key) are local to each LMDB file (clash numbers, ids), so the key is
-      // resolved again in the shard; the payload (type byte and value) is copied as it is.
-      Resolved resolved;
-      code = scheme_->Resolve(shard, key, Intent::kWrite, &resolved, error);
+      // The scheme's parts (prefix, stored key, stored value) are local to each LMDB file (clash numbers, ids),
+      // so the key is placed again in the shard and the value re-encoded; the type byte is copied.
+      const auto* data = static_cast<const uint8_t*>(v.mv_data);
+      Bytes value;
+      code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
+                                  error);
       if (code != Code::kOk) return code;
-      Bytes payload(static_cast<const uint8_t*>(v.mv_data) + stored_key_size, v.mv_size - stored_key_size);
-      code = WriteRow(shard, resolved, key, payload, Bytes(), error);
+      code = writer.Put(key, Bytes(), Bytes(data + stored_key_size, 1), value, error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
@@ -63,20 +63,13 @@ class StateStore final : public Store {
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
-    Resolved resolved;
-    Code code = scheme_->Resolve(shard, lookup.key, Intent::kRead, &resolved, error);
+    // One cursor descent: the row at the key's first candidate prefix, whose stored key proves it the key's.
+    KeySearch search;
+    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(), Seek::kExact, Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
-    Bytes value = resolved.first_value;
-    if (value.data == nullptr) {
-      MDB_val k = resolved.prefix.view().mdb();
-      MDB_val v;
-      int rc = mdb_get(shard.txn, shard.dbi, &k, &v);
-      if (rc == MDB_NOTFOUND) return Code::kNotFound;
-      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading State row: %s", mdb_strerror(rc));
-      value = Bytes(v);
-    }
     row->key = lookup.key;
-    return DecodePayload(value, scheme_->StoredKeySize(resolved, lookup.key), row, error);
+    return DecodePayload(shard, Bytes(search.row_value), scheme_->StoredKeySize(search.prefix, lookup.key), row,
+                         error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
@@ -90,35 +83,30 @@ class StateStore final : public Store {
       return Fail(error, Code::kCorruption, "State row key of %zu bytes has %zu bytes after its %u-byte prefix",
                   lmdb_key.size, lmdb_key.size - prefix_size, prefix_size);
     }
-    return DecodePayload(value, stored_key_size, row, error);
+    return DecodePayload(table, value, stored_key_size, row, error);
   }
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
     range->has_lower = range->has_upper = false;
     if (!bounds.has_key) return Code::kOk;  // keys are hashed or length-ordered: only an exact key narrows
-    Resolved resolved;
-    Code code = scheme_->Resolve(table, bounds.key, Intent::kRead, &resolved, error);
+    KeyPrefix prefix;
+    Code code = ResolveKey(table, *scheme_, bounds.key, 0, Intent::kRead, &prefix, error);
     if (code != Code::kOk) return code;
     range->has_lower = range->has_upper = true;
-    range->lower = resolved.prefix;
-    range->upper = resolved.prefix;
+    range->lower = prefix;
+    range->upper = prefix;
     return Code::kOk;
   }
 
  private:
-  static Code DecodePayload(Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) {
+  Code DecodePayload(const Table& table, Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) const {
     if (value.size < stored_key_size + 1 || !IsKnownValueType(value.data[stored_key_size])) {
       return Fail(error, Code::kCorruption, "State row value of %zu bytes has no valid value type", value.size);
     }
     row->value_type = static_cast<ValueType>(value.data[stored_key_size]);
-    row->value = Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1);
-    return Code::kOk;
-  }
-
-  Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, Bytes head, Bytes tail,
-                ErrorBuffer* error) const {
-    return PutKeyedRow(table, *scheme_, resolved, key, resolved.prefix.view(), head, tail, "State row", error);
+    return scheme_->DecodeValue(table, Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1),
+                                &row->value, error);
   }
 
   const KeyScheme* const scheme_;

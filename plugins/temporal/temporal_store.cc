@@ -3,7 +3,7 @@
 //
 // On-disk format (version 1; bump kVersion if it changes):
 //   LMDB key   = scheme prefix + effective time (8 bytes, PutOrderedI64: big-endian, sign bit flipped)
-//   LMDB value = scheme stored key + value type (1 byte) + value bytes
+//   LMDB value = scheme stored key + value type (1 byte) + stored value (the scheme's EncodeValue of the value)
 // The scheme's prefix is self-delimiting (key_suffix_size = 8), so one key's rows are contiguous and in time
 // order, and a lookup is one seek plus at most one step back. The same key and time again overwrites the row.
 #include <cstring>
@@ -28,11 +28,6 @@ bool MakeRowKey(const KeyPrefix& prefix, int64_t time_ms, KeyPrefix* out) {
   return true;
 }
 
-// Whether `k` is a row of the key whose prefix is `prefix`.
-bool HasPrefix(const MDB_val& k, const KeyPrefix& prefix) {
-  return k.mv_size == prefix.size + kTimeSize && std::memcmp(k.mv_data, prefix.bytes, prefix.size) == 0;
-}
-
 class TemporalStore final : public Store {
  public:
   explicit TemporalStore(const KeyScheme* scheme) : scheme_(scheme) {}
@@ -47,19 +42,17 @@ class TemporalStore final : public Store {
     }
     if (!record.has_key) return Fail(error, Code::kInvalidArgument, "<reference> has no <key>");
     if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value>");
-    Resolved resolved;
-    Code code = scheme_->Resolve(batch, record.key, Intent::kWrite, &resolved, error);
-    if (code != Code::kOk) return code;
     const uint8_t type = static_cast<uint8_t>(record.value_type);
-    return WriteRow(batch, resolved, record.key, record.time_ms, Bytes(&type, 1), record.value, error);
+    uint8_t time[kTimeSize];
+    PutOrderedI64(time, record.time_ms);
+    KeyedRowWriter writer(batch, *scheme_, true, "Temporal State row");
+    return writer.Put(record.key, Bytes(time, kTimeSize), Bytes(&type, 1), record.value, error);
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
+    KeyedRowWriter writer(shard, *scheme_, true, "Temporal State row", /*append=*/true);
     MDB_val k;
     MDB_val v;
-    Resolved resolved;
-    Bytes resolved_key;  // the key `resolved` belongs to (a view into the batch), null before the first row
-    bool have_resolved = false;
     for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
          rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_NEXT)) {
       if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading batch: %s", mdb_strerror(rc));
@@ -73,19 +66,15 @@ class TemporalStore final : public Store {
         return Fail(error, Code::kCorruption, "batch row is not a Temporal State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }
-      // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is resolved again in the
-      // shard; the time and payload are copied as they are. A key's rows are contiguous in the batch: resolve
-      // once per key.
-      if (!have_resolved || key != resolved_key) {
-        code = scheme_->Resolve(shard, key, Intent::kWrite, &resolved, error);
-        if (code != Code::kOk) return code;
-        resolved_key = key;
-        have_resolved = true;
-      }
+      // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
+      // shard (once per key: the writer remembers it) and the value re-encoded; time and type are copied.
       const auto* data = static_cast<const uint8_t*>(v.mv_data);
-      Bytes payload(data + stored_key_size, v.mv_size - stored_key_size);
-      const int64_t time_ms = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + prefix_size);
-      code = WriteRow(shard, resolved, key, time_ms, payload, Bytes(), error);
+      Bytes value;
+      code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
+                                  error);
+      if (code != Code::kOk) return code;
+      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kTimeSize),
+                        Bytes(data + stored_key_size, 1), value, error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
@@ -93,29 +82,18 @@ class TemporalStore final : public Store {
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
-    Resolved resolved;
-    Code code = scheme_->Resolve(shard, lookup.key, Intent::kRead, &resolved, error);
+    // The key's last row at or before (key, time): one seek to the first candidate + time, at most one step
+    // back. Times are compared as bytes, so INT64_MIN and INT64_MAX need no special case.
+    uint8_t time[kTimeSize];
+    PutOrderedI64(time, lookup.time_ms);
+    KeySearch search;
+    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(time, kTimeSize), Seek::kAtOrBefore, Intent::kRead,
+                             &search, error);
     if (code != Code::kOk) return code;
-    KeyPrefix target;
-    if (!MakeRowKey(resolved.prefix, lookup.time_ms, &target)) return Code::kNotFound;
-    // The first row at or after (key, time); unless it is exactly (key, time), the answer is the row before it.
-    // Times are compared as bytes, so INT64_MIN and INT64_MAX need no special case.
-    MDB_val k = target.view().mdb();
-    MDB_val v;
-    int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_SET_RANGE);
-    if (rc == MDB_SUCCESS) {
-      if (Bytes(k) != target.view()) {
-        rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_PREV);
-      }
-    } else if (rc == MDB_NOTFOUND) {
-      rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_LAST);
-    }
-    if (rc == MDB_NOTFOUND) return Code::kNotFound;
-    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading Temporal State row: %s", mdb_strerror(rc));
-    if (!HasPrefix(k, resolved.prefix)) return Code::kNotFound;  // the key has no row at or before the time
     row->key = lookup.key;
-    row->effective_time_ms = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + resolved.prefix.size);
-    return DecodePayload(Bytes(v), scheme_->StoredKeySize(resolved, lookup.key), row, error);
+    row->effective_time_ms = GetOrderedI64(static_cast<const uint8_t*>(search.row_key.mv_data) + search.prefix.size);
+    return DecodePayload(shard, Bytes(search.row_value), scheme_->StoredKeySize(search.prefix, lookup.key), row,
+                         error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
@@ -129,7 +107,7 @@ class TemporalStore final : public Store {
                   lmdb_key.size, prefix_size, kTimeSize);
     }
     row->effective_time_ms = GetOrderedI64(lmdb_key.data + prefix_size);
-    return DecodePayload(value, stored_key_size, row, error);
+    return DecodePayload(table, value, stored_key_size, row, error);
   }
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
@@ -138,11 +116,11 @@ class TemporalStore final : public Store {
     // Prefixes are hashed or length-ordered: without an exact key neither the key nor the time narrows.
     if (!bounds.has_key) return Code::kOk;
     if (bounds.has_time_bounds && bounds.time_min > bounds.time_max) return Code::kNotFound;
-    Resolved resolved;
-    Code code = scheme_->Resolve(table, bounds.key, Intent::kRead, &resolved, error);
+    KeyPrefix prefix;
+    Code code = ResolveKey(table, *scheme_, bounds.key, kTimeSize, Intent::kRead, &prefix, error);
     if (code != Code::kOk) return code;
-    if (!MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_min : INT64_MIN, &range->lower) ||
-        !MakeRowKey(resolved.prefix, bounds.has_time_bounds ? bounds.time_max : INT64_MAX, &range->upper)) {
+    if (!MakeRowKey(prefix, bounds.has_time_bounds ? bounds.time_min : INT64_MIN, &range->lower) ||
+        !MakeRowKey(prefix, bounds.has_time_bounds ? bounds.time_max : INT64_MAX, &range->upper)) {
       return Code::kNotFound;
     }
     range->has_lower = range->has_upper = true;
@@ -150,27 +128,14 @@ class TemporalStore final : public Store {
   }
 
  private:
-
-  static Code DecodePayload(Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) {
+  Code DecodePayload(const Table& table, Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) const {
     if (value.size < stored_key_size + 1 || !IsKnownValueType(value.data[stored_key_size])) {
       return Fail(error, Code::kCorruption, "Temporal State row value of %zu bytes has no valid value type",
                   value.size);
     }
     row->value_type = static_cast<ValueType>(value.data[stored_key_size]);
-    row->value = Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1);
-    return Code::kOk;
-  }
-
-  // Writes the row (prefix + `time_ms`) -> stored key + `head` + `tail`, reserved in place (MDB_RESERVE) so that
-  // the value is assembled without a temporary buffer.
-  Code WriteRow(const Table& table, const Resolved& resolved, Bytes key, int64_t time_ms, Bytes head, Bytes tail,
-                ErrorBuffer* error) const {
-    KeyPrefix row_key;
-    if (!MakeRowKey(resolved.prefix, time_ms, &row_key)) {
-      return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the effective time",
-                  resolved.prefix.size);
-    }
-    return PutKeyedRow(table, *scheme_, resolved, key, row_key.view(), head, tail, "Temporal State row", error);
+    return scheme_->DecodeValue(table, Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1),
+                                &row->value, error);
   }
 
   const KeyScheme* const scheme_;

@@ -43,6 +43,7 @@ class SchemeInstance {
                 const std::string& map_name = "m");
   const KeyScheme* get() const { return scheme_; }
   const KeyScheme* operator->() const { return scheme_; }
+  const KeyScheme& operator*() const { return *scheme_; }
 
  private:
   LoadedPlugin plugin_;

@@ -16,7 +16,10 @@ class CasefoldKeyScheme final : public KeyScheme {
   explicit CasefoldKeyScheme(uint32_t suffix_size)
       : length_prefixed_(suffix_size > 0), max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size ? 2 : 0)) {}
 
-  Code Resolve(const Table&, Bytes key, Intent, Resolved* out, ErrorBuffer* error) const noexcept override {
+  // The folded key is the prefix: certain, so lookups need no row check and there is no other candidate.
+  Code FirstCandidate(const Table&, Bytes key, Intent intent, Candidate* out,
+                      ErrorBuffer* error) const noexcept override {
+    if (intent == Intent::kRead && (key.size == 0 || key.size > max_key_size_)) return Code::kNotFound;
     if (key.size == 0 || key.size > max_key_size_) {
       return Fail(error, Code::kInvalidArgument, "casefold keys are 1 to %u bytes, got %zu", max_key_size_,
                   key.size);
@@ -31,12 +34,30 @@ class CasefoldKeyScheme final : public KeyScheme {
       p[i] = (c >= 'A' && c <= 'Z') ? static_cast<uint8_t>(c - 'A' + 'a') : c;
     }
     out->prefix.size = static_cast<uint32_t>(key.size + (length_prefixed_ ? 2 : 0));
-    out->first_value = Bytes();
+    out->certain = true;
     return Code::kOk;
   }
+  bool RowHasKey(Bytes, Bytes) const noexcept override { return true; }
+  Code NextCandidate(const Table&, Bytes, Bytes, KeyPrefix*, ErrorBuffer*) const noexcept override {
+    return Code::kNotFound;
+  }
+  Code NewPrefix(const Table&, Bytes, bool, KeyPrefix*, ErrorBuffer* error) const noexcept override {
+    return Fail(error, Code::kInternal, "casefold always knows a key's prefix");
+  }
 
-  uint32_t StoredKeySize(const Resolved&, Bytes) const noexcept override { return 0; }
-  void WriteStoredKey(const Resolved&, Bytes, uint8_t*) const noexcept override {}
+  uint32_t StoredKeySize(const KeyPrefix&, Bytes) const noexcept override { return 0; }
+  void WriteStoredKey(const KeyPrefix&, Bytes, uint8_t*) const noexcept override {}
+
+  // Values are stored as they are.
+  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
+    *stored = value;
+    return Code::kOk;
+  }
+  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
+    *value = stored;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
 
   Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
                  uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {

@@ -3,7 +3,14 @@
 // the scheme's "stored key" at the start of every row value, followed by its own payload:
 //
 //   LMDB key   = prefix(key) + store suffix
-//   LMDB value = stored key (scheme-defined, may be empty) + store payload
+//   LMDB value = stored key (scheme-defined, may be empty) + store head (e.g. a type byte) + stored value
+//
+// A key's rows sit under one prefix. The scheme names *candidate* prefixes; a store type finds the key's rows
+// by seeking its cursor to candidate + suffix and checking, on the row it lands on, that the row is the key's
+// (RowHasKey). In the common case that is one descent: the first candidate is computed without I/O (hashed:
+// hash + clash 0; direct: the key itself) or with one read of the scheme's own table (an id scheme), and the
+// row checked is the row the store type wanted anyway. `planb/keyed_rows.h` implements these searches and the
+// one-pass writes over this interface; store types use it rather than calling these methods one by one.
 //
 // Thread-safety: a scheme instance is immutable after creation; every method may be called from many threads.
 // All methods are noexcept; failures return a Code and a message in the host's ErrorBuffer.
@@ -25,31 +32,72 @@ struct KeyPrefix {
   Bytes view() const { return Bytes(bytes, size); }
 };
 
-struct Resolved {
+// A prefix that may hold a key's rows.
+struct Candidate {
   KeyPrefix prefix;
-  // The value of the first row under `prefix` when the scheme read it to resolve the key (null data otherwise).
-  // Valid until the transaction ends.
-  Bytes first_value;
+  // True when `prefix` is the key's whatever the table holds (direct keys, an id read from the scheme's key
+  // table): no row needs checking and there is no other candidate. False for hashed keys (clashes).
+  bool certain = false;
 };
+
+// Bytes EncodeValue may hand back from its scratch buffer (a reference into a value table, say).
+inline constexpr uint32_t kMaxValueRefSize = 32;
 
 class KeyScheme {
  public:
-  // Finds the prefix of `key`'s rows in `table`. Returns kOk when the prefix is resolved (rows may or may not
-  // exist under it unless `first_value` is set), kNotFound (kRead only) when the scheme knows no row holds `key`,
-  // kInvalidArgument for a key the scheme cannot store (e.g. too long). For kWrite, `prefix` is where rows of
-  // `key` belong, allocating one if needed. Allocates nothing for kRead.
-  virtual Code Resolve(const Table& table, Bytes key, Intent intent, Resolved* out,
-                       ErrorBuffer* error) const noexcept = 0;
+  // ---- Finding a key's rows. Candidates of one key all have the same size, are visited in increasing byte
+  // order, and never prefix one another.
 
-  // Bytes this scheme puts at the start of each row value for `key` resolved as `resolved` (in the table the
-  // row goes to: a scheme may store something local to that table, e.g. an id it allocated), and writes them.
-  virtual uint32_t StoredKeySize(const Resolved& resolved, Bytes key) const noexcept = 0;
-  virtual void WriteStoredKey(const Resolved& resolved, Bytes key, uint8_t* out) const noexcept = 0;
+  // The first candidate prefix of `key` in `table`, without touching `table.cursor`: kOk; kNotFound when the
+  // scheme knows the key has no prefix in this table (reads: a miss; writes: NewPrefix gives one);
+  // kInvalidArgument (writes only) for a key the scheme cannot store. A key that could never be stored is
+  // kNotFound for reads. Allocates nothing.
+  virtual Code FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
+                              ErrorBuffer* error) const noexcept = 0;
+
+  // Whether a row under a candidate that is not `certain` belongs to `key`, from the row's value (which starts
+  // with the stored key). Every row under one prefix belongs to the same key, so one row decides. No I/O.
+  virtual bool RowHasKey(Bytes key, Bytes value) const noexcept = 0;
+
+  // After `prefix` turned out to hold another key's rows or none: moves `prefix` to the next candidate above it
+  // that has rows in `table` (so that gaps left by deleted keys are skipped), or returns kNotFound, leaving
+  // `prefix` as it was, when there is none. `after` is, when the caller knows it (data non-null), the LMDB key of the first row after every row
+  // under `prefix`: a scheme can often answer from it without I/O. Otherwise the scheme may move
+  // `table.cursor` (e.g. MDB_SET_RANGE past `prefix`). Allocates nothing.
+  virtual Code NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
+                             ErrorBuffer* error) const noexcept = 0;
+
+  // For writes, when no candidate holds `key`'s rows: the prefix the key gets. On entry `prefix` is the last
+  // candidate examined and `taken` says whether it holds another key's rows (hashed: then the next clash
+  // number, kFull past the last); when FirstCandidate returned kNotFound, `prefix->size` is 0 (an id scheme
+  // allocates an id in its own tables here). May use `table.cursor`.
+  virtual Code NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix,
+                         ErrorBuffer* error) const noexcept = 0;
+
+  // ---- The scheme's part of each row value.
+
+  // Bytes this scheme puts at the start of each row value for `key` under `prefix` (in the table the row goes
+  // to), and writes them.
+  virtual uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const noexcept = 0;
+  virtual void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const noexcept = 0;
 
   // Recovers the user key of a row and where the store's parts start: `prefix_size` bytes of `lmdb_key` and
   // `stored_key_size` bytes of `value` belong to the scheme. Views are valid until the transaction ends.
   virtual Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
                          uint32_t* stored_key_size, ErrorBuffer* error) const noexcept = 0;
+
+  // ---- Stored values (room for value deduplication: a value stored once in the scheme's value table, rows
+  // holding a reference). Store types pass the value part of every row through these. Schemes that store
+  // values as they are (hashed, direct) return the bytes given, copy nothing and touch nothing.
+
+  // What a row of `table` stores for `value`: `*stored` is `value` itself or up to kMaxValueRefSize bytes
+  // written into `scratch` (taking a reference in `table`'s value table).
+  virtual Code EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
+                           ErrorBuffer* error) const noexcept = 0;
+  // The value a row of `table` holds as `stored`; the view is valid until the transaction ends. No allocation.
+  virtual Code DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const noexcept = 0;
+  // A row holding `stored` is being overwritten or removed: drops its reference.
+  virtual Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const noexcept = 0;
 
   // Everything about this instance that changes the bytes it writes (e.g. "hash_bits=64"); recorded in each
   // shard's meta table and compared at open, so a shard is never read with another layout.

@@ -12,7 +12,11 @@
 
 namespace planb {
 
-inline constexpr uint32_t kAbiVersion = 2;  // 2: row fields, lookup kinds, ScanRange, own tables
+// 2: row fields, lookup kinds, ScanRange, own tables.
+// 3: KeyScheme finds rows by candidates (FirstCandidate / RowHasKey / NextCandidate / NewPrefix) instead of
+//    Resolve, so that a lookup is one descent of the store type's cursor and a merge one cursor pass; stored
+//    keys take a KeyPrefix; EncodeValue / DecodeValue / ReleaseValue leave room for value deduplication.
+inline constexpr uint32_t kAbiVersion = 3;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

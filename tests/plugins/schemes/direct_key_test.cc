@@ -11,6 +11,7 @@
 #include "host/ingest/load_job.h"
 #include "host/ingest/staging_store.h"
 #include "planb/key_scheme.h"
+#include "planb/keyed_search.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 
@@ -75,14 +76,16 @@ TEST_F(DirectKeyTest, LayoutSaysWhetherKeysAreLengthPrefixed) {
 
 TEST_F(DirectKeyTest, PrefixIsTheKeyBytesAndNothingIsStoredInTheValue) {
   const std::string key("a\0b\xFF", 4);
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-  EXPECT_EQ(resolved.prefix.view().view(), key);
-  EXPECT_EQ(scheme().StoredKeySize(Resolved(), Bytes(key)), 0u);
-  // kRead does not look in the table: the prefix is known without it, rows may or may not exist.
-  ASSERT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kRead, &resolved, &error), Code::kOk);
-  EXPECT_EQ(resolved.first_value.data, nullptr);
+  ASSERT_EQ(ResolveKey(table(), scheme(), Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.view().view(), key);
+  EXPECT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes(key)), 0u);
+  // The prefix is certain: a read knows it without finding a row, rows may or may not exist.
+  Candidate candidate;
+  ASSERT_EQ(scheme().FirstCandidate(table(), Bytes(key), Intent::kRead, &candidate, &error), Code::kOk);
+  EXPECT_TRUE(candidate.certain);
+  EXPECT_EQ(candidate.prefix.view().view(), key);
   std::string value;
   EXPECT_EQ(Get(key, &value), Code::kNotFound);
 }
@@ -115,14 +118,14 @@ TEST_F(DirectKeyTest, ResolveAndDecodeRowRoundTrip) {
 }
 
 TEST_F(DirectKeyTest, AnEmptyKeyCannotBeWrittenAndIsAbsentWhenRead) {
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  EXPECT_EQ(scheme().Resolve(table(), Bytes(std::string_view("")), Intent::kWrite, &resolved, &error),
+  EXPECT_EQ(ResolveKey(table(), scheme(), Bytes(std::string_view("")), 0, Intent::kWrite, &resolved, &error),
             Code::kInvalidArgument);
   EXPECT_STREQ(error.message, "empty key");
   // A key that could never be stored is a miss, with no message built.
   error = ErrorBuffer();
-  EXPECT_EQ(scheme().Resolve(table(), Bytes(std::string_view("")), Intent::kRead, &resolved, &error), Code::kNotFound);
+  EXPECT_EQ(ResolveKey(table(), scheme(), Bytes(std::string_view("")), 0, Intent::kRead, &resolved, &error), Code::kNotFound);
   EXPECT_STREQ(error.message, "");
   std::string value;
   EXPECT_EQ(Get("", &value), Code::kNotFound);
@@ -137,9 +140,9 @@ TEST_F(DirectKeyTest, AnEmptyKeyCannotBeWrittenAndIsAbsentWhenRead) {
 
 TEST_F(DirectKeyTest, RefusesToWriteA512ByteKeyNamingTheLength) {
   const std::string key(512, 'k');
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  EXPECT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kInvalidArgument);
+  EXPECT_EQ(ResolveKey(table(), scheme(), Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "key of 512 bytes")) << error.message;
   EXPECT_TRUE(Contains(error.message, "at most 511 bytes")) << error.message;
   EXPECT_TRUE(Contains(error.message, "scheme = hashed")) << error.message;
@@ -150,7 +153,7 @@ TEST_F(DirectKeyTest, RefusesToWriteA512ByteKeyNamingTheLength) {
 
   // Reading one is a miss without a message.
   error = ErrorBuffer();
-  EXPECT_EQ(scheme().Resolve(table(), Bytes(key), Intent::kRead, &resolved, &error), Code::kNotFound);
+  EXPECT_EQ(ResolveKey(table(), scheme(), Bytes(key), 0, Intent::kRead, &resolved, &error), Code::kNotFound);
   EXPECT_STREQ(error.message, "");
   std::string value;
   EXPECT_EQ(Get(key, &value), Code::kNotFound);
@@ -204,16 +207,16 @@ TEST_F(DirectKeyTest, StoresLargeValues) {
 TEST_F(DirectKeyTest, WithAKeySuffixPrefixesTheLength) {
   SchemeInstance scheme;
   ASSERT_TRUE(scheme.Create("direct", 8, {}, "events").ok());
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme->Resolve(table(), Bytes(std::string_view("abc")), Intent::kWrite, &resolved, &error), Code::kOk);
-  EXPECT_EQ(resolved.prefix.view().view(), std::string("\0\3abc", 5));
+  ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(std::string_view("abc")), 8, Intent::kWrite, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.view().view(), std::string("\0\3abc", 5));
 
   // 511 - 8 (suffix) - 2 (length) = 501 bytes at most.
   const std::string longest(501, 'k');
-  ASSERT_EQ(scheme->Resolve(table(), Bytes(longest), Intent::kWrite, &resolved, &error), Code::kOk);
-  EXPECT_EQ(resolved.prefix.size, 503u);
-  EXPECT_EQ(scheme->Resolve(table(), Bytes(std::string(502, 'k')), Intent::kWrite, &resolved, &error),
+  ASSERT_EQ(ResolveKey(table(), *scheme, Bytes(longest), 8, Intent::kWrite, &resolved, &error), Code::kOk);
+  EXPECT_EQ(resolved.size, 503u);
+  EXPECT_EQ(ResolveKey(table(), *scheme, Bytes(std::string(502, 'k')), 8, Intent::kWrite, &resolved, &error),
             Code::kInvalidArgument);
   EXPECT_TRUE(Contains(error.message, "key of 502 bytes")) << error.message;
   EXPECT_TRUE(Contains(error.message, "at most 501 bytes")) << error.message;

@@ -20,6 +20,8 @@
 #include "host/ingest/load_job.h"
 #include "host/storage/map_reader.h"
 #include "planb/encoding.h"
+#include "planb/keyed_search.h"
+#include "support/clashing_keys.h"
 #include "support/heap_trap.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -29,6 +31,7 @@ namespace planb {
 namespace {
 
 using ::planb::testing::Answer;
+using ::planb::testing::ClashingKeys;
 using ::planb::testing::CreateMapEnv;
 using ::planb::testing::CreateMapPlugins;
 using ::planb::testing::DumpFullRows;
@@ -309,10 +312,11 @@ TEST_P(SessionStoreTest, TheLongestSessionIsKeptAsAMaximum) {
 }
 
 TEST_P(SessionStoreTest, LookupsLookBackOnlyAsFarAsTheLongestSession) {
-  auto env = Batch("b", {{"a", 0, 1000}, {"a", 5000, 10}});
+  auto env = Batch("b", {{"a", 0, 1000}, {"a", 800, 10}, {"a", 5000, 10}});
   EXPECT_TRUE(In(LookupAt(*env, "a", 900), "a", 0, 1000));
-  // With a (wrong) bound of 10 the lookup stops before reaching the session that starts at 0: proof that it
-  // does not walk every earlier session.
+  // With a (wrong) bound of 10 the lookup, walking back from [800, 810], stops before reaching the session that
+  // starts at 0: proof that it does not walk every earlier session. (The last session starting at or before
+  // the time is always checked: the bound only limits the walk.)
   SetMaxDuration(env, 10);
   EXPECT_TRUE(Out(LookupAt(*env, "a", 900)));
   EXPECT_TRUE(In(LookupAt(*env, "a", 5), "a", 0, 1000));
@@ -380,6 +384,79 @@ TEST_P(SessionStoreTest, MergingTheSameBatchTwiceLeavesTheSameShard) {
   EXPECT_EQ(stats.rows_read, second.size());
   EXPECT_EQ(Dump(*shard), once);  // every row, LMDB key included
   EXPECT_EQ(MaxDuration(shard), max_once);
+}
+
+Model ModelOf(const std::vector<Events>& batches) {
+  Model model;
+  for (const Events& events : batches) {
+    for (const SessionEvent& e : events) model[e.key].emplace(e.time_ms, e.time_ms + e.timeout_ms.value_or(0));
+  }
+  return model;
+}
+
+// Every lookup of `keys` (and of one absent key) at times around each session's ends, in `env`, against `model`.
+void ExpectLookupsMatch(const MapEnv& env, const std::vector<std::string>& keys, const Model& model) {
+  std::vector<std::string> asked = keys;
+  asked.push_back("clash-absent");
+  std::vector<int64_t> times{INT64_MIN, INT64_MAX};
+  for (const auto& [key, sessions] : model) {
+    for (const Session& session : sessions) {
+      times.insert(times.end(), {session.first - 1, session.first, session.second, session.second + 1});
+    }
+  }
+  for (const std::string& key : asked) {
+    for (int64_t time : times) {
+      const std::optional<Session> want = Expected(model, key, time);
+      const Answer answer = LookupAt(env, key, time);
+      if (want) {
+        EXPECT_TRUE(In(answer, key, want->first, want->second)) << key << " at " << time;
+      } else {
+        EXPECT_TRUE(Out(answer)) << key << " at " << time;
+      }
+    }
+  }
+}
+
+// With hash_bits = 8 these keys share a hash (clash numbers in arrival order); their sessions interleave in
+// time, so a lookup of one key lands beside another key's sessions under the same hash.
+TEST_P(SessionStoreTest, ClashingKeysAreEachFoundAtEveryTime) {
+  const std::vector<std::string> keys = ClashingKeys(3);
+  const Events events = {{keys[0], 100, 50}, {keys[1], 120, 100}, {keys[0], 300, std::nullopt},
+                         {keys[2], 50, 500}, {keys[1], 400, 10},  {keys[2], 1000, 0}};
+  const Model model = ModelOf({events});
+  auto batch = Batch("b", events);
+  ExpectLookupsMatch(*batch, keys, model);
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(batch, shard).ok());
+  ExpectLookupsMatch(*shard, keys, model);
+  EXPECT_EQ(Contents(Dump(*shard)), model);
+  if (GetParam().hash_bits != nullptr) {  // the keys did clash: three prefixes under one hash
+    std::set<std::string> prefixes;
+    for (const FullRow& row : Dump(*shard)) prefixes.insert(row.lmdb_key.substr(0, 3));
+    EXPECT_EQ(prefixes.size(), 3u);
+  }
+}
+
+// Clash numbers are local to each file: two streams merged in either order give the same sessions.
+TEST_P(SessionStoreTest, TwoStreamsMergedInEitherOrderGiveTheSameShard) {
+  const std::vector<std::string> keys = ClashingKeys(4);
+  const Events first = {{keys[0], 10, 5}, {keys[1], 20, 30}, {keys[2], 30, std::nullopt}, {keys[0], 40, 1}};
+  const Events second = {{keys[3], 15, 5}, {keys[2], 25, 10}, {keys[1], 35, 0}, {keys[0], 10, 5}};
+  const Model model = ModelOf({first, second});
+  auto forward = NewEnv("forward");
+  ASSERT_TRUE(MergeInto(Batch("f1", first), forward).ok());
+  ASSERT_TRUE(MergeInto(Batch("f2", second), forward).ok());
+  auto backward = NewEnv("backward");
+  ASSERT_TRUE(MergeInto(Batch("b2", second), backward).ok());
+  ASSERT_TRUE(MergeInto(Batch("b1", first), backward).ok());
+  EXPECT_EQ(Contents(Dump(*forward)), model);
+  EXPECT_EQ(Contents(Dump(*backward)), model);
+  ExpectLookupsMatch(*forward, keys, model);
+  ExpectLookupsMatch(*backward, keys, model);
+  const std::vector<FullRow> once = Dump(*forward);
+  ASSERT_TRUE(MergeInto(Batch("f3", first), forward).ok());
+  ASSERT_TRUE(MergeInto(Batch("f4", second), forward).ok());
+  EXPECT_EQ(Dump(*forward), once);
 }
 
 TEST_P(SessionStoreTest, KeysUpToTheSchemesLimit) {
@@ -459,20 +536,20 @@ TEST_P(SessionStoreTest, ARowEndingBeforeItStartsIsCorruption) {
   ASSERT_TRUE(txn.Begin(env, true).ok());
   const KeyScheme& scheme = *plugins_->scheme();
   const std::string key = "k";
-  Resolved resolved;
+  KeyPrefix resolved;
   ErrorBuffer error;
-  ASSERT_EQ(scheme.Resolve(txn.table(), Bytes(key), Intent::kWrite, &resolved, &error), Code::kOk);
-  std::string lmdb_key(reinterpret_cast<const char*>(resolved.prefix.bytes), resolved.prefix.size);
+  ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 16, Intent::kWrite, &resolved, &error), Code::kOk);
+  std::string lmdb_key(reinterpret_cast<const char*>(resolved.bytes), resolved.size);
   lmdb_key.resize(lmdb_key.size() + 16);
-  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.prefix.size, 10);
-  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.prefix.size + 8, 9);
+  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.size, 10);
+  PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.size + 8, 9);
   std::string value(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
   scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
   Row row;
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(lmdb_key), Bytes(value), &row, &error), Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "ends")) << error.message;
   error = ErrorBuffer();
-  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), resolved.prefix.view(), Bytes(value), &row, &error),
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), resolved.view(), Bytes(value), &row, &error),
             Code::kCorruption);
 }
 

@@ -1,0 +1,166 @@
+// Finding a key's rows through a KeyScheme with one descent of the table's cursor in the common case: the
+// cursor is sent to (first candidate + suffix) and the row it lands on (or the one before) both answers the
+// search and proves the candidate is the key's; other candidates are tried only after a real clash.
+// Header-only, over the SDK interfaces; using it is optional and changes no ABI. Allocates nothing.
+#pragma once
+
+#include <cstring>
+
+#include "planb/key_scheme.h"
+#include "planb/status.h"
+#include "planb/table.h"
+
+namespace planb {
+
+// Which row of the key a search wants, relative to prefix + suffix.
+enum class Seek : uint32_t {
+  kExact = 0,       // the row at prefix + suffix
+  kAtOrBefore = 1,  // the last row of the key <= prefix + suffix (temporal "as of")
+  kAtOrAfter = 2,   // the first row of the key >= prefix + suffix
+};
+
+struct KeySearch {
+  // The key's prefix when `key_found`; otherwise the last candidate examined (what NewPrefix takes), with
+  // `taken` telling whether it holds another key's rows. Size 0 when the scheme gave no candidate.
+  KeyPrefix prefix;
+  bool key_found = false;
+  bool taken = false;
+  // The row found (kOk only); `table.cursor` is on it. Views valid until the transaction ends or the cursor
+  // writes.
+  MDB_val row_key{0, nullptr};
+  MDB_val row_value{0, nullptr};
+};
+
+// Copies the used bytes of `from` (a KeyPrefix is 515 bytes; a prefix is often 10).
+inline void CopyPrefix(const KeyPrefix& from, KeyPrefix* to) {
+  to->size = from.size;
+  std::memcpy(to->bytes, from.bytes, from.size);
+}
+
+// prefix + suffix into `out` (the caller's stack); false when it would pass LMDB's key limit.
+inline bool JoinKey(const KeyPrefix& prefix, Bytes suffix, KeyPrefix* out) {
+  if (prefix.size + suffix.size > kMaxLmdbKeySize) return false;
+  std::memcpy(out->bytes, prefix.bytes, prefix.size);
+  if (suffix.size != 0) std::memcpy(out->bytes + prefix.size, suffix.data, suffix.size);
+  out->size = static_cast<uint32_t>(prefix.size + suffix.size);
+  return true;
+}
+
+// Whether LMDB key `k` is a row under `prefix` with a suffix of `suffix_size` bytes.
+inline bool RowUnder(const MDB_val& k, const KeyPrefix& prefix, size_t suffix_size) {
+  return k.mv_size == prefix.size + suffix_size && std::memcmp(k.mv_data, prefix.bytes, prefix.size) == 0;
+}
+
+// Finds `key`'s row per `seek` in `table` (whose rows all have `suffix.size` bytes after the prefix). kOk: the
+// row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no such row (`out` still says whether the key has a prefix
+// here, for writes); other codes are errors. Descents: one (plus a MDB_PREV step) unless candidates clash.
+inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
+                         Intent intent, KeySearch* out, ErrorBuffer* error) {
+  out->key_found = out->taken = false;
+  Candidate candidate;
+  Code code = scheme.FirstCandidate(table, key, intent, &candidate, error);
+  if (code != Code::kOk) {
+    out->prefix.size = 0;
+    return code;
+  }
+  CopyPrefix(candidate.prefix, &out->prefix);
+  const KeyPrefix& prefix = out->prefix;
+  if (candidate.certain && seek == Seek::kExact && intent == Intent::kRead) {
+    // The exact row of a certain prefix (direct State): mdb_get is the same single descent without the cursor's
+    // checks of its current page, which random lookups never reuse. The cursor stays where it was.
+    KeyPrefix target;
+    if (!JoinKey(prefix, suffix, &target)) return Code::kNotFound;
+    MDB_val k = target.view().mdb();
+    MDB_val v;
+    const int rc = mdb_get(table.txn, table.dbi, &k, &v);
+    out->key_found = true;  // a certain prefix is the key's, rows or not
+    if (rc == MDB_NOTFOUND) return Code::kNotFound;
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading a key's row: %s", mdb_strerror(rc));
+    out->row_key = k;
+    out->row_value = v;
+    return Code::kOk;
+  }
+  for (;;) {
+    KeyPrefix target;
+    if (!JoinKey(prefix, suffix, &target)) return Code::kNotFound;
+    MDB_val k = target.view().mdb();
+    MDB_val v;
+    int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
+      return Fail(error, Code::kIOError, "seeking a key's rows: %s", mdb_strerror(rc));
+    }
+    const bool at_end = rc == MDB_NOTFOUND;
+    Bytes after;  // the first row after every row under `prefix`, once known
+    if (!at_end && RowUnder(k, prefix, suffix.size)) {
+      // The landed row proves (or disproves) that the candidate is the key's.
+      if (candidate.certain || scheme.RowHasKey(key, Bytes(v))) {
+        out->key_found = true;
+        if (seek == Seek::kAtOrAfter || Bytes(k) == target.view()) {
+          out->row_key = k;
+          out->row_value = v;
+          return Code::kOk;
+        }
+        if (seek == Seek::kExact) return Code::kNotFound;
+        rc = mdb_cursor_get(table.cursor, &k, &v, MDB_PREV);
+        if (rc == MDB_SUCCESS && RowUnder(k, prefix, suffix.size)) {
+          out->row_key = k;
+          out->row_value = v;
+          return Code::kOk;
+        }
+        if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
+          return Fail(error, Code::kIOError, "stepping back: %s", mdb_strerror(rc));
+        }
+        return Code::kNotFound;
+      }
+      out->taken = true;  // a clash: the candidate is another key's
+    } else {
+      if (!at_end) after = Bytes(k);
+      // Nothing under the candidate at or after the target; the row before tells, unless rows under it cannot
+      // sort before the target (no suffix) and the candidate need not be proven.
+      const bool look_back = seek == Seek::kAtOrBefore || (!candidate.certain && suffix.size != 0);
+      bool under = false;
+      if (look_back) {
+        rc = mdb_cursor_get(table.cursor, &k, &v, at_end ? MDB_LAST : MDB_PREV);
+        if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
+          return Fail(error, Code::kIOError, "stepping back: %s", mdb_strerror(rc));
+        }
+        under = rc == MDB_SUCCESS && RowUnder(k, prefix, suffix.size);
+      }
+      if (candidate.certain || (under && scheme.RowHasKey(key, Bytes(v)))) {
+        out->key_found = true;
+        if (!under || seek != Seek::kAtOrBefore) return Code::kNotFound;
+        out->row_key = k;
+        out->row_value = v;
+        return Code::kOk;
+      }
+      out->taken = under;
+      if (at_end) return Code::kNotFound;  // candidates only grow: none lies past the table's end
+    }
+    code = scheme.NextCandidate(table, key, after, &out->prefix, error);  // leaves `prefix` as it was on kNotFound
+    if (code != Code::kOk) return code;
+    out->taken = false;
+  }
+}
+
+// The prefix of `key` in `table` (whose rows have `suffix_size` bytes after the prefix): for reads, where its
+// rows are (kNotFound: it has none); for writes, where its rows are or go (NewPrefix gives a new key one).
+// Moves `table.cursor`. For scans and tests; lookups and writes use FindKeyedRow and KeyedRowWriter.
+inline Code ResolveKey(const Table& table, const KeyScheme& scheme, Bytes key, uint32_t suffix_size, Intent intent,
+                       KeyPrefix* prefix, ErrorBuffer* error) {
+  uint8_t zeros[kMaxLmdbKeySize] = {};
+  if (suffix_size > kMaxLmdbKeySize) return Fail(error, Code::kInvalidArgument, "key suffix of %u bytes", suffix_size);
+  KeySearch search;
+  Code code = FindKeyedRow(table, scheme, key, Bytes(zeros, suffix_size), Seek::kAtOrAfter, intent, &search, error);
+  if (code != Code::kOk && code != Code::kNotFound) return code;
+  if (search.key_found) {
+    CopyPrefix(search.prefix, prefix);
+    return Code::kOk;
+  }
+  if (intent == Intent::kRead) return Code::kNotFound;
+  code = scheme.NewPrefix(table, key, search.taken, &search.prefix, error);
+  if (code != Code::kOk) return code;
+  CopyPrefix(search.prefix, prefix);
+  return Code::kOk;
+}
+
+}  // namespace planb

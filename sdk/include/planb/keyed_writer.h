@@ -1,0 +1,238 @@
+// Writing a store type's rows keyed through a KeyScheme in one pass of the table's cursor (see keyed_rows.h for
+// the row layout). Header-only, over the SDK interfaces; using it is optional and changes no ABI.
+#pragma once
+
+#include <cstring>
+
+#include "planb/key_scheme.h"
+#include "planb/keyed_search.h"
+#include "planb/status.h"
+#include "planb/table.h"
+
+namespace planb {
+
+// The Code of a failed mdb_put: kFull when the map or the transaction is full (the user can raise
+// max_store_size), kIOError otherwise.
+inline Code PutFailureCode(int rc) {
+  return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError;
+}
+
+// Writes a store type's rows in one pass of `table.cursor`: every find and write is a cursor operation, so rows
+// arriving in LMDB key order (a batch merged into a shard) get LMDB's same-leaf-page shortcut. Per row, in the
+// common case: one mdb_cursor_put (MDB_NOOVERWRITE: it finds the place, and an existing row at the same LMDB
+// key is overwritten in place with MDB_CURRENT), plus, for a scheme whose candidates need proving (hashed),
+// one MDB_NEXT (and for a store with a suffix at most one more seek on the same page) on a key's first row. A
+// clash or a gap in the candidates falls back to FindKeyedRow.
+//
+// Single-threaded, inside the write transaction of `table`. The key's prefix is remembered between rows: a key
+// given to Put must stay valid until the next Put (batch rows are, during a merge).
+class KeyedRowWriter {
+ public:
+  // `has_value`: rows carry a value after the head (passed through the scheme's EncodeValue); Session rows do
+  // not. `row_kind` names the row in messages ("State row"). `append`: rows probably go past the table's last
+  // key (a batch merged into a new shard): each is tried with MDB_APPEND, which skips the search, until one
+  // does not go there (then the writer stops trying).
+  KeyedRowWriter(const Table& table, const KeyScheme& scheme, bool has_value, const char* row_kind,
+                 bool append = false)
+      : table_(table), scheme_(scheme), has_value_(has_value), row_kind_(row_kind), append_(append) {}
+  KeyedRowWriter(const KeyedRowWriter&) = delete;
+  KeyedRowWriter& operator=(const KeyedRowWriter&) = delete;
+
+  // Writes `key`'s row at its prefix + `suffix` -> stored key + `head` + `value`, replacing a row already there
+  // (whose value is released). A new key gets a prefix from the scheme.
+  Code Put(Bytes key, Bytes suffix, Bytes head, Bytes value, ErrorBuffer* error) {
+    uint8_t scratch[kMaxValueRefSize];
+    Bytes stored;
+    if (has_value_) {
+      Code code = scheme_.EncodeValue(table_, value, scratch, &stored, error);
+      if (code != Code::kOk) return code;
+    }
+    Parts row{key, suffix, head, stored};
+    if (known_ && key == key_) return PutOwn(prefix_, row, error);
+    known_ = false;
+
+    Candidate candidate;
+    Code code = scheme_.FirstCandidate(table_, key, Intent::kWrite, &candidate, error);
+    if (code == Code::kNotFound) {  // the scheme has no prefix for the key yet (an id scheme): make one
+      candidate.prefix.size = 0;
+      code = scheme_.NewPrefix(table_, key, false, &candidate.prefix, error);
+      candidate.certain = true;
+    }
+    if (code != Code::kOk) return code;
+    if (candidate.certain) {
+      Remember(key, candidate.prefix);
+      return PutOwn(prefix_, row, error);
+    }
+
+    // Optimistic: the first candidate is almost always the key's or free. Write there, then prove it from the
+    // rows beside the new one.
+    KeyPrefix row_key;
+    MDB_val existing;
+    bool inserted = false;
+    code = TryInsert(candidate.prefix, row, &row_key, &existing, &inserted, error);
+    if (code != Code::kOk) return code;
+    if (!inserted) {
+      if (!scheme_.RowHasKey(key, Bytes(existing))) return PutSlow(row, error);  // another key's row
+      Remember(key, candidate.prefix);
+      return Overwrite(prefix_, row, row_key, existing, error);
+    }
+    bool ours = false;
+    code = ProveInserted(candidate.prefix, row, row_key, &ours, error);
+    if (code != Code::kOk) return code;
+    if (ours) {
+      Remember(key, candidate.prefix);
+      return Code::kOk;
+    }
+    MDB_val k = row_key.view().mdb();
+    int rc = mdb_del(table_.txn, table_.dbi, &k, nullptr);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "undoing a %s: %s", row_kind_, mdb_strerror(rc));
+    return PutSlow(row, error);
+  }
+
+ private:
+  struct Parts {
+    Bytes key;
+    Bytes suffix;
+    Bytes head;
+    Bytes stored_value;
+  };
+
+  void Remember(Bytes key, const KeyPrefix& prefix) {
+    key_ = key;
+    CopyPrefix(prefix, &prefix_);
+    known_ = true;
+  }
+
+  uint32_t ValueSize(const KeyPrefix& prefix, const Parts& row) const {
+    return scheme_.StoredKeySize(prefix, row.key) + static_cast<uint32_t>(row.head.size + row.stored_value.size);
+  }
+
+  void Fill(const KeyPrefix& prefix, const Parts& row, void* out) const {
+    auto* p = static_cast<uint8_t*>(out);
+    scheme_.WriteStoredKey(prefix, row.key, p);
+    p += scheme_.StoredKeySize(prefix, row.key);
+    if (row.head.size != 0) std::memcpy(p, row.head.data, row.head.size);
+    if (row.stored_value.size != 0) std::memcpy(p + row.head.size, row.stored_value.data, row.stored_value.size);
+  }
+
+  // Inserts the row under `prefix` unless its LMDB key exists (then `existing` is that row, the cursor on it).
+  Code TryInsert(const KeyPrefix& prefix, const Parts& row, KeyPrefix* row_key, MDB_val* existing, bool* inserted,
+                 ErrorBuffer* error) {
+    if (!JoinKey(prefix, row.suffix, row_key)) {
+      return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the %s's %zu-byte suffix",
+                  prefix.size, row_kind_, row.suffix.size);
+    }
+    MDB_val k = row_key->view().mdb();
+    MDB_val v{ValueSize(prefix, row), nullptr};
+    if (append_) {
+      const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_APPEND | MDB_RESERVE);
+      if (rc == MDB_SUCCESS) {
+        Fill(prefix, row, v.mv_data);
+        *inserted = true;
+        return Code::kOk;
+      }
+      if (rc != MDB_KEYEXIST) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
+      append_ = false;  // not past the last key (MDB_APPEND says so with MDB_KEYEXIST): search from now on
+      v = MDB_val{ValueSize(prefix, row), nullptr};
+    }
+    const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST) {
+      *existing = v;
+      *inserted = false;
+      return Code::kOk;
+    }
+    if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
+    Fill(prefix, row, v.mv_data);
+    *inserted = true;
+    return Code::kOk;
+  }
+
+  // Replaces the row the cursor is on (`existing`, the key's own) with `row`.
+  Code Overwrite(const KeyPrefix& prefix, const Parts& row, const KeyPrefix& row_key, const MDB_val& existing,
+                 ErrorBuffer* error) {
+    if (has_value_) {
+      const size_t skip = scheme_.StoredKeySize(prefix, row.key) + row.head.size;
+      if (existing.mv_size < skip) {
+        return Fail(error, Code::kCorruption, "%s of %zu bytes is shorter than its stored key and head", row_kind_,
+                    existing.mv_size);
+      }
+      const Bytes old(static_cast<const uint8_t*>(existing.mv_data) + skip, existing.mv_size - skip);
+      Code code = scheme_.ReleaseValue(table_, old, error);
+      if (code != Code::kOk) return code;
+    }
+    MDB_val k = row_key.view().mdb();
+    MDB_val v{ValueSize(prefix, row), nullptr};
+    const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_CURRENT | MDB_RESERVE);
+    if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
+    Fill(prefix, row, v.mv_data);
+    return Code::kOk;
+  }
+
+  // Writes the row under `prefix`, known to be the key's.
+  Code PutOwn(const KeyPrefix& prefix, const Parts& row, ErrorBuffer* error) {
+    KeyPrefix row_key;
+    MDB_val existing;
+    bool inserted = false;
+    Code code = TryInsert(prefix, row, &row_key, &existing, &inserted, error);
+    if (code != Code::kOk || inserted) return code;
+    return Overwrite(prefix, row, row_key, existing, error);
+  }
+
+  // After inserting the key's first row under a candidate that needs proving: `*ours` when the rows beside it
+  // under the candidate are the key's, or there are none and no later candidate exists (a gap could hide the
+  // key's rows there).
+  Code ProveInserted(const KeyPrefix& prefix, const Parts& row, const KeyPrefix& row_key, bool* ours,
+                     ErrorBuffer* error) {
+    MDB_val k;
+    MDB_val v;
+    int rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_NEXT);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "%s", mdb_strerror(rc));
+    if (rc == MDB_SUCCESS && RowUnder(k, prefix, row.suffix.size)) {
+      *ours = scheme_.RowHasKey(row.key, Bytes(v));
+      return Code::kOk;
+    }
+    const Bytes after = rc == MDB_SUCCESS ? Bytes(k) : Bytes();
+    const bool at_end = rc == MDB_NOTFOUND;
+    if (row.suffix.size != 0) {  // rows of the candidate may also sort before the new one
+      MDB_val back = row_key.view().mdb();
+      rc = mdb_cursor_get(table_.cursor, &back, &v, MDB_SET_KEY);
+      if (rc == MDB_SUCCESS) rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_PREV);
+      if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "%s", mdb_strerror(rc));
+      if (rc == MDB_SUCCESS && RowUnder(k, prefix, row.suffix.size)) {
+        *ours = scheme_.RowHasKey(row.key, Bytes(v));
+        return Code::kOk;
+      }
+    }
+    if (at_end) {
+      *ours = true;
+      return Code::kOk;
+    }
+    KeyPrefix next;
+    CopyPrefix(prefix, &next);
+    Code code = scheme_.NextCandidate(table_, row.key, after, &next, error);
+    if (code != Code::kOk && code != Code::kNotFound) return code;
+    *ours = code == Code::kNotFound;
+    return Code::kOk;
+  }
+
+  // After a clash (or a gap): the full search, then the write.
+  Code PutSlow(const Parts& row, ErrorBuffer* error) {
+    KeyPrefix prefix;
+    Code code = ResolveKey(table_, scheme_, row.key, static_cast<uint32_t>(row.suffix.size), Intent::kWrite, &prefix,
+                           error);
+    if (code != Code::kOk) return code;
+    Remember(row.key, prefix);
+    return PutOwn(prefix_, row, error);
+  }
+
+  const Table& table_;
+  const KeyScheme& scheme_;
+  const bool has_value_;
+  const char* const row_kind_;
+  bool append_;
+  bool known_ = false;  // `prefix_` is the prefix of `key_`
+  Bytes key_;
+  KeyPrefix prefix_;
+};
+
+}  // namespace planb
