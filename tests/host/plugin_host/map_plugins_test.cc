@@ -107,6 +107,38 @@ TEST_F(MapPluginsTest, AcceptsHashBitsAtTheLimits) {
   }
 }
 
+TEST_F(MapPluginsTest, HybridRecordsItsOptionsAndTheStoreTypesLimit) {
+  std::unique_ptr<MapPlugins> plugins;
+  ASSERT_TRUE(Create(MakeMapConfig("m", "state", "hybrid"), &plugins).ok());
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "direct_max=510,hash_bits=64,raw");
+  ASSERT_TRUE(Create(MakeMapConfig("m", "session", "hybrid", {{"direct_max", "492"}, {"hash_bits", "8"}}), &plugins)
+                  .ok());
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "direct_max=492,hash_bits=8,length_prefixed");
+}
+
+TEST_F(MapPluginsTest, HybridRefusesEachMalformedOptionNamingMapAndOption) {
+  const struct {
+    const char* type;
+    const char* option;
+    const char* value;
+    const char* expected;
+  } kBad[] = {
+      {"state", "direct_max", "abc", "direct_max: 'abc' is not a whole number from 0 to 510"},
+      {"state", "direct_max", "", "direct_max: '' is not a whole number from 0 to 510"},
+      {"state", "direct_max", "-1", "direct_max: '-1' is not a whole number from 0 to 510"},
+      {"state", "direct_max", "511", "direct_max: '511' is not a whole number from 0 to 510"},
+      {"temporal", "direct_max", "501", "direct_max: '501' is not a whole number from 0 to 500"},
+      {"session", "direct_max", "493", "direct_max: '493' is not a whole number from 0 to 492"},
+      {"state", "hash_bits", "7", "hash_bits: '7' is not a whole number from 8 to 64"},
+      {"state", "hash_bits", "8x", "hash_bits: '8x' is not a whole number from 8 to 64"},
+  };
+  for (const auto& bad : kBad) {
+    const std::string message = ErrorOf(MakeMapConfig("m", bad.type, "hybrid", {{bad.option, bad.value}}));
+    EXPECT_TRUE(Contains(message, "[map.m]")) << message;
+    EXPECT_TRUE(Contains(message, bad.expected)) << message;
+  }
+}
+
 TEST_F(MapPluginsTest, RefusesAnUnknownTypeListingTheKnownOnes) {
   const std::string message = ErrorOf(MakeMapConfig("m", "histogram", ""), Code::kNotSupported);
   EXPECT_TRUE(Contains(message, "[map.m]")) << message;

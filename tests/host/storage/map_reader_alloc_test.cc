@@ -373,6 +373,8 @@ const AllocParam kAllocParams[] = {
     {"Hashed", "hashed", ""},
     {"Hashed8Bits", "hashed", "hash_bits = 8\n"},  // clashes: lookups walk the cursor
     {"Direct", "direct", ""},
+    {"Hybrid", "hybrid", ""},
+    {"HybridAllHashed8Bits", "hybrid", "direct_max = 0\nhash_bits = 8\n"},  // every key hashed, clashes
 };
 
 INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kAllocParams),
