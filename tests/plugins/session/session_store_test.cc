@@ -114,6 +114,8 @@ const SchemeParam kSchemes[] = {
     {"Hybrid", "hybrid", nullptr},
     {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
     {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
+    {"LookupTable", "lookup_table", nullptr},
+    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
 };
 
 std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
@@ -438,8 +440,9 @@ TEST_P(SessionStoreTest, ClashingKeysAreEachFoundAtEveryTime) {
   EXPECT_EQ(Contents(Dump(*shard)), model);
   if (GetParam().hash_bits != nullptr) {  // the keys did clash: three prefixes under one hash
     std::set<std::string> prefixes;
-    const size_t tag = std::string(GetParam().scheme) == "hybrid" ? 1 : 0;  // hybrid's form tag
-    for (const FullRow& row : Dump(*shard)) prefixes.insert(row.lmdb_key.substr(0, tag + 3));
+    const std::string scheme = GetParam().scheme;  // hybrid: a tag byte first; lookup_table: 4-byte ids
+    const size_t size = scheme == "lookup_table" ? 4 : scheme == "hybrid" ? 4 : 3;
+    for (const FullRow& row : Dump(*shard)) prefixes.insert(row.lmdb_key.substr(0, size));
     EXPECT_EQ(prefixes.size(), 3u);
   }
 }

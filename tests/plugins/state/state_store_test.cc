@@ -61,6 +61,8 @@ const SchemeParam kSchemes[] = {
     {"Hybrid", "hybrid", nullptr},
     {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
     {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
+    {"LookupTable", "lookup_table", nullptr},
+    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
 };
 
 class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
