@@ -377,6 +377,8 @@ const AllocParam kAllocParams[] = {
     {"HybridAllHashed8Bits", "hybrid", "direct_max = 0\nhash_bits = 8\n"},  // every key hashed, clashes
     {"LookupTable", "lookup_table", ""},
     {"LookupTable8Bits", "lookup_table", "hash_bits = 8\n"},  // clashes in the index
+    {"Variable", "variable", ""},
+    {"VariableAllIds8Bits", "variable", "direct_max = 0\nhash_bits = 8\n"},  // ids, index clashes
 };
 
 INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kAllocParams),

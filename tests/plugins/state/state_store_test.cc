@@ -63,6 +63,8 @@ const SchemeParam kSchemes[] = {
     {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
     {"LookupTable", "lookup_table", nullptr},
     {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
+    {"Variable", "variable", nullptr},
+    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
 };
 
 class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {

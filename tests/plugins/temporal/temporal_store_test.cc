@@ -110,6 +110,8 @@ const SchemeParam kSchemes[] = {
     {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
     {"LookupTable", "lookup_table", nullptr},
     {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
+    {"Variable", "variable", nullptr},
+    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
 };
 
 std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
@@ -393,7 +395,7 @@ TEST_P(TemporalStoreTest, ClashingKeysAreEachFoundAtEveryTime) {
   if (GetParam().hash_bits != nullptr) {  // the keys did clash: three prefixes under one hash
     std::set<std::string> prefixes;
     const std::string scheme = GetParam().scheme;  // hybrid: a tag byte first; lookup_table: 4-byte ids
-    const size_t size = scheme == "lookup_table" ? 4 : scheme == "hybrid" ? 4 : 3;
+    const size_t size = scheme == "lookup_table" || scheme == "hybrid" ? 4 : scheme == "variable" ? 5 : 3;
     for (const FullRow& row : Dump(*shard)) prefixes.insert(row.lmdb_key.substr(0, size));
     EXPECT_EQ(prefixes.size(), 3u);
     EXPECT_EQ(std::set<char>({prefixes.begin()->front(), prefixes.rbegin()->front()}).size(), 1u);
