@@ -48,7 +48,8 @@ class IdIndex {
         return Fail(error, Code::kCorruption, "lookup table entry of %zu bytes has no id", v.mv_size);
       }
       const uint8_t* entry = static_cast<const uint8_t*>(v.mv_data);
-      if (v.mv_size - kIdBytes == key.size && (key.size == 0 || std::memcmp(entry + kIdBytes, key.data, key.size) == 0)) {
+      if (v.mv_size - kIdBytes == key.size &&
+          (key.size == 0 || std::memcmp(entry + kIdBytes, key.data, key.size) == 0)) {
         std::memcpy(id, entry, kIdBytes);
         return Code::kOk;
       }
