@@ -1,4 +1,5 @@
-// Lookups through the State store (hashed and direct schemes) beside raw mdb_get on the same keys and values,
+// Lookups through the State store (hashed, direct, hybrid, lookup_table, variable schemes) beside raw mdb_get
+// on the same keys and values,
 // in the same run: hits and misses, on synthetic keys and, when ../shared/data is present, real city names.
 // Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor) and read through
 // MapReader, which keeps its read transaction open between lookups, as the raw baseline does.
@@ -44,6 +45,9 @@ struct Fixture {
   std::unique_ptr<Runtime> runtime;
   MapReader hashed;
   MapReader direct;
+  MapReader hybrid;
+  MapReader lookup_table;
+  MapReader variable;
   Env raw_env;
   Txn raw_txn;
   MDB_dbi raw_dbi = 0;
@@ -64,7 +68,10 @@ void BuildRaw(const std::string& dir, Fixture* f) {
 void BuildPlanB(const std::string& dir, Fixture* f) {
   std::ofstream(dir + "/planb.ini") << "home = " << dir << "/home\n"
                                     << "[map.hashed]\ntype = state\nscheme = hashed\n"
-                                    << "[map.direct]\ntype = state\nscheme = direct\n";
+                                    << "[map.direct]\ntype = state\nscheme = direct\n"
+                                    << "[map.hybrid]\ntype = state\nscheme = hybrid\n"
+                                    << "[map.lookup_table]\ntype = state\nscheme = lookup_table\n"
+                                    << "[map.variable]\ntype = state\nscheme = variable\n";
   RuntimeOptions options;
   options.config_path = dir + "/planb.ini";
   Check(Runtime::Open(options, &f->runtime));
@@ -76,6 +83,7 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
     record.value = Bytes(v);
     Check(writer.Add("hashed", record));
     Check(writer.Add("direct", record));
+    for (const char* map : {"hybrid", "lookup_table", "variable"}) Check(writer.Add(map, record));
   }
   Check(writer.Finish());
   Check(bench::StageAndMerge(f->runtime.get(), &writer));
@@ -84,6 +92,12 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
   Check(f->hashed.Open(env));
   Check(f->runtime->OpenShard("direct", &env));
   Check(f->direct.Open(env));
+  Check(f->runtime->OpenShard("hybrid", &env));
+  Check(f->hybrid.Open(env));
+  Check(f->runtime->OpenShard("lookup_table", &env));
+  Check(f->lookup_table.Open(env));
+  Check(f->runtime->OpenShard("variable", &env));
+  Check(f->variable.Open(env));
 }
 
 std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, KeyValues data) {
@@ -147,6 +161,9 @@ void Register(Fixture* f) {
     benchmark::RegisterBenchmark((group + "raw_mdb_get").c_str(), RawGet, f, keys, hit);
     benchmark::RegisterBenchmark((group + "state_hashed").c_str(), StateGet, &f->hashed, keys, hit);
     benchmark::RegisterBenchmark((group + "state_direct").c_str(), StateGet, &f->direct, keys, hit);
+    benchmark::RegisterBenchmark((group + "state_hybrid").c_str(), StateGet, &f->hybrid, keys, hit);
+    benchmark::RegisterBenchmark((group + "state_lookup_table").c_str(), StateGet, &f->lookup_table, keys, hit);
+    benchmark::RegisterBenchmark((group + "state_variable").c_str(), StateGet, &f->variable, keys, hit);
   }
 }
 

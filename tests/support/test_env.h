@@ -11,8 +11,8 @@
 namespace planb::testing {
 
 // The plugins built with planb: the store types state, temporal, ranged, temporal_ranged, session, and the key
-// schemes hashed and direct.
-inline constexpr size_t kBuiltInPlugins = 7;
+// schemes hashed, direct, hybrid, lookup_table and variable.
+inline constexpr size_t kBuiltInPlugins = 10;
 
 // A fresh directory under $TMPDIR, removed (with everything in it) on destruction.
 class TempDir {

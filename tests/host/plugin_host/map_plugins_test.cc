@@ -107,6 +107,70 @@ TEST_F(MapPluginsTest, AcceptsHashBitsAtTheLimits) {
   }
 }
 
+TEST_F(MapPluginsTest, HybridRecordsItsOptionsAndTheStoreTypesLimit) {
+  std::unique_ptr<MapPlugins> plugins;
+  ASSERT_TRUE(Create(MakeMapConfig("m", "state", "hybrid"), &plugins).ok());
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "direct_max=510,hash_bits=64,raw");
+  ASSERT_TRUE(Create(MakeMapConfig("m", "session", "hybrid", {{"direct_max", "492"}, {"hash_bits", "8"}}), &plugins)
+                  .ok());
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "direct_max=492,hash_bits=8,length_prefixed");
+}
+
+TEST_F(MapPluginsTest, HybridRefusesEachMalformedOptionNamingMapAndOption) {
+  const struct {
+    const char* type;
+    const char* option;
+    const char* value;
+    const char* expected;
+  } kBad[] = {
+      {"state", "direct_max", "abc", "direct_max: 'abc' is not a whole number from 0 to 510"},
+      {"state", "direct_max", "", "direct_max: '' is not a whole number from 0 to 510"},
+      {"state", "direct_max", "-1", "direct_max: '-1' is not a whole number from 0 to 510"},
+      {"state", "direct_max", "511", "direct_max: '511' is not a whole number from 0 to 510"},
+      {"temporal", "direct_max", "501", "direct_max: '501' is not a whole number from 0 to 500"},
+      {"session", "direct_max", "493", "direct_max: '493' is not a whole number from 0 to 492"},
+      {"state", "hash_bits", "7", "hash_bits: '7' is not a whole number from 8 to 64"},
+      {"state", "hash_bits", "8x", "hash_bits: '8x' is not a whole number from 8 to 64"},
+  };
+  for (const auto& bad : kBad) {
+    const std::string message = ErrorOf(MakeMapConfig("m", bad.type, "hybrid", {{bad.option, bad.value}}));
+    EXPECT_TRUE(Contains(message, "[map.m]")) << message;
+    EXPECT_TRUE(Contains(message, bad.expected)) << message;
+  }
+}
+
+TEST_F(MapPluginsTest, LookupTableAndVariableRecordTheirOptions) {
+  std::unique_ptr<MapPlugins> plugins;
+  ASSERT_TRUE(Create(MakeMapConfig("m", "state", "lookup_table", {{"hash_bits", "8"}}), &plugins).ok());
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "hash_bits=8,id_bytes=4");
+  ASSERT_TRUE(Create(MakeMapConfig("m", "temporal", "variable"), &plugins).ok());
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "direct_max=32,id_max=511,hash_bits=64,id_bytes=4,length_prefixed");
+}
+
+TEST_F(MapPluginsTest, LookupTableAndVariableRefuseEachMalformedOption) {
+  const struct {
+    const char* scheme;
+    const char* type;
+    const char* option;
+    const char* value;
+    const char* expected;
+  } kBad[] = {
+      {"lookup_table", "state", "hash_bits", "65", "hash_bits: '65' is not a whole number from 8 to 64"},
+      {"lookup_table", "state", "hash_bits", "x", "hash_bits: 'x' is not a whole number from 8 to 64"},
+      {"variable", "state", "direct_max", "ten", "direct_max: 'ten' is not a whole number from 0 to 510"},
+      {"variable", "session", "direct_max", "493", "direct_max: '493' is not a whole number from 0 to 492"},
+      {"variable", "temporal", "direct_max", "32.5", "direct_max: '32.5' is not a whole number from 0 to 500"},
+      {"variable", "state", "hash_bits", "0", "hash_bits: '0' is not a whole number from 8 to 64"},
+  };
+  for (const auto& bad : kBad) {
+    const std::string message = ErrorOf(MakeMapConfig("m", bad.type, bad.scheme, {{bad.option, bad.value}}));
+    EXPECT_TRUE(Contains(message, "[map.m]")) << message;
+    EXPECT_TRUE(Contains(message, bad.expected)) << message;
+  }
+  EXPECT_TRUE(Contains(ErrorOf(MakeMapConfig("m", "state", "lookup_table", {{"direct_max", "4"}})),
+                       "unknown key 'direct_max'"));
+}
+
 TEST_F(MapPluginsTest, RefusesAnUnknownTypeListingTheKnownOnes) {
   const std::string message = ErrorOf(MakeMapConfig("m", "histogram", ""), Code::kNotSupported);
   EXPECT_TRUE(Contains(message, "[map.m]")) << message;

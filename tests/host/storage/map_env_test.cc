@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "host/ingest/merge_processor.h"
 #include "host/storage/content_version.h"
@@ -81,6 +83,36 @@ TEST_F(MapEnvTest, OpenExistingOnAReadOnlyEnvironmentStillChecksTheLayout) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(s.message(), copy_dir())) << s.message();
   EXPECT_EQ(env, nullptr);
+}
+
+// A map written with one scheme's options is refused under the same scheme with other options (its Layout()).
+TEST(MapEnvLayout, NewSchemesRefuseAShardWrittenWithOtherOptions) {
+  const struct {
+    const char* scheme;
+    std::vector<std::pair<std::string, std::string>> written;
+    std::vector<std::pair<std::string, std::string>> opened;
+  } kCases[] = {
+      {"hybrid", {}, {{"direct_max", "16"}}},
+      {"lookup_table", {}, {{"hash_bits", "8"}}},
+      {"variable", {{"direct_max", "8"}}, {}},
+  };
+  for (const auto& c : kCases) {
+    TempDir dir;
+    std::shared_ptr<const MapPlugins> written;
+    std::shared_ptr<const MapPlugins> opened;
+    ASSERT_TRUE(testing::CreateMapPlugins(testing::MakeMapConfig("m", "state", c.scheme, c.written), &written).ok());
+    ASSERT_TRUE(testing::CreateMapPlugins(testing::MakeMapConfig("m", "state", c.scheme, c.opened), &opened).ok());
+    std::shared_ptr<MapEnv> env;
+    ASSERT_TRUE(testing::CreateMapEnv(dir / "m", written, &env).ok());
+    ASSERT_TRUE(testing::PutRows(env, {{"a-key-long-enough-for-an-id-or-a-hash", "1"}}).ok());
+    env.reset();
+    const Status s = MapEnv::Open(dir / "m", opened, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &env);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.scheme << ": " << s.message();
+    EXPECT_EQ(env, nullptr) << c.scheme;
+    ASSERT_TRUE(MapEnv::Open(dir / "m", written, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &env).ok());
+    std::string value;
+    EXPECT_EQ(GetValue(*env, "a-key-long-enough-for-an-id-or-a-hash", &value), Code::kOk) << c.scheme;
+  }
 }
 
 TEST_F(MapEnvTest, OpenBatchesTableMakesTheTableInAWriteTransaction) {

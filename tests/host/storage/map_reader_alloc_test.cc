@@ -373,6 +373,12 @@ const AllocParam kAllocParams[] = {
     {"Hashed", "hashed", ""},
     {"Hashed8Bits", "hashed", "hash_bits = 8\n"},  // clashes: lookups walk the cursor
     {"Direct", "direct", ""},
+    {"Hybrid", "hybrid", ""},
+    {"HybridAllHashed8Bits", "hybrid", "direct_max = 0\nhash_bits = 8\n"},  // every key hashed, clashes
+    {"LookupTable", "lookup_table", ""},
+    {"LookupTable8Bits", "lookup_table", "hash_bits = 8\n"},  // clashes in the index
+    {"Variable", "variable", ""},
+    {"VariableAllIds8Bits", "variable", "direct_max = 0\nhash_bits = 8\n"},  // ids, index clashes
 };
 
 INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kAllocParams),

@@ -49,6 +49,7 @@ struct SchemeParam {
   const char* test_name;
   const char* scheme;
   const char* hash_bits;  // null: not given
+  const char* direct_max = nullptr;  // hybrid: null = not given
 };
 
 void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
@@ -57,6 +58,13 @@ const SchemeParam kSchemes[] = {
     {"Hashed", "hashed", nullptr},
     {"Hashed8Bits", "hashed", "8"},  // most keys clash
     {"Direct", "direct", nullptr},
+    {"Hybrid", "hybrid", nullptr},
+    {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
+    {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
+    {"LookupTable", "lookup_table", nullptr},
+    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
+    {"Variable", "variable", nullptr},
+    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
 };
 
 class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
@@ -64,6 +72,7 @@ class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
   void SetUp() override {
     std::vector<std::pair<std::string, std::string>> options;
     if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
+    if (GetParam().direct_max != nullptr) options.emplace_back("direct_max", GetParam().direct_max);
     const Status s = CreateMapPlugins(MakeMapConfig("m", "state", GetParam().scheme, options), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
@@ -262,6 +271,43 @@ TEST_P(StateStoreTest, StoresLongAndEmptyValues) {
   EXPECT_EQ(Get(*shard, "empty"), big);
 }
 
+// Keys at and past LMDB's 511-byte key limit: direct refuses the longer one (a miss on lookup); every scheme that
+// hashes long keys stores, merges and finds both, beside short keys, in either merge order.
+TEST_P(StateStoreTest, KeysUpToTheSchemesLimit) {
+  const std::string longest(511, 'k');
+  const std::string too_long(longest.size() + 1, 'k');
+  const std::string far_too_long(5000, 'q');
+  const bool direct = std::string(GetParam().scheme) == "direct";
+  const Rows first = {{"a", "1"}, {longest, "fits"}};
+  const Rows second = {{too_long, "long"}, {far_too_long, "longer"}, {"a", "2"}};
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", first), shard).ok());
+  EXPECT_EQ(Get(*shard, longest), "fits");
+  auto env = NewEnv("b2");
+  const Status s = PutRows(env, second);
+  std::string value;
+  if (direct) {
+    EXPECT_FALSE(s.ok());
+    EXPECT_TRUE(Contains(s.message(), "too long")) << s.message();
+    EXPECT_EQ(GetValue(*shard, too_long, &value), Code::kNotFound);
+    return;
+  }
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(MergeInto(env, shard).ok());
+  const std::map<std::string, std::string> expected = {
+      {"a", "2"}, {longest, "fits"}, {too_long, "long"}, {far_too_long, "longer"}};
+  EXPECT_EQ(Contents(*shard), expected);
+  for (const auto& [key, v] : expected) EXPECT_EQ(Get(*shard, key), v);
+  EXPECT_EQ(GetValue(*shard, std::string(5000, 'r'), &value), Code::kNotFound);
+  // The other order, and the same batch merged twice, give the same shard.
+  auto other = NewEnv("other");
+  ASSERT_TRUE(MergeInto(Batch("c2", second), other).ok());
+  ASSERT_TRUE(MergeInto(Batch("c1", first), other).ok());
+  ASSERT_TRUE(MergeInto(Batch("c3", {{"a", "2"}}), other).ok());
+  ASSERT_TRUE(MergeInto(Batch("c4", {{"a", "2"}}), other).ok());
+  EXPECT_EQ(Contents(*other), expected);
+}
+
 TEST_P(StateStoreTest, RefusesRecordsThatAreNotState) {
   auto env = NewEnv("b");
   MapTxn txn;
@@ -297,8 +343,8 @@ TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
   KeyPrefix resolved;
   ErrorBuffer error;
   ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kOk);
-  std::string value(scheme.StoredKeySize(KeyPrefix(), Bytes(key)), '\0');
-  scheme.WriteStoredKey(KeyPrefix(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+  std::string value(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
+  scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
   value += "\x09payload";
   MDB_val k = resolved.view().mdb();
   MDB_val v{value.size(), value.data()};
@@ -327,8 +373,8 @@ TEST_P(StateStoreTest, ARowWithBytesAfterItsKeyDecodesOnlyIfItMerges) {
     KeyPrefix resolved;
     ErrorBuffer error;
     ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kOk);
-    value.assign(scheme.StoredKeySize(KeyPrefix(), Bytes(key)), '\0');
-    scheme.WriteStoredKey(KeyPrefix(), Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
+    value.assign(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
+    scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
     value += "\x01payload";
     lmdb_key.assign(reinterpret_cast<const char*>(resolved.view().data), resolved.view().size);
     lmdb_key += "xx";  // no scheme writes this
@@ -484,7 +530,9 @@ class StateStoreLoadTest : public ::testing::TestWithParam<SchemeParam> {};
 
 TEST_P(StateStoreLoadTest, LoadedBatchesMatchAModel) {
   TempDir dir;
-  const std::string extra = GetParam().hash_bits ? std::string("hash_bits = ") + GetParam().hash_bits + "\n" : "";
+  const std::string extra =
+      (GetParam().hash_bits ? std::string("hash_bits = ") + GetParam().hash_bits + "\n" : "") +
+      (GetParam().direct_max ? std::string("direct_max = ") + GetParam().direct_max + "\n" : "");
   std::unique_ptr<Runtime> runtime;
   Status s = OpenTestRuntime(dir.path(), StateMapSection("m", GetParam().scheme, extra), &runtime);
   ASSERT_TRUE(s.ok()) << s.message();

@@ -96,6 +96,7 @@ struct SchemeParam {
   const char* test_name;
   const char* scheme;
   const char* hash_bits;  // null: not given
+  const char* direct_max = nullptr;  // hybrid: null = not given
 };
 
 void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
@@ -104,12 +105,20 @@ const SchemeParam kSchemes[] = {
     {"Hashed", "hashed", nullptr},
     {"Hashed8Bits", "hashed", "8"},  // most keys clash
     {"Direct", "direct", nullptr},
+    {"Hybrid", "hybrid", nullptr},
+    {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
+    {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
+    {"LookupTable", "lookup_table", nullptr},
+    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
+    {"Variable", "variable", nullptr},
+    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
 };
 
 std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
 
 std::string ExtraConfig(const SchemeParam& param) {
-  return param.hash_bits != nullptr ? std::string("hash_bits = ") + param.hash_bits + "\n" : "";
+  return (param.hash_bits != nullptr ? std::string("hash_bits = ") + param.hash_bits + "\n" : "") +
+         (param.direct_max != nullptr ? std::string("direct_max = ") + param.direct_max + "\n" : "");
 }
 
 class TemporalStoreTest : public ::testing::TestWithParam<SchemeParam> {
@@ -117,6 +126,7 @@ class TemporalStoreTest : public ::testing::TestWithParam<SchemeParam> {
   void SetUp() override {
     std::vector<std::pair<std::string, std::string>> options;
     if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
+    if (GetParam().direct_max != nullptr) options.emplace_back("direct_max", GetParam().direct_max);
     const Status s = CreateMapPlugins(MakeMapConfig("m", "temporal", GetParam().scheme, options), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
@@ -384,7 +394,9 @@ TEST_P(TemporalStoreTest, ClashingKeysAreEachFoundAtEveryTime) {
   EXPECT_EQ(Contents(Dump(*shard)), model);
   if (GetParam().hash_bits != nullptr) {  // the keys did clash: three prefixes under one hash
     std::set<std::string> prefixes;
-    for (const FullRow& row : Dump(*shard)) prefixes.insert(row.lmdb_key.substr(0, 3));
+    const std::string scheme = GetParam().scheme;  // hybrid: a tag byte first; lookup_table: 4-byte ids
+    const size_t size = scheme == "lookup_table" || scheme == "hybrid" ? 4 : scheme == "variable" ? 5 : 3;
+    for (const FullRow& row : Dump(*shard)) prefixes.insert(row.lmdb_key.substr(0, size));
     EXPECT_EQ(prefixes.size(), 3u);
     EXPECT_EQ(std::set<char>({prefixes.begin()->front(), prefixes.rbegin()->front()}).size(), 1u);
   }

@@ -1,0 +1,173 @@
+// The `hybrid` key scheme: keys up to `direct_max` bytes are their own prefix (as `direct`), longer keys are hashed
+// (as `hashed`); one map holds both forms and a tag byte before the prefix tells them apart.
+//
+// On-disk format (version 1; bump kVersion if it changes):
+//   direct form: prefix = 0x00 + key                               (State: the store appends nothing)
+//                prefix = 0x00 + key length (2 bytes, BE) + key     (stores that append a suffix)
+//                stored key = nothing
+//   hashed form: prefix = 0x01 + top hash_bits of XXH3-64(key) (ceil(hash_bits / 8) bytes, BE) + clash (2, BE)
+//                stored key = key length (4 bytes, BE) + key
+// Which form a key takes depends only on its length and direct_max, so a lookup computes its one candidate form.
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "scheme_parts.h"
+
+namespace planb {
+namespace {
+
+using scheme_parts::HashForm;
+
+constexpr uint32_t kVersion = 1;
+constexpr uint8_t kDirectTag = 0x00;
+constexpr uint8_t kHashedTag = 0x01;
+constexpr uint32_t kTagBytes = 1;
+
+class HybridKeyScheme final : public KeyScheme {
+ public:
+  HybridKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits)
+      : length_prefixed_(suffix_size > 0),
+        direct_max_(direct_max),
+        hash_(kTagBytes, hash_bits),
+        layout_("direct_max=" + std::to_string(direct_max) + ",hash_bits=" + std::to_string(hash_bits) +
+                (length_prefixed_ ? ",length_prefixed" : ",raw")) {}
+
+  // The largest direct_max a store appending `suffix_size` bytes allows: the tag, the length and the key fit in
+  // LMDB's key limit.
+  static uint32_t MaxDirect(uint32_t suffix_size) {
+    return kMaxLmdbKeySize - suffix_size - kTagBytes - (suffix_size > 0 ? scheme_parts::kDirectLengthBytes : 0);
+  }
+
+  Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const noexcept override {
+    if (key.size <= direct_max_) {
+      uint8_t* p = out->prefix.bytes;
+      *p++ = kDirectTag;
+      if (length_prefixed_) {
+        PutU16(p, static_cast<uint16_t>(key.size));
+        p += scheme_parts::kDirectLengthBytes;
+      }
+      if (key.size != 0) std::memcpy(p, key.data, key.size);
+      out->prefix.size = static_cast<uint32_t>(p - out->prefix.bytes + key.size);
+      out->certain = true;
+      return Code::kOk;
+    }
+    out->prefix.bytes[0] = kHashedTag;
+    hash_.First(key, &out->prefix);
+    out->certain = false;
+    return Code::kOk;
+  }
+
+  // Only hashed-form candidates are ever uncertain.
+  bool RowHasKey(Bytes key, Bytes value) const noexcept override {
+    return scheme_parts::HashedStoredKeyMatches(value, key);
+  }
+
+  Code NextCandidate(const Table& table, Bytes, Bytes after, KeyPrefix* prefix,
+                     ErrorBuffer* error) const noexcept override {
+    if (prefix->size == 0 || prefix->bytes[0] != kHashedTag) return Code::kNotFound;
+    return hash_.Next(table, after, prefix, error);
+  }
+
+  Code NewPrefix(const Table&, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const noexcept override {
+    if (prefix->size == 0) {
+      prefix->bytes[0] = kHashedTag;
+      hash_.First(key, prefix);
+    }
+    return taken ? hash_.Bump(prefix, error) : Code::kOk;
+  }
+
+  uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const noexcept override {
+    return prefix.bytes[0] == kHashedTag ? scheme_parts::HashedStoredKeySize(key) : 0;
+  }
+
+  void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const noexcept override {
+    if (prefix.bytes[0] == kHashedTag) scheme_parts::WriteHashedStoredKey(key, out);
+  }
+
+  Code DecodeRow(const Table&, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
+                 uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
+    if (lmdb_key.size >= hash_.prefix_size() && lmdb_key.data[0] == kHashedTag) {
+      *prefix_size = hash_.prefix_size();
+      return scheme_parts::ReadHashedStoredKey("hybrid", value, key, stored_key_size, error);
+    }
+    if (lmdb_key.size < kTagBytes || lmdb_key.data[0] != kDirectTag) {
+      return Fail(error, Code::kCorruption, "hybrid row key of %zu bytes has no valid tag", lmdb_key.size);
+    }
+    *stored_key_size = 0;
+    if (!length_prefixed_) {
+      *key = Bytes(lmdb_key.data + kTagBytes, lmdb_key.size - kTagBytes);
+      *prefix_size = static_cast<uint32_t>(lmdb_key.size);
+      return Code::kOk;
+    }
+    const uint32_t head = kTagBytes + scheme_parts::kDirectLengthBytes;
+    if (lmdb_key.size < head || lmdb_key.size - head < GetU16(lmdb_key.data + kTagBytes)) {
+      return Fail(error, Code::kCorruption, "hybrid row key of %zu bytes is shorter than its length prefix",
+                  lmdb_key.size);
+    }
+    *key = Bytes(lmdb_key.data + head, GetU16(lmdb_key.data + kTagBytes));
+    *prefix_size = static_cast<uint32_t>(head + key->size);
+    return Code::kOk;
+  }
+
+  // Values are stored as they are.
+  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
+    *stored = value;
+    return Code::kOk;
+  }
+  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
+    *value = stored;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
+
+  Bytes Layout() const noexcept override { return Bytes(layout_); }
+
+ private:
+  const bool length_prefixed_;
+  const uint32_t direct_max_;
+  const HashForm hash_;
+  const std::string layout_;
+};
+
+KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  const uint32_t max_direct = HybridKeyScheme::MaxDirect(args->key_suffix_size);
+  uint32_t direct_max = max_direct;
+  uint32_t hash_bits = 64;
+  if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, max_direct, &direct_max, error) != Code::kOk ||
+      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk) {
+    return nullptr;
+  }
+  KeyScheme* scheme = nullptr;
+  (void)Guard(error, [&] {
+    scheme = new HybridKeyScheme(args->key_suffix_size, direct_max, hash_bits);
+    return Code::kOk;
+  });
+  return scheme;
+}
+
+void Destroy(KeyScheme* scheme) noexcept { delete static_cast<HybridKeyScheme*>(scheme); }
+
+const OptionSpec kOptions[] = {
+    {"direct_max", "the most the store type allows (state 510, temporal 500, session 492)",
+     "keys up to this many bytes are stored directly, longer ones hashed"},
+    {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key of hashed keys (8-64)"},
+};
+
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kKeyScheme;
+  d.name = "hybrid";
+  d.version = kVersion;
+  d.summary = "keys up to direct_max bytes stored directly (in key order), longer ones hashed; any key length";
+  d.options = kOptions;
+  d.option_count = 2;
+  d.create_scheme = &Create;
+  d.destroy_scheme = &Destroy;
+  return d;
+}();
+
+}  // namespace
+}  // namespace planb
+
+PLANB_PLUGIN(planb::kDescriptor)

@@ -1,0 +1,117 @@
+// The `lookup_table` key scheme: each key gets a small id from the scheme's own tables (id_index.h) and rows use
+// the id as their prefix. Ids are local to each LMDB file: a merge resolves every key of the batch again in the
+// shard (found, or allocated there), so streams that allocate ids independently never collide.
+//
+// On-disk format (version 1; bump kVersion if it changes):
+//   prefix     = id (4 bytes, big-endian: rows are in id order, i.e. first-seen order)
+//   stored key = nothing
+//   tables     = index, ids (see id_index.h)
+// Keys of any length. A lookup is one mdb_get in the index (plus one per key sharing its hash) and then the row
+// read the store type makes anyway; a miss in the index is a miss, read-only.
+#include <new>
+#include <string>
+
+#include "id_index.h"
+
+namespace planb {
+namespace {
+
+using scheme_parts::IdIndex;
+using scheme_parts::kIdBytes;
+
+constexpr uint32_t kVersion = 1;
+
+class LookupTableKeyScheme final : public KeyScheme {
+ public:
+  explicit LookupTableKeyScheme(uint32_t hash_bits)
+      : index_(hash_bits), layout_("hash_bits=" + std::to_string(hash_bits) + ",id_bytes=4") {}
+
+  Code FirstCandidate(const Table& table, Bytes key, Intent, Candidate* out,
+                      ErrorBuffer* error) const noexcept override {
+    uint32_t free_clash = 0;
+    const Code code = index_.Find(table, key, out->prefix.bytes, &free_clash, error);
+    if (code != Code::kOk) return code;  // kNotFound: reads miss, writes get NewPrefix
+    out->prefix.size = kIdBytes;
+    out->certain = true;  // an id stands for one key only
+    return Code::kOk;
+  }
+
+  bool RowHasKey(Bytes, Bytes) const noexcept override { return true; }
+  Code NextCandidate(const Table&, Bytes, Bytes, KeyPrefix*, ErrorBuffer*) const noexcept override {
+    return Code::kNotFound;
+  }
+
+  Code NewPrefix(const Table& table, Bytes key, bool, KeyPrefix* prefix, ErrorBuffer* error) const noexcept override {
+    const Code code = index_.FindOrAdd(table, key, prefix->bytes, error);
+    if (code == Code::kOk) prefix->size = kIdBytes;
+    return code;
+  }
+
+  uint32_t StoredKeySize(const KeyPrefix&, Bytes) const noexcept override { return 0; }
+  void WriteStoredKey(const KeyPrefix&, Bytes, uint8_t*) const noexcept override {}
+
+  Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
+                 uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
+    if (lmdb_key.size < kIdBytes) {
+      return Fail(error, Code::kCorruption, "lookup_table row key of %zu bytes is shorter than its %u-byte id",
+                  lmdb_key.size, kIdBytes);
+    }
+    *prefix_size = kIdBytes;
+    *stored_key_size = 0;
+    return index_.KeyOf(table, lmdb_key.data, key, error);
+  }
+
+  // Values are stored as they are.
+  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
+    *stored = value;
+    return Code::kOk;
+  }
+  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
+    *value = stored;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
+
+  Bytes Layout() const noexcept override { return Bytes(layout_); }
+
+ private:
+  const IdIndex index_;
+  const std::string layout_;
+};
+
+KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  uint32_t hash_bits = 64;
+  if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk) return nullptr;
+  KeyScheme* scheme = nullptr;
+  (void)Guard(error, [&] {
+    scheme = new LookupTableKeyScheme(hash_bits);
+    return Code::kOk;
+  });
+  return scheme;
+}
+
+void Destroy(KeyScheme* scheme) noexcept { delete static_cast<LookupTableKeyScheme*>(scheme); }
+
+const OptionSpec kOptions[] = {
+    {"hash_bits", "64", "bits of XXH3-64 the lookup table's index is keyed by (8-64); fewer = more clashes"},
+};
+
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kKeyScheme;
+  d.name = "lookup_table";
+  d.version = kVersion;
+  d.summary = "each key gets a 4-byte id from the map's lookup table; rows carry the id; any key length";
+  d.options = kOptions;
+  d.option_count = 1;
+  d.tables = scheme_parts::kIdIndexTables;
+  d.table_count = scheme_parts::kIdIndexTableCount;
+  d.create_scheme = &Create;
+  d.destroy_scheme = &Destroy;
+  return d;
+}();
+
+}  // namespace
+}  // namespace planb
+
+PLANB_PLUGIN(planb::kDescriptor)

@@ -1,0 +1,128 @@
+// Parts shared by the composite key schemes (hybrid, and later lookup_table and variable): the hashed form of a
+// prefix behind an optional tag byte, the stored key of hashed rows, and option parsing. Internal to
+// plugins/schemes; not part of the SDK. (hashed_key.cc predates this header and keeps its own copy of the hash
+// form, byte for byte the same layout.)
+#pragma once
+
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "planb/encoding.h"
+#include "planb/plugin.h"
+
+namespace planb::scheme_parts {
+
+inline constexpr uint32_t kClashBytes = 2;
+inline constexpr uint32_t kMaxClash = 0xFFFF;
+inline constexpr uint32_t kKeyLengthBytes = 4;
+inline constexpr uint32_t kMaxHashBytes = 8;
+inline constexpr uint32_t kDirectLengthBytes = 2;  // the direct form's key length, when the store appends a suffix
+
+// Parses a whole decimal number from `low` to `high` given as option `name` (absent: `*out` unchanged).
+inline Code ParseNumberOption(const PluginArgs& args, const char* name, uint32_t low, uint32_t high, uint32_t* out,
+                              ErrorBuffer* error) {
+  const char* text = FindOption(args, name);
+  if (text == nullptr) return Code::kOk;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long parsed = std::strtoul(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || text[0] == '+' || text[0] == ' ' ||
+      parsed < low || parsed > high) {
+    return Fail(error, Code::kInvalidArgument, "%s: '%s' is not a whole number from %u to %u", name, text, low,
+                high);
+  }
+  *out = static_cast<uint32_t>(parsed);
+  return Code::kOk;
+}
+
+// The hashed form: `offset` bytes the caller owns (a tag), then the top `hash_bits` of XXH3-64(key) big-endian in
+// ceil(hash_bits / 8) bytes, then a 2-byte big-endian clash number. Rows of this form store their key.
+class HashForm {
+ public:
+  HashForm(uint32_t offset, uint32_t hash_bits)
+      : offset_(offset), hash_bits_(hash_bits), hash_bytes_((hash_bits + 7) / 8) {}
+
+  uint32_t prefix_size() const { return offset_ + hash_bytes_ + kClashBytes; }
+  uint32_t hash_bits() const { return hash_bits_; }
+
+  // Writes hash and clash 0 after the caller's `offset` bytes of `prefix`, and sets its size.
+  void First(Bytes key, KeyPrefix* prefix) const {
+    uint64_t hash = XXH3_64bits(key.data, key.size) >> (64 - hash_bits_);
+    for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) {
+      prefix->bytes[offset_ + i] = static_cast<uint8_t>(hash);
+    }
+    PutU16(prefix->bytes + offset_ + hash_bytes_, 0);
+    prefix->size = prefix_size();
+  }
+
+  // The next clash number under `prefix`'s hash that has rows (see KeyScheme::NextCandidate).
+  Code Next(const Table& table, Bytes after, KeyPrefix* prefix, ErrorBuffer* error) const {
+    const uint32_t head = offset_ + hash_bytes_;
+    if (after.data == nullptr) {
+      const uint32_t clash = GetU16(prefix->bytes + head);
+      if (clash == kMaxClash) return Code::kNotFound;
+      uint8_t probe[kMaxLmdbKeySize];
+      std::memcpy(probe, prefix->bytes, head);
+      PutU16(probe + head, static_cast<uint16_t>(clash + 1));
+      MDB_val k{head + kClashBytes, probe};
+      MDB_val v;
+      const int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
+      if (rc == MDB_NOTFOUND) return Code::kNotFound;
+      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading hashed key: %s", mdb_strerror(rc));
+      after = Bytes(k);
+    }
+    if (after.size < head + kClashBytes || std::memcmp(after.data, prefix->bytes, head) != 0) {
+      return Code::kNotFound;  // past the hash's rows
+    }
+    std::memcpy(prefix->bytes + head, after.data + head, kClashBytes);
+    return Code::kOk;
+  }
+
+  // One past the clash number of `prefix` (which holds another key's rows).
+  Code Bump(KeyPrefix* prefix, ErrorBuffer* error) const {
+    const uint32_t head = offset_ + hash_bytes_;
+    const uint32_t clash = GetU16(prefix->bytes + head);
+    if (clash >= kMaxClash) {
+      return Fail(error, Code::kFull, "more than %u keys share one %u-bit hash; raise hash_bits", kMaxClash + 1,
+                  hash_bits_);
+    }
+    PutU16(prefix->bytes + head, static_cast<uint16_t>(clash + 1));
+    return Code::kOk;
+  }
+
+ private:
+  const uint32_t offset_;
+  const uint32_t hash_bits_;
+  const uint32_t hash_bytes_;
+};
+
+// The stored key of hashed rows: key length (4 bytes, big-endian) + key bytes.
+inline uint32_t HashedStoredKeySize(Bytes key) { return kKeyLengthBytes + static_cast<uint32_t>(key.size); }
+
+inline void WriteHashedStoredKey(Bytes key, uint8_t* out) {
+  PutU32(out, static_cast<uint32_t>(key.size));
+  if (key.size != 0) std::memcpy(out + kKeyLengthBytes, key.data, key.size);
+}
+
+inline bool HashedStoredKeyMatches(Bytes value, Bytes key) {
+  return value.size >= kKeyLengthBytes + key.size && GetU32(value.data) == key.size &&
+         (key.size == 0 || std::memcmp(value.data + kKeyLengthBytes, key.data, key.size) == 0);
+}
+
+// Reads a hashed row's stored key from `value`.
+inline Code ReadHashedStoredKey(const char* scheme, Bytes value, Bytes* key, uint32_t* stored_key_size,
+                                ErrorBuffer* error) {
+  if (value.size < kKeyLengthBytes || value.size - kKeyLengthBytes < GetU32(value.data)) {
+    return Fail(error, Code::kCorruption, "%s row value of %zu bytes is too short for its stored key", scheme,
+                value.size);
+  }
+  const uint32_t length = GetU32(value.data);
+  *key = Bytes(value.data + kKeyLengthBytes, length);
+  *stored_key_size = kKeyLengthBytes + length;
+  return Code::kOk;
+}
+
+}  // namespace planb::scheme_parts

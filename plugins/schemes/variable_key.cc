@@ -1,0 +1,206 @@
+// The `variable` key scheme (as Stroom's Plan B): short keys direct, longer keys through the lookup table, keys
+// longer than LMDB's key limit hashed. One map holds all three forms; a tag byte before the prefix tells them apart.
+//
+// On-disk format (version 1; bump kVersion if it changes):
+//   key up to direct_max bytes:     prefix = 0x00 + key (State) or 0x00 + key length (2 bytes, BE) + key
+//                                   stored key = nothing
+//   key up to 511 bytes:            prefix = 0x01 + id (4 bytes, BE; tables as lookup_table, id_index.h)
+//                                   stored key = nothing
+//   longer keys:                    prefix = 0x02 + top hash_bits of XXH3-64(key) + clash number (2 bytes, BE)
+//                                   stored key = key length (4 bytes, BE) + key
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "id_index.h"
+
+namespace planb {
+namespace {
+
+using scheme_parts::HashForm;
+using scheme_parts::IdIndex;
+using scheme_parts::kIdBytes;
+
+constexpr uint32_t kVersion = 1;
+constexpr uint8_t kDirectTag = 0x00;
+constexpr uint8_t kIdTag = 0x01;
+constexpr uint8_t kHashedTag = 0x02;
+constexpr uint32_t kTagBytes = 1;
+constexpr uint32_t kDefaultDirectMax = 32;
+constexpr uint32_t kIdMax = kMaxLmdbKeySize;  // keys the lookup table takes: up to LMDB's key limit
+
+class VariableKeyScheme final : public KeyScheme {
+ public:
+  VariableKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits)
+      : length_prefixed_(suffix_size > 0),
+        direct_max_(direct_max),
+        index_(hash_bits),
+        hash_(kTagBytes, hash_bits),
+        layout_("direct_max=" + std::to_string(direct_max) + ",id_max=" + std::to_string(kIdMax) +
+                ",hash_bits=" + std::to_string(hash_bits) + ",id_bytes=4" +
+                (length_prefixed_ ? ",length_prefixed" : ",raw")) {}
+
+  static uint32_t MaxDirect(uint32_t suffix_size) {
+    return kMaxLmdbKeySize - suffix_size - kTagBytes - (suffix_size > 0 ? scheme_parts::kDirectLengthBytes : 0);
+  }
+
+  Code FirstCandidate(const Table& table, Bytes key, Intent, Candidate* out,
+                      ErrorBuffer* error) const noexcept override {
+    if (key.size <= direct_max_) {
+      uint8_t* p = out->prefix.bytes;
+      *p++ = kDirectTag;
+      if (length_prefixed_) {
+        PutU16(p, static_cast<uint16_t>(key.size));
+        p += scheme_parts::kDirectLengthBytes;
+      }
+      if (key.size != 0) std::memcpy(p, key.data, key.size);
+      out->prefix.size = static_cast<uint32_t>(p - out->prefix.bytes + key.size);
+      out->certain = true;
+      return Code::kOk;
+    }
+    if (key.size <= kIdMax) {
+      uint32_t free_clash = 0;
+      const Code code = index_.Find(table, key, out->prefix.bytes + kTagBytes, &free_clash, error);
+      if (code != Code::kOk) return code;  // kNotFound: reads miss, writes get NewPrefix
+      out->prefix.bytes[0] = kIdTag;
+      out->prefix.size = kTagBytes + kIdBytes;
+      out->certain = true;
+      return Code::kOk;
+    }
+    out->prefix.bytes[0] = kHashedTag;
+    hash_.First(key, &out->prefix);
+    out->certain = false;
+    return Code::kOk;
+  }
+
+  // Only hashed-form candidates are ever uncertain.
+  bool RowHasKey(Bytes key, Bytes value) const noexcept override {
+    return scheme_parts::HashedStoredKeyMatches(value, key);
+  }
+
+  Code NextCandidate(const Table& table, Bytes, Bytes after, KeyPrefix* prefix,
+                     ErrorBuffer* error) const noexcept override {
+    if (prefix->size == 0 || prefix->bytes[0] != kHashedTag) return Code::kNotFound;
+    return hash_.Next(table, after, prefix, error);
+  }
+
+  Code NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix,
+                 ErrorBuffer* error) const noexcept override {
+    if (prefix->size == 0 && key.size > direct_max_ && key.size <= kIdMax) {
+      const Code code = index_.FindOrAdd(table, key, prefix->bytes + kTagBytes, error);
+      if (code != Code::kOk) return code;
+      prefix->bytes[0] = kIdTag;
+      prefix->size = kTagBytes + kIdBytes;
+      return Code::kOk;
+    }
+    if (prefix->size == 0) {
+      prefix->bytes[0] = kHashedTag;
+      hash_.First(key, prefix);
+    }
+    return taken ? hash_.Bump(prefix, error) : Code::kOk;
+  }
+
+  uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const noexcept override {
+    return prefix.bytes[0] == kHashedTag ? scheme_parts::HashedStoredKeySize(key) : 0;
+  }
+
+  void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const noexcept override {
+    if (prefix.bytes[0] == kHashedTag) scheme_parts::WriteHashedStoredKey(key, out);
+  }
+
+  Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
+                 uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
+    const uint8_t tag = lmdb_key.size >= kTagBytes ? lmdb_key.data[0] : 0xFF;
+    if (tag == kHashedTag && lmdb_key.size >= hash_.prefix_size()) {
+      *prefix_size = hash_.prefix_size();
+      return scheme_parts::ReadHashedStoredKey("variable", value, key, stored_key_size, error);
+    }
+    if (tag == kIdTag && lmdb_key.size >= kTagBytes + kIdBytes) {
+      *prefix_size = kTagBytes + kIdBytes;
+      *stored_key_size = 0;
+      return index_.KeyOf(table, lmdb_key.data + kTagBytes, key, error);
+    }
+    if (tag != kDirectTag) {
+      return Fail(error, Code::kCorruption, "variable row key of %zu bytes has no valid tag", lmdb_key.size);
+    }
+    *stored_key_size = 0;
+    if (!length_prefixed_) {
+      *key = Bytes(lmdb_key.data + kTagBytes, lmdb_key.size - kTagBytes);
+      *prefix_size = static_cast<uint32_t>(lmdb_key.size);
+      return Code::kOk;
+    }
+    const uint32_t head = kTagBytes + scheme_parts::kDirectLengthBytes;
+    if (lmdb_key.size < head || lmdb_key.size - head < GetU16(lmdb_key.data + kTagBytes)) {
+      return Fail(error, Code::kCorruption, "variable row key of %zu bytes is shorter than its length prefix",
+                  lmdb_key.size);
+    }
+    *key = Bytes(lmdb_key.data + head, GetU16(lmdb_key.data + kTagBytes));
+    *prefix_size = static_cast<uint32_t>(head + key->size);
+    return Code::kOk;
+  }
+
+  // Values are stored as they are.
+  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
+    *stored = value;
+    return Code::kOk;
+  }
+  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
+    *value = stored;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
+
+  Bytes Layout() const noexcept override { return Bytes(layout_); }
+
+ private:
+  const bool length_prefixed_;
+  const uint32_t direct_max_;
+  const IdIndex index_;
+  const HashForm hash_;
+  const std::string layout_;
+};
+
+KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  uint32_t direct_max = kDefaultDirectMax;
+  uint32_t hash_bits = 64;
+  if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, VariableKeyScheme::MaxDirect(args->key_suffix_size),
+                                      &direct_max, error) != Code::kOk ||
+      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk) {
+    return nullptr;
+  }
+  KeyScheme* scheme = nullptr;
+  (void)Guard(error, [&] {
+    scheme = new VariableKeyScheme(args->key_suffix_size, direct_max, hash_bits);
+    return Code::kOk;
+  });
+  return scheme;
+}
+
+void Destroy(KeyScheme* scheme) noexcept { delete static_cast<VariableKeyScheme*>(scheme); }
+
+const OptionSpec kOptions[] = {
+    {"direct_max", "32",
+     "keys up to this many bytes are stored directly (at most state 510, temporal 500, session 492); longer ones "
+     "up to 511 bytes get a lookup-table id, longer still are hashed"},
+    {"hash_bits", "64", "bits of XXH3-64 in the lookup table's index and in hashed keys (8-64)"},
+};
+
+const PluginDescriptor kDescriptor = [] {
+  PluginDescriptor d;
+  d.kind = PluginKind::kKeyScheme;
+  d.name = "variable";
+  d.version = kVersion;
+  d.summary = "as Stroom's Plan B: short keys direct, longer ones a lookup-table id, longer than 511 bytes hashed";
+  d.options = kOptions;
+  d.option_count = 2;
+  d.tables = scheme_parts::kIdIndexTables;
+  d.table_count = scheme_parts::kIdIndexTableCount;
+  d.create_scheme = &Create;
+  d.destroy_scheme = &Destroy;
+  return d;
+}();
+
+}  // namespace
+}  // namespace planb
+
+PLANB_PLUGIN(planb::kDescriptor)
