@@ -10,6 +10,7 @@
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
+#include "value_table.h"
 
 namespace planb {
 namespace {
@@ -19,9 +20,10 @@ constexpr uint32_t kLengthBytes = 2;
 
 class DirectKeyScheme final : public KeyScheme {
  public:
-  explicit DirectKeyScheme(uint32_t suffix_size)
+  DirectKeyScheme(uint32_t suffix_size, bool value_dedup)
       : length_prefixed_(suffix_size > 0),
-        max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)) {}
+        max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)),
+        values_(value_dedup, 0) {}
 
   Code FirstCandidate(const Table&, Bytes key, Intent intent, Candidate* out,
                       ErrorBuffer* error) const noexcept override {
@@ -76,34 +78,45 @@ class DirectKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
+  // Values as they are, or through the value table (value_dedup).
+  Code EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
+                   ErrorBuffer* error) const noexcept override {
+    return values_.Encode(table, value, scratch, stored, error);
   }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
+  Code DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const noexcept override {
+    return values_.Decode(table, stored, value, error);
   }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
+  Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const noexcept override {
+    return values_.Release(table, stored, error);
+  }
 
-  Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "length_prefixed" : "raw"); }
+  Bytes Layout() const noexcept override {
+    if (values_.on()) return Bytes(length_prefixed_ ? "length_prefixed value_dedup=1" : "raw value_dedup=1");
+    return Bytes(length_prefixed_ ? "length_prefixed" : "raw");
+  }
 
  private:
   const bool length_prefixed_;
   const uint32_t max_key_size_;
+  const value_dedup::ValueTable values_;
 };
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  bool dedup = false;
+  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) return nullptr;
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new DirectKeyScheme(args->key_suffix_size);
+    scheme = new DirectKeyScheme(args->key_suffix_size, dedup);
     return Code::kOk;
   });
   return scheme;
 }
 
 void Destroy(KeyScheme* scheme) noexcept { delete static_cast<DirectKeyScheme*>(scheme); }
+
+const OptionSpec kOptions[] = {
+    {"value_dedup", "false", "true: identical long values are stored once in a value table, rows hold a reference"},
+};
 
 const PluginDescriptor kDescriptor = [] {
   PluginDescriptor d;
@@ -113,6 +126,10 @@ const PluginDescriptor kDescriptor = [] {
   d.summary =
       "the key bytes are the LMDB key: fastest; keys up to 511 bytes less the store type's suffix and its length "
       "(state 511, temporal 501, session 493)";
+  d.options = kOptions;
+  d.option_count = 1;
+  d.tables = value_dedup::kValueTables;
+  d.table_count = value_dedup::kValueTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -16,6 +16,7 @@
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
+#include "value_table.h"
 
 namespace planb {
 namespace {
@@ -28,10 +29,11 @@ constexpr uint32_t kMaxHashBytes = 8;
 
 class HashedKeyScheme final : public KeyScheme {
  public:
-  explicit HashedKeyScheme(uint32_t hash_bits)
+  HashedKeyScheme(uint32_t hash_bits, bool value_dedup)
       : hash_bits_(hash_bits),
         hash_bytes_((hash_bits + 7) / 8),
-        layout_("hash_bits=" + std::to_string(hash_bits)) {}
+        values_(value_dedup, 0),
+        layout_("hash_bits=" + std::to_string(hash_bits) + (value_dedup ? " value_dedup=1" : "")) {}
 
   Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const noexcept override {
     WriteHash(key, out->prefix.bytes);
@@ -112,16 +114,17 @@ class HashedKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
+  // Values as they are, or through the value table (value_dedup).
+  Code EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
+                   ErrorBuffer* error) const noexcept override {
+    return values_.Encode(table, value, scratch, stored, error);
   }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
+  Code DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const noexcept override {
+    return values_.Decode(table, stored, value, error);
   }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
+  Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const noexcept override {
+    return values_.Release(table, stored, error);
+  }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
@@ -138,6 +141,7 @@ class HashedKeyScheme final : public KeyScheme {
 
   const uint32_t hash_bits_;
   const uint32_t hash_bytes_;
+  const value_dedup::ValueTable values_;
   const std::string layout_;
 };
 
@@ -153,9 +157,11 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
     }
     bits = static_cast<uint32_t>(parsed);
   }
+  bool dedup = false;
+  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) return nullptr;
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new HashedKeyScheme(bits);
+    scheme = new HashedKeyScheme(bits, dedup);
     return Code::kOk;
   });
   return scheme;
@@ -165,6 +171,7 @@ void Destroy(KeyScheme* scheme) noexcept { delete static_cast<HashedKeyScheme*>(
 
 const OptionSpec kOptions[] = {
     {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key (8-64); fewer bits = smaller keys, more clashes"},
+    {"value_dedup", "false", "true: identical long values are stored once in a value table, rows hold a reference"},
 };
 
 const PluginDescriptor kDescriptor = [] {
@@ -174,7 +181,9 @@ const PluginDescriptor kDescriptor = [] {
   d.version = kVersion;
   d.summary = "XXH3-64 of the key (clash number after it), full key stored before the value; any key length";
   d.options = kOptions;
-  d.option_count = 1;
+  d.option_count = 2;
+  d.tables = value_dedup::kValueTables;
+  d.table_count = value_dedup::kValueTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

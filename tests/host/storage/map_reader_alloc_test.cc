@@ -316,7 +316,8 @@ TEST_P(MapReaderAllocTest, WarmLookupsAllocateNothing) {
   ASSERT_TRUE(s.ok()) << s.message();
   std::vector<std::pair<std::string, std::string>> rows;
   for (int i = 0; i < kKeys; ++i) {
-    rows.emplace_back("key-" + std::to_string(i) + std::string(i % 7 * 10, 'k'), "value-" + std::to_string(i));
+    rows.emplace_back("key-" + std::to_string(i) + std::string(i % 7 * 10, 'k'),
+                      "value-" + std::to_string(i) + std::string(20, 'v'));  // longer than inline (dedup)
   }
   ASSERT_TRUE(StageRows(*runtime, "m", rows).ok());
   MergeProcessor merger(*runtime);
@@ -373,6 +374,8 @@ const AllocParam kAllocParams[] = {
     {"Hashed", "hashed", ""},
     {"Hashed8Bits", "hashed", "hash_bits = 8\n"},  // clashes: lookups walk the cursor
     {"Direct", "direct", ""},
+    {"HashedDedup", "hashed", "value_dedup = true\n"},  // one more mdb_get into the value table
+    {"DirectDedup", "direct", "value_dedup = true\n"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kAllocParams),

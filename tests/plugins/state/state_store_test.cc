@@ -49,6 +49,7 @@ struct SchemeParam {
   const char* test_name;
   const char* scheme;
   const char* hash_bits;  // null: not given
+  bool value_dedup = false;
 };
 
 void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
@@ -57,6 +58,9 @@ const SchemeParam kSchemes[] = {
     {"Hashed", "hashed", nullptr},
     {"Hashed8Bits", "hashed", "8"},  // most keys clash
     {"Direct", "direct", nullptr},
+    {"HashedDedup", "hashed", nullptr, true},        // values through the value table
+    {"Hashed8BitsDedup", "hashed", "8", true},
+    {"DirectDedup", "direct", nullptr, true},
 };
 
 class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
@@ -64,6 +68,7 @@ class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
   void SetUp() override {
     std::vector<std::pair<std::string, std::string>> options;
     if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
+    if (GetParam().value_dedup) options.emplace_back("value_dedup", "true");
     const Status s = CreateMapPlugins(MakeMapConfig("m", "state", GetParam().scheme, options), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
@@ -349,6 +354,103 @@ TEST_P(StateStoreTest, ARowWithBytesAfterItsKeyDecodesOnlyIfItMerges) {
   EXPECT_EQ(decoded == Code::kOk, merged.ok()) << merged.message();
 }
 
+// --- value_dedup: values in the scheme's value table ("values": ref -> bytes, "value_refs": ref -> count) ---
+
+struct ValueTableCounts {
+  uint64_t entries = 0;     // distinct values stored
+  uint64_t references = 0;  // the sum of their counts
+};
+
+ValueTableCounts CountValueTable(const MapEnv& env) {
+  ValueTableCounts counts;
+  MDB_txn* txn = nullptr;
+  EXPECT_EQ(mdb_txn_begin(env.env(), nullptr, MDB_RDONLY, &txn), MDB_SUCCESS);
+  const Table table = env.MakeTable(txn, nullptr);
+  EXPECT_NE(table.scheme_tables, nullptr);
+  MDB_stat stat;
+  EXPECT_EQ(mdb_stat(txn, table.scheme_tables[0], &stat), MDB_SUCCESS);
+  counts.entries = stat.ms_entries;
+  MDB_cursor* cursor = nullptr;
+  EXPECT_EQ(mdb_cursor_open(txn, table.scheme_tables[1], &cursor), MDB_SUCCESS);
+  MDB_val k, v;
+  for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    EXPECT_EQ(v.mv_size, 8u);
+    counts.references += GetU64(static_cast<const uint8_t*>(v.mv_data));
+  }
+  mdb_cursor_close(cursor);
+  mdb_txn_abort(txn);
+  return counts;
+}
+
+// Two streams holding the same long values merge, in either order, into shards storing each value once; short
+// values stay inline and never reach the table.
+TEST_P(StateStoreTest, ValueDedupStoresEachValueOnceAcrossStreams) {
+  if (!GetParam().value_dedup) GTEST_SKIP() << "value_dedup off";
+  const std::string long_a(100, 'a');
+  const std::string long_b(200, 'b');
+  const Rows first = {{"k1", long_a}, {"k2", long_b}, {"k3", long_a}, {"k4", "short"}};
+  const Rows second = {{"k5", long_b}, {"k6", long_a}, {"k7", "short"}};
+  auto forward = NewEnv("forward");
+  ASSERT_TRUE(MergeInto(Batch("f1", first), forward).ok());
+  ASSERT_TRUE(MergeInto(Batch("f2", second), forward).ok());
+  auto backward = NewEnv("backward");
+  ASSERT_TRUE(MergeInto(Batch("b2", second), backward).ok());
+  ASSERT_TRUE(MergeInto(Batch("b1", first), backward).ok());
+  for (const auto* shard : {forward.get(), backward.get()}) {
+    const ValueTableCounts counts = CountValueTable(*shard);
+    EXPECT_EQ(counts.entries, 2u);     // long_a and long_b
+    EXPECT_EQ(counts.references, 5u);  // k1 k2 k3 k5 k6
+    EXPECT_EQ(Get(*shard, "k2"), long_b);
+    EXPECT_EQ(Get(*shard, "k6"), long_a);
+    EXPECT_EQ(Get(*shard, "k7"), "short");
+  }
+  EXPECT_EQ(Contents(*forward), Contents(*backward));
+}
+
+// Overwriting a key releases its old value: counts stay exact and a value nobody holds leaves the table.
+TEST_P(StateStoreTest, ValueDedupOverwriteKeepsCountsExact) {
+  if (!GetParam().value_dedup) GTEST_SKIP() << "value_dedup off";
+  const std::string one(64, '1');
+  const std::string two(64, '2');
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", {{"a", one}, {"b", one}}), shard).ok());
+  EXPECT_EQ(CountValueTable(*shard).entries, 1u);
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  ASSERT_TRUE(MergeInto(Batch("b2", {{"a", two}}), shard).ok());
+  EXPECT_EQ(CountValueTable(*shard).entries, 2u);
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  ASSERT_TRUE(MergeInto(Batch("b3", {{"b", two}, {"a", two}}), shard).ok());  // same value again: no change
+  EXPECT_EQ(CountValueTable(*shard).entries, 1u);
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  ASSERT_TRUE(MergeInto(Batch("b4", {{"a", "tiny"}}), shard).ok());  // long -> inline
+  EXPECT_EQ(CountValueTable(*shard).references, 1u);
+  EXPECT_EQ(Get(*shard, "a"), "tiny");
+  EXPECT_EQ(Get(*shard, "b"), two);
+}
+
+TEST(StateStoreValueDedup, BadOptionValuesNameTheMapAndTheOption) {
+  for (const char* scheme : {"hashed", "direct"}) {
+    for (const char* bad : {"yes", "1", "TRUE", ""}) {
+      std::shared_ptr<const MapPlugins> plugins;
+      const Status s = CreateMapPlugins(MakeMapConfig("cities", "state", scheme, {{"value_dedup", bad}}), &plugins);
+      EXPECT_FALSE(s.ok()) << scheme << " accepted value_dedup = '" << bad << "'";
+      EXPECT_TRUE(Contains(s.message(), "[map.cities]")) << s.message();
+      EXPECT_TRUE(Contains(s.message(), "value_dedup: '" + std::string(bad) + "' is not true or false")) << s.message();
+    }
+  }
+}
+
+// The layout records the option: a shard written one way refuses the other.
+TEST(StateStoreValueDedup, TheLayoutRecordsTheOption) {
+  for (const char* scheme : {"hashed", "direct"}) {
+    std::shared_ptr<const MapPlugins> on, off;
+    ASSERT_TRUE(CreateMapPlugins(MakeMapConfig("m", "state", scheme, {{"value_dedup", "true"}}), &on).ok());
+    ASSERT_TRUE(CreateMapPlugins(MakeMapConfig("m", "state", scheme, {{"value_dedup", "false"}}), &off).ok());
+    EXPECT_NE(on->scheme()->Layout().view(), off->scheme()->Layout().view()) << scheme;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreTest, ::testing::ValuesIn(kSchemes),
                          [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; });
 
@@ -484,7 +586,8 @@ class StateStoreLoadTest : public ::testing::TestWithParam<SchemeParam> {};
 
 TEST_P(StateStoreLoadTest, LoadedBatchesMatchAModel) {
   TempDir dir;
-  const std::string extra = GetParam().hash_bits ? std::string("hash_bits = ") + GetParam().hash_bits + "\n" : "";
+  const std::string extra = (GetParam().hash_bits ? std::string("hash_bits = ") + GetParam().hash_bits + "\n" : "") +
+                            (GetParam().value_dedup ? "value_dedup = true\n" : "");
   std::unique_ptr<Runtime> runtime;
   Status s = OpenTestRuntime(dir.path(), StateMapSection("m", GetParam().scheme, extra), &runtime);
   ASSERT_TRUE(s.ok()) << s.message();

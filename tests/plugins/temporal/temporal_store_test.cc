@@ -96,6 +96,7 @@ struct SchemeParam {
   const char* test_name;
   const char* scheme;
   const char* hash_bits;  // null: not given
+  bool value_dedup = false;
 };
 
 void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
@@ -104,12 +105,16 @@ const SchemeParam kSchemes[] = {
     {"Hashed", "hashed", nullptr},
     {"Hashed8Bits", "hashed", "8"},  // most keys clash
     {"Direct", "direct", nullptr},
+    {"HashedDedup", "hashed", nullptr, true},        // values through the value table
+    {"Hashed8BitsDedup", "hashed", "8", true},
+    {"DirectDedup", "direct", nullptr, true},
 };
 
 std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
 
 std::string ExtraConfig(const SchemeParam& param) {
-  return param.hash_bits != nullptr ? std::string("hash_bits = ") + param.hash_bits + "\n" : "";
+  return (param.hash_bits != nullptr ? std::string("hash_bits = ") + param.hash_bits + "\n" : "") +
+         (param.value_dedup ? "value_dedup = true\n" : "");
 }
 
 class TemporalStoreTest : public ::testing::TestWithParam<SchemeParam> {
@@ -117,6 +122,7 @@ class TemporalStoreTest : public ::testing::TestWithParam<SchemeParam> {
   void SetUp() override {
     std::vector<std::pair<std::string, std::string>> options;
     if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
+    if (GetParam().value_dedup) options.emplace_back("value_dedup", "true");
     const Status s = CreateMapPlugins(MakeMapConfig("m", "temporal", GetParam().scheme, options), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
