@@ -134,7 +134,7 @@ Status DumpMap(const MapEnv& env, std::vector<DumpedRow>* out) {
   PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY));
   Cursor cursor;
   PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), env.data()));
-  Table table{txn.get(), env.data(), cursor.get()};
+  const Table table = env.MakeTable(txn.get(), cursor.get());  // with the plugins' own tables (value_dedup)
   Cursor walk;
   PLANB_RETURN_IF_ERROR(walk.Open(txn.get(), env.data()));
   Bytes key;
