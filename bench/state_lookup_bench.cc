@@ -1,5 +1,5 @@
-// Lookups through the State store (hashed, direct, hybrid, lookup_table, variable schemes) beside raw mdb_get
-// on the same keys and values,
+// Lookups through the State store (hashed, direct, hybrid, lookup_table, variable schemes, and hashed with
+// value_dedup) beside raw mdb_get on the same keys and values,
 // in the same run: hits and misses, on synthetic keys and, when ../shared/data is present, real city names.
 // Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor) and read through
 // MapReader, which keeps its read transaction open between lookups, as the raw baseline does.
@@ -48,6 +48,7 @@ struct Fixture {
   MapReader hybrid;
   MapReader lookup_table;
   MapReader variable;
+  MapReader hashed_dedup;  // value_dedup = true
   Env raw_env;
   Txn raw_txn;
   MDB_dbi raw_dbi = 0;
@@ -71,7 +72,8 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
                                     << "[map.direct]\ntype = state\nscheme = direct\n"
                                     << "[map.hybrid]\ntype = state\nscheme = hybrid\n"
                                     << "[map.lookup_table]\ntype = state\nscheme = lookup_table\n"
-                                    << "[map.variable]\ntype = state\nscheme = variable\n";
+                                    << "[map.variable]\ntype = state\nscheme = variable\n"
+                                    << "[map.hashed_dedup]\ntype = state\nscheme = hashed\nvalue_dedup = true\n";
   RuntimeOptions options;
   options.config_path = dir + "/planb.ini";
   Check(Runtime::Open(options, &f->runtime));
@@ -83,7 +85,7 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
     record.value = Bytes(v);
     Check(writer.Add("hashed", record));
     Check(writer.Add("direct", record));
-    for (const char* map : {"hybrid", "lookup_table", "variable"}) Check(writer.Add(map, record));
+    for (const char* map : {"hybrid", "lookup_table", "variable", "hashed_dedup"}) Check(writer.Add(map, record));
   }
   Check(writer.Finish());
   Check(bench::StageAndMerge(f->runtime.get(), &writer));
@@ -98,6 +100,16 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
   Check(f->lookup_table.Open(env));
   Check(f->runtime->OpenShard("variable", &env));
   Check(f->variable.Open(env));
+  Check(f->runtime->OpenShard("hashed_dedup", &env));
+  Check(f->hashed_dedup.Open(env));
+  // Bytes on disk per row (file size: pages in use and free), for docs/schemes.md.
+  for (const char* map : {"hashed", "direct", "hybrid", "lookup_table", "variable", "hashed_dedup"}) {
+    Check(f->runtime->OpenShard(map, &env));
+    std::error_code ec;
+    const uintmax_t bytes = fs::file_size(env->path() + "/data.mdb", ec);
+    std::fprintf(stderr, "%s/%s: %.1f bytes on disk per row\n", f->name.c_str(), map,
+                 static_cast<double>(bytes) / static_cast<double>(f->data.size()));
+  }
 }
 
 std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, KeyValues data) {
@@ -164,6 +176,7 @@ void Register(Fixture* f) {
     benchmark::RegisterBenchmark((group + "state_hybrid").c_str(), StateGet, &f->hybrid, keys, hit);
     benchmark::RegisterBenchmark((group + "state_lookup_table").c_str(), StateGet, &f->lookup_table, keys, hit);
     benchmark::RegisterBenchmark((group + "state_variable").c_str(), StateGet, &f->variable, keys, hit);
+    benchmark::RegisterBenchmark((group + "state_hashed_dedup").c_str(), StateGet, &f->hashed_dedup, keys, hit);
   }
 }
 
@@ -179,6 +192,12 @@ int main(int argc, char** argv) {
   const size_t synthetic = std::getenv("PLANB_BENCH_KEYS") ? std::stoul(std::getenv("PLANB_BENCH_KEYS")) : 1000000;
   std::fprintf(stderr, "building shards of %zu synthetic keys...\n", synthetic);
   fixtures.push_back(MakeFixture(root, "synthetic_" + std::to_string(synthetic), SyntheticKeyValues(synthetic)));
+  // Heavily duplicated long values (value_dedup's case): 64 distinct 200-byte values over every key.
+  KeyValues duplicated = SyntheticKeyValues(synthetic);
+  for (size_t i = 0; i < duplicated.size(); ++i) {
+    duplicated[i].second = "status-" + std::to_string(i % 64) + std::string(192, 'x');
+  }
+  fixtures.push_back(MakeFixture(root, "dup_long_values_" + std::to_string(synthetic), std::move(duplicated)));
   std::string why;
   KeyValues cities = WorldCities(&why);
   if (cities.empty()) {

@@ -74,6 +74,12 @@ Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registr
     if (map->scheme_ == nullptr) {
       return Status(Code::kInvalidArgument, where + ": scheme '" + sd->name + "': " + error.message);
     }
+    map->scheme_tables_in_use_ = map->scheme_->TablesInUse();
+    if (map->scheme_tables_in_use_ > sd->table_count) {
+      return Status(Code::kInternal, where + ": scheme '" + sd->name + "' uses " +
+                                         std::to_string(map->scheme_tables_in_use_) + " tables but declares " +
+                                         std::to_string(sd->table_count) + " (a bug in the plugin)");
+    }
   }
   std::vector<PluginOption> options = OptionsFor(td, config);
   PluginArgs args;

@@ -27,6 +27,8 @@ class MapPlugins {
   const KeyScheme* scheme() const { return scheme_; }  // null for types without a text key
   const PluginDescriptor& type_descriptor() const { return *type_.descriptor; }
   const PluginDescriptor* scheme_descriptor() const { return scheme_plugin_.descriptor; }
+  // The scheme's tables this map creates and opens: the first N it declares (KeyScheme::TablesInUse).
+  uint32_t scheme_tables_in_use() const { return scheme_tables_in_use_; }
 
  private:
   explicit MapPlugins(MapConfig config) : config_(std::move(config)) {}
@@ -37,6 +39,7 @@ class MapPlugins {
   LoadedPlugin scheme_plugin_;  // descriptor null when the type takes no scheme
   Store* store_ = nullptr;
   KeyScheme* scheme_ = nullptr;
+  uint32_t scheme_tables_in_use_ = 0;
 };
 
 }  // namespace planb

@@ -17,10 +17,11 @@ namespace fs = std::filesystem;
 
 namespace {
 // Plugins' own tables live beside "data" and "meta" as "type.NAME" and "scheme.NAME".
-Status OpenPluginTables(Txn* txn, const PluginDescriptor* d, const char* kind, unsigned flags,
+// The first `count` tables `d` declares.
+Status OpenPluginTables(Txn* txn, const PluginDescriptor* d, uint32_t count, const char* kind, unsigned flags,
                         std::vector<MDB_dbi>* out) {
   out->clear();
-  for (uint32_t i = 0; d != nullptr && i < d->table_count; ++i) {
+  for (uint32_t i = 0; d != nullptr && i < count; ++i) {
     std::string name = std::string(kind) + "." + d->tables[i];
     MDB_dbi dbi = 0;
     Status s = txn->OpenDbi(name.c_str(), flags, &dbi);
@@ -30,8 +31,6 @@ Status OpenPluginTables(Txn* txn, const PluginDescriptor* d, const char* kind, u
   }
   return Status::Ok();
 }
-
-uint32_t TableCount(const PluginDescriptor* d) { return d != nullptr ? d->table_count : 0; }
 
 // LMDB maps the whole file and trusts its meta page: a file cut shorter than the meta's last page (a truncated
 // copy, a full disk in a copy tool) would fault with SIGBUS on the first read past its end. Checked after
@@ -72,8 +71,11 @@ Status MapEnv::OpenTables(Txn* txn, unsigned create_flag) {
   if (s.code() == Code::kNotFound) return Status::Corruption(path_ + ": not a Plan B map (no data table)");
   PLANB_RETURN_IF_ERROR(s.WithContext(path_));
   PLANB_RETURN_IF_ERROR(
-      OpenPluginTables(txn, &plugins_->type_descriptor(), "type", create_flag, &store_tables_).WithContext(path_));
-  return OpenPluginTables(txn, plugins_->scheme_descriptor(), "scheme", create_flag, &scheme_tables_)
+      OpenPluginTables(txn, &plugins_->type_descriptor(), plugins_->type_descriptor().table_count, "type",
+                       create_flag, &store_tables_)
+          .WithContext(path_));
+  return OpenPluginTables(txn, plugins_->scheme_descriptor(), plugins_->scheme_tables_in_use(), "scheme",
+                          create_flag, &scheme_tables_)
       .WithContext(path_);
 }
 
@@ -106,7 +108,7 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   options.max_readers = config.max_readers;
   options.flags = mode == Mode::kOpenExisting ? ReadOnlyFlags(path, env_flags) : env_flags;
   // data, meta, batches, and the plugins' own tables.
-  options.max_dbs = 3 + TableCount(&map->plugins_->type_descriptor()) + TableCount(map->plugins_->scheme_descriptor());
+  options.max_dbs = 3 + map->plugins_->type_descriptor().table_count + map->plugins_->scheme_tables_in_use();
   PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
   PLANB_RETURN_IF_ERROR(CheckFileCoversMeta(map->env(), path));
   if ((options.flags & MDB_RDONLY) == 0) {

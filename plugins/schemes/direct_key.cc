@@ -7,9 +7,12 @@
 //            short key can never be mistaken for more key bytes of a longer one
 //   stored key = nothing
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
+#include "value_table.h"
 
 namespace planb {
 namespace {
@@ -17,11 +20,13 @@ namespace {
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kLengthBytes = 2;
 
-class DirectKeyScheme final : public KeyScheme {
+class DirectKeyScheme final : public value_dedup::SchemeWithValues {
  public:
-  explicit DirectKeyScheme(uint32_t suffix_size)
-      : length_prefixed_(suffix_size > 0),
-        max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)) {}
+  DirectKeyScheme(uint32_t suffix_size, bool value_dedup)
+      : SchemeWithValues(0, value_dedup),
+        length_prefixed_(suffix_size > 0),
+        max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)),
+        layout_(std::string(length_prefixed_ ? "length_prefixed" : "raw") + value_dedup::LayoutSuffix(value_dedup)) {}
 
   Code FirstCandidate(const Table&, Bytes key, Intent intent, Candidate* out,
                       ErrorBuffer* error) const noexcept override {
@@ -76,34 +81,31 @@ class DirectKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
-  }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
-  }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
-
-  Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "length_prefixed" : "raw"); }
+  Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
   const bool length_prefixed_;
   const uint32_t max_key_size_;
+  const std::string layout_;
 };
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  bool dedup = false;
+  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) return nullptr;
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new DirectKeyScheme(args->key_suffix_size);
+    scheme = new DirectKeyScheme(args->key_suffix_size, dedup);
     return Code::kOk;
   });
   return scheme;
 }
 
 void Destroy(KeyScheme* scheme) noexcept { delete static_cast<DirectKeyScheme*>(scheme); }
+
+const OptionSpec kOptions[] = {
+
+    value_dedup::kOption,
+};
 
 const PluginDescriptor kDescriptor = [] {
   PluginDescriptor d;
@@ -113,6 +115,10 @@ const PluginDescriptor kDescriptor = [] {
   d.summary =
       "the key bytes are the LMDB key: fastest; keys up to 511 bytes less the store type's suffix and its length "
       "(state 511, temporal 501, session 493)";
+  d.options = kOptions;
+  d.option_count = static_cast<uint32_t>(std::size(kOptions));
+  d.tables = value_dedup::kValueTables;
+  d.table_count = value_dedup::kValueTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -12,10 +12,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
+#include "value_table.h"
 
 namespace planb {
 namespace {
@@ -26,12 +28,13 @@ constexpr uint32_t kMaxClash = 0xFFFF;
 constexpr uint32_t kKeyLengthBytes = 4;
 constexpr uint32_t kMaxHashBytes = 8;
 
-class HashedKeyScheme final : public KeyScheme {
+class HashedKeyScheme final : public value_dedup::SchemeWithValues {
  public:
-  explicit HashedKeyScheme(uint32_t hash_bits)
-      : hash_bits_(hash_bits),
+  HashedKeyScheme(uint32_t hash_bits, bool value_dedup)
+      : SchemeWithValues(0, value_dedup),
+        hash_bits_(hash_bits),
         hash_bytes_((hash_bits + 7) / 8),
-        layout_("hash_bits=" + std::to_string(hash_bits)) {}
+        layout_("hash_bits=" + std::to_string(hash_bits) + value_dedup::LayoutSuffix(value_dedup)) {}
 
   Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const noexcept override {
     WriteHash(key, out->prefix.bytes);
@@ -112,17 +115,6 @@ class HashedKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
-  }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
-  }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
-
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
@@ -153,9 +145,11 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
     }
     bits = static_cast<uint32_t>(parsed);
   }
+  bool dedup = false;
+  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) return nullptr;
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new HashedKeyScheme(bits);
+    scheme = new HashedKeyScheme(bits, dedup);
     return Code::kOk;
   });
   return scheme;
@@ -165,6 +159,7 @@ void Destroy(KeyScheme* scheme) noexcept { delete static_cast<HashedKeyScheme*>(
 
 const OptionSpec kOptions[] = {
     {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key (8-64); fewer bits = smaller keys, more clashes"},
+    value_dedup::kOption,
 };
 
 const PluginDescriptor kDescriptor = [] {
@@ -174,7 +169,9 @@ const PluginDescriptor kDescriptor = [] {
   d.version = kVersion;
   d.summary = "XXH3-64 of the key (clash number after it), full key stored before the value; any key length";
   d.options = kOptions;
-  d.option_count = 1;
+  d.option_count = static_cast<uint32_t>(std::size(kOptions));
+  d.tables = value_dedup::kValueTables;
+  d.table_count = value_dedup::kValueTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -9,10 +9,12 @@
 //                stored key = key length (4 bytes, BE) + key
 // Which form a key takes depends only on its length and direct_max, so a lookup computes its one candidate form.
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <string>
 
 #include "scheme_parts.h"
+#include "value_table.h"
 
 namespace planb {
 namespace {
@@ -24,14 +26,15 @@ constexpr uint8_t kDirectTag = 0x00;
 constexpr uint8_t kHashedTag = 0x01;
 constexpr uint32_t kTagBytes = 1;
 
-class HybridKeyScheme final : public KeyScheme {
+class HybridKeyScheme final : public value_dedup::SchemeWithValues {
  public:
-  HybridKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits)
-      : length_prefixed_(suffix_size > 0),
+  HybridKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits, bool value_dedup)
+      : SchemeWithValues(0, value_dedup),
+        length_prefixed_(suffix_size > 0),
         direct_max_(direct_max),
         hash_(kTagBytes, hash_bits),
         layout_("direct_max=" + std::to_string(direct_max) + ",hash_bits=" + std::to_string(hash_bits) +
-                (length_prefixed_ ? ",length_prefixed" : ",raw")) {}
+                (length_prefixed_ ? ",length_prefixed" : ",raw") + value_dedup::LayoutSuffix(value_dedup)) {}
 
   // The largest direct_max a store appending `suffix_size` bytes allows: the tag, the length and the key fit in
   // LMDB's key limit.
@@ -110,17 +113,6 @@ class HybridKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
-  }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
-  }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
-
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
@@ -134,13 +126,15 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   const uint32_t max_direct = HybridKeyScheme::MaxDirect(args->key_suffix_size);
   uint32_t direct_max = max_direct;
   uint32_t hash_bits = 64;
+  bool dedup = false;
   if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, max_direct, &direct_max, error) != Code::kOk ||
-      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk) {
+      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
+      value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
     return nullptr;
   }
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new HybridKeyScheme(args->key_suffix_size, direct_max, hash_bits);
+    scheme = new HybridKeyScheme(args->key_suffix_size, direct_max, hash_bits, dedup);
     return Code::kOk;
   });
   return scheme;
@@ -152,6 +146,7 @@ const OptionSpec kOptions[] = {
     {"direct_max", "the most the store type allows (state 510, temporal 500, session 492)",
      "keys up to this many bytes are stored directly, longer ones hashed"},
     {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key of hashed keys (8-64)"},
+    value_dedup::kOption,
 };
 
 const PluginDescriptor kDescriptor = [] {
@@ -161,7 +156,9 @@ const PluginDescriptor kDescriptor = [] {
   d.version = kVersion;
   d.summary = "keys up to direct_max bytes stored directly (in key order), longer ones hashed; any key length";
   d.options = kOptions;
-  d.option_count = 2;
+  d.option_count = static_cast<uint32_t>(std::size(kOptions));
+  d.tables = value_dedup::kValueTables;
+  d.table_count = value_dedup::kValueTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -8,6 +8,7 @@
 //   tables     = index, ids (see id_index.h)
 // Keys of any length. A lookup is one mdb_get in the index (plus one per key sharing its hash) and then the row
 // read the store type makes anyway; a miss in the index is a miss, read-only.
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -21,10 +22,12 @@ using scheme_parts::kIdBytes;
 
 constexpr uint32_t kVersion = 1;
 
-class LookupTableKeyScheme final : public KeyScheme {
+class LookupTableKeyScheme final : public value_dedup::SchemeWithValues {
  public:
-  explicit LookupTableKeyScheme(uint32_t hash_bits)
-      : index_(hash_bits), layout_("hash_bits=" + std::to_string(hash_bits) + ",id_bytes=4") {}
+  LookupTableKeyScheme(uint32_t hash_bits, bool value_dedup)
+      : SchemeWithValues(scheme_parts::kIdIndexTableCount, value_dedup),
+        index_(hash_bits),
+        layout_("hash_bits=" + std::to_string(hash_bits) + ",id_bytes=4" + value_dedup::LayoutSuffix(value_dedup)) {}
 
   Code FirstCandidate(const Table& table, Bytes key, Intent, Candidate* out,
                       ErrorBuffer* error) const noexcept override {
@@ -61,17 +64,6 @@ class LookupTableKeyScheme final : public KeyScheme {
     return index_.KeyOf(table, lmdb_key.data, key, error);
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
-  }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
-  }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
-
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
@@ -81,10 +73,14 @@ class LookupTableKeyScheme final : public KeyScheme {
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   uint32_t hash_bits = 64;
-  if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk) return nullptr;
+  bool dedup = false;
+  if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
+      value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
+    return nullptr;
+  }
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new LookupTableKeyScheme(hash_bits);
+    scheme = new LookupTableKeyScheme(hash_bits, dedup);
     return Code::kOk;
   });
   return scheme;
@@ -94,6 +90,7 @@ void Destroy(KeyScheme* scheme) noexcept { delete static_cast<LookupTableKeySche
 
 const OptionSpec kOptions[] = {
     {"hash_bits", "64", "bits of XXH3-64 the lookup table's index is keyed by (8-64); fewer = more clashes"},
+    value_dedup::kOption,
 };
 
 const PluginDescriptor kDescriptor = [] {
@@ -103,9 +100,9 @@ const PluginDescriptor kDescriptor = [] {
   d.version = kVersion;
   d.summary = "each key gets a 4-byte id from the map's lookup table; rows carry the id; any key length";
   d.options = kOptions;
-  d.option_count = 1;
+  d.option_count = static_cast<uint32_t>(std::size(kOptions));
   d.tables = scheme_parts::kIdIndexTables;
-  d.table_count = scheme_parts::kIdIndexTableCount;
+  d.table_count = scheme_parts::kDeclaredTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -9,6 +9,7 @@
 //   longer keys:                    prefix = 0x02 + top hash_bits of XXH3-64(key) + clash number (2 bytes, BE)
 //                                   stored key = key length (4 bytes, BE) + key
 #include <cstring>
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -29,16 +30,17 @@ constexpr uint32_t kTagBytes = 1;
 constexpr uint32_t kDefaultDirectMax = 32;
 constexpr uint32_t kIdMax = kMaxLmdbKeySize;  // keys the lookup table takes: up to LMDB's key limit
 
-class VariableKeyScheme final : public KeyScheme {
+class VariableKeyScheme final : public value_dedup::SchemeWithValues {
  public:
-  VariableKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits)
-      : length_prefixed_(suffix_size > 0),
+  VariableKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits, bool value_dedup)
+      : SchemeWithValues(scheme_parts::kIdIndexTableCount, value_dedup),
+        length_prefixed_(suffix_size > 0),
         direct_max_(direct_max),
         index_(hash_bits),
         hash_(kTagBytes, hash_bits),
         layout_("direct_max=" + std::to_string(direct_max) + ",id_max=" + std::to_string(kIdMax) +
                 ",hash_bits=" + std::to_string(hash_bits) + ",id_bytes=4" +
-                (length_prefixed_ ? ",length_prefixed" : ",raw")) {}
+                (length_prefixed_ ? ",length_prefixed" : ",raw") + value_dedup::LayoutSuffix(value_dedup)) {}
 
   static uint32_t MaxDirect(uint32_t suffix_size) {
     return kMaxLmdbKeySize - suffix_size - kTagBytes - (suffix_size > 0 ? scheme_parts::kDirectLengthBytes : 0);
@@ -139,17 +141,6 @@ class VariableKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  // Values are stored as they are.
-  Code EncodeValue(const Table&, Bytes value, uint8_t*, Bytes* stored, ErrorBuffer*) const noexcept override {
-    *stored = value;
-    return Code::kOk;
-  }
-  Code DecodeValue(const Table&, Bytes stored, Bytes* value, ErrorBuffer*) const noexcept override {
-    *value = stored;
-    return Code::kOk;
-  }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const noexcept override { return Code::kOk; }
-
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
@@ -163,14 +154,16 @@ class VariableKeyScheme final : public KeyScheme {
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   uint32_t direct_max = kDefaultDirectMax;
   uint32_t hash_bits = 64;
+  bool dedup = false;
   if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, VariableKeyScheme::MaxDirect(args->key_suffix_size),
                                       &direct_max, error) != Code::kOk ||
-      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk) {
+      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
+      value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
     return nullptr;
   }
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
-    scheme = new VariableKeyScheme(args->key_suffix_size, direct_max, hash_bits);
+    scheme = new VariableKeyScheme(args->key_suffix_size, direct_max, hash_bits, dedup);
     return Code::kOk;
   });
   return scheme;
@@ -183,6 +176,7 @@ const OptionSpec kOptions[] = {
      "keys up to this many bytes are stored directly (at most state 510, temporal 500, session 492); longer ones "
      "up to 511 bytes get a lookup-table id, longer still are hashed"},
     {"hash_bits", "64", "bits of XXH3-64 in the lookup table's index and in hashed keys (8-64)"},
+    value_dedup::kOption,
 };
 
 const PluginDescriptor kDescriptor = [] {
@@ -192,9 +186,9 @@ const PluginDescriptor kDescriptor = [] {
   d.version = kVersion;
   d.summary = "as Stroom's Plan B: short keys direct, longer ones a lookup-table id, longer than 511 bytes hashed";
   d.options = kOptions;
-  d.option_count = 2;
+  d.option_count = static_cast<uint32_t>(std::size(kOptions));
   d.tables = scheme_parts::kIdIndexTables;
-  d.table_count = scheme_parts::kIdIndexTableCount;
+  d.table_count = scheme_parts::kDeclaredTableCount;
   d.create_scheme = &Create;
   d.destroy_scheme = &Destroy;
   return d;

@@ -72,6 +72,7 @@ class CasefoldKeyScheme final : public KeyScheme {
   }
 
   Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "ascii,length_prefixed" : "ascii"); }
+  uint32_t TablesInUse() const noexcept override { return 0; }  // no tables of its own
 
  private:
   const bool length_prefixed_;

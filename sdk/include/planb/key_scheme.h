@@ -103,6 +103,12 @@ class KeyScheme {
   // shard's meta table and compared at open, so a shard is never read with another layout.
   virtual Bytes Layout() const noexcept = 0;
 
+  // How many of the scheme's declared tables (PluginDescriptor::tables, a leading run of them) this instance
+  // reads and writes: the host creates and opens only those, and Table::scheme_tables holds only those. A
+  // table an option adds (value_dedup's) goes after the ones every instance uses, so that a shard written
+  // without the option never needs it. The count must follow from the options, which Layout() records.
+  virtual uint32_t TablesInUse() const noexcept = 0;
+
  protected:
   ~KeyScheme() = default;  // destroyed through the plugin's descriptor, by the module that made it
 };

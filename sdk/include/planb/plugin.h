@@ -16,7 +16,9 @@ namespace planb {
 // 3: KeyScheme finds rows by candidates (FirstCandidate / RowHasKey / NextCandidate / NewPrefix) instead of
 //    Resolve, so that a lookup is one descent of the store type's cursor and a merge one cursor pass; stored
 //    keys take a KeyPrefix; EncodeValue / DecodeValue / ReleaseValue leave room for value deduplication.
-inline constexpr uint32_t kAbiVersion = 3;
+// 4: KeyScheme::TablesInUse: an instance opens only the tables its options need (value_dedup's tables exist
+//    only in shards written with it, so shards written before a scheme declared them still open).
+inline constexpr uint32_t kAbiVersion = 4;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
@@ -68,7 +70,8 @@ struct PluginDescriptor {
   const OptionSpec* options = nullptr;
   uint32_t option_count = 0;
   // Extra LMDB tables the plugin keeps beside the data table (e.g. a lookup table); the host creates and opens
-  // them in every map environment and passes their handles in Table. Names: letters, digits, '_'.
+  // them in every map environment and passes their handles in Table. Names: letters, digits, '_'. A key scheme
+  // instance uses the first KeyScheme::TablesInUse() of its tables; only those are created and opened.
   const char* const* tables = nullptr;
   uint32_t table_count = 0;
   // Store types only.

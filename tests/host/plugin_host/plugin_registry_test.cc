@@ -42,15 +42,19 @@ TEST(PluginRegistry, LoadsTheBuiltInPlugins) {
   const LoadedPlugin* hashed = registry.Find(PluginKind::kKeyScheme, "hashed");
   ASSERT_NE(hashed, nullptr);
   EXPECT_EQ(hashed->descriptor->version, 1u);
-  ASSERT_EQ(hashed->descriptor->option_count, 1u);
+  ASSERT_EQ(hashed->descriptor->option_count, 2u);
   EXPECT_STREQ(hashed->descriptor->options[0].name, "hash_bits");
   EXPECT_STREQ(hashed->descriptor->options[0].default_value, "64");
+  EXPECT_STREQ(hashed->descriptor->options[1].name, "value_dedup");
+  EXPECT_STREQ(hashed->descriptor->options[1].default_value, "false");
   EXPECT_NE(hashed->descriptor->create_scheme, nullptr);
 
   const LoadedPlugin* direct = registry.Find(PluginKind::kKeyScheme, "direct");
   ASSERT_NE(direct, nullptr);
   EXPECT_EQ(direct->descriptor->version, 1u);
-  EXPECT_EQ(direct->descriptor->option_count, 0u);
+  ASSERT_EQ(direct->descriptor->option_count, 1u);
+  EXPECT_STREQ(direct->descriptor->options[0].name, "value_dedup");
+  EXPECT_EQ(direct->descriptor->table_count, 2u);  // the value tables, empty unless value_dedup = true
 }
 
 TEST(PluginRegistry, FindTellsKindsApart) {

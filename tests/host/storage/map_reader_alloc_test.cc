@@ -23,6 +23,7 @@
 #include "host/ingest/merge_processor.h"
 #include "host/storage/map_reader.h"
 #include "support/map_fixture.h"
+#include "support/scheme_matrix.h"
 #include "support/test_env.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(__SANITIZE_MEMORY__)
@@ -299,24 +300,17 @@ TEST(MapReaderAlloc, RefreshAllocatesNothing) {
   EXPECT_EQ(reader.Lookup(lookup, &row, &error), Code::kOk);
 }
 
-struct AllocParam {
-  const char* test_name;
-  const char* scheme;
-  const char* extra;
-};
-
-void PrintTo(const AllocParam& param, std::ostream* os) { *os << param.test_name; }
-
-class MapReaderAllocTest : public ::testing::TestWithParam<AllocParam> {};
+class MapReaderAllocTest : public ::testing::TestWithParam<SchemeParam> {};
 
 TEST_P(MapReaderAllocTest, WarmLookupsAllocateNothing) {
   TempDir dir;
   std::unique_ptr<Runtime> runtime;
-  Status s = OpenTestRuntime(dir.path(), StateMapSection("m", GetParam().scheme, GetParam().extra), &runtime);
+  Status s = OpenTestRuntime(dir.path(), StateMapSection("m", GetParam().scheme, GetParam().ConfigLines()), &runtime);
   ASSERT_TRUE(s.ok()) << s.message();
   std::vector<std::pair<std::string, std::string>> rows;
   for (int i = 0; i < kKeys; ++i) {
-    rows.emplace_back("key-" + std::to_string(i) + std::string(i % 7 * 10, 'k'), "value-" + std::to_string(i));
+    rows.emplace_back("key-" + std::to_string(i) + std::string(i % 7 * 10, 'k'),
+                      "value-" + std::to_string(i) + std::string(20, 'v'));  // longer than inline (dedup)
   }
   ASSERT_TRUE(StageRows(*runtime, "m", rows).ok());
   MergeProcessor merger(*runtime);
@@ -369,20 +363,7 @@ TEST_P(MapReaderAllocTest, WarmLookupsAllocateNothing) {
   EXPECT_GT(value_bytes, 0u);
 }
 
-const AllocParam kAllocParams[] = {
-    {"Hashed", "hashed", ""},
-    {"Hashed8Bits", "hashed", "hash_bits = 8\n"},  // clashes: lookups walk the cursor
-    {"Direct", "direct", ""},
-    {"Hybrid", "hybrid", ""},
-    {"HybridAllHashed8Bits", "hybrid", "direct_max = 0\nhash_bits = 8\n"},  // every key hashed, clashes
-    {"LookupTable", "lookup_table", ""},
-    {"LookupTable8Bits", "lookup_table", "hash_bits = 8\n"},  // clashes in the index
-    {"Variable", "variable", ""},
-    {"VariableAllIds8Bits", "variable", "direct_max = 0\nhash_bits = 8\n"},  // ids, index clashes
-};
-
-INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kAllocParams),
-                         [](const ::testing::TestParamInfo<AllocParam>& info) { return info.param.test_name; });
+INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 }  // namespace
 }  // namespace planb

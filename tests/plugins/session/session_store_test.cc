@@ -24,6 +24,7 @@
 #include "support/clashing_keys.h"
 #include "support/heap_trap.h"
 #include "support/map_fixture.h"
+#include "support/scheme_matrix.h"
 #include "support/test_env.h"
 #include "support/time_map_fixture.h"
 
@@ -98,35 +99,6 @@ Model Contents(const std::vector<FullRow>& rows) {
   return contents;
 }
 
-struct SchemeParam {
-  const char* test_name;
-  const char* scheme;
-  const char* hash_bits;  // null: not given
-  const char* direct_max = nullptr;  // hybrid: null = not given
-};
-
-void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
-
-const SchemeParam kSchemes[] = {
-    {"Hashed", "hashed", nullptr},
-    {"Hashed8Bits", "hashed", "8"},  // most keys clash
-    {"Direct", "direct", nullptr},
-    {"Hybrid", "hybrid", nullptr},
-    {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
-    {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
-    {"LookupTable", "lookup_table", nullptr},
-    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
-    {"Variable", "variable", nullptr},
-    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
-};
-
-std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
-
-std::string ExtraConfig(const SchemeParam& param) {
-  return (param.hash_bits != nullptr ? std::string("hash_bits = ") + param.hash_bits + "\n" : "") +
-         (param.direct_max != nullptr ? std::string("direct_max = ") + param.direct_max + "\n" : "");
-}
-
 // The recorded longest session of `env`, or nullopt when none is recorded.
 std::optional<uint64_t> MaxDuration(const std::shared_ptr<MapEnv>& env) {
   MapTxn txn;
@@ -143,10 +115,7 @@ std::optional<uint64_t> MaxDuration(const std::shared_ptr<MapEnv>& env) {
 class SessionStoreTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
-    std::vector<std::pair<std::string, std::string>> options;
-    if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
-    if (GetParam().direct_max != nullptr) options.emplace_back("direct_max", GetParam().direct_max);
-    const Status s = CreateMapPlugins(MakeMapConfig("m", "session", GetParam().scheme, options), &plugins_);
+    const Status s = CreateMapPlugins(MakeMapConfig("m", "session", GetParam().scheme, GetParam().Options()), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -565,7 +534,7 @@ TEST_P(SessionStoreTest, ARowEndingBeforeItStartsIsCorruption) {
             Code::kCorruption);
 }
 
-INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionStoreTest, ::testing::ValuesIn(kSchemes), SchemeName);
+INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionStoreTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 // --- The whole path (XML -> stream -> staging -> merge) with RunLoad, against an in-memory model ---
 
@@ -573,7 +542,7 @@ class SessionStoreLoadTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
     const Status s =
-        OpenTestRuntime(dir_.path(), MapSection("m", "session", GetParam().scheme, ExtraConfig(GetParam())), &runtime_);
+        OpenTestRuntime(dir_.path(), MapSection("m", "session", GetParam().scheme, GetParam().ConfigLines()), &runtime_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -710,7 +679,7 @@ TEST_P(SessionStoreLoadTest, BadInputFailsTheLoadAndWritesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionStoreLoadTest, ::testing::ValuesIn(kSchemes), SchemeName);
+INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionStoreLoadTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 // --- Warm lookups allocate nothing (STYLE.md, "Lookup path") ---
 
@@ -783,7 +752,7 @@ TEST_P(SessionStoreAllocTest, WarmLookupsAllocateNothing) {
   EXPECT_EQ(result.exit_code, 0) << "2: a lookup failed (malloc returned null?), 3: a wrong answer";
 }
 
-INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionStoreAllocTest, ::testing::ValuesIn(kSchemes), SchemeName);
+INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionStoreAllocTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 }  // namespace
 }  // namespace planb

@@ -19,6 +19,7 @@
 #include "planb/keyed_search.h"
 #include "support/clashing_keys.h"
 #include "support/map_fixture.h"
+#include "support/scheme_matrix.h"
 #include "support/test_env.h"
 
 namespace planb {
@@ -45,35 +46,10 @@ using Rows = std::vector<std::pair<std::string, std::string>>;
 
 bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-struct SchemeParam {
-  const char* test_name;
-  const char* scheme;
-  const char* hash_bits;  // null: not given
-  const char* direct_max = nullptr;  // hybrid: null = not given
-};
-
-void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
-
-const SchemeParam kSchemes[] = {
-    {"Hashed", "hashed", nullptr},
-    {"Hashed8Bits", "hashed", "8"},  // most keys clash
-    {"Direct", "direct", nullptr},
-    {"Hybrid", "hybrid", nullptr},
-    {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
-    {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
-    {"LookupTable", "lookup_table", nullptr},
-    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
-    {"Variable", "variable", nullptr},
-    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
-};
-
 class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
-    std::vector<std::pair<std::string, std::string>> options;
-    if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
-    if (GetParam().direct_max != nullptr) options.emplace_back("direct_max", GetParam().direct_max);
-    const Status s = CreateMapPlugins(MakeMapConfig("m", "state", GetParam().scheme, options), &plugins_);
+    const Status s = CreateMapPlugins(MakeMapConfig("m", "state", GetParam().scheme, GetParam().Options()), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -395,8 +371,120 @@ TEST_P(StateStoreTest, ARowWithBytesAfterItsKeyDecodesOnlyIfItMerges) {
   EXPECT_EQ(decoded == Code::kOk, merged.ok()) << merged.message();
 }
 
-INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreTest, ::testing::ValuesIn(kSchemes),
-                         [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; });
+// --- value_dedup: values in the scheme's value table ("values": ref -> bytes, "value_refs": ref -> count) ---
+
+struct ValueTableCounts {
+  uint64_t entries = 0;     // distinct values stored
+  uint64_t references = 0;  // the sum of their counts
+};
+
+// Read by the tables' names in the file, as another tool would see them.
+ValueTableCounts CountValueTable(const MapEnv& env) {
+  ValueTableCounts counts;
+  MDB_txn* txn = nullptr;
+  EXPECT_EQ(mdb_txn_begin(env.env(), nullptr, MDB_RDONLY, &txn), MDB_SUCCESS);
+  MDB_dbi values = 0, refs = 0;
+  EXPECT_EQ(mdb_dbi_open(txn, "scheme.values", 0, &values), MDB_SUCCESS);
+  EXPECT_EQ(mdb_dbi_open(txn, "scheme.value_refs", 0, &refs), MDB_SUCCESS);
+  MDB_stat stat;
+  EXPECT_EQ(mdb_stat(txn, values, &stat), MDB_SUCCESS);
+  counts.entries = stat.ms_entries;
+  MDB_cursor* cursor = nullptr;
+  EXPECT_EQ(mdb_cursor_open(txn, refs, &cursor), MDB_SUCCESS);
+  MDB_val k, v;
+  for (int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    EXPECT_EQ(v.mv_size, 8u);
+    counts.references += GetU64(static_cast<const uint8_t*>(v.mv_data));
+  }
+  mdb_cursor_close(cursor);
+  mdb_txn_abort(txn);
+  return counts;
+}
+
+// Two streams holding the same long values merge, in either order, into shards storing each value once; short
+// values stay inline and never reach the table.
+class StateStoreDedupTest : public StateStoreTest {};
+
+TEST_P(StateStoreDedupTest, StoresEachValueOnceAcrossStreams) {
+  const std::string long_a(100, 'a');
+  const std::string long_b(200, 'b');
+  const Rows first = {{"k1", long_a}, {"k2", long_b}, {"k3", long_a}, {"k4", "short"}};
+  const Rows second = {{"k5", long_b}, {"k6", long_a}, {"k7", "short"}};
+  auto forward = NewEnv("forward");
+  ASSERT_TRUE(MergeInto(Batch("f1", first), forward).ok());
+  ASSERT_TRUE(MergeInto(Batch("f2", second), forward).ok());
+  auto backward = NewEnv("backward");
+  ASSERT_TRUE(MergeInto(Batch("b2", second), backward).ok());
+  ASSERT_TRUE(MergeInto(Batch("b1", first), backward).ok());
+  for (const auto* shard : {forward.get(), backward.get()}) {
+    const ValueTableCounts counts = CountValueTable(*shard);
+    EXPECT_EQ(counts.entries, 2u);     // long_a and long_b
+    EXPECT_EQ(counts.references, 5u);  // k1 k2 k3 k5 k6
+    EXPECT_EQ(Get(*shard, "k2"), long_b);
+    EXPECT_EQ(Get(*shard, "k6"), long_a);
+    EXPECT_EQ(Get(*shard, "k7"), "short");
+  }
+  EXPECT_EQ(Contents(*forward), Contents(*backward));
+}
+
+// Overwriting a key releases its old value: counts stay exact and a value nobody holds leaves the table.
+TEST_P(StateStoreDedupTest, OverwriteKeepsCountsExact) {
+  const std::string one(64, '1');
+  const std::string two(64, '2');
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", {{"a", one}, {"b", one}}), shard).ok());
+  EXPECT_EQ(CountValueTable(*shard).entries, 1u);
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  ASSERT_TRUE(MergeInto(Batch("b2", {{"a", two}}), shard).ok());
+  EXPECT_EQ(CountValueTable(*shard).entries, 2u);
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  ASSERT_TRUE(MergeInto(Batch("b3", {{"b", two}, {"a", two}}), shard).ok());  // same value again: no change
+  EXPECT_EQ(CountValueTable(*shard).entries, 1u);
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  ASSERT_TRUE(MergeInto(Batch("b4", {{"a", "tiny"}}), shard).ok());  // long -> inline
+  EXPECT_EQ(CountValueTable(*shard).references, 1u);
+  EXPECT_EQ(Get(*shard, "a"), "tiny");
+  EXPECT_EQ(Get(*shard, "b"), two);
+}
+
+// Without the option a shard holds no value tables (so shards written before they existed open alike).
+TEST_P(StateStoreTest, ValueTablesExistOnlyWithValueDedup) {
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", {{"a", std::string(64, 'x')}}), shard).ok());
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(shard->env(), nullptr, MDB_RDONLY, &txn), MDB_SUCCESS);
+  MDB_dbi dbi = 0;
+  for (const char* name : {"scheme.values", "scheme.value_refs"}) {
+    EXPECT_EQ(mdb_dbi_open(txn, name, 0, &dbi), GetParam().value_dedup ? MDB_SUCCESS : MDB_NOTFOUND) << name;
+  }
+  mdb_txn_abort(txn);
+}
+
+TEST(StateStoreValueDedup, BadOptionValuesNameTheMapAndTheOption) {
+  for (const char* scheme : {"hashed", "direct", "hybrid", "lookup_table", "variable"}) {
+    for (const char* bad : {"yes", "1", "TRUE", ""}) {
+      std::shared_ptr<const MapPlugins> plugins;
+      const Status s = CreateMapPlugins(MakeMapConfig("cities", "state", scheme, {{"value_dedup", bad}}), &plugins);
+      EXPECT_FALSE(s.ok()) << scheme << " accepted value_dedup = '" << bad << "'";
+      EXPECT_TRUE(Contains(s.message(), "[map.cities]")) << s.message();
+      EXPECT_TRUE(Contains(s.message(), "value_dedup: '" + std::string(bad) + "' is not true or false")) << s.message();
+    }
+  }
+}
+
+// The layout records the option: a shard written one way refuses the other.
+TEST(StateStoreValueDedup, TheLayoutRecordsTheOption) {
+  for (const char* scheme : {"hashed", "direct", "hybrid", "lookup_table", "variable"}) {
+    std::shared_ptr<const MapPlugins> on, off;
+    ASSERT_TRUE(CreateMapPlugins(MakeMapConfig("m", "state", scheme, {{"value_dedup", "true"}}), &on).ok());
+    ASSERT_TRUE(CreateMapPlugins(MakeMapConfig("m", "state", scheme, {{"value_dedup", "false"}}), &off).ok());
+    EXPECT_NE(on->scheme()->Layout().view(), off->scheme()->Layout().view()) << scheme;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
+INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreDedupTest, ::testing::ValuesIn(DedupSchemes()), SchemeName);
 
 // --- Loading many keys through the whole path (XML -> batch -> staging -> merge) against a model ---
 
@@ -530,9 +618,7 @@ class StateStoreLoadTest : public ::testing::TestWithParam<SchemeParam> {};
 
 TEST_P(StateStoreLoadTest, LoadedBatchesMatchAModel) {
   TempDir dir;
-  const std::string extra =
-      (GetParam().hash_bits ? std::string("hash_bits = ") + GetParam().hash_bits + "\n" : "") +
-      (GetParam().direct_max ? std::string("direct_max = ") + GetParam().direct_max + "\n" : "");
+  const std::string extra = GetParam().ConfigLines();
   std::unique_ptr<Runtime> runtime;
   Status s = OpenTestRuntime(dir.path(), StateMapSection("m", GetParam().scheme, extra), &runtime);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -542,8 +628,8 @@ TEST_P(StateStoreLoadTest, LoadedBatchesMatchAModel) {
   ExpectShardMatchesModel(*runtime, model);
 }
 
-INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreLoadTest, ::testing::ValuesIn(kSchemes),
-                         [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; });
+INSTANTIATE_TEST_SUITE_P(Schemes, StateStoreLoadTest, ::testing::ValuesIn(kSchemeMatrix),
+                         SchemeName);
 
 }  // namespace
 }  // namespace planb

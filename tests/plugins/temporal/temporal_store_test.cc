@@ -22,6 +22,7 @@
 #include "support/clashing_keys.h"
 #include "support/heap_trap.h"
 #include "support/map_fixture.h"
+#include "support/scheme_matrix.h"
 #include "support/test_env.h"
 #include "support/time_map_fixture.h"
 
@@ -92,42 +93,10 @@ Model Contents(const std::vector<FullRow>& rows) {
   return contents;
 }
 
-struct SchemeParam {
-  const char* test_name;
-  const char* scheme;
-  const char* hash_bits;  // null: not given
-  const char* direct_max = nullptr;  // hybrid: null = not given
-};
-
-void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.test_name; }
-
-const SchemeParam kSchemes[] = {
-    {"Hashed", "hashed", nullptr},
-    {"Hashed8Bits", "hashed", "8"},  // most keys clash
-    {"Direct", "direct", nullptr},
-    {"Hybrid", "hybrid", nullptr},
-    {"HybridAllHashed8Bits", "hybrid", "8", "0"},  // every key hashed, most clash
-    {"HybridShortDirect", "hybrid", nullptr, "2"},  // keys of up to 2 bytes direct, longer hashed, one map
-    {"LookupTable", "lookup_table", nullptr},
-    {"LookupTable8Bits", "lookup_table", "8"},  // most keys clash in the index
-    {"Variable", "variable", nullptr},
-    {"VariableShortDirect8Bits", "variable", "8", "1"},  // 1-byte keys direct, others ids or hashed, clashing
-};
-
-std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
-
-std::string ExtraConfig(const SchemeParam& param) {
-  return (param.hash_bits != nullptr ? std::string("hash_bits = ") + param.hash_bits + "\n" : "") +
-         (param.direct_max != nullptr ? std::string("direct_max = ") + param.direct_max + "\n" : "");
-}
-
 class TemporalStoreTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
-    std::vector<std::pair<std::string, std::string>> options;
-    if (GetParam().hash_bits != nullptr) options.emplace_back("hash_bits", GetParam().hash_bits);
-    if (GetParam().direct_max != nullptr) options.emplace_back("direct_max", GetParam().direct_max);
-    const Status s = CreateMapPlugins(MakeMapConfig("m", "temporal", GetParam().scheme, options), &plugins_);
+    const Status s = CreateMapPlugins(MakeMapConfig("m", "temporal", GetParam().scheme, GetParam().Options()), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -562,7 +531,7 @@ TEST_P(TemporalStoreTest, ScanRangeNarrowsToTheKeyAndItsTimes) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreTest, ::testing::ValuesIn(kSchemes), SchemeName);
+INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 // --- The whole path (XML -> stream -> staging -> merge) with RunLoad, against an in-memory model ---
 
@@ -570,7 +539,7 @@ class TemporalStoreLoadTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
     const Status s = OpenTestRuntime(
-        dir_.path(), MapSection("m", "temporal", GetParam().scheme, ExtraConfig(GetParam())), &runtime_);
+        dir_.path(), MapSection("m", "temporal", GetParam().scheme, GetParam().ConfigLines()), &runtime_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -715,7 +684,7 @@ TEST_P(TemporalStoreLoadTest, BadInputFailsTheLoadAndWritesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreLoadTest, ::testing::ValuesIn(kSchemes), SchemeName);
+INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreLoadTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 // --- Warm lookups allocate nothing (STYLE.md, "Lookup path") ---
 
@@ -787,7 +756,7 @@ TEST_P(TemporalStoreAllocTest, WarmLookupsAllocateNothing) {
   EXPECT_EQ(result.exit_code, 0) << "2: a lookup failed (malloc returned null?), 3: a wrong answer";
 }
 
-INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreAllocTest, ::testing::ValuesIn(kSchemes), SchemeName);
+INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreAllocTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 }  // namespace
 }  // namespace planb
