@@ -66,6 +66,35 @@ inline std::vector<SchemeParam> DedupSchemes() {
   return out;
 }
 
+// "HybridShortDirect" -> "hybrid_short_direct": a matrix entry as part of a map name.
+inline std::string SnakeName(const char* camel) {
+  std::string out;
+  for (const char* c = camel; *c != '\0'; ++c) {
+    if (*c >= 'A' && *c <= 'Z') {
+      if (!out.empty()) out += '_';
+      out += static_cast<char>(*c - 'A' + 'a');
+    } else {
+      out += *c;
+    }
+  }
+  return out;
+}
+
+// One map per matrix entry for store type `type`, named PREFIX_<entry> ("st_hashed", "st_lookup_table8_bits"...).
+inline std::vector<std::string> SchemeMapNames(const std::string& prefix) {
+  std::vector<std::string> names;
+  for (const SchemeParam& param : kSchemeMatrix) names.push_back(prefix + "_" + SnakeName(param.test_name));
+  return names;
+}
+inline std::string SchemeMapSections(const std::string& prefix, const std::string& type) {
+  std::string text;
+  for (const SchemeParam& param : kSchemeMatrix) {
+    text += "[map." + prefix + "_" + SnakeName(param.test_name) + "]\ntype = " + type + "\nscheme = " + param.scheme +
+            "\n" + param.ConfigLines();
+  }
+  return text;
+}
+
 inline std::string SchemeName(const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.test_name; }
 
 }  // namespace planb

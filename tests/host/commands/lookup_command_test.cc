@@ -15,6 +15,7 @@
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
 #include "support/heap_trap.h"
+#include "support/scheme_matrix.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 #include "support/time_map_fixture.h"
@@ -33,19 +34,11 @@ using ::planb::testing::WriteFile;
 constexpr int64_t k10h = 1704103200000;  // 2024-01-01T10:00:00Z
 constexpr int64_t kHour = 3600 * 1000;
 
-struct SchemeParam {
-  const char* name;
-  const char* scheme;
-  const char* extra;
-};
-
-void PrintTo(const SchemeParam& param, std::ostream* os) { *os << param.name; }
-
 class LookupCommandTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
     const Status s =
-        OpenTestRuntime(dir_.path(), MapSection("m", "session", GetParam().scheme, GetParam().extra), &runtime_);
+        OpenTestRuntime(dir_.path(), MapSection("m", "session", GetParam().scheme, GetParam().ConfigLines()), &runtime_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -177,14 +170,7 @@ TEST_P(LookupCommandTest, TheMissCheckAllocatesNothing) {
   EXPECT_EQ(result.exit_code, 0) << "2: the check failed (malloc returned null?), 3: a wrong answer";
 }
 
-const SchemeParam kSchemes[] = {
-    {"Direct", "direct", ""},
-    {"Hashed", "hashed", ""},
-    {"Hashed8Bits", "hashed", "hash_bits = 8\n"},  // keys share prefixes: the check steps over others' rows
-};
-
-INSTANTIATE_TEST_SUITE_P(SessionSchemes, LookupCommandTest, ::testing::ValuesIn(kSchemes),
-                         [](const ::testing::TestParamInfo<SchemeParam>& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(SessionSchemes, LookupCommandTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 }  // namespace
 }  // namespace planb

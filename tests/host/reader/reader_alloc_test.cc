@@ -18,6 +18,7 @@
 #include "host/reader/reader_impl.h"
 #include "planb/reader.h"
 #include "support/heap_trap.h"
+#include "support/scheme_matrix.h"
 #include "support/typed_maps.h"
 
 namespace planb {
@@ -92,13 +93,14 @@ class ReaderAllocTest : public ::testing::Test {
     std::vector<std::string> e;
     for (int i = 0; i < 200; ++i) {
       const std::string k = "key-" + std::to_string(i) + std::string(i % 7 * 10, 'k');
-      const std::string v = "value-" + std::to_string(i);
-      for (const char* map : {"st_hashed", "st_direct"}) e.push_back(testing::TimedRef(map, "", k, v));
-      for (const char* map : {"tm_hashed", "tm_direct"}) {
+      // Every third value long enough for value_dedup's table (over 16 bytes), the rest inline.
+      const std::string v = "value-" + std::to_string(i) + std::string(i % 3 == 0 ? 40 : 0, 'v');
+      for (const std::string& map : kState) e.push_back(testing::TimedRef(map, "", k, v));
+      for (const std::string& map : kTemporal) {
         e.push_back(testing::TimedRef(map, "2024-01-01T00:00:00Z", k, v + "-a"));
         e.push_back(testing::TimedRef(map, "2024-02-01T00:00:00Z", k, v + "-b"));
       }
-      for (const char* map : {"ss_hashed", "ss_direct"}) {
+      for (const std::string& map : kSession) {
         e.push_back(testing::SessionEvent(map, k, "2024-01-01T10:00:00.000Z", "15m"));
       }
       const std::string from = std::to_string(i * 100), to = std::to_string(i * 100 + 49);
@@ -112,16 +114,16 @@ class ReaderAllocTest : public ::testing::Test {
 
     for (int i = 0; i < 200; i += 7) {
       const std::string& k = keys_[i];
-      for (const char* map : {"st_hashed", "st_direct"}) {
+      for (const std::string& map : kState) {
         probes_.push_back(P(map, false, k));
         probes_.push_back(P(map, false, k + "-absent"));
       }
-      for (const char* map : {"tm_hashed", "tm_direct"}) {
+      for (const std::string& map : kTemporal) {
         probes_.push_back(P(map, false, k));  // now
         probes_.push_back(P(map, false, k, 0, kJan2024 + 1));
         probes_.push_back(P(map, false, k, 0, kJan2024 - 1));
       }
-      for (const char* map : {"ss_hashed", "ss_direct"}) {
+      for (const std::string& map : kSession) {
         probes_.push_back(P(map, false, k, 0, kJan2024 + 10 * 3600 * 1000 + 60 * 1000));
         probes_.push_back(P(map, false, k, 0, kJan2024 + 12 * 3600 * 1000));
       }
@@ -151,7 +153,7 @@ class ReaderAllocTest : public ::testing::Test {
     size_t found = 0;
     for (const Probe& p : probes_) found += p.code == Code::kOk;
     ASSERT_GT(found, probes_.size() / 3);
-    for (const std::string& map : testing::kStateMaps) batches_.push_back(Batch(map));
+    for (const std::string& map : kState) batches_.push_back(Batch(map));
     for (const std::string& map : {std::string("trg"), std::string("ss_direct")}) batches_.push_back(Batch(map));
   }
 
@@ -191,7 +193,12 @@ class ReaderAllocTest : public ::testing::Test {
     return 0;
   }
 
-  CliEnv env_{testing::kTypedMapsConfig};
+  // A map of each text-key store type under every scheme of the matrix, and the ranged types.
+  const std::vector<std::string> kState = SchemeMapNames("st");
+  const std::vector<std::string> kTemporal = SchemeMapNames("tm");
+  const std::vector<std::string> kSession = SchemeMapNames("ss");
+  CliEnv env_{SchemeMapSections("st", "state") + SchemeMapSections("tm", "temporal") +
+              SchemeMapSections("ss", "session") + "[map.rg]\ntype = ranged\n[map.trg]\ntype = temporal_ranged\n"};
   std::vector<std::string> keys_;
   std::vector<Probe> probes_;
   std::vector<BatchProbe> batches_;
@@ -227,7 +234,9 @@ TEST_F(ReaderAllocTest, WarmLookupsOnLockFreeCopiesAllocateNothing) {
   // shared memory at all.
   Reader::Impl* impl = Reader::Impl::Of(*reader_);
   std::vector<std::unique_ptr<testing::TempDir>> copies;
-  for (const char* map : {"st_hashed", "st_direct", "tm_hashed", "tm_direct", "ss_hashed", "ss_direct", "rg", "trg"}) {
+  std::vector<std::string> maps = {"rg", "trg"};
+  for (const auto* family : {&kState, &kTemporal, &kSession}) maps.insert(maps.end(), family->begin(), family->end());
+  for (const std::string& map : maps) {
     copies.push_back(std::make_unique<testing::TempDir>());
     std::filesystem::copy_file(env_.shard_data(map), *copies.back() / "data.mdb");
     std::shared_ptr<const MapPlugins> plugins;
