@@ -14,8 +14,24 @@ namespace {
 // one contiguous run of LMDB keys from P on.
 bool KeysAreRaw(const MapPlugins& plugins) {
   const PluginDescriptor* scheme = plugins.scheme_descriptor();
-  return scheme != nullptr && plugins.scheme() != nullptr && std::string_view(scheme->name) == "direct" &&
-         plugins.scheme()->Layout().view() == "raw";
+  if (scheme == nullptr || plugins.scheme() == nullptr || std::string_view(scheme->name) != "direct") return false;
+  const std::string_view layout = plugins.scheme()->Layout().view();  // "raw", or "raw,value_dedup=1"
+  return layout == "raw" || layout.substr(0, 4) == "raw,";
+}
+
+// Why `Key startsWith` cannot narrow a scan of this map (every scheme narrows an exact key).
+std::string WhyAPrefixCannotNarrow(const MapPlugins& plugins, size_t prefix_size) {
+  const PluginDescriptor* scheme = plugins.scheme_descriptor();
+  if (scheme == nullptr) return "";
+  if (prefix_size > kMaxLmdbKeySize) return "a Key startsWith prefix longer than an LMDB key cannot narrow";
+  const std::string name = scheme->name;
+  if (name == "direct") {
+    return "scheme 'direct' orders the keys of " + plugins.config().type +
+           " maps by length first, so Key startsWith filters every row; an exact Key narrows";
+  }
+  return "scheme '" + name +
+         "' does not keep keys in byte order, so Key startsWith filters every row (scheme 'direct' on a state map "
+         "narrows it); an exact Key narrows";
 }
 
 bool StartsWith(Bytes key, std::string_view prefix) {
@@ -33,7 +49,7 @@ std::string ScanStats::Describe() const {
   if (empty_range) {
     range = "no keys (the conditions exclude every row)";
   } else if (!has_lower && !has_upper) {
-    range = "all keys (full scan)";
+    range = not_narrowed.empty() ? "all keys (full scan)" : "all keys (full scan: " + not_narrowed + ")";
   } else {
     range = "keys " + (has_lower ? lower : std::string("start")) + " to " + (has_upper ? upper : std::string("end")) +
             " (narrowed)";
@@ -71,6 +87,9 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
   // The store narrows only by an exact key; a key prefix narrows here where LMDB keys are the keys.
   const bool by_prefix = !range.has_lower && !range.has_upper && !request.key_prefix.empty() &&
                          request.key_prefix.size() <= kMaxLmdbKeySize && KeysAreRaw(env.plugins());
+  if (!range.has_lower && !range.has_upper && !request.key_prefix.empty() && !by_prefix) {
+    stats->not_narrowed = WhyAPrefixCannotNarrow(env.plugins(), request.key_prefix.size());
+  }
   if (by_prefix) {
     stats->has_lower = stats->has_upper = true;
     stats->lower = HexString(request.key_prefix);

@@ -21,8 +21,11 @@ struct ScanStats {
   std::string upper;
   uint64_t rows_examined = 0;   // rows read and decoded
   uint64_t rows_matched = 0;    // rows the filter accepted (and handed on, up to the limit)
+  // Why a key condition of the query could not narrow the scan ("" = none did not): names the scheme.
+  std::string not_narrowed;
 
   // "scan: keys 0a1b.. to 0a1c.. (narrowed), rows examined: 3, rows matched: 1"
+  // "scan: all keys (full scan: scheme 'hashed' ...), rows examined: ..."
   std::string Describe() const;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/scheme_matrix.h"
 #include "support/typed_maps.h"
 
 namespace planb {
@@ -433,6 +434,75 @@ TEST(CliQuery, AnExactKeyOnAStateMapExaminesOnlyThatKeysRow) {
     EXPECT_LE(absent.examined, 1) << map << ": " << absent.err;
     EXPECT_EQ(absent.printed, 0u) << map;
   }
+}
+
+// Issue 12: every scheme narrows a scan by an exact key, on every text-key store type, keys longer than LMDB's
+// key limit included where the scheme takes them (all but direct).
+TEST(CliQuery, AnExactKeyNarrowsTheScanOnEveryScheme) {
+  CliEnv env(SchemeMapSections("st", "state") + SchemeMapSections("tm", "temporal") +
+             SchemeMapSections("ss", "session"));
+  const std::string long_key(600, 'L');
+  Strings elements;
+  std::vector<std::pair<std::string, bool>> maps;  // name, takes long keys
+  for (const auto& [prefix, type] : {std::pair<std::string, std::string>{"st", "state"}, {"tm", "temporal"},
+                                     {"ss", "session"}}) {
+    const Strings names = SchemeMapNames(prefix);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const bool long_keys = std::string(kSchemeMatrix[i].scheme) != "direct";
+      maps.emplace_back(names[i], long_keys);
+      for (int k = 0; k < 30; ++k) {
+        const std::string key = "key" + std::to_string(100 + k);
+        elements.push_back(type == "session" ? SessionEvent(names[i], key, "2024-01-01T00:00:00Z", "15m")
+                                             : TimedRef(names[i], type == "state" ? "" : "2024-01-01T00:00:00Z",
+                                                        key, std::string(k % 2 == 0 ? 30 : 3, 'v')));
+      }
+      if (long_keys) {
+        elements.push_back(type == "session" ? SessionEvent(names[i], long_key, "2024-01-01T00:00:00Z", "15m")
+                                             : TimedRef(names[i], type == "state" ? "" : "2024-01-01T00:00:00Z",
+                                                        long_key, "long"));
+      }
+    }
+  }
+  Load(env, "keys.xml", elements);
+  for (const auto& [map, long_keys] : maps) {
+    const Explained e = Explain(env, map, "Key = 'key117'");
+    EXPECT_TRUE(e.narrowed) << map << ": " << e.err;
+    EXPECT_EQ(e.examined, 1) << map << ": " << e.err;
+    EXPECT_EQ(e.printed, 1u) << map;
+    if (long_keys) {
+      const Explained l = Explain(env, map, "Key = '" + long_key + "'");
+      EXPECT_TRUE(l.narrowed) << map << ": " << l.err;
+      EXPECT_EQ(l.examined, 1) << map << ": " << l.err;
+      EXPECT_EQ(l.printed, 1u) << map;
+    }
+  }
+}
+
+// `Key startsWith` narrows only where LMDB keys are the keys (direct on a state map, with or without
+// value_dedup); elsewhere --explain says which scheme keeps it from narrowing.
+TEST(CliQuery, KeyStartsWithSaysWhichSchemeCannotNarrow) {
+  CliEnv env(SchemeMapSections("st", "state") + SchemeMapSections("tm", "temporal"));
+  Strings elements;
+  for (int k = 0; k < 20; ++k) {
+    for (const std::string& map : SchemeMapNames("st")) elements.push_back(TimedRef(map, "", "p" + std::to_string(k), "v"));
+  }
+  elements.push_back(TimedRef("tm_direct", "2024-01-01T00:00:00Z", "p1", "v"));
+  Load(env, "keys.xml", elements);
+  const Strings names = SchemeMapNames("st");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string scheme = kSchemeMatrix[i].scheme;
+    const Explained e = Explain(env, names[i], "Key startsWith 'p1'");
+    EXPECT_EQ(e.printed, 11u) << names[i];  // p1, p10..p19
+    if (scheme == "direct") {
+      EXPECT_TRUE(e.narrowed) << names[i] << ": " << e.err;
+      EXPECT_EQ(e.examined, 11) << names[i] << ": " << e.err;
+    } else {
+      EXPECT_TRUE(e.full_scan) << names[i] << ": " << e.err;
+      EXPECT_THAT(e.err, HasSubstr("scheme '" + scheme + "' does not keep keys in byte order")) << names[i];
+    }
+  }
+  const Explained t = Explain(env, "tm_direct", "Key startsWith 'p1'");
+  EXPECT_THAT(t.err, HasSubstr("scheme 'direct' orders the keys of temporal maps by length first")) << t.err;
 }
 
 // Issue 11: `Key startsWith 'x'` examined every row of a direct map (124,117 rows for 3). On a state map with the
