@@ -33,6 +33,32 @@ std::vector<PluginOption> OptionsFor(const PluginDescriptor* d, const MapConfig&
   return options;
 }
 
+// Whether scheme `d`, with its default options, can serve a store type appending `suffix_size` bytes to each key.
+bool ServesWithDefaults(const PluginDescriptor& d, const std::string& map_name, uint32_t suffix_size) {
+  PluginArgs args;
+  args.map_name = map_name.c_str();
+  args.key_suffix_size = suffix_size;
+  ErrorBuffer error;
+  KeyScheme* scheme = d.create_scheme(&args, &error);
+  if (scheme == nullptr) return false;
+  d.destroy_scheme(scheme);
+  return true;
+}
+
+// After `scheme` failed: when it cannot serve `type` even with its defaults, the schemes that can.
+std::string SchemesThatWould(const PluginRegistry& registry, const PluginDescriptor& scheme,
+                             const PluginDescriptor& type, const std::string& map_name) {
+  if (ServesWithDefaults(scheme, map_name, type.key_suffix_size)) return "";  // an option's fault, said already
+  std::string names;
+  for (const LoadedPlugin& p : registry.plugins()) {
+    if (p.descriptor->kind != PluginKind::kKeyScheme || p.descriptor == &scheme) continue;
+    if (ServesWithDefaults(*p.descriptor, map_name, type.key_suffix_size)) {
+      names += (names.empty() ? "" : ", ") + std::string(p.descriptor->name);
+    }
+  }
+  return "; schemes that can serve type '" + std::string(type.name) + "': " + (names.empty() ? "none" : names);
+}
+
 }  // namespace
 
 Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registry,
@@ -72,7 +98,8 @@ Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registr
     args.key_suffix_size = td->key_suffix_size;
     map->scheme_ = sd->create_scheme(&args, &error);
     if (map->scheme_ == nullptr) {
-      return Status(Code::kInvalidArgument, where + ": scheme '" + sd->name + "': " + error.message);
+      return Status(Code::kInvalidArgument, where + ": scheme '" + sd->name + "': " + error.message +
+                                                SchemesThatWould(registry, *sd, *td, config.name));
     }
     map->scheme_tables_in_use_ = map->scheme_->TablesInUse();
     if (map->scheme_tables_in_use_ > sd->table_count) {

@@ -96,6 +96,11 @@ Status PluginRegistry::LoadFile(const std::string& path) {
       (store && (d->field_count == 0 || d->fields == nullptr))) {
     return Status::Invalid("plugin " + path + ": its descriptor is incomplete (kind, name, create/destroy or fields)");
   }
+  if (store && d->uses_key_scheme && d->key_suffix_size >= kMaxLmdbKeySize) {
+    return Status::Invalid("plugin " + path + ": store type '" + d->name + "' appends " +
+                           std::to_string(d->key_suffix_size) + " bytes to each key, leaving no room for a key in " +
+                           "LMDB's " + std::to_string(kMaxLmdbKeySize) + "-byte keys");
+  }
   for (uint32_t i = 0; i < d->table_count; ++i) {
     const char* t = d->tables[i];
     bool valid = t != nullptr && *t != '\0';

@@ -12,6 +12,7 @@
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
+#include "scheme_parts.h"
 #include "value_table.h"
 
 namespace planb {
@@ -91,7 +92,12 @@ class DirectKeyScheme final : public value_dedup::SchemeWithValues {
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   bool dedup = false;
-  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) return nullptr;
+  // At least a one-byte key, behind its length when the store appends a suffix.
+  const uint32_t smallest = (args->key_suffix_size > 0 ? kLengthBytes : 0) + 1;
+  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk ||
+      scheme_parts::CheckRoom(args->key_suffix_size, smallest, error) != Code::kOk) {
+    return nullptr;
+  }
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
     scheme = new DirectKeyScheme(args->key_suffix_size, dedup);

@@ -9,14 +9,13 @@
 // rather than in DUPSORT duplicates because LMDB caps duplicate values at 511 bytes; values here are unbounded.
 #include <xxhash.h>
 
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <string>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
+#include "scheme_parts.h"
 #include "value_table.h"
 
 namespace planb {
@@ -135,18 +134,12 @@ class HashedKeyScheme final : public value_dedup::SchemeWithValues {
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   uint32_t bits = 64;
-  if (const char* text = FindOption(*args, "hash_bits")) {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long parsed = std::strtoul(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || parsed < 8 || parsed > 64 || text[0] == '-') {
-      Fail(error, Code::kInvalidArgument, "hash_bits: '%s' is not a whole number from 8 to 64", text);
-      return nullptr;
-    }
-    bits = static_cast<uint32_t>(parsed);
-  }
   bool dedup = false;
-  if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) return nullptr;
+  if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &bits, error) != Code::kOk ||
+      value_dedup::ParseOption(*args, &dedup, error) != Code::kOk ||
+      scheme_parts::CheckRoom(args->key_suffix_size, scheme_parts::HashFormSize(0, bits), error) != Code::kOk) {
+    return nullptr;
+  }
   KeyScheme* scheme = nullptr;
   (void)Guard(error, [&] {
     scheme = new HashedKeyScheme(bits, dedup);

@@ -123,12 +123,18 @@ class HybridKeyScheme final : public value_dedup::SchemeWithValues {
 };
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  const uint32_t max_direct = HybridKeyScheme::MaxDirect(args->key_suffix_size);
-  uint32_t direct_max = max_direct;
   uint32_t hash_bits = 64;
   bool dedup = false;
+  // The hashed form is the longest prefix (the direct form of an empty key is shorter): with room for it,
+  // MaxDirect cannot underflow.
+  if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
+      scheme_parts::CheckRoom(args->key_suffix_size, scheme_parts::HashFormSize(kTagBytes, hash_bits), error) !=
+          Code::kOk) {
+    return nullptr;
+  }
+  const uint32_t max_direct = HybridKeyScheme::MaxDirect(args->key_suffix_size);
+  uint32_t direct_max = max_direct;
   if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, max_direct, &direct_max, error) != Code::kOk ||
-      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
       value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
     return nullptr;
   }

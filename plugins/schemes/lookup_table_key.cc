@@ -75,7 +75,8 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   uint32_t hash_bits = 64;
   bool dedup = false;
   if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
-      value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
+      value_dedup::ParseOption(*args, &dedup, error) != Code::kOk ||
+      scheme_parts::CheckRoom(args->key_suffix_size, kIdBytes, error) != Code::kOk) {
     return nullptr;
   }
   KeyScheme* scheme = nullptr;

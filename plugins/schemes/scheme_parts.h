@@ -38,6 +38,19 @@ inline Code ParseNumberOption(const PluginArgs& args, const char* name, uint32_t
   return Code::kOk;
 }
 
+// Fails (kNotSupported) when a store type appending `suffix` bytes to each key leaves no room in LMDB's key for
+// `prefix_size` bytes of this scheme: the host then names the schemes that can serve that store type.
+inline Code CheckRoom(uint32_t suffix, uint32_t prefix_size, ErrorBuffer* error) {
+  if (static_cast<uint64_t>(suffix) + prefix_size <= kMaxLmdbKeySize) return Code::kOk;
+  return Fail(error, Code::kNotSupported,
+              "cannot serve a store type that appends %u bytes to each key: with this scheme's %u-byte prefix, "
+              "keys would exceed LMDB's %u-byte limit",
+              suffix, prefix_size, kMaxLmdbKeySize);
+}
+
+// The bytes a hashed form of `hash_bits` takes after `offset` tag bytes.
+inline uint32_t HashFormSize(uint32_t offset, uint32_t hash_bits) { return offset + (hash_bits + 7) / 8 + kClashBytes; }
+
 // The hashed form: `offset` bytes the caller owns (a tag), then the top `hash_bits` of XXH3-64(key) big-endian in
 // ceil(hash_bits / 8) bytes, then a 2-byte big-endian clash number. Rows of this form store their key.
 class HashForm {

@@ -8,6 +8,7 @@
 //                                   stored key = nothing
 //   longer keys:                    prefix = 0x02 + top hash_bits of XXH3-64(key) + clash number (2 bytes, BE)
 //                                   stored key = key length (4 bytes, BE) + key
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <new>
@@ -152,12 +153,19 @@ class VariableKeyScheme final : public value_dedup::SchemeWithValues {
 };
 
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  uint32_t direct_max = kDefaultDirectMax;
   uint32_t hash_bits = 64;
   bool dedup = false;
-  if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, VariableKeyScheme::MaxDirect(args->key_suffix_size),
-                                      &direct_max, error) != Code::kOk ||
-      scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
+  // Room for the longest of its prefixes (hashed or id form) first: then MaxDirect cannot underflow.
+  const auto longest = [&] {
+    return std::max(scheme_parts::HashFormSize(kTagBytes, hash_bits), kTagBytes + scheme_parts::kIdBytes);
+  };
+  if (scheme_parts::ParseNumberOption(*args, "hash_bits", 8, 64, &hash_bits, error) != Code::kOk ||
+      scheme_parts::CheckRoom(args->key_suffix_size, longest(), error) != Code::kOk) {
+    return nullptr;
+  }
+  const uint32_t max_direct = VariableKeyScheme::MaxDirect(args->key_suffix_size);
+  uint32_t direct_max = std::min(kDefaultDirectMax, max_direct);
+  if (scheme_parts::ParseNumberOption(*args, "direct_max", 0, max_direct, &direct_max, error) != Code::kOk ||
       value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
     return nullptr;
   }

@@ -185,6 +185,25 @@ TEST_F(MapPluginsTest, RefusesAnUnknownSchemeListingTheKnownOnes) {
   EXPECT_TRUE(Contains(message, "direct")) << message;
 }
 
+// A store type whose 505-byte key suffix leaves hashed, hybrid and variable no room for their prefixes: the
+// error names the map, the scheme and why, and lists the schemes that can serve the type.
+TEST_F(MapPluginsTest, ASchemeThatCannotServeTheStoreTypeSaysWhichWould) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/wide_suffix"}).ok());
+  for (const char* scheme : {"hashed", "hybrid", "variable"}) {
+    const std::string message = ErrorOf(MakeMapConfig("wide", "wide_suffix", scheme));
+    EXPECT_TRUE(Contains(message, std::string("[map.wide]: scheme '") + scheme + "': cannot serve a store type that "
+                                  "appends 505 bytes to each key")) << message;
+    EXPECT_TRUE(Contains(message, "; schemes that can serve type 'wide_suffix': direct, lookup_table")) << message;
+  }
+  // hash_bits = 8 leaves hashed 3 bytes of prefix: room enough, so the scheme is created and the fixture's
+  // own refusal to make a store is what fails.
+  const std::string fits = ErrorOf(MakeMapConfig("wide", "wide_suffix", "hashed", {{"hash_bits", "8"}}));
+  EXPECT_TRUE(Contains(fits, "type 'wide_suffix': wide_suffix is a test fixture")) << fits;
+  // An option's own error lists nothing more: the scheme can serve the type with other options.
+  const std::string option = ErrorOf(MakeMapConfig("m", "state", "hashed", {{"hash_bits", "99"}}));
+  EXPECT_FALSE(Contains(option, "schemes that can serve")) << option;
+}
+
 TEST_F(MapPluginsTest, OutlivesTheRegistryItWasMadeFrom) {
   std::unique_ptr<MapPlugins> plugins;
   {

@@ -76,6 +76,15 @@ TEST(PluginRegistry, RefusesAnotherAbiVersion) {
   EXPECT_TRUE(registry.plugins().empty());
 }
 
+TEST(PluginRegistry, RefusesAStoreTypeWhoseKeySuffixLeavesNoRoomForAKey) {
+  PluginRegistry registry;
+  const Status s = registry.LoadDirectories({PLANB_FIXTURE_DIR "/too_wide_suffix"});
+  EXPECT_FALSE(s.ok());
+  EXPECT_TRUE(Contains(s.message(), "store type 'too_wide_suffix' appends 511 bytes to each key, leaving no room for "
+                                    "a key in LMDB's 511-byte keys")) << s.message();
+  EXPECT_EQ(registry.Find(PluginKind::kStoreType, "too_wide_suffix"), nullptr);
+}
+
 TEST(PluginRegistry, RefusesALibraryWithoutEntryPoint) {
   PluginRegistry registry;
   const Status s = registry.LoadDirectories({PLANB_FIXTURE_DIR "/no_entry_point"});
