@@ -18,12 +18,12 @@ inline std::string ExpectedHash(std::string_view key, unsigned bits) {
   return out;
 }
 
-// `count` distinct keys ("clash-<n>") whose top 8 hash bits are the same.
-inline std::vector<std::string> ClashingKeys(size_t count) {
-  std::vector<std::string> keys{"clash-0"};
+// `count` distinct keys (`base` + "<n>", "clash-<n>" by default) whose top 8 hash bits are the same.
+inline std::vector<std::string> ClashingKeys(size_t count, const std::string& base = "clash-") {
+  std::vector<std::string> keys{base + "0"};
   const std::string target = ExpectedHash(keys[0], 8);
   for (int i = 1; keys.size() < count; ++i) {
-    std::string key = "clash-" + std::to_string(i);
+    std::string key = base + std::to_string(i);
     if (ExpectedHash(key, 8) == target) keys.push_back(key);
   }
   return keys;
