@@ -53,6 +53,23 @@ class StateStoreTest : public ::testing::TestWithParam<SchemeParam> {
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
+  // `first` then `second` merged into a new shard, and `second` then `first` into another.
+  void MergeBothOrders(const Rows& first, const Rows& second, std::shared_ptr<MapEnv>* forward,
+                       std::shared_ptr<MapEnv>* backward) {
+    *forward = NewEnv("forward");
+    ASSERT_TRUE(MergeInto(Batch("f1", first), *forward).ok());
+    ASSERT_TRUE(MergeInto(Batch("f2", second), *forward).ok());
+    *backward = NewEnv("backward");
+    ASSERT_TRUE(MergeInto(Batch("b2", second), *backward).ok());
+    ASSERT_TRUE(MergeInto(Batch("b1", first), *backward).ok());
+  }
+
+  // `shard` holds exactly `want`, and a lookup of each key finds its value.
+  void ExpectHolds(const MapEnv& shard, const std::map<std::string, std::string>& want) {
+    EXPECT_EQ(Contents(shard), want);
+    for (const auto& [key, value] : want) EXPECT_EQ(Get(shard, key), value);
+  }
+
   // A new, empty map LMDB named `name` in the test's directory.
   std::shared_ptr<MapEnv> NewEnv(const std::string& name) {
     std::shared_ptr<MapEnv> env;
@@ -185,20 +202,12 @@ TEST_P(StateStoreTest, TwoStreamsMergedInEitherOrderGiveTheSameShard) {
   const std::vector<std::string> keys = ClashingKeys(6);
   const Rows first = {{keys[0], "v0"}, {keys[1], "v1"}, {keys[2], "v2"}, {keys[3], "v3"}};
   const Rows second = {{keys[4], "v4"}, {keys[2], "v2"}, {keys[5], "v5"}, {keys[0], "v0"}};
-  auto forward = NewEnv("forward");
-  ASSERT_TRUE(MergeInto(Batch("f1", first), forward).ok());
-  ASSERT_TRUE(MergeInto(Batch("f2", second), forward).ok());
-  auto backward = NewEnv("backward");
-  ASSERT_TRUE(MergeInto(Batch("b2", second), backward).ok());
-  ASSERT_TRUE(MergeInto(Batch("b1", first), backward).ok());
+  std::shared_ptr<MapEnv> forward, backward;
+  ASSERT_NO_FATAL_FAILURE(MergeBothOrders(first, second, &forward, &backward));
   const std::map<std::string, std::string> want = {{keys[0], "v0"}, {keys[1], "v1"}, {keys[2], "v2"},
                                                    {keys[3], "v3"}, {keys[4], "v4"}, {keys[5], "v5"}};
-  EXPECT_EQ(Contents(*forward), want);
-  EXPECT_EQ(Contents(*backward), want);
-  for (const auto& [key, value] : want) {
-    EXPECT_EQ(Get(*forward, key), value);
-    EXPECT_EQ(Get(*backward, key), value);
-  }
+  ExpectHolds(*forward, want);
+  ExpectHolds(*backward, want);
   std::string value;
   EXPECT_EQ(GetValue(*forward, "clash-absent", &value), Code::kNotFound);
   const std::vector<DumpedRow> once = Dump(*forward);
@@ -214,23 +223,15 @@ TEST_P(StateStoreTest, LongKeysThatShareAHashMergeInEitherOrder) {
   const std::vector<std::string> keys = ClashingKeys(5, std::string(600, 'L') + "-");
   const Rows first = {{keys[0], "v0"}, {keys[1], "v1"}, {keys[2], std::string(40, '2')}};
   const Rows second = {{keys[3], "v3"}, {keys[1], "v1"}, {keys[4], std::string(40, '4')}};
-  auto forward = NewEnv("forward");
-  ASSERT_TRUE(MergeInto(Batch("f1", first), forward).ok());
-  ASSERT_TRUE(MergeInto(Batch("f2", second), forward).ok());
-  auto backward = NewEnv("backward");
-  ASSERT_TRUE(MergeInto(Batch("b2", second), backward).ok());
-  ASSERT_TRUE(MergeInto(Batch("b1", first), backward).ok());
+  std::shared_ptr<MapEnv> forward, backward;
+  ASSERT_NO_FATAL_FAILURE(MergeBothOrders(first, second, &forward, &backward));
   const std::map<std::string, std::string> want = {{keys[0], "v0"},
                                                    {keys[1], "v1"},
                                                    {keys[2], std::string(40, '2')},
                                                    {keys[3], "v3"},
                                                    {keys[4], std::string(40, '4')}};
-  EXPECT_EQ(Contents(*forward), want);
-  EXPECT_EQ(Contents(*backward), want);
-  for (const auto& [key, value] : want) {
-    EXPECT_EQ(Get(*forward, key), value);
-    EXPECT_EQ(Get(*backward, key), value);
-  }
+  ExpectHolds(*forward, want);
+  ExpectHolds(*backward, want);
   std::string value;
   EXPECT_EQ(GetValue(*forward, std::string(600, 'L') + "-absent", &value), Code::kNotFound);
 }
@@ -439,12 +440,8 @@ TEST_P(StateStoreDedupTest, StoresEachValueOnceAcrossStreams) {
   const std::string long_b(200, 'b');
   const Rows first = {{"k1", long_a}, {"k2", long_b}, {"k3", long_a}, {"k4", "short"}};
   const Rows second = {{"k5", long_b}, {"k6", long_a}, {"k7", "short"}};
-  auto forward = NewEnv("forward");
-  ASSERT_TRUE(MergeInto(Batch("f1", first), forward).ok());
-  ASSERT_TRUE(MergeInto(Batch("f2", second), forward).ok());
-  auto backward = NewEnv("backward");
-  ASSERT_TRUE(MergeInto(Batch("b2", second), backward).ok());
-  ASSERT_TRUE(MergeInto(Batch("b1", first), backward).ok());
+  std::shared_ptr<MapEnv> forward, backward;
+  ASSERT_NO_FATAL_FAILURE(MergeBothOrders(first, second, &forward, &backward));
   for (const auto* shard : {forward.get(), backward.get()}) {
     const ValueTableCounts counts = CountValueTable(*shard);
     EXPECT_EQ(counts.entries, 2u);     // long_a and long_b
