@@ -85,8 +85,9 @@ TEST_F(MapEnvTest, OpenExistingOnAReadOnlyEnvironmentStillChecksTheLayout) {
   EXPECT_EQ(env, nullptr);
 }
 
-// A map written with one scheme's options is refused under the same scheme with other options (its Layout()).
-TEST(MapEnvLayout, NewSchemesRefuseAShardWrittenWithOtherOptions) {
+// A map written with one scheme's options is refused under the same scheme with other options (its Layout()),
+// value_dedup included.
+TEST(MapEnvLayout, SchemesRefuseAShardWrittenWithOtherOptions) {
   const struct {
     const char* scheme;
     std::vector<std::pair<std::string, std::string>> written;
@@ -95,6 +96,12 @@ TEST(MapEnvLayout, NewSchemesRefuseAShardWrittenWithOtherOptions) {
       {"hybrid", {}, {{"direct_max", "16"}}},
       {"lookup_table", {}, {{"hash_bits", "8"}}},
       {"variable", {{"direct_max", "8"}}, {}},
+      // value_dedup either way, on every scheme: rows hold references in one layout and values in the other.
+      {"hashed", {{"value_dedup", "true"}}, {}},
+      {"direct", {}, {{"value_dedup", "true"}}},
+      {"hybrid", {{"value_dedup", "true"}}, {{"value_dedup", "false"}}},
+      {"lookup_table", {}, {{"value_dedup", "true"}}},
+      {"variable", {{"value_dedup", "true"}}, {}},
   };
   for (const auto& c : kCases) {
     TempDir dir;
