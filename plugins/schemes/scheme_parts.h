@@ -1,7 +1,6 @@
-// Parts shared by the composite key schemes (hybrid, and later lookup_table and variable): the hashed form of a
-// prefix behind an optional tag byte, the stored key of hashed rows, and option parsing. Internal to
-// plugins/schemes; not part of the SDK. (hashed_key.cc predates this header and keeps its own copy of the hash
-// form, byte for byte the same layout.)
+// Parts shared by the key schemes: the hashed form of a prefix behind an optional tag byte (hashed, hybrid,
+// variable), the stored key of hashed rows, option parsing and the room a store type's suffix leaves. Internal
+// to plugins/schemes; not part of the SDK.
 #pragma once
 
 #include <xxhash.h>
