@@ -3,15 +3,38 @@
 // PLANB_BENCH_SHARD_ROWS (default 10000000) and PLANB_BENCH_BATCH_ROWS (default 1000000); keys are "key-<i>"
 // (zero-padded) with 24-byte values. Every iteration merges a new batch whose keys "key-<i>-b<n>" fall between
 // the shard's, spread evenly over it, so the merge touches pages all over the shard (as the raw inserts do); the
-// shard grows by one batch per iteration, in both.
+// shard grows by one batch per iteration, in all tables.
 //
-// What is timed: for Plan B, MergeProcessor::MergePending on one staged batch zip (stored, not deflated: the
-// single-node `planb load` path), which extracts the zip, merges it in one write transaction, commits (fsync) and
-// unstages the zip. Writing the batch LMDB, zipping and staging it are setup (PauseTiming). The raw baseline is
-// one write transaction of mdb_cursor_put of the batch rows, already sorted by key, and its commit (fsync); it
-// has no zip to extract, so "unzip_only" times UnzipBatch of the same batch zip alone: the share of the merge
-// that raw LMDB does not pay. A second group times a map's first batch (a fresh shard built from the batch's
-// rows) beside a raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
+// Every table (the raw one and each shard) takes two untimed batches before anything is timed, merged the same
+// way as the timed ones: LMDB reuses the pages a commit frees only from the commit after next, and the first
+// merge into a bulk-loaded table splits every (full) leaf page, so without it the first row timed on a table
+// paid for growing it. Each row times its own table, so every table has taken as many batches as the others
+// when timed: a merge's cost grows with the shard. Compare ratios of the same repetition.
+//
+// Rows of group merge/shard_<rows>_batch_<rows>/:
+//   raw_lmdb_cursor_put      the baseline: one write transaction of mdb_cursor_put of the batch rows, already in
+//                            memory and sorted by key, and its commit (fsync).
+//   state_hashed, _direct    end to end, as a node merges: MergeProcessor::MergePending on one staged batch zip
+//                            (stored, not deflated: the single-node `planb load` path), which extracts the zip
+//                            into merging/ (not synced: scratch), merges it in one write transaction, commits
+//                            (fsync) and unstages the zip (durably). Writing the batch LMDB, zipping and staging
+//                            it are setup.
+//   merge_txn_state_*        the merge's write transaction alone, like for like with raw: MergeIntoShard (the
+//                            store's Merge reading the batch's rows and writing them into the shard, the batch id
+//                            recorded, the commit). The batch is extracted and open in setup; its rows are still
+//                            read from its LMDB, which raw does not do. On shards of their own (state_txn,
+//                            state_direct_txn) built like the others.
+//   unzip_only_hashed        UnzipBatch of a batch zip like the merged ones, as MergePending extracts: the share
+//                            of the end-to-end merge that raw LMDB does not pay.
+// Group merge/first_batch_<rows>/ times a map's first batch (a fresh shard built from the batch's rows) beside a
+// raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
+//
+// Measured (PLANB_BENCH_SHARD_ROWS=1000000 PLANB_BENCH_BATCH_ROWS=100000, --benchmark_repetitions=3, 2 cores
+// shared with other work; x raw of the same run, mean of 3, per repetition in brackets): state_hashed 1.63
+// [1.60 1.90 1.51], state_direct 1.03 [1.12 1.02 1.01], merge_txn_state_hashed 1.62 [1.50 1.94 1.50],
+// merge_txn_state_direct 0.97 [1.08 0.94 0.95], unzip_only 0.04; first batch: hashed 1.79, direct 1.25. The hashed
+// scheme's rows are ~35% larger than raw's (a 10-byte hash + clash key, the key again with its length in the value),
+// so a merge copies and writes ~35% more pages; docs/schemes.md "Measured speed" has the rest.
 #include <benchmark/benchmark.h>
 #include <lmdb.h>
 #include <stdlib.h>
