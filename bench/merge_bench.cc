@@ -3,15 +3,38 @@
 // PLANB_BENCH_SHARD_ROWS (default 10000000) and PLANB_BENCH_BATCH_ROWS (default 1000000); keys are "key-<i>"
 // (zero-padded) with 24-byte values. Every iteration merges a new batch whose keys "key-<i>-b<n>" fall between
 // the shard's, spread evenly over it, so the merge touches pages all over the shard (as the raw inserts do); the
-// shard grows by one batch per iteration, in both.
+// shard grows by one batch per iteration, in all tables.
 //
-// What is timed: for Plan B, MergeProcessor::MergePending on one staged batch zip (stored, not deflated: the
-// single-node `planb load` path), which extracts the zip, merges it in one write transaction, commits (fsync) and
-// unstages the zip. Writing the batch LMDB, zipping and staging it are setup (PauseTiming). The raw baseline is
-// one write transaction of mdb_cursor_put of the batch rows, already sorted by key, and its commit (fsync); it
-// has no zip to extract, so "unzip_only" times UnzipBatch of the same batch zip alone: the share of the merge
-// that raw LMDB does not pay. A second group times a map's first batch (a fresh shard built from the batch's
-// rows) beside a raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
+// Every table (the raw one and each shard) takes two untimed batches before anything is timed, merged the same
+// way as the timed ones: LMDB reuses the pages a commit frees only from the commit after next, and the first
+// merge into a bulk-loaded table splits every (full) leaf page, so without it the first row timed on a table
+// paid for growing it. Each row times its own table, so every table has taken as many batches as the others
+// when timed: a merge's cost grows with the shard. Compare ratios of the same repetition.
+//
+// Rows of group merge/shard_<rows>_batch_<rows>/:
+//   raw_lmdb_cursor_put      the baseline: one write transaction of mdb_cursor_put of the batch rows, already in
+//                            memory and sorted by key, and its commit (fsync).
+//   state_hashed, _direct    end to end, as a node merges: MergeProcessor::MergePending on one staged batch zip
+//                            (stored, not deflated: the single-node `planb load` path), which extracts the zip
+//                            into merging/ (not synced: scratch), merges it in one write transaction, commits
+//                            (fsync) and unstages the zip (durably). Writing the batch LMDB, zipping and staging
+//                            it are setup.
+//   merge_txn_state_*        the merge's write transaction alone, like for like with raw: MergeIntoShard (the
+//                            store's Merge reading the batch's rows and writing them into the shard, the batch id
+//                            recorded, the commit). The batch is extracted and open in setup; its rows are still
+//                            read from its LMDB, which raw does not do. On shards of their own (state_txn,
+//                            state_direct_txn) built like the others.
+//   unzip_only_hashed        UnzipBatch of a batch zip like the merged ones, as MergePending extracts: the share
+//                            of the end-to-end merge that raw LMDB does not pay.
+// Group merge/first_batch_<rows>/ times a map's first batch (a fresh shard built from the batch's rows) beside a
+// raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
+//
+// Measured (PLANB_BENCH_SHARD_ROWS=1000000 PLANB_BENCH_BATCH_ROWS=100000, --benchmark_repetitions=3, 2 cores
+// shared with other work; x raw of the same run, mean of 3, per repetition in brackets): state_hashed 1.63
+// [1.60 1.90 1.51], state_direct 1.03 [1.12 1.02 1.01], merge_txn_state_hashed 1.62 [1.50 1.94 1.50],
+// merge_txn_state_direct 0.97 [1.08 0.94 0.95], unzip_only 0.04; first batch: hashed 1.79, direct 1.25. The hashed
+// scheme's rows are ~35% larger than raw's (a 10-byte hash + clash key, the key again with its length in the value),
+// so a merge copies and writes ~35% more pages; docs/schemes.md "Measured speed" has the rest.
 #include <benchmark/benchmark.h>
 #include <lmdb.h>
 #include <stdlib.h>
@@ -20,14 +43,17 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "host/ingest/merge_map.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
+#include "host/common/iso_time.h"
 #include "host/runtime.h"
 #include "host/transfer/batch_zip.h"
 #include "planb/lmdb.h"
@@ -104,9 +130,17 @@ void CheckShardRows(benchmark::State& state, size_t rows, size_t expected, const
   state.SkipWithError(message.c_str());
 }
 
+// "state" and "state_txn" are hashed; "state_direct" and "state_direct_txn" direct. The *_txn maps are timed by
+// the merge_txn rows, on shards of their own, so that every table has taken the same batches when timed.
+std::string SchemeOf(const std::string& map) { return map.rfind("state_direct", 0) == 0 ? "direct" : "hashed"; }
+
+std::string TxnMap(const std::string& map) { return map + "_txn"; }
+
 struct Fixture {
   Sizes sizes;
   bool compress = false;
+  std::map<std::string, int> batches;  // batches merged so far into each map's shard (by any benchmark)
+  int raw_batches = 0;                 // and into the raw table
   std::unique_ptr<Runtime> runtime;
   Env raw_env;
   MDB_dbi raw_dbi = 0;
@@ -128,8 +162,7 @@ void BuildRaw(const std::string& dir, Fixture* f) {
 void BuildPlanB(const std::string& dir, const std::vector<std::string>& maps, Fixture* f) {
   std::string sections;
   for (const std::string& map : maps) {
-    const std::string scheme = map == "state" ? "hashed" : "direct";
-    sections += "[map." + map + "]\ntype = state\nscheme = " + scheme + "\n";
+    sections += "[map." + map + "]\ntype = state\nscheme = " + SchemeOf(map) + "\n";
   }
   f->runtime = OpenBenchRuntime(dir, sections);
   LoadStream(f->runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
@@ -179,53 +212,78 @@ std::vector<std::pair<std::string, std::string>> SortedBatchRows(const Sizes& si
   return rows;
 }
 
+// One raw write transaction: the rows put through one cursor, then the commit (fsync).
+Status RawInsertRows(Fixture* f, const std::vector<std::pair<std::string, std::string>>& rows) {
+  Txn txn;
+  Status s = txn.Begin(f->raw_env.get(), 0);
+  Cursor cursor;
+  if (s.ok()) s = cursor.Open(txn.get(), f->raw_dbi);
+  for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
+    MDB_val k{rows[r].first.size(), const_cast<char*>(rows[r].first.data())};
+    MDB_val v{rows[r].second.size(), const_cast<char*>(rows[r].second.data())};
+    s = LmdbStatus(mdb_cursor_put(cursor.get(), &k, &v, 0), "raw mdb_cursor_put");
+  }
+  cursor.Close();  // before the commit, as LMDB requires of write cursors
+  if (s.ok()) s = txn.Commit();
+  return s;
+}
+
 void RawInsert(benchmark::State& state, Fixture* f) {
-  int batch = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<std::pair<std::string, std::string>> rows = SortedBatchRows(f->sizes, batch);
-    ++batch;
+    std::vector<std::pair<std::string, std::string>> rows = SortedBatchRows(f->sizes, f->raw_batches++);
     state.ResumeTiming();
 
-    Txn txn;
-    Status s = txn.Begin(f->raw_env.get(), 0);
-    Cursor cursor;
-    if (s.ok()) s = cursor.Open(txn.get(), f->raw_dbi);
-    for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
-      MDB_val k{rows[r].first.size(), rows[r].first.data()};
-      MDB_val v{rows[r].second.size(), rows[r].second.data()};
-      s = LmdbStatus(mdb_cursor_put(cursor.get(), &k, &v, 0), "raw mdb_cursor_put");
-    }
-    cursor.Close();  // before the commit, as LMDB requires of write cursors
-    if (s.ok()) s = txn.Commit();
+    Status s = RawInsertRows(f, rows);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       return;
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
-  CheckShardRows(state, CountRows(f->raw_env.get(), f->raw_dbi), f->sizes.shard_rows + batch * f->sizes.batch_rows,
-                 "raw table");
+  CheckShardRows(state, CountRows(f->raw_env.get(), f->raw_dbi),
+                 f->sizes.shard_rows + f->raw_batches * f->sizes.batch_rows, "raw table");
+}
+
+// Stages batch `batch` of `map` and merges it as a node does (MergePending), checking what it reports.
+Status StageAndMergeBatch(Fixture* f, const std::string& map, int batch, double* zip_mib,
+                          benchmark::State* state) {
+  if (state != nullptr) state->PauseTiming();
+  const std::string zip = WriteBatchZip(f, map, batch);
+  *zip_mib = MiB(zip);
+  uint64_t sequence = 0;
+  CheckSetup(StagingStore(f->runtime->home()).Stage(zip, &sequence));
+  if (state != nullptr) state->ResumeTiming();
+
+  MergeReport report;
+  Status s = MergeProcessor(*f->runtime).MergePending(&report);
+  if (s.ok() && (report.batches != 1 || report.rows_merged[map] != f->sizes.batch_rows)) {
+    s = Status::Internal("merged " + std::to_string(report.batches) + " batches, " +
+                         std::to_string(report.rows_merged[map]) + " rows of " + map + "; expected 1 batch of " +
+                         std::to_string(f->sizes.batch_rows));
+  }
+  return s;
+}
+
+// Two batches merged into every table before anything is timed, the same way as the timed ones: LMDB reuses the
+// pages a commit frees only from the commit after next, so the first two merges into a table grow its file (and
+// the page cache) where a long-lived shard's merges reuse freed pages. Without this, whichever benchmark ran
+// first on a table paid for that growth.
+void WarmUp(Fixture* f, const std::vector<std::string>& maps) {
+  for (int i = 0; i < 2; ++i) {
+    CheckSetup(RawInsertRows(f, SortedBatchRows(f->sizes, f->raw_batches++)));
+    for (const std::string& map : maps) {
+      double zip_mib = 0;
+      CheckSetup(StageAndMergeBatch(f, map, f->batches[map]++, &zip_mib, nullptr));
+    }
+  }
 }
 
 void StateMerge(benchmark::State& state, Fixture* f, std::string map) {
-  int batch = 0;
+  int& batch = f->batches[map];
   double zip_mib = 0;
   for (auto _ : state) {
-    state.PauseTiming();
-    const std::string zip = WriteBatchZip(f, map, batch++);
-    zip_mib = MiB(zip);
-    uint64_t sequence = 0;
-    CheckSetup(StagingStore(f->runtime->home()).Stage(zip, &sequence));
-    state.ResumeTiming();
-
-    MergeReport report;
-    Status s = MergeProcessor(*f->runtime).MergePending(&report);
-    if (s.ok() && (report.batches != 1 || report.rows_merged[map] != f->sizes.batch_rows)) {
-      s = Status::Internal("merged " + std::to_string(report.batches) + " batches, " +
-                           std::to_string(report.rows_merged[map]) + " rows of " + map + "; expected 1 batch of " +
-                           std::to_string(f->sizes.batch_rows));
-    }
+    Status s = StageAndMergeBatch(f, map, batch++, &zip_mib, &state);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       return;
@@ -239,6 +297,54 @@ void StateMerge(benchmark::State& state, Fixture* f, std::string map) {
                  map.c_str());
 }
 
+// The merge's write transaction alone (MergeIntoShard: the store's Merge reading the batch's rows and writing them
+// into the shard, the batch id recorded, the commit with its fsync), like for like with the raw baseline: the
+// batch is already extracted and open (setup), as raw's rows are already in memory. It still reads the rows from
+// the batch's LMDB, which raw does not.
+void StateMergeTxn(benchmark::State& state, Fixture* f, std::string map) {
+  int& batch = f->batches[map];
+  std::shared_ptr<const MapPlugins> plugins;
+  CheckSetup(f->runtime->catalog().Get(map, &plugins));
+  std::shared_ptr<MapEnv> shard;
+  CheckSetup(f->runtime->OpenShard(map, &shard));
+  for (auto _ : state) {
+    state.PauseTiming();
+    const int number = batch++;
+    const std::string zip = WriteBatchZip(f, map, number);
+    const std::string dir = g_root + "/txn-" + map + "-" + std::to_string(number);
+    std::vector<std::string> maps;
+    std::string batch_id;
+    CheckSetup(UnzipBatch(zip, dir, UnzipLimits(), &maps, &batch_id));
+    fs::remove(zip);
+    std::shared_ptr<MapEnv> batch_env;
+    CheckSetup(MapEnv::Open(dir + "/" + map, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags,
+                            &batch_env));
+    Txn batch_txn;
+    CheckSetup(batch_txn.Begin(batch_env->env(), MDB_RDONLY));
+    state.ResumeTiming();
+
+    MapMergeResult result;
+    Status s = MergeIntoShard(*plugins, *batch_env, batch_txn.get(), *shard, batch_id, CurrentTimeMs(), &result);
+
+    state.PauseTiming();
+    batch_txn.Abort();
+    batch_env.reset();
+    fs::remove_all(dir);
+    state.ResumeTiming();
+    if (s.ok() && result.rows_read != f->sizes.batch_rows) {
+      s = Status::Internal("merged " + std::to_string(result.rows_read) + " rows of " + map + ", expected " +
+                           std::to_string(f->sizes.batch_rows));
+    }
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      return;
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
+  CheckShardRows(state, CountRows(shard->env(), shard->data()), f->sizes.shard_rows + batch * f->sizes.batch_rows,
+                 map.c_str());
+}
+
 // A map's first batch: since issue 11 the node never adopts an uploaded file as the shard, it copies the batch's
 // rows into a fresh shard (built in merging/, moved into place). Each iteration merges a batch of batch_rows into
 // a new home whose map has no shard yet. The raw baseline builds a new LMDB from the same rows, sorted, with
@@ -248,7 +354,7 @@ void FirstBatchMerge(benchmark::State& state, Fixture* f, std::string map) {
   for (auto _ : state) {
     state.PauseTiming();
     const std::string dir = g_root + "/first-" + std::to_string(batch);
-    const std::string scheme = map == "state" ? "hashed" : "direct";
+    const std::string scheme = SchemeOf(map);
     fs::create_directories(dir);
     std::unique_ptr<Runtime> runtime =
         OpenBenchRuntime(dir, "[map." + map + "]\ntype = state\nscheme = " + scheme + "\n");
@@ -323,7 +429,9 @@ void UnzipOnly(benchmark::State& state, Fixture* f, std::string map) {
     state.ResumeTiming();
 
     std::vector<std::string> maps;
-    Status s = UnzipBatch(zip, dest, UnzipLimits(), &maps);
+    UnzipLimits scratch;
+    scratch.sync = false;  // as MergePending extracts into merging/
+    Status s = UnzipBatch(zip, dest, scratch, &maps);
 
     state.PauseTiming();
     fs::remove(zip);
@@ -348,6 +456,10 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
   for (const std::string& map : maps) {
     const std::string name = map == "state" ? "state_hashed" : "state_direct";
     configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMerge, f, map));
+  }
+  for (const std::string& map : maps) {
+    const std::string name = map == "state" ? "merge_txn_state_hashed" : "merge_txn_state_direct";
+    configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMergeTxn, f, TxnMap(map)));
   }
   configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
 
@@ -396,7 +508,10 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   std::fprintf(stderr, "building the raw table and the shards...\n");
   BuildRaw(g_root + "/raw", &fixture);
-  BuildPlanB(g_root, maps, &fixture);
+  std::vector<std::string> all_maps = maps;
+  for (const std::string& map : maps) all_maps.push_back(TxnMap(map));
+  BuildPlanB(g_root, all_maps, &fixture);
+  WarmUp(&fixture, all_maps);
 
   Register(&fixture, maps);
   RatioReporter reporter;

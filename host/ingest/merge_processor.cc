@@ -13,8 +13,8 @@
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/ingest/merge_map.h"
 #include "host/ingest/staging_store.h"
-#include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -44,11 +44,6 @@ Status DurableUnlink(const std::string& path) {
   return SyncPath(fs::path(path).parent_path().string());
 }
 
-// A map full (MDB_MAP_FULL) while merging: the batch does not fit in what the config allows, so it counts.
-Status MapFull(const Status& s, const MapConfig& config) {
-  return Status(Code::kFull, s.message() + " (max_store_size is " + std::to_string(config.max_store_size) +
-                                 " bytes; raise max_store_size in [map." + config.name + "])");
-}
 }  // namespace
 
 Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>* stop) {
@@ -136,7 +131,10 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
   std::vector<std::string> maps;
   std::string batch_id;
-  Status unzipped = UnzipBatch(zip_path, batch_dir, limits_, &maps, &batch_id);
+  // merging/ is scratch, extracted again from the staged zip after a crash: not synced (the shard's commit is).
+  UnzipLimits scratch = limits_;
+  scratch.sync = false;
+  Status unzipped = UnzipBatch(zip_path, batch_dir, scratch, &maps, &batch_id);
   // Room to extract (kFull) and the disk (kIOError) are the node's; anything else is the zip's contents.
   if (!unzipped.ok() && unzipped.code() != Code::kFull && unzipped.code() != Code::kIOError) *blame = Blame::kBatch;
   PLANB_RETURN_IF_ERROR(unzipped.WithContext(context));
@@ -194,8 +192,6 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   PLANB_RETURN_IF_ERROR(MapEnv::Open(map_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &batch));
   Txn batch_txn;
   PLANB_RETURN_IF_ERROR(batch_txn.Begin(batch->env(), MDB_RDONLY));
-  Cursor batch_cursor;
-  PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn.get(), batch->data()));
   *blame = Blame::kNode;  // the shard's side
 
   std::shared_ptr<MapEnv> shard;
@@ -211,40 +207,11 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   }
   PLANB_RETURN_IF_ERROR(opened);
 
-  Txn shard_txn;
-  PLANB_RETURN_IF_ERROR(shard_txn.Begin(shard->env(), 0).WithContext(shard_path));
-  Cursor shard_cursor;
-  PLANB_RETURN_IF_ERROR(shard_cursor.Open(shard_txn.get(), shard->data()));
-  MergeStats stats;
-  ErrorBuffer error;
-  Code code = plugins->store()->Merge(batch->MakeTable(batch_txn.get(), batch_cursor.get()),
-                                      shard->MakeTable(shard_txn.get(), shard_cursor.get()), &stats, &error);
-  shard_cursor.Close();
-  if (code != Code::kOk) {
-    // What the store refuses is the batch's rows (an I/O error aside, counted as the disk's by the caller).
-    *blame = Blame::kBatch;
-    Status failed = Status::FromPlugin(code, error);
-    if (code == Code::kFull) failed = MapFull(failed, plugins->config());
-    return failed.WithContext(shard_path);  // the write transaction aborts: the shard is as it was
-  }
-  // In the same transaction as the rows: the version can never disagree with them. MDB_MAP_FULL here or at the
-  // commit (where LMDB writes the free list) is still the batch's rows not fitting.
-  MDB_dbi batches = 0;
-  bool counted = false;
-  Status recorded = shard->OpenBatchesTable(shard_txn.get(), &batches);
-  if (recorded.ok()) {
-    recorded = RecordMergedBatch(shard_txn.get(), shard->meta(), batches, batch_id, CurrentTimeMs(), &counted);
-  }
-  if (recorded.ok()) {
-    FaultPoint("merge.before_commit");
-    recorded = shard_txn.Commit();
-  }
-  if (recorded.code() == Code::kFull) {
-    *blame = Blame::kBatch;
-    recorded = MapFull(recorded, plugins->config());
-  }
-  PLANB_RETURN_IF_ERROR(recorded.WithContext(shard_path));
-  report->rows_merged[plugins->config().name] += stats.rows_read;
+  MapMergeResult merged;
+  Status s = MergeIntoShard(*plugins, *batch, batch_txn.get(), *shard, batch_id, CurrentTimeMs(), &merged);
+  if (merged.batch_at_fault) *blame = Blame::kBatch;
+  PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
+  report->rows_merged[plugins->config().name] += merged.rows_read;
   if (!fresh.empty()) {
     shard.reset();  // closed before it moves: only this process knows it
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most

@@ -316,7 +316,7 @@ Code ReadErrorCode(zip_error_t* error) {
   }
 }
 
-Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, const std::string& dest_dir,
+Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, const std::string& dest_dir, bool sync,
                std::vector<char>* buffer) {
   const std::string where = zip_path + ": entry '" + entry.name + "'";
   const std::string map_dir = dest_dir + "/" + entry.map;
@@ -345,9 +345,9 @@ Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, cons
     return Status::Corruption(where + ": " + std::to_string(written) + " bytes, but it declares " +
                               std::to_string(entry.size));
   }
-  if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "syncing " + path);
+  if (sync && ::fsync(fd.get()) != 0) return ErrnoStatus(errno, "syncing " + path);
   if (::close(fd.Release()) != 0) return ErrnoStatus(errno, "closing " + path);
-  return SyncPath(map_dir);
+  return sync ? SyncPath(map_dir) : Status::Ok();
 }
 
 Status OpenForReading(const std::string& zip_path, int flags, ZipPtr* out, int* zip_error = nullptr) {
@@ -426,10 +426,12 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   *created = true;
   std::vector<char> buffer(kCopyBlock);
   for (const Entry& entry : entries) {
-    PLANB_RETURN_IF_ERROR(Extract(zip_path, zip.get(), entry, dest_dir, &buffer));
+    PLANB_RETURN_IF_ERROR(Extract(zip_path, zip.get(), entry, dest_dir, limits.sync, &buffer));
   }
-  PLANB_RETURN_IF_ERROR(SyncPath(dest_dir));
-  PLANB_RETURN_IF_ERROR(SyncPath(parent));
+  if (limits.sync) {
+    PLANB_RETURN_IF_ERROR(SyncPath(dest_dir));
+    PLANB_RETURN_IF_ERROR(SyncPath(parent));
+  }
   maps->clear();
   for (const Entry& entry : entries) maps->push_back(entry.map);
   if (batch_id != nullptr) *batch_id = checker.batch_id();

@@ -45,12 +45,15 @@ struct UnzipLimits {
   uint64_t max_entries = 10000;
   // What an extraction must leave free on its filesystem: max(this, 1% of the filesystem).
   uint64_t min_free_bytes = kDefaultMinFreeBytes;
+  // fsync the extracted files and directories. False only for scratch that a crash may lose because it is
+  // extracted again from the zip (the merge's merging/): saves writing the batch to disk only to delete it.
+  bool sync = true;
 };
 
 // Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb`
-// per map, fsynced. Refuses, naming the zip and the entry, before writing anything: not a zip / unreadable,
-// a missing or unknown-version manifest (version 1, from an older planb, included), a version 2 manifest without a
-// valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` (absolute
+// per map, fsynced (unless !limits.sync). Refuses, naming the zip and the entry, before writing anything: not a
+// zip / unreadable, a missing or unknown-version manifest (version 1, from an older planb, included), a version 2
+// manifest without a valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` (absolute
 // paths, `..`, backslashes, anything else), a map twice, more entries or more declared bytes than `limits`.
 // Refused too (kFull "not enough disk ...", nothing written) when the declared sizes would leave less than
 // max(limits.min_free_bytes, 1% of the filesystem) free where dest_dir is made.

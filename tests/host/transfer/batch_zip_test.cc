@@ -150,6 +150,16 @@ TEST_F(BatchZipTest, RoundTripKeepsBytesStoredAndCompressed) {
     EXPECT_EQ(ReadFile(Dest() + "/beta/data.mdb"), beta);
     EXPECT_FALSE(fs::exists(Dest() + "/beta/lock.mdb"));
     fs::remove_all(Dest());
+
+    // As the merge extracts into merging/ (scratch, not synced): the same maps and bytes.
+    UnzipLimits scratch;
+    scratch.sync = false;
+    const Status unsynced = UnzipBatch(Zip(), Dest(), scratch, &maps);
+    ASSERT_TRUE(unsynced.ok()) << unsynced.message();
+    EXPECT_EQ(maps, (std::vector<std::string>{"alpha", "beta"}));
+    EXPECT_EQ(ReadFile(Dest() + "/alpha/data.mdb"), alpha);
+    EXPECT_EQ(ReadFile(Dest() + "/beta/data.mdb"), beta);
+    fs::remove_all(Dest());
   }
 }
 

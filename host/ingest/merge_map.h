@@ -1,0 +1,32 @@
+// The write transaction of a merge (the design's "Plan B Merge Processor", one map of one batch): every row of an
+// open batch merged into its shard with the store type's semantics, the batch's id recorded in the shard's content
+// version (content_version.h) in the same transaction, and the commit. Split out of MergeProcessor (which
+// extracts, opens, unstages and moves first shards into place around it) so that bench/merge_bench can time the
+// transaction alone beside raw LMDB inserting the same rows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "host/storage/map_env.h"
+#include "planb/status.h"
+
+namespace planb {
+
+struct MapMergeResult {
+  uint64_t rows_read = 0;  // rows read from the batch
+  // On failure: the batch's rows are at fault (the store refused them, or they do not fit max_store_size), not
+  // this node's shard or disk. MergeProcessor counts such failures towards quarantine.
+  bool batch_at_fault = false;
+};
+
+// Merges the rows of `batch` (read in `batch_txn`, a read transaction of its env) into `shard` with the store type
+// of `plugins` (the map's, as the config has it now) in one write transaction, records `batch_id` in it and
+// commits. On failure the transaction aborts and the shard is as it was; messages name no file (the caller says
+// which shard).
+// Merging a batch already recorded changes nothing (store merges are idempotent; the version does not move).
+// REQUIRES: no other write transaction of `shard` runs in this process (merges of a shard take turns).
+Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
+                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result);
+
+}  // namespace planb
