@@ -14,6 +14,16 @@ std::string Fixed(double value, int decimals) {
 
 bool Usable(const SchemeResult& r) { return r.figures && r.figures->hits.lookups > 0 && r.figures->sizes.rows > 0; }
 
+
+// Of two schemes as fast (figures are whole nanoseconds, so ties happen): the smaller on disk, then the one
+// without value_dedup (one read less per lookup), then the configured one.
+bool FasterThan(const SchemeResult& a, const SchemeResult& b, const std::string& configured) {
+  if (a.figures->hits.p50_ns != b.figures->hits.p50_ns) return a.figures->hits.p50_ns < b.figures->hits.p50_ns;
+  if (a.bytes_per_row() != b.bytes_per_row()) return a.bytes_per_row() < b.bytes_per_row();
+  if (a.value_dedup != b.value_dedup) return !a.value_dedup;
+  return a.scheme == configured && b.scheme != configured;
+}
+
 }  // namespace
 
 void Recommend(MapResult* map) {
@@ -25,11 +35,7 @@ void Recommend(MapResult* map) {
       any_unusable = true;
       continue;
     }
-    const double p50 = r.figures->hits.p50_ns;
-    if (fastest == nullptr || p50 < fastest->figures->hits.p50_ns ||
-        (p50 == fastest->figures->hits.p50_ns && r.bytes_per_row() < fastest->bytes_per_row())) {
-      fastest = &r;
-    }
+    if (fastest == nullptr || FasterThan(r, *fastest, map->configured_scheme)) fastest = &r;
   }
   if (fastest == nullptr) {
     map->recommendation = "none: no scheme could hold the map's keys";

@@ -10,7 +10,7 @@ namespace planb {
 namespace {
 
 constexpr int kWidth = 960;
-constexpr int kPanelHeight = 360;
+constexpr int kPanelHeight = 380;
 constexpr int kTitleHeight = 40;
 constexpr int kLegendHeight = 30;
 constexpr int kPlotTop = 50;  // within a panel
@@ -66,7 +66,7 @@ std::string Axes(int left, int top, double max, const std::string& y_label) {
   const double mid = top + kPlotHeight / 2.0;
   svg += Text(left - 56, mid, y_label,
               "text-anchor=\"middle\" transform=\"rotate(-90 " + Num(left - 56) + " " + Num(mid) + ")\"");
-  svg += Text(left + kPlotWidth / 2.0, bottom + 90, "scheme", "text-anchor=\"middle\"");
+  svg += Text(left + kPlotWidth / 2.0, bottom + 112, "scheme", "text-anchor=\"middle\"");
   return svg;
 }
 

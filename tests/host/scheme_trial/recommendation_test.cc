@@ -78,5 +78,17 @@ TEST(Recommendation, SchemesWithoutFiguresTakeNoPartAndAreNamed) {
   EXPECT_THAT(none.recommendation, StartsWith("none: "));
 }
 
+TEST(Recommendation, TiesGoToTheSmallerThenToNoDedupThenToTheConfiguredScheme) {
+  MapResult map;
+  map.configured_scheme = "hybrid";
+  map.schemes = {Figures("direct", true, 100, 9000), Figures("direct", false, 100, 9000),
+                 Figures("hybrid", false, 100, 9000), Figures("hashed", false, 100, 9500)};
+  Recommend(&map);
+  EXPECT_EQ(Recommended(map)->label(), "hybrid");
+  map.configured_scheme = "lookup_table";
+  Recommend(&map);
+  EXPECT_EQ(Recommended(map)->label(), "direct");
+}
+
 }  // namespace
 }  // namespace planb
