@@ -144,7 +144,7 @@ std::string UsageText(const std::string& command) {
   } else {
     out << CommandOptions() << "\n";
   }
-  out << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
+  out << "Exit status: 0 success, 1 key not found (lookup), 2 error, 130 interrupted (bench).\n";
   return out.str();
 }
 
