@@ -36,7 +36,7 @@ int Run(int argc, char** argv) {
   options.plugin_dirs = cli.plugin_dirs;
   // Reads work on a home this user may not write (issue 11): they create nothing and open shards read-only.
   options.read_only = cli.command == "lookup" || cli.command == "query" || cli.command == "stores" ||
-                      cli.command == "plugins";
+                      cli.command == "plugins" || cli.command == "bench";  // bench writes only its scratch home
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
     options.fetch_progress = [](uint64_t done, uint64_t total) {
@@ -60,6 +60,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "cleanup") return RunCleanupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "refresh") return RunRefreshCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "bench") return RunBenchCommand(*runtime, cli, std::cout, std::cerr);
   std::cerr << "planb: command '" << cli.command << "' is not implemented\n";
   return kExitError;
 }

@@ -20,5 +20,7 @@ int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& ou
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // refresh [MAP...]: fetches newer snapshots now (refresh_command.cc).
 int RunRefreshCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// bench --data FILE.xml...: key schemes compared on the user's data (bench_command.cc); 130 when interrupted.
+int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

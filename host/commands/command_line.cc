@@ -42,6 +42,10 @@ const std::vector<CommandSpec>& Commands() {
       {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
       {"refresh", "[MAP...]",
        "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held", {}, 0, kMany},
+      {"bench", "--data FILE.xml...",
+       "load each map of the files under every key scheme that can serve it, in a scratch home, and compare load "
+       "and merge speed, lookup latency and bytes on disk; recommends a scheme per map",
+       {"data", "maps", "format", "chart", "lookups", "runs", "scratch"}, 0, 0},
   };
   return commands;
 }
@@ -76,7 +80,7 @@ po::options_description CommandOptions() {
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
-       "query: table (default), csv or json; lookup: text (default), json or csv")
+       "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
@@ -88,7 +92,17 @@ po::options_description CommandOptions() {
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
       ("ready-file", po::value<std::string>()->value_name("FILE"),
-       "serve: once serving, write the bound endpoint to FILE (for scripts and tests)");
+       "serve: once serving, write the bound endpoint to FILE (for scripts and tests)")
+      ("data", po::value<std::vector<std::string>>()->value_name("FILE.xml...")->multitoken()->composing(),
+       "bench: the reference-data files to measure with (required; several may follow one --data)")
+      ("maps", po::value<std::string>()->value_name("A,B"),
+       "bench: only these maps (default: every map of the config whose type takes a key scheme)")
+      ("chart", po::value<std::string>()->value_name("OUT.svg"), "bench: also draw the figures as an SVG chart")
+      ("lookups", po::value<std::string>()->value_name("N"),
+       "bench: keys looked up per map and run, as hits and again as misses (default 100000)")
+      ("runs", po::value<std::string>()->value_name("R"), "bench: runs per scheme; figures are medians (default 3)")
+      ("scratch", po::value<std::string>()->value_name("DIR"),
+       "bench: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards");
   return command;
 }
 
@@ -130,7 +144,7 @@ std::string UsageText(const std::string& command) {
   } else {
     out << CommandOptions() << "\n";
   }
-  out << "Exit status: 0 success, 1 key not found (lookup), 2 error.\n";
+  out << "Exit status: 0 success, 1 key not found (lookup), 2 error, 130 interrupted (bench).\n";
   return out.str();
 }
 
@@ -193,6 +207,12 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("min-version")) out->min_version = vm["min-version"].as<std::string>();
   if (vm.count("bind")) out->bind = vm["bind"].as<std::string>();
   if (vm.count("ready-file")) out->ready_file = vm["ready-file"].as<std::string>();
+  if (vm.count("data")) out->data = vm["data"].as<std::vector<std::string>>();
+  if (vm.count("maps")) out->maps = vm["maps"].as<std::string>();
+  if (vm.count("chart")) out->chart = vm["chart"].as<std::string>();
+  if (vm.count("lookups")) out->lookups = vm["lookups"].as<std::string>();
+  if (vm.count("runs")) out->runs = vm["runs"].as<std::string>();
+  if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

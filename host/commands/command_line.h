@@ -29,6 +29,12 @@ struct CommandLine {
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve
+  std::vector<std::string> data;              // bench: the reference-data files (--data, several after it)
+  std::optional<std::string> maps;            // bench: comma-separated map names
+  std::optional<std::string> chart;           // bench: SVG output file
+  std::optional<std::string> lookups;         // bench: text, checked by the command
+  std::optional<std::string> runs;            // bench: text, checked by the command
+  std::optional<std::string> scratch;         // bench: where the scratch home is made
   bool help = false;
   bool version = false;
 };

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include <filesystem>
@@ -45,6 +46,13 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
   }
   uint64_t records = 0;
   PLANB_RETURN_IF_ERROR(ReadReferenceDataFile(file, effective_time, [&](const ParsedRecord& parsed) {
+    if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) {
+      return Status::Internal("interrupted");
+    }
+    if (options.only_maps && options.only_maps->count(std::string(parsed.map)) == 0) {
+      ++report->skipped;
+      return Status::Ok();
+    }
     PLANB_RETURN_IF_ERROR(writer->Add(parsed.map, parsed.record));
     if (++records % kProgressEvery == 0 && options.progress) options.progress(file, records);
     return Status::Ok();
@@ -254,7 +262,8 @@ Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadReport&
                           " stream(s) did not merge:" + problems);
 }
 
-Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, LoadReport* report) {
+Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, const LoadOptions& options,
+                    LoadReport* report) {
   StagingStore staging(runtime.home());
   for (size_t i = 0; i < zips.size(); ++i) {
     PLANB_RETURN_IF_ERROR(staging.Stage(zips[i], &report->streams[i].sequence));
@@ -262,7 +271,9 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, Load
   }
   // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
   MergeProcessor merger(runtime, UnzipLimits{runtime.config().cluster.max_batch_size});
-  const Status merged = merger.MergePending(&report->merge);
+  const auto merge_start = std::chrono::steady_clock::now();
+  const Status merged = merger.MergePending(&report->merge, options.stop);
+  report->merge_time = std::chrono::steady_clock::now() - merge_start;
   return JudgeLocalMerge(runtime, merged, *report);
 }
 
@@ -297,14 +308,16 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   PLANB_RETURN_IF_ERROR(StreamWriter::RemoveAbandoned(runtime.home().writer()));
   std::vector<std::unique_ptr<StreamWriter>> writers;
   std::vector<std::string> zips;
+  const auto write_start = std::chrono::steady_clock::now();
   Status s = WriteStreams(runtime, files, options, &writers, report);
+  report->write_time = std::chrono::steady_clock::now() - write_start;
   // A storage node checks its own shards first; a processing node has none (the receivers check theirs).
   if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
   if (s.ok()) s = CheckNodes(runtime, options, report);
   const std::vector<std::string> batch_ids = BatchIds(runtime, writers);
   if (s.ok()) s = ZipStreams(runtime, writers, batch_ids, &zips, report);
   if (s.ok()) {
-    s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, report)
+    s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, options, report)
                                                : Distribute(runtime, batch_ids, zips, options, report);
     if (runtime.config().cluster.single_node()) ReadMergedVersions(runtime, report);
   }

@@ -11,10 +11,13 @@
 // behind another batch (quarantine.h) fails the load, naming the file and why.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +38,12 @@ struct LoadOptions {
   std::function<void(const std::string&, const std::string&, uint64_t, uint64_t)> upload_progress;
   // Where the batches go with a node_list (REQUIRED then; not owned). Unused on a single node.
   BatchDelivery* delivery = nullptr;
+  // When set, only records of these maps (lower-case names) are loaded; records of other maps, configured or
+  // not, are skipped and counted in StreamReport::skipped (planb bench loads one map at a time).
+  std::optional<std::set<std::string>> only_maps;
+  // When given and it becomes true, reading stops (kInternal "interrupted") and merging stops before the next
+  // batch (planb bench on SIGINT); what was staged stays staged, as after any failed load. Not owned.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct StreamReport {
@@ -44,6 +53,7 @@ struct StreamReport {
   uint64_t batch_bytes = 0;                 // the zip's size
   uint64_t sequence = 0;                    // single node: its staging sequence (0: not staged)
   std::vector<NodeDelivery> deliveries;     // with a node_list: one per storage node
+  uint64_t skipped = 0;                     // records of maps left out by LoadOptions::only_maps
 };
 
 struct LoadReport {
@@ -56,6 +66,9 @@ struct LoadReport {
   // load plus this load's batches of the map (other loads merged meanwhile only make the real count higher).
   // Empty when the load failed before its checks passed.
   std::map<std::string, uint64_t> versions;
+  // Wall time spent reading the files and writing the streams' LMDB files, and (single node) merging them.
+  std::chrono::nanoseconds write_time{0};
+  std::chrono::nanoseconds merge_time{0};
 
   // Whether stream `i` was merged (single node; with a node_list see its deliveries).
   bool Merged(size_t i) const { return streams[i].sequence != 0 && merge.merged.count(streams[i].sequence) > 0; }
