@@ -207,8 +207,12 @@ TEST_F(CliBench, JsonHasNumbersAsNumbersAndNullWhereAFigureIsAbsent) {
     EXPECT_TRUE(row["unusable"].is_null());
     // Value tables exist only with value_dedup; hashed and direct keep no key table.
     EXPECT_EQ(row["value_table_bytes"].is_null(), !row["value_dedup"].get<bool>()) << row;
-    if (row["scheme"] == "hashed" || row["scheme"] == "direct") EXPECT_TRUE(row["key_table_bytes"].is_null());
-    if (row["scheme"] == "lookup_table") EXPECT_GT(row["key_table_bytes"].get<uint64_t>(), 0u);
+    if (row["scheme"] == "hashed" || row["scheme"] == "direct") {
+      EXPECT_TRUE(row["key_table_bytes"].is_null());
+    }
+    if (row["scheme"] == "lookup_table") {
+      EXPECT_GT(row["key_table_bytes"].get<uint64_t>(), 0u);
+    }
   }
 }
 
