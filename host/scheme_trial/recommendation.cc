@@ -15,27 +15,32 @@ std::string Fixed(double value, int decimals) {
 bool Usable(const SchemeResult& r) { return r.figures && r.figures->hits.lookups > 0 && r.figures->sizes.rows > 0; }
 
 
-// Of two schemes as fast (figures are whole nanoseconds, so ties happen): the smaller on disk, then the one
-// without value_dedup (one read less per lookup), then the configured one.
-bool FasterThan(const SchemeResult& a, const SchemeResult& b, const std::string& configured) {
-  if (a.figures->hits.p50_ns != b.figures->hits.p50_ns) return a.figures->hits.p50_ns < b.figures->hits.p50_ns;
+// Of two schemes equally fast (hit p50s within kSameSpeed of the fastest of all): the smaller on disk, then the
+// one without value_dedup (one read less per lookup), then the configured one, then the faster.
+bool BetterThan(const SchemeResult& a, const SchemeResult& b, const std::string& configured) {
   if (a.bytes_per_row() != b.bytes_per_row()) return a.bytes_per_row() < b.bytes_per_row();
   if (a.value_dedup != b.value_dedup) return !a.value_dedup;
-  return a.scheme == configured && b.scheme != configured;
+  if ((a.scheme == configured) != (b.scheme == configured)) return a.scheme == configured;
+  return a.figures->hits.p50_ns < b.figures->hits.p50_ns;
 }
 
 }  // namespace
 
 void Recommend(MapResult* map) {
-  SchemeResult* fastest = nullptr;
+  double min_p50 = -1;
   bool any_unusable = false;
   for (SchemeResult& r : map->schemes) {
     r.recommended = false;
     if (!Usable(r)) {
       any_unusable = true;
-      continue;
+    } else if (min_p50 < 0 || r.figures->hits.p50_ns < min_p50) {
+      min_p50 = r.figures->hits.p50_ns;
     }
-    if (fastest == nullptr || FasterThan(r, *fastest, map->configured_scheme)) fastest = &r;
+  }
+  SchemeResult* fastest = nullptr;  // the best of those equally fast
+  for (SchemeResult& r : map->schemes) {
+    if (!Usable(r) || r.figures->hits.p50_ns > kSameSpeed * min_p50) continue;
+    if (fastest == nullptr || BetterThan(r, *fastest, map->configured_scheme)) fastest = &r;
   }
   if (fastest == nullptr) {
     map->recommendation = "none: no scheme could hold the map's keys";

@@ -128,9 +128,10 @@ std::string Legend(int y) {
                                       {kBytesColour, "bytes on disk per row (data.mdb / rows)"}}) {
     svg += Rect(x, y, 14, 14, colour);
     svg += Text(x + 20, y + 12, label);
-    x += 200;
+    // No text measuring in plain SVG: about 7 px per character at the chart's font size, then a gap.
+    x += 20 + 7 * static_cast<int>(std::string_view(label).size()) + 40;
   }
-  svg += Text(x + 40, y + 12, "* recommended");
+  svg += Text(x, y + 12, "* recommended");
   return svg + "</g>\n";
 }
 

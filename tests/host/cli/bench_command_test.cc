@@ -225,11 +225,17 @@ TEST_F(CliBench, RecommendationsFollowTheRuleOnTheFiguresPrinted) {
     std::vector<const nlohmann::ordered_json*> recommended;
     auto p50 = [](const nlohmann::ordered_json* row) { return (*row)["hit_p50_ns"].get<double>(); };
     auto bytes = [](const nlohmann::ordered_json* row) { return (*row)["bytes_per_row"].get<double>(); };
+    double min_p50 = -1;
     for (const nlohmann::ordered_json& row : rows) {
       if (row["map"] != map) continue;
       if (row["recommended"].get<bool>()) recommended.push_back(&row);
-      if (fastest == nullptr || p50(&row) < p50(fastest) ||
-          (p50(&row) == p50(fastest) && bytes(&row) < bytes(fastest))) {
+      if (min_p50 < 0 || p50(&row) < min_p50) min_p50 = p50(&row);
+    }
+    // Within 10% of the fastest p50 counts as equally fast; of those, the smallest.
+    for (const nlohmann::ordered_json& row : rows) {
+      if (row["map"] != map || p50(&row) > 1.10 * min_p50) continue;
+      if (fastest == nullptr || bytes(&row) < bytes(fastest) ||
+          (bytes(&row) == bytes(fastest) && p50(&row) < p50(fastest))) {
         fastest = &row;
       }
     }
@@ -243,9 +249,10 @@ TEST_F(CliBench, RecommendationsFollowTheRuleOnTheFiguresPrinted) {
       }
     }
     if (best == nullptr) best = fastest;
-    // Ties in the rounded figures may be broken either way: compare the figures, not the names.
+    // Rows of equal size may be told apart by value_dedup or the configured scheme: compare the figures, not
+    // the names, and the speed only against the rule's bounds.
     EXPECT_EQ((*recommended[0])["bytes_per_row"], (*best)["bytes_per_row"]) << map;
-    EXPECT_EQ((*recommended[0])["hit_p50_ns"], (*best)["hit_p50_ns"]) << map;
+    EXPECT_LE(p50(recommended[0]), (best == fastest ? 1.10 : 1.10 * 1.25) * min_p50) << map;
     const std::string label = (*recommended[0])["scheme"].get<std::string>() +
                               ((*recommended[0])["value_dedup"].get<bool>() ? "+value_dedup" : "");
     EXPECT_EQ((*recommended[0])["recommendation"].get<std::string>().rfind(label + ": ", 0), 0u)

@@ -52,7 +52,7 @@ TEST(Recommendation, FastestWinsWhenNothingIsMuchSmaller) {
 TEST(Recommendation, MuchSmallerAndNearlyAsFastWins) {
   MapResult map;
   map.schemes = {Figures("direct", false, 100, 10000), Figures("direct", true, 124, 6200),
-                 Figures("hashed", true, 110, 7000)};
+                 Figures("hashed", true, 115, 7000)};  // over 10% slower: not equally fast
   Recommend(&map);
   EXPECT_EQ(Recommended(map)->label(), "direct+value_dedup");  // the smallest of the two that qualify
   EXPECT_EQ(map.recommendation, "direct+value_dedup: 38% smaller, lookups 1.24x direct");
@@ -76,6 +76,17 @@ TEST(Recommendation, SchemesWithoutFiguresTakeNoPartAndAreNamed) {
   Recommend(&none);
   EXPECT_EQ(Recommended(none), nullptr);
   EXPECT_THAT(none.recommendation, StartsWith("none: "));
+}
+
+// Hit p50s within 10% of the fastest cannot be told apart: the smaller of them wins, not the faster by 9 ns.
+TEST(Recommendation, WithinTenPercentCountsAsEquallyFast) {
+  MapResult map;
+  map.configured_scheme = "hashed";
+  map.schemes = {Figures("variable", true, 111, 9500), Figures("direct", false, 120, 9000),
+                 Figures("hashed", false, 140, 8000)};
+  Recommend(&map);
+  EXPECT_EQ(Recommended(map)->label(), "direct");
+  EXPECT_EQ(map.recommendation.rfind("direct: fastest lookups (hit p50 120 ns)", 0), 0u) << map.recommendation;
 }
 
 TEST(Recommendation, TiesGoToTheSmallerThenToNoDedupThenToTheConfiguredScheme) {
