@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "host/common/file_util.h"
+#include "host/xml/xml_escape.h"
 
 namespace planb {
 namespace {
@@ -138,29 +139,12 @@ std::string Legend(int y) {
 }  // namespace
 
 std::string XmlEscape(const std::string& text) {
-  std::string out;
+  std::string kept;  // XML 1.0 holds no control characters but tab, newline and carriage return
+  kept.reserve(text.size());
   for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&apos;";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) >= 0x20 || c == '\t') out += c;  // XML 1.0 allows no other controls
-    }
+    if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n' || c == '\r') kept += c;
   }
-  return out;
+  return XmlEscaped(kept, /*attribute=*/true);
 }
 
 std::string SvgChart(const BenchResult& result) {

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "host/xml/xml_escape.h"
+
 namespace planb {
 namespace {
 
@@ -9,41 +11,6 @@ namespace {
 // treated as always in scope.
 constexpr std::string_view kXmlPrefix = "xml";
 constexpr std::string_view kXmlNamespace = "http://www.w3.org/XML/1998/namespace";
-
-// '>' is escaped too so "]]>" in text cannot appear. '\r' survives only as a reference (a parser turns a literal
-// one into '\n'); in attributes tab and newline need references too, or attribute normalisation makes them spaces.
-const char* Replacement(char c, bool attribute) {
-  switch (c) {
-    case '&':
-      return "&amp;";
-    case '<':
-      return "&lt;";
-    case '>':
-      return "&gt;";
-    case '\r':
-      return "&#13;";
-    case '"':
-      return attribute ? "&quot;" : nullptr;
-    case '\t':
-      return attribute ? "&#9;" : nullptr;
-    case '\n':
-      return attribute ? "&#10;" : nullptr;
-    default:
-      return nullptr;
-  }
-}
-
-void AppendEscaped(std::string* out, std::string_view text, bool attribute) {
-  size_t run = 0;  // start of the text not yet copied
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char* rep = Replacement(text[i], attribute);
-    if (rep == nullptr) continue;
-    out->append(text.data() + run, i - run);
-    out->append(rep);
-    run = i + 1;
-  }
-  out->append(text.data() + run, text.size() - run);
-}
 
 void AppendQName(std::string* out, const ExpatName& n) {
   if (!n.prefix.empty()) {
@@ -57,7 +24,7 @@ void AppendDecl(std::string* out, std::string_view prefix, std::string_view uri)
   out->append(prefix.empty() ? " xmlns" : " xmlns:");
   out->append(prefix);
   out->append("=\"");
-  AppendEscaped(out, uri, /*attribute=*/true);
+  AppendXmlEscaped(out, uri, /*attribute=*/true);
   out->push_back('"');
 }
 
@@ -90,7 +57,7 @@ void XmlFragmentWriter::Reset(std::string_view leading_text) {
   scope_marks_.clear();
   open_count_ = 0;
   start_tag_open_ = false;
-  AppendEscaped(&out_, leading_text, /*attribute=*/false);
+  AppendXmlEscaped(&out_, leading_text, /*attribute=*/false);
 }
 
 bool XmlFragmentWriter::Lookup(std::string_view prefix, std::string_view* uri) const {
@@ -150,7 +117,7 @@ void XmlFragmentWriter::StartElement(const char* name, const char** attrs, const
     out_.push_back(' ');
     AppendQName(&out_, SplitExpatName(a[0]));
     out_.append("=\"");
-    AppendEscaped(&out_, a[1], /*attribute=*/true);
+    AppendXmlEscaped(&out_, a[1], /*attribute=*/true);
     out_.push_back('"');
   }
   start_tag_open_ = true;
@@ -173,7 +140,7 @@ void XmlFragmentWriter::EndElement() {
 void XmlFragmentWriter::Text(std::string_view text) {
   if (text.empty()) return;
   CloseStartTag();
-  AppendEscaped(&out_, text, /*attribute=*/false);
+  AppendXmlEscaped(&out_, text, /*attribute=*/false);
 }
 
 std::string_view XmlFragmentWriter::Finish() const {

@@ -8,6 +8,7 @@
 #include "host/ingest/stream_writer.h"
 #include "host/storage/map_reader.h"
 #include "host/transfer/batch_zip.h"
+#include "host/xml/xml_escape.h"
 #include "support/test_env.h"
 
 namespace planb::testing {
@@ -180,39 +181,11 @@ std::string StateMapSection(const std::string& name, const std::string& scheme, 
   return "[map." + name + "]\ntype = state\nscheme = " + scheme + "\nmax_store_size = 1GiB\n" + extra;
 }
 
-namespace {
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\r':
-        out += "&#13;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-}  // namespace
 
 std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows) {
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<referenceData xmlns=\"reference-data:2\">\n";
   for (const auto& [key, value] : rows) {
-    xml += "<reference><map>" + map + "</map><key>" + XmlEscape(key) + "</key><value>" + XmlEscape(value) +
+    xml += "<reference><map>" + map + "</map><key>" + XmlEscaped(key, /*attribute=*/false) + "</key><value>" + XmlEscaped(value, /*attribute=*/false) +
            "</value></reference>\n";
   }
   return xml + "</referenceData>\n";

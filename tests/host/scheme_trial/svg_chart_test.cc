@@ -9,7 +9,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-TEST(SvgChart, EscapesText) { EXPECT_EQ(XmlEscape("a<b>&\"c'\x01\td"), "a&lt;b&gt;&amp;&quot;c&apos;\td"); }
+TEST(SvgChart, EscapesText) { EXPECT_EQ(XmlEscape("a<b>&\"c'\x01\td"), "a&lt;b&gt;&amp;&quot;c'&#9;d"); }
 
 TEST(SvgChart, AMapWithoutFiguresSaysSoInsteadOfBars) {
   BenchResult result;
