@@ -23,11 +23,12 @@ void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
   ConsoleReporter::ReportRuns(runs);
   for (const Run& run : runs) {
     if (run.run_type != Run::RT_Iteration || run.iterations == 0 || run.error_occurred) continue;
-    // "/iterations:3/real_time" would otherwise split a group from its baseline.
+    // "/iterations:3/manual_time", "/min_time:0.100" would otherwise split a group from its baseline.
     benchmark::BenchmarkName name = run.run_name;
     name.iterations.clear();
     name.time_type.clear();
     name.repetitions.clear();
+    name.min_time.clear();
     auto bytes = run.counters.find("bytes_per_row");
     times_.push_back({name.str(), run.repetition_index < 0 ? 0 : run.repetition_index, run.GetAdjustedRealTime(),
                       bytes == run.counters.end() ? -1.0 : static_cast<double>(bytes->second)});
