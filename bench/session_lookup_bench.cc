@@ -1,8 +1,11 @@
-// Lookups through the Session store (hashed and direct schemes) beside a raw LMDB cursor baseline on the same
-// sessions, in the same run: hits (inside, at the start and at the end of a session), misses in a gap between a
-// key's sessions (or before the first, after the last) and misses of unknown keys; on synthetic events and, when
-// ../shared/data is present, the git commit events and the Apache access log. Set PLANB_BENCH_ROWS for the
-// synthetic number of events (default 300000).
+// The Session store's scheme suite: every key scheme in the plugin registry (value_dedup off and, where declared,
+// on) beside a raw LMDB cursor baseline on the same sessions, in the same run. Rows load/<data>/ and merge/<data>/
+// time writing a batch and merging one into a shard (support/scheme_suite.h); lookup rows: hits (inside, at the
+// start and at the end of a session), misses in a gap between a key's sessions (or before the first, after the
+// last) and misses of unknown keys; on synthetic events and, when ../shared/data is present, the git commit events and the Apache access log. Set PLANB_BENCH_ROWS for the
+// synthetic number of events (default 50000), PLANB_BENCH_MIN_TIME for seconds per lookup row (default 0.1). Lookup
+// rows carry the counter bytes_per_row (data.mdb's size over the events). No RocksDB row here: the state and
+// temporal suites have one.
 //
 // The baseline is the obvious layout: LMDB key = key bytes + start + end (PutOrderedI64), empty value; a lookup
 // seeks to (key, time, INT64_MAX), steps back unless it landed there, and walks back over the key's rows until
@@ -31,6 +34,7 @@
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
 #include "support/ratio_reporter.h"
+#include "support/scheme_suite.h"
 #include "support/session_data.h"
 #include "support/shard_setup.h"
 
@@ -62,15 +66,15 @@ struct QuerySet {
 using Sessions = std::vector<std::pair<int64_t, int64_t>>;
 using Model = std::map<std::string, Sessions>;
 
-// One event set loaded three ways: raw LMDB, session + hashed, session + direct.
+// One event set loaded as raw LMDB and a shard per scheme.
 struct Fixture {
   std::string name;
   std::vector<SessionEvent> events;
   uint64_t max_duration = 0;  // the longest session, for the baseline's walk
   std::vector<QuerySet> sets;
-  std::unique_ptr<Runtime> runtime;
-  MapReader hashed;
-  MapReader direct;
+  SuiteRows suite;
+  SchemeShards shards;
+  double raw_bytes_per_row = 0;
   Env raw_env;
   Txn raw_txn;
   Cursor raw_cursor;
@@ -149,26 +153,29 @@ void BuildRaw(const std::string& dir, Fixture* f) {
 }
 
 void BuildPlanB(const std::string& dir, Fixture* f) {
-  f->runtime = OpenBenchRuntime(dir,
-                                "[map.hashed]\ntype = session\nscheme = hashed\n"
-                                "[map.direct]\ntype = session\nscheme = direct\n");
-  for (size_t stream = 0; stream < 2; ++stream) {
-    LoadStream(f->runtime.get(), "bench-" + std::to_string(stream), [&](StreamWriter* writer) {
-      Record record;
-      record.kind = RecordKind::kSession;
-      record.has_key = record.time_given = record.has_timeout = true;
-      for (size_t i = stream; i < f->events.size(); i += 2) {
-        const SessionEvent& e = f->events[i];
-        record.key = Bytes(e.key);
-        record.time_ms = e.time_ms;
-        record.timeout_ms = e.timeout_ms;
-        CheckSetup(writer->Add("hashed", record));
-        CheckSetup(writer->Add("direct", record));
-      }
-    });
-  }
-  OpenReader(f->runtime.get(), "hashed", &f->hashed);
-  OpenReader(f->runtime.get(), "direct", &f->direct);
+  Fixture* p = f;
+  f->suite.name = f->name;
+  f->suite.type = "session";
+  f->suite.count = f->events.size();
+  f->suite.record = [p](size_t i, Record* record) {
+    const SessionEvent& e = p->events[i];
+    record->kind = RecordKind::kSession;
+    record->has_key = record->time_given = record->has_timeout = true;
+    record->key = Bytes(e.key);
+    record->time_ms = e.time_ms;
+    record->timeout_ms = e.timeout_ms;
+  };
+  // The baseline's layout: key bytes + start + end (ordered), empty value.
+  f->suite.raw = [p](size_t i, std::string* key, std::string* value) {
+    const SessionEvent& e = p->events[i];
+    key->assign(e.key);
+    key->resize(e.key.size() + 16);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[e.key.size()]), e.time_ms);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[e.key.size() + 8]), e.time_ms + e.timeout_ms);
+    value->clear();
+  };
+  f->raw_bytes_per_row = static_cast<double>(DataFileBytes(dir + "/raw")) / static_cast<double>(f->events.size());
+  BuildSchemeShards(dir + "/planb", f->suite, &f->shards);
 }
 
 void Fail(const char* what, const std::string& key, int64_t time) {
@@ -258,6 +265,8 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   }
   PickQueries(f.get(), model);
   const std::string dir = root + "/" + f->name;
+  std::fprintf(stderr, "%s: %zu events: building raw LMDB and every scheme's shard...\n", f->name.c_str(),
+               f->events.size());
   BuildRaw(dir + "/raw", f.get());
   CheckRawAnswers(f.get());
   BuildPlanB(dir, f.get());
@@ -278,6 +287,7 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     benchmark::DoNotOptimize(end);
     if (++i == set->queries.size()) i = 0;
   }
+  state.counters["bytes_per_row"] = f->raw_bytes_per_row;
   if (set->raw_right) {
     CheckFound(state, found, 0, set->expect_hit, "raw cursor");
   } else {
@@ -286,7 +296,8 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
   }
 }
 
-void PlanBGet(benchmark::State& state, MapReader* reader, const QuerySet* set) {
+void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySet* set) {
+  const MapReader* reader = f->shards.readers[variant].get();
   size_t i = 0;
   size_t found = 0;
   size_t errors = 0;
@@ -306,15 +317,23 @@ void PlanBGet(benchmark::State& state, MapReader* reader, const QuerySet* set) {
     benchmark::DoNotOptimize(row);
     if (++i == set->queries.size()) i = 0;
   }
+  state.counters["bytes_per_row"] = f->shards.bytes_per_row[variant];
   CheckFound(state, found, errors, set->expect_hit, "Session", error.message);
 }
 
-void Register(Fixture* f) {
+void Register(Fixture* f, const std::string& root) {
+  RegisterLoadAndMerge(&f->suite, &f->shards, root);
+  std::vector<std::string> groups;
   for (const QuerySet& set : f->sets) {
-    benchmark::RegisterBenchmark((set.group + "/raw_cursor").c_str(), RawGet, f, &set);
-    benchmark::RegisterBenchmark((set.group + "/session_hashed").c_str(), PlanBGet, &f->hashed, &set);
-    benchmark::RegisterBenchmark((set.group + "/session_direct").c_str(), PlanBGet, &f->direct, &set);
+    groups.push_back(set.group);
+    benchmark::RegisterBenchmark((set.group + "/raw_cursor").c_str(), RawGet, f, &set)->MinTime(LookupMinTime());
+    for (size_t v = 0; v < f->shards.variants.size(); ++v) {
+      benchmark::RegisterBenchmark((set.group + "/session_" + f->shards.variants[v].label).c_str(), PlanBGet, f, v,
+                                   &set)
+          ->MinTime(LookupMinTime());
+    }
   }
+  ReportRefused(f->shards, groups);
 }
 
 }  // namespace
@@ -323,10 +342,9 @@ void Register(Fixture* f) {
 int main(int argc, char** argv) {
   using namespace planb::bench;
   benchmark::Initialize(&argc, argv);
-  char pattern[] = "/tmp/planb-bench-XXXXXX";
-  std::string root = ::mkdtemp(pattern);
+  const std::string root = MakeBenchRoot("session-bench");
   std::vector<std::unique_ptr<Fixture>> fixtures;
-  const size_t synthetic = std::getenv("PLANB_BENCH_ROWS") ? std::stoul(std::getenv("PLANB_BENCH_ROWS")) : 300000;
+  const size_t synthetic = std::getenv("PLANB_BENCH_ROWS") ? std::stoul(std::getenv("PLANB_BENCH_ROWS")) : 50000;
   std::fprintf(stderr, "building shards of %zu synthetic session events...\n", synthetic);
   fixtures.push_back(MakeFixture(root, "synthetic_" + std::to_string(synthetic), SyntheticSessionEvents(synthetic)));
   for (auto [name, read] :
@@ -340,11 +358,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "building shards of %zu %s events...\n", events.size(), name);
     fixtures.push_back(MakeFixture(root, name, std::move(events)));
   }
-  for (auto& f : fixtures) Register(f.get());
+  for (auto& f : fixtures) Register(f.get(), root);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   fixtures.clear();
-  std::filesystem::remove_all(root);
   return 0;
 }

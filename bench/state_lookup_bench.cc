@@ -1,121 +1,75 @@
-// Lookups through the State store (hashed, direct, hybrid, lookup_table, variable schemes, and hashed with
-// value_dedup) beside raw mdb_get on the same keys and values,
-// in the same run: hits and misses, on synthetic keys and, when ../shared/data is present, real city names.
-// Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor) and read through
-// MapReader, which keeps its read transaction open between lookups, as the raw baseline does.
+// The State store's scheme suite: every key scheme in the plugin registry (with value_dedup off and, where the
+// scheme declares it, on) beside raw LMDB on the same keys and values and RocksDB, in the same run, printed as
+// ratios to raw LMDB (support/ratio_reporter.h). Rows, per data set <data>:
+//   load/<data>/..., merge/<data>/...   writing a batch and merging one into a shard: support/scheme_suite.h.
+//   lookup_hit/<data>/raw_mdb_get       mdb_get of a present key in a read transaction kept open.
+//   lookup_hit/<data>/rocksdb_get       DB::Get of the same key (support/rocksdb_peer.h: bloom filters, block
+//                                       cache of the raw LMDB file's size, compacted).
+//   lookup_hit/<data>/state_<scheme>    MapReader::Lookup (the path of planb::Reader; its read transaction kept
+//                                       open too) on a shard built through the real ingest path.
+//   lookup_miss/<data>/...              the same with absent keys (each key with "#absent" appended).
+// Lookups run PLANB_BENCH_MIN_TIME seconds each (default 0.1). Each lookup row carries the counter bytes_per_row: data.mdb's size (pages in use and free) over the rows; for
+// RocksDB, its SST files' size.
+// Data sets: synthetic keys (PLANB_BENCH_KEYS, default 50000) with 20-60-byte values, the same keys with heavily
+// duplicated values (64 distinct 200-byte values), keys of 512 to 1,500 bytes (PLANB_BENCH_LONG_KEYS, default
+// 5000: more than LMDB takes, so the raw baseline keys them by XXH3-64 with the key kept in the value and
+// compared, the obvious way round the limit; schemes that refuse such keys are listed as skipped, with the
+// reason), and, when ../shared/data is present, city names -> country, MAC prefixes -> vendor, domains ->
+// categories (at most PLANB_BENCH_KEYS, spread over the list) and commit ids -> author (values duplicated).
 #include <benchmark/benchmark.h>
-#include <stdlib.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
-#include "host/ingest/merge_processor.h"
-#include "host/ingest/staging_store.h"
-#include "host/ingest/stream_writer.h"
-#include "host/runtime.h"
-#include "host/storage/map_reader.h"
 #include "planb/lmdb.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
+#include "support/rocksdb_peer.h"
+#include "support/scheme_suite.h"
 #include "support/shard_setup.h"
 
 namespace planb::bench {
 namespace {
 
-namespace fs = std::filesystem;
-
-void Check(const Status& s) {
-  if (!s.ok()) {
-    std::fprintf(stderr, "bench setup failed: %s\n", s.message().c_str());
-    std::exit(1);
-  }
+size_t EnvSize(const char* name, size_t fallback) {
+  const char* text = std::getenv(name);
+  return text != nullptr && *text != '\0' ? std::stoul(text) : fallback;
 }
 
-// One data set loaded three ways: raw LMDB, State+hashed, State+direct.
 struct Fixture {
-  std::string name;
   KeyValues data;
+  bool hashed_raw = false;          // raw keys: XXH3-64 of the key; value: u32 key size, key, value
   std::vector<std::string> hits;    // keys in random order
   std::vector<std::string> misses;  // keys that are not there
-  std::unique_ptr<Runtime> runtime;
-  MapReader hashed;
-  MapReader direct;
-  MapReader hybrid;
-  MapReader lookup_table;
-  MapReader variable;
-  MapReader hashed_dedup;  // value_dedup = true
+  SuiteRows rows;
+  SchemeShards shards;
   Env raw_env;
   Txn raw_txn;
   MDB_dbi raw_dbi = 0;
+  double raw_bytes_per_row = 0;
+  RocksDbPeer rocks;
+  double rocks_bytes_per_row = 0;
 };
 
-void BuildRaw(const std::string& dir, Fixture* f) {
-  fs::create_directories(dir);
-  Env::Options options;
-  Check(f->raw_env.Open(dir, options));
-  Txn txn;
-  Check(txn.Begin(f->raw_env.get(), 0));
-  Check(txn.OpenDbi("data", MDB_CREATE, &f->raw_dbi));
-  for (const auto& [k, v] : f->data) Check(txn.Put(f->raw_dbi, Bytes(k), Bytes(v)));
-  Check(txn.Commit());
-  Check(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
+void HashedRawRow(const std::string& k, const std::string& v, std::string* key, std::string* value) {
+  const uint64_t hash = XXH3_64bits(k.data(), k.size());
+  key->assign(reinterpret_cast<const char*>(&hash), sizeof(hash));
+  const uint32_t size = static_cast<uint32_t>(k.size());
+  value->assign(reinterpret_cast<const char*>(&size), sizeof(size));
+  value->append(k);
+  value->append(v);
 }
 
-void BuildPlanB(const std::string& dir, Fixture* f) {
-  std::ofstream(dir + "/planb.ini") << "home = " << dir << "/home\n"
-                                    << "[map.hashed]\ntype = state\nscheme = hashed\n"
-                                    << "[map.direct]\ntype = state\nscheme = direct\n"
-                                    << "[map.hybrid]\ntype = state\nscheme = hybrid\n"
-                                    << "[map.lookup_table]\ntype = state\nscheme = lookup_table\n"
-                                    << "[map.variable]\ntype = state\nscheme = variable\n"
-                                    << "[map.hashed_dedup]\ntype = state\nscheme = hashed\nvalue_dedup = true\n";
-  RuntimeOptions options;
-  options.config_path = dir + "/planb.ini";
-  Check(Runtime::Open(options, &f->runtime));
-  StreamWriter writer(f->runtime->catalog(), f->runtime->home().writer() + "/bench");
-  Record record;
-  record.has_key = record.has_value = true;
-  for (const auto& [k, v] : f->data) {
-    record.key = Bytes(k);
-    record.value = Bytes(v);
-    Check(writer.Add("hashed", record));
-    Check(writer.Add("direct", record));
-    for (const char* map : {"hybrid", "lookup_table", "variable", "hashed_dedup"}) Check(writer.Add(map, record));
-  }
-  Check(writer.Finish());
-  Check(bench::StageAndMerge(f->runtime.get(), &writer));
-  std::shared_ptr<MapEnv> env;
-  Check(f->runtime->OpenShard("hashed", &env));
-  Check(f->hashed.Open(env));
-  Check(f->runtime->OpenShard("direct", &env));
-  Check(f->direct.Open(env));
-  Check(f->runtime->OpenShard("hybrid", &env));
-  Check(f->hybrid.Open(env));
-  Check(f->runtime->OpenShard("lookup_table", &env));
-  Check(f->lookup_table.Open(env));
-  Check(f->runtime->OpenShard("variable", &env));
-  Check(f->variable.Open(env));
-  Check(f->runtime->OpenShard("hashed_dedup", &env));
-  Check(f->hashed_dedup.Open(env));
-  // Bytes on disk per row (file size: pages in use and free), for docs/schemes.md.
-  for (const char* map : {"hashed", "direct", "hybrid", "lookup_table", "variable", "hashed_dedup"}) {
-    Check(f->runtime->OpenShard(map, &env));
-    std::error_code ec;
-    const uintmax_t bytes = fs::file_size(env->path() + "/data.mdb", ec);
-    std::fprintf(stderr, "%s/%s: %.1f bytes on disk per row\n", f->name.c_str(), map,
-                 static_cast<double>(bytes) / static_cast<double>(f->data.size()));
-  }
-}
-
-std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, KeyValues data) {
+std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, KeyValues data, bool hashed_raw) {
   auto f = std::make_unique<Fixture>();
-  f->name = std::move(name);
   f->data = std::move(data);
+  f->hashed_raw = hashed_raw;
   for (const auto& kv : f->data) {
     f->hits.push_back(kv.first);
     f->misses.push_back(kv.first + "#absent");
@@ -123,20 +77,52 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   std::mt19937_64 rng(7);
   std::shuffle(f->hits.begin(), f->hits.end(), rng);
   std::shuffle(f->misses.begin(), f->misses.end(), rng);
-  std::string dir = root + "/" + f->name;
-  BuildRaw(dir + "/raw", f.get());
-  BuildPlanB(dir, f.get());
+  Fixture* p = f.get();
+  f->rows.name = std::move(name);
+  f->rows.type = "state";
+  f->rows.count = f->data.size();
+  f->rows.record = [p](size_t i, Record* record) {
+    record->has_key = record->has_value = true;
+    record->key = Bytes(p->data[i].first);
+    record->value = Bytes(p->data[i].second);
+  };
+  f->rows.raw = [p](size_t i, std::string* key, std::string* value) {
+    if (p->hashed_raw) return HashedRawRow(p->data[i].first, p->data[i].second, key, value);
+    *key = p->data[i].first;
+    *value = p->data[i].second;
+  };
+  const std::string dir = root + "/" + f->rows.name;
+  std::fprintf(stderr, "%s: %zu rows: building raw LMDB, RocksDB and every scheme's shard...\n",
+               f->rows.name.c_str(), f->data.size());
+  BuildRawTable(dir + "/raw", f->rows, &f->raw_env, &f->raw_dbi);
+  CheckSetup(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
+  const uint64_t raw_bytes = DataFileBytes(dir + "/raw");
+  f->raw_bytes_per_row = static_cast<double>(raw_bytes) / static_cast<double>(f->data.size());
+  f->rocks.Build(dir + "/rocksdb", f->data.size(),
+                 [p](size_t i, std::string* key, std::string* value) {
+                   *key = p->data[i].first;
+                   *value = p->data[i].second;
+                 },
+                 raw_bytes);
+  f->rocks_bytes_per_row = static_cast<double>(f->rocks.SstBytes()) / static_cast<double>(f->data.size());
+  BuildSchemeShards(dir + "/planb", f->rows, &f->shards);
   return f;
 }
 
-// Every lookup of a hit key must hit, and every lookup of a miss key must miss: a benchmark that times the wrong
-// path (a lookup failing early, say) is reported as an error, not as a fast result.
-void CheckFound(benchmark::State& state, size_t found, bool expect_hit, const char* what) {
-  const uint64_t expected = expect_hit ? static_cast<uint64_t>(state.iterations()) : 0;
-  if (found == expected) return;
-  const std::string message = std::string(what) + " lookups: " + std::to_string(found) + " of " +
-                              std::to_string(state.iterations()) + " found, expected " + std::to_string(expected);
-  state.SkipWithError(message.c_str());
+bool RawLookup(const Fixture& f, const std::string& key, Bytes* value) {
+  if (!f.hashed_raw) return f.raw_txn.Get(f.raw_dbi, Bytes(key), value);
+  const uint64_t hash = XXH3_64bits(key.data(), key.size());
+  Bytes stored;
+  if (!f.raw_txn.Get(f.raw_dbi, Bytes(reinterpret_cast<const char*>(&hash), sizeof(hash)), &stored)) return false;
+  uint32_t size = 0;
+  if (stored.size < sizeof(size)) return false;
+  std::memcpy(&size, stored.data, sizeof(size));
+  if (stored.size < sizeof(size) + size || size != key.size() ||
+      std::memcmp(stored.data + sizeof(size), key.data(), size) != 0) {
+    return false;
+  }
+  *value = Bytes(stored.data + sizeof(size) + size, stored.size - sizeof(size) - size);
+  return true;
 }
 
 void RawGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
@@ -144,40 +130,77 @@ void RawGet(benchmark::State& state, Fixture* f, const std::vector<std::string>*
   size_t found = 0;
   for (auto _ : state) {
     Bytes value;
-    found += f->raw_txn.Get(f->raw_dbi, Bytes((*keys)[i]), &value) ? 1 : 0;
+    found += RawLookup(*f, (*keys)[i], &value) ? 1 : 0;
     benchmark::DoNotOptimize(value);
     if (++i == keys->size()) i = 0;
   }
-  CheckFound(state, found, expect_hit, "raw mdb_get");
+  state.counters["bytes_per_row"] = f->raw_bytes_per_row;
+  CheckFound(state, found, 0, expect_hit, "raw mdb_get");
 }
 
-void StateGet(benchmark::State& state, MapReader* reader, const std::vector<std::string>* keys, bool expect_hit) {
+void RocksGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
   size_t i = 0;
   size_t found = 0;
+  rocksdb::PinnableSlice value;
+  for (auto _ : state) {
+    found += f->rocks.Get((*keys)[i], &value) ? 1 : 0;
+    benchmark::DoNotOptimize(value.data());
+    if (++i == keys->size()) i = 0;
+  }
+  state.counters["bytes_per_row"] = f->rocks_bytes_per_row;
+  CheckFound(state, found, 0, expect_hit, "rocksdb Get");
+}
+
+void StateGet(benchmark::State& state, Fixture* f, size_t variant, const std::vector<std::string>* keys,
+              bool expect_hit) {
+  const MapReader* reader = f->shards.readers[variant].get();
+  size_t i = 0;
+  size_t found = 0;
+  size_t errors = 0;
   Row row;
   ErrorBuffer error;
+  LookupKey key;
   for (auto _ : state) {
-    LookupKey key;
     key.key = Bytes((*keys)[i]);
-    found += reader->Lookup(key, &row, &error) == Code::kOk ? 1 : 0;
+    const Code code = reader->Lookup(key, &row, &error);
+    found += code == Code::kOk ? 1 : 0;
+    errors += code != Code::kOk && code != Code::kNotFound ? 1 : 0;
     benchmark::DoNotOptimize(row);
     if (++i == keys->size()) i = 0;
   }
-  CheckFound(state, found, expect_hit, "State");
+  state.counters["bytes_per_row"] = f->shards.bytes_per_row[variant];
+  CheckFound(state, found, errors, expect_hit, "State", error.message);
 }
 
-void Register(Fixture* f) {
+void Register(Fixture* f, const std::string& root) {
+  RegisterLoadAndMerge(&f->rows, &f->shards, root);
+  std::vector<std::string> groups;
   for (bool hit : {true, false}) {
     const std::vector<std::string>* keys = hit ? &f->hits : &f->misses;
-    std::string group = std::string(hit ? "lookup_hit/" : "lookup_miss/") + f->name + "/";
-    benchmark::RegisterBenchmark((group + "raw_mdb_get").c_str(), RawGet, f, keys, hit);
-    benchmark::RegisterBenchmark((group + "state_hashed").c_str(), StateGet, &f->hashed, keys, hit);
-    benchmark::RegisterBenchmark((group + "state_direct").c_str(), StateGet, &f->direct, keys, hit);
-    benchmark::RegisterBenchmark((group + "state_hybrid").c_str(), StateGet, &f->hybrid, keys, hit);
-    benchmark::RegisterBenchmark((group + "state_lookup_table").c_str(), StateGet, &f->lookup_table, keys, hit);
-    benchmark::RegisterBenchmark((group + "state_variable").c_str(), StateGet, &f->variable, keys, hit);
-    benchmark::RegisterBenchmark((group + "state_hashed_dedup").c_str(), StateGet, &f->hashed_dedup, keys, hit);
+    const std::string group = std::string(hit ? "lookup_hit/" : "lookup_miss/") + f->rows.name;
+    groups.push_back(group);
+    benchmark::RegisterBenchmark((group + "/raw_mdb_get").c_str(), RawGet, f, keys, hit)->MinTime(LookupMinTime());
+    benchmark::RegisterBenchmark((group + "/rocksdb_get").c_str(), RocksGet, f, keys, hit)->MinTime(LookupMinTime());
+    for (size_t v = 0; v < f->shards.variants.size(); ++v) {
+      benchmark::RegisterBenchmark((group + "/state_" + f->shards.variants[v].label).c_str(), StateGet, f, v, keys,
+                                   hit)
+          ->MinTime(LookupMinTime());
+    }
   }
+  ReportRefused(f->shards, groups);
+}
+
+// Keys of 512 to 1,500 bytes ("long-<i>-" then letters), values as in SyntheticKeyValues; deterministic.
+KeyValues LongKeyValues(size_t count) {
+  std::mt19937_64 rng(11);
+  KeyValues out;
+  out.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    std::string key = "long-" + std::to_string(i) + "-";
+    key.resize(512 + rng() % 989, static_cast<char>('a' + i % 26));
+    out.emplace_back(std::move(key), std::string(20 + rng() % 41, static_cast<char>('a' + i % 26)));
+  }
+  return out;
 }
 
 }  // namespace
@@ -186,30 +209,40 @@ void Register(Fixture* f) {
 int main(int argc, char** argv) {
   using namespace planb::bench;
   benchmark::Initialize(&argc, argv);
-  char pattern[] = "/tmp/planb-bench-XXXXXX";
-  std::string root = ::mkdtemp(pattern);
+  const std::string root = MakeBenchRoot("state-bench");
   std::vector<std::unique_ptr<Fixture>> fixtures;
-  const size_t synthetic = std::getenv("PLANB_BENCH_KEYS") ? std::stoul(std::getenv("PLANB_BENCH_KEYS")) : 1000000;
-  std::fprintf(stderr, "building shards of %zu synthetic keys...\n", synthetic);
-  fixtures.push_back(MakeFixture(root, "synthetic_" + std::to_string(synthetic), SyntheticKeyValues(synthetic)));
-  // Heavily duplicated long values (value_dedup's case): 64 distinct 200-byte values over every key.
-  KeyValues duplicated = SyntheticKeyValues(synthetic);
+  const size_t keys = EnvSize("PLANB_BENCH_KEYS", 50000);
+  const size_t long_keys = EnvSize("PLANB_BENCH_LONG_KEYS", 5000);
+  fixtures.push_back(MakeFixture(root, "synthetic_" + std::to_string(keys), SyntheticKeyValues(keys), false));
+  KeyValues duplicated = SyntheticKeyValues(keys);
   for (size_t i = 0; i < duplicated.size(); ++i) {
     duplicated[i].second = "status-" + std::to_string(i % 64) + std::string(192, 'x');
   }
-  fixtures.push_back(MakeFixture(root, "dup_long_values_" + std::to_string(synthetic), std::move(duplicated)));
-  std::string why;
-  KeyValues cities = WorldCities(&why);
-  if (cities.empty()) {
-    std::fprintf(stderr, "skipping real data: %s\n", why.c_str());
-  } else {
-    fixtures.push_back(MakeFixture(root, "world_cities", std::move(cities)));
+  fixtures.push_back(MakeFixture(root, "dup_long_values_" + std::to_string(keys), std::move(duplicated), false));
+  fixtures.push_back(MakeFixture(root, "long_keys_" + std::to_string(long_keys), LongKeyValues(long_keys), true));
+  struct Real {
+    const char* name;
+    KeyValues (*read)(size_t max_rows, std::string* why);
+  };
+  const Real reals[] = {
+      {"world_cities", [](size_t, std::string* why) { return WorldCities(why); }},
+      {"oui_vendors", [](size_t, std::string* why) { return OuiVendors(why); }},
+      {"domain_categories", &DomainCategories},
+      {"commit_authors", [](size_t, std::string* why) { return CommitAuthors(why); }},
+  };
+  for (const Real& real : reals) {
+    std::string why;
+    KeyValues data = real.read(keys, &why);
+    if (data.empty()) {
+      std::fprintf(stderr, "skipping real data %s: %s\n", real.name, why.c_str());
+      continue;
+    }
+    fixtures.push_back(MakeFixture(root, real.name, std::move(data), false));
   }
-  for (auto& f : fixtures) Register(f.get());
+  for (auto& f : fixtures) Register(f.get(), root);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   fixtures.clear();
-  std::filesystem::remove_all(root);
   return 0;
 }

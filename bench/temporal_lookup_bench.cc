@@ -1,7 +1,14 @@
-// Lookups through the Temporal State store (hashed and direct schemes) beside a raw LMDB cursor baseline on the
-// same rows, in the same run: hits (at and between effective times), misses of unknown keys and misses before a
+// The Temporal State store's scheme suite: every key scheme in the plugin registry (value_dedup off and, where
+// declared, on) beside a raw LMDB cursor baseline and RocksDB on the same rows, in the same run. Rows load/<data>/
+// and merge/<data>/ time writing a batch and merging one into a shard (support/scheme_suite.h); lookup rows: hits (at and between effective times), misses of unknown keys and misses before a
 // key's first effective time, on synthetic rows and, when ../shared/data is present, the IANA tz transitions.
-// Set PLANB_BENCH_ROWS for the synthetic size (default 300000).
+// Set PLANB_BENCH_ROWS for the synthetic size (default 50000), PLANB_BENCH_MIN_TIME for seconds per lookup row
+// (default 0.1). Lookup rows carry the counter bytes_per_row (data.mdb's size over the rows; RocksDB: SST files).
+//
+// RocksDB (support/rocksdb_peer.h) holds the baseline's keys and values; a lookup is SeekForPrev to (key, time) on
+// one iterator kept for the run (as the read transaction is) and the same check of the row's key. Its bloom
+// filters cannot help a seek (they hold whole keys), and it shares the baseline's non-self-delimiting keys: its
+// answers are checked like the baseline's.
 //
 // The baseline is the obvious layout: LMDB key = key bytes + effective time (PutOrderedI64) -> value; a lookup is
 // one SET_RANGE to (key, time), one PREV unless that landed on exactly (key, time), and a check that the row is
@@ -30,6 +37,8 @@
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
 #include "support/ratio_reporter.h"
+#include "support/rocksdb_peer.h"
+#include "support/scheme_suite.h"
 #include "support/shard_setup.h"
 #include "support/temporal_data.h"
 
@@ -52,20 +61,24 @@ struct QuerySet {
   std::string group;  // "temporal_hit/<fixture>"
   bool expect_hit;
   bool raw_right = true;  // the baseline answered every query right at setup
+  bool rocks_right = true;  // and RocksDB
   std::vector<Query> queries;
 };
 
 // Each key's effective times, sorted: what a lookup must answer.
 using Model = std::map<std::string, std::vector<int64_t>>;
 
-// One row set loaded three ways: raw LMDB, temporal + hashed, temporal + direct.
+// One row set loaded as raw LMDB, RocksDB and a shard per scheme.
 struct Fixture {
   std::string name;
   std::vector<TemporalRow> rows;
   std::vector<QuerySet> sets;
-  std::unique_ptr<Runtime> runtime;
-  MapReader hashed;
-  MapReader direct;
+  SuiteRows suite;
+  SchemeShards shards;
+  double raw_bytes_per_row = 0;
+  RocksDbPeer rocks;
+  std::unique_ptr<rocksdb::Iterator> rocks_it;
+  double rocks_bytes_per_row = 0;
   Env raw_env;
   Txn raw_txn;
   Cursor raw_cursor;
@@ -105,6 +118,28 @@ bool RawLookup(MDB_cursor* cursor, Bytes key, int64_t time, int64_t* effective, 
   return true;
 }
 
+bool RocksLookup(rocksdb::Iterator* it, Bytes key, int64_t time, int64_t* effective, Bytes* value) {
+  if (key.size > kMaxRawKey) return false;
+  uint8_t probe[kMaxRawKey + 8];
+  std::memcpy(probe, key.data, key.size);
+  PutOrderedI64(probe + key.size, time);
+  it->SeekForPrev(rocksdb::Slice(reinterpret_cast<const char*>(probe), key.size + 8));
+  if (!it->Valid()) return false;
+  const rocksdb::Slice k = it->key();
+  if (k.size() != key.size + 8 || std::memcmp(k.data(), key.data, key.size) != 0) return false;
+  *effective = GetOrderedI64(reinterpret_cast<const uint8_t*>(k.data()) + key.size);
+  *value = Bytes(it->value().data(), it->value().size());
+  return true;
+}
+
+// Row i in the baseline's layout: key bytes + effective time (ordered) -> value.
+void RawRow(const TemporalRow& r, std::string* key, std::string* value) {
+  key->assign(r.key);
+  key->resize(r.key.size() + 8);
+  PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[r.key.size()]), r.time_ms);
+  *value = r.value;
+}
+
 void BuildRaw(const std::string& dir, Fixture* f) {
   fs::create_directories(dir);
   Env::Options options;
@@ -125,25 +160,24 @@ void BuildRaw(const std::string& dir, Fixture* f) {
 }
 
 void BuildPlanB(const std::string& dir, Fixture* f) {
-  f->runtime = OpenBenchRuntime(dir,
-                                "[map.hashed]\ntype = temporal\nscheme = hashed\n"
-                                "[map.direct]\ntype = temporal\nscheme = direct\n");
-  for (size_t stream = 0; stream < 2; ++stream) {
-    LoadStream(f->runtime.get(), "bench-" + std::to_string(stream), [&](StreamWriter* writer) {
-      Record record;
-      record.has_key = record.has_value = record.time_given = true;
-      for (size_t i = stream; i < f->rows.size(); i += 2) {
-        const TemporalRow& r = f->rows[i];
-        record.key = Bytes(r.key);
-        record.time_ms = r.time_ms;
-        record.value = Bytes(r.value);
-        CheckSetup(writer->Add("hashed", record));
-        CheckSetup(writer->Add("direct", record));
-      }
-    });
-  }
-  OpenReader(f->runtime.get(), "hashed", &f->hashed);
-  OpenReader(f->runtime.get(), "direct", &f->direct);
+  Fixture* p = f;
+  f->suite.name = f->name;
+  f->suite.type = "temporal";
+  f->suite.count = f->rows.size();
+  f->suite.record = [p](size_t i, Record* record) {
+    const TemporalRow& r = p->rows[i];
+    record->has_key = record->has_value = record->time_given = true;
+    record->key = Bytes(r.key);
+    record->time_ms = r.time_ms;
+    record->value = Bytes(r.value);
+  };
+  f->suite.raw = [p](size_t i, std::string* key, std::string* value) { RawRow(p->rows[i], key, value); };
+  const uint64_t raw_bytes = DataFileBytes(dir + "/raw");
+  f->raw_bytes_per_row = static_cast<double>(raw_bytes) / static_cast<double>(f->rows.size());
+  f->rocks.Build(dir + "/rocksdb", f->rows.size(), f->suite.raw, raw_bytes);
+  f->rocks_it.reset(f->rocks.db()->NewIterator(f->rocks.read_options()));
+  f->rocks_bytes_per_row = static_cast<double>(f->rocks.SstBytes()) / static_cast<double>(f->rows.size());
+  BuildSchemeShards(dir + "/planb", f->suite, &f->shards);
 }
 
 // A time in [lo, hi], now and then exactly lo (the effective instant). A row at the beginning of time is looked
@@ -159,9 +193,9 @@ int64_t PickTime(std::mt19937_64& rng, int64_t lo, int64_t hi) {
 void PickQueries(Fixture* f, const Model& model) {
   std::mt19937_64 rng(7);
   const size_t n = std::min<size_t>(f->rows.size(), 200000);
-  QuerySet hits{"temporal_hit/" + f->name, true, true, {}};
-  QuerySet no_key{"temporal_miss_no_key/" + f->name, false, true, {}};
-  QuerySet too_early{"temporal_miss_too_early/" + f->name, false, true, {}};
+  QuerySet hits{"temporal_hit/" + f->name, true, true, true, {}};
+  QuerySet no_key{"temporal_miss_no_key/" + f->name, false, true, true, {}};
+  QuerySet too_early{"temporal_miss_too_early/" + f->name, false, true, true, {}};
   for (size_t i = 0; i < n; ++i) {
     const TemporalRow& r = f->rows[rng() % f->rows.size()];
     const std::vector<int64_t>& times = model.at(r.key);
@@ -195,16 +229,24 @@ void PickQueries(Fixture* f, const Model& model) {
 void CheckRawAnswers(Fixture* f) {
   for (QuerySet& set : f->sets) {
     size_t right = 0;
+    size_t rocks_right = 0;
     for (const Query& q : set.queries) {
       int64_t effective = 0;
       Bytes value;
-      const bool found = RawLookup(f->raw_cursor.get(), Bytes(q.key), q.time_ms, &effective, &value);
+      bool found = RawLookup(f->raw_cursor.get(), Bytes(q.key), q.time_ms, &effective, &value);
       right += found == set.expect_hit && (!found || effective == q.expect_ms) ? 1 : 0;
+      found = RocksLookup(f->rocks_it.get(), Bytes(q.key), q.time_ms, &effective, &value);
+      rocks_right += found == set.expect_hit && (!found || effective == q.expect_ms) ? 1 : 0;
     }
     set.raw_right = right == set.queries.size();
+    set.rocks_right = rocks_right == set.queries.size();
     if (!set.raw_right) {
       std::fprintf(stderr, "note: %s: the raw baseline answers %zu of %zu right (its keys are not self-delimiting)\n",
                    set.group.c_str(), right, set.queries.size());
+    }
+    if (!set.rocks_right) {
+      std::fprintf(stderr, "note: %s: RocksDB answers %zu of %zu right (the baseline's keys)\n", set.group.c_str(),
+                   rocks_right, set.queries.size());
     }
   }
 }
@@ -221,9 +263,11 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   }
   PickQueries(f.get(), model);
   const std::string dir = root + "/" + f->name;
+  std::fprintf(stderr, "%s: %zu rows: building raw LMDB, RocksDB and every scheme's shard...\n", f->name.c_str(),
+               f->rows.size());
   BuildRaw(dir + "/raw", f.get());
-  CheckRawAnswers(f.get());
   BuildPlanB(dir, f.get());
+  CheckRawAnswers(f.get());
   return f;
 }
 
@@ -240,6 +284,7 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     benchmark::DoNotOptimize(value);
     if (++i == set->queries.size()) i = 0;
   }
+  state.counters["bytes_per_row"] = f->raw_bytes_per_row;
   if (set->raw_right) {
     CheckFound(state, found, 0, set->expect_hit, "raw cursor");
   } else {
@@ -248,7 +293,30 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
   }
 }
 
-void PlanBGet(benchmark::State& state, MapReader* reader, const QuerySet* set) {
+void RocksGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
+  size_t i = 0;
+  size_t found = 0;
+  rocksdb::Iterator* it = f->rocks_it.get();
+  for (auto _ : state) {
+    const Query& q = set->queries[i];
+    int64_t effective = 0;
+    Bytes value;
+    const bool hit = RocksLookup(it, Bytes(q.key), q.time_ms, &effective, &value);
+    found += hit && (!set->expect_hit || effective == q.expect_ms) ? 1 : 0;
+    benchmark::DoNotOptimize(value);
+    if (++i == set->queries.size()) i = 0;
+  }
+  state.counters["bytes_per_row"] = f->rocks_bytes_per_row;
+  if (set->rocks_right) {
+    CheckFound(state, found, 0, set->expect_hit, "rocksdb seek");
+  } else {
+    const double share = static_cast<double>(found) / static_cast<double>(state.iterations());
+    state.counters["right"] = set->expect_hit ? share : 1 - share;
+  }
+}
+
+void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySet* set) {
+  const MapReader* reader = f->shards.readers[variant].get();
   size_t i = 0;
   size_t found = 0;
   size_t errors = 0;
@@ -265,15 +333,24 @@ void PlanBGet(benchmark::State& state, MapReader* reader, const QuerySet* set) {
     benchmark::DoNotOptimize(row);
     if (++i == set->queries.size()) i = 0;
   }
+  state.counters["bytes_per_row"] = f->shards.bytes_per_row[variant];
   CheckFound(state, found, errors, set->expect_hit, "Temporal State", error.message);
 }
 
-void Register(Fixture* f) {
+void Register(Fixture* f, const std::string& root) {
+  RegisterLoadAndMerge(&f->suite, &f->shards, root);
+  std::vector<std::string> groups;
   for (const QuerySet& set : f->sets) {
-    benchmark::RegisterBenchmark((set.group + "/raw_cursor").c_str(), RawGet, f, &set);
-    benchmark::RegisterBenchmark((set.group + "/temporal_hashed").c_str(), PlanBGet, &f->hashed, &set);
-    benchmark::RegisterBenchmark((set.group + "/temporal_direct").c_str(), PlanBGet, &f->direct, &set);
+    groups.push_back(set.group);
+    benchmark::RegisterBenchmark((set.group + "/raw_cursor").c_str(), RawGet, f, &set)->MinTime(LookupMinTime());
+    benchmark::RegisterBenchmark((set.group + "/rocksdb_seek").c_str(), RocksGet, f, &set)->MinTime(LookupMinTime());
+    for (size_t v = 0; v < f->shards.variants.size(); ++v) {
+      benchmark::RegisterBenchmark((set.group + "/temporal_" + f->shards.variants[v].label).c_str(), PlanBGet, f, v,
+                                   &set)
+          ->MinTime(LookupMinTime());
+    }
   }
+  ReportRefused(f->shards, groups);
 }
 
 }  // namespace
@@ -282,10 +359,9 @@ void Register(Fixture* f) {
 int main(int argc, char** argv) {
   using namespace planb::bench;
   benchmark::Initialize(&argc, argv);
-  char pattern[] = "/tmp/planb-bench-XXXXXX";
-  std::string root = ::mkdtemp(pattern);
+  const std::string root = MakeBenchRoot("temporal-bench");
   std::vector<std::unique_ptr<Fixture>> fixtures;
-  const size_t synthetic = std::getenv("PLANB_BENCH_ROWS") ? std::stoul(std::getenv("PLANB_BENCH_ROWS")) : 300000;
+  const size_t synthetic = std::getenv("PLANB_BENCH_ROWS") ? std::stoul(std::getenv("PLANB_BENCH_ROWS")) : 50000;
   std::fprintf(stderr, "building shards of %zu synthetic temporal rows...\n", synthetic);
   fixtures.push_back(MakeFixture(root, "synthetic_" + std::to_string(synthetic), SyntheticTemporalRows(synthetic)));
   std::string why;
@@ -296,11 +372,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "building shards of %zu tz transitions...\n", tz.size());
     fixtures.push_back(MakeFixture(root, "tzdata_transitions", std::move(tz)));
   }
-  for (auto& f : fixtures) Register(f.get());
+  for (auto& f : fixtures) Register(f.get(), root);
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   fixtures.clear();
-  std::filesystem::remove_all(root);
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "support/bench_data.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -63,9 +64,13 @@ bool ReadGzipCsv(const std::string& path, std::vector<std::vector<std::string>>*
   return ::pclose(in) == 0 && any;
 }
 
-KeyValues WorldCities(std::string* why_missing) {
+namespace {
+
+// Columns `key` -> `value` of the shared CSV file `file` (header skipped); later rows overwrite earlier ones, as a
+// load would. Empty, with the reason, when the file is absent or unreadable.
+KeyValues SharedCsv(const char* file, size_t key, size_t value, std::string* why_missing) {
   const char* env = std::getenv("PLANB_SHARED_DATA");
-  std::string path = std::string(env != nullptr ? env : PLANB_SHARED_DATA_DIR) + "/world-cities.csv.gz";
+  std::string path = std::string(env != nullptr ? env : PLANB_SHARED_DATA_DIR) + "/" + file;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     *why_missing = path + " not found";
@@ -76,11 +81,30 @@ KeyValues WorldCities(std::string* why_missing) {
     *why_missing = path + " could not be read";
     return {};
   }
-  std::map<std::string, std::string> last;  // later rows overwrite, as a load would
+  std::map<std::string, std::string> last;
   for (size_t i = 1; i < rows.size(); ++i) {
-    if (rows[i].size() >= 2 && !rows[i][0].empty()) last[rows[i][0]] = rows[i][1];
+    if (rows[i].size() > std::max(key, value) && !rows[i][key].empty()) last[rows[i][key]] = rows[i][value];
   }
   return KeyValues(last.begin(), last.end());
+}
+
+}  // namespace
+
+KeyValues WorldCities(std::string* why_missing) { return SharedCsv("world-cities.csv.gz", 0, 1, why_missing); }
+
+KeyValues OuiVendors(std::string* why_missing) { return SharedCsv("ieee-oui-all.csv.gz", 1, 2, why_missing); }
+
+KeyValues DomainCategories(size_t max_rows, std::string* why_missing) {
+  KeyValues all = SharedCsv("domain-categories.csv.gz", 0, 1, why_missing);
+  if (all.size() <= max_rows || max_rows == 0) return all;
+  KeyValues out;
+  out.reserve(max_rows);
+  for (size_t i = 0; i < max_rows; ++i) out.push_back(std::move(all[i * all.size() / max_rows]));
+  return out;
+}
+
+KeyValues CommitAuthors(std::string* why_missing) {
+  return SharedCsv("git-commit-events.csv.gz", 0, 2, why_missing);
 }
 
 }  // namespace planb::bench

@@ -15,6 +15,17 @@ KeyValues SyntheticKeyValues(size_t count);
 // world-cities.csv.gz: city name -> country (later rows overwrite earlier ones). Empty when absent.
 KeyValues WorldCities(std::string* why_missing);
 
+// ieee-oui-all.csv.gz: assignment (hex MAC prefix) -> organization name. Empty when absent.
+KeyValues OuiVendors(std::string* why_missing);
+
+// domain-categories.csv.gz: domain -> category list, at most `max_rows` of them spread evenly over the file
+// (sorted by domain). Empty when absent.
+KeyValues DomainCategories(size_t max_rows, std::string* why_missing);
+
+// git-commit-events.csv.gz: commit id (40 hex digits) -> author id (~2,700 authors over ~82,000 commits: values
+// heavily duplicated). Empty when absent.
+KeyValues CommitAuthors(std::string* why_missing);
+
 // Reads a gzip-compressed RFC 4180 CSV file into rows of fields (header included).
 bool ReadGzipCsv(const std::string& path, std::vector<std::vector<std::string>>* rows);
 

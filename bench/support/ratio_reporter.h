@@ -1,5 +1,7 @@
 // A console reporter that also prints, at the end, each benchmark's time as a ratio to a baseline benchmark
-// of the same group ("<group>/raw_mdb_get" style names: the baseline is the one whose name contains "raw").
+// of the same group ("<group>/raw_mdb_get" style names: the baseline is the one whose name contains "raw"), each
+// repetition against the baseline's run of the same repetition, then (with repetitions) the mean of those
+// ratios. A counter "bytes_per_row" is printed beside. Benchmarks noted as skipped are listed with the reason.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -16,7 +18,17 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void Finalize() override;
 
  private:
-  std::vector<std::pair<std::string, double>> times_;  // name -> ns per iteration, in run order
+  struct Timed {
+    std::string name;
+    int64_t repetition = 0;
+    double ns = 0;              // per iteration
+    double bytes_per_row = -1;  // the counter, when set
+  };
+  std::vector<Timed> times_;  // in run order
 };
+
+// Lists benchmark `name` as skipped, with `reason`, in the ratio table of the run (a scheme refusing the data
+// set: not a failure). Call before the run.
+void NoteSkipped(const std::string& name, const std::string& reason);
 
 }  // namespace planb::bench

@@ -36,12 +36,16 @@ void LoadStream(Runtime* runtime, const std::string& stream_name, const std::fun
   CheckSetup(StageAndMerge(runtime, &writer));
 }
 
-Status StageAndMerge(Runtime* runtime, StreamWriter* writer) {
+Status StageBatch(Runtime* runtime, StreamWriter* writer) {
   const std::string zip = writer->dir() + ".zip";
   PLANB_RETURN_IF_ERROR(ZipBatch(writer->dir(), zip, ZipOptions{/*compress=*/false, /*batch_id=*/"bench/" + zip}));
   writer->Discard();
   uint64_t sequence = 0;
-  PLANB_RETURN_IF_ERROR(StagingStore(runtime->home()).Stage(zip, &sequence));
+  return StagingStore(runtime->home()).Stage(zip, &sequence);
+}
+
+Status StageAndMerge(Runtime* runtime, StreamWriter* writer) {
+  PLANB_RETURN_IF_ERROR(StageBatch(runtime, writer));
   MergeReport report;
   return MergeProcessor(*runtime).MergePending(&report);
 }

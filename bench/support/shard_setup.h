@@ -33,6 +33,9 @@ void LoadStream(Runtime* runtime, const std::string& stream_name, const std::fun
 // path of `planb load`).
 Status StageAndMerge(Runtime* runtime, StreamWriter* writer);
 
+// Zips the finished stream of `writer` as a batch and stages it, for a later MergePending.
+Status StageBatch(Runtime* runtime, StreamWriter* writer);
+
 // A fresh directory $TMPDIR/planb-<name>-XXXXXX, removed with everything in it when the program exits (also when
 // a setup step exits early). Exits when it cannot be made.
 std::string MakeBenchRoot(const std::string& name);

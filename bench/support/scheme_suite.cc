@@ -1,0 +1,262 @@
+#include "support/scheme_suite.h"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/stream_writer.h"
+#include "host/plugin_host/map_plugins.h"
+#include "host/scheme_trial/trial_config.h"
+#include "planb/lmdb.h"
+#include "support/ratio_reporter.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kBatchModulus = 10;  // merge batches: rows with i % 10 == iteration
+constexpr int kMergeBatches = 3;
+constexpr int kLoads = 3;
+
+std::string Section(const std::string& type, const SchemeVariant& v) {
+  return "[map." + v.label + "]\ntype = " + type + "\nscheme = " + v.scheme + "\n" +
+         (v.value_dedup ? "value_dedup = true\n" : "");
+}
+
+double Seconds(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// A fresh, empty directory `path` (removed first when it exists).
+void FreshDir(const std::string& path) {
+  std::error_code ec;
+  fs::remove_all(path, ec);
+  fs::create_directories(path, ec);
+  if (ec) CheckSetup(Status::IOError("making " + path + ": " + ec.message()));
+}
+
+// Adds rows [0, count) with `take(i)` to `map` in a new stream of `runtime`: kInvalidArgument (the stream
+// discarded) when the scheme refuses one.
+Status WriteStream(Runtime* runtime, const std::string& map, const SuiteRows& rows,
+                   const std::function<bool(size_t)>& take, std::unique_ptr<StreamWriter>* out) {
+  auto writer = std::make_unique<StreamWriter>(runtime->catalog(),
+                                               runtime->home().writer() + "/" + StreamWriter::NewStreamName());
+  Record record;
+  for (size_t i = 0; i < rows.count; ++i) {
+    if (!take(i)) continue;
+    rows.record(i, &record);
+    Status s = writer->Add(map, record);
+    if (!s.ok()) {
+      writer->Discard();
+      return s;
+    }
+  }
+  PLANB_RETURN_IF_ERROR(writer->Finish());
+  *out = std::move(writer);
+  return Status::Ok();
+}
+
+void RawPuts(Env* env, const SuiteRows& rows, const std::function<bool(size_t)>& take, MDB_dbi* dbi) {
+  Txn txn;
+  CheckSetup(txn.Begin(env->get(), 0));
+  CheckSetup(txn.OpenDbi("data", MDB_CREATE, dbi));
+  std::string key;
+  std::string value;
+  for (size_t i = 0; i < rows.count; ++i) {
+    if (!take(i)) continue;
+    rows.raw(i, &key, &value);
+    CheckSetup(txn.Put(*dbi, Bytes(key), Bytes(value)));
+  }
+  CheckSetup(txn.Commit());
+}
+
+void RawLoad(benchmark::State& state, const SuiteRows* rows, std::string dir) {
+  for (auto _ : state) {
+    FreshDir(dir);
+    Env env;
+    CheckSetup(env.Open(dir, Env::Options()));
+    MDB_dbi dbi = 0;
+    const Clock::time_point start = Clock::now();
+    RawPuts(&env, *rows, [](size_t) { return true; }, &dbi);
+    state.SetIterationTime(Seconds(start));
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+void RawMerge(benchmark::State& state, const SuiteRows* rows, std::string dir) {
+  FreshDir(dir);
+  Env env;
+  CheckSetup(env.Open(dir, Env::Options()));
+  MDB_dbi dbi = 0;
+  RawPuts(&env, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; }, &dbi);
+  size_t batch = 0;
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    RawPuts(&env, *rows, [batch](size_t i) { return i % kBatchModulus == batch; }, &dbi);
+    state.SetIterationTime(Seconds(start));
+    ++batch;
+  }
+  env.Close();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+void PlanBLoad(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
+  FreshDir(dir);
+  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, *v));
+  for (auto _ : state) {
+    const Clock::time_point start = Clock::now();
+    std::unique_ptr<StreamWriter> writer;
+    Status s = WriteStream(runtime.get(), v->label, *rows, [](size_t) { return true; }, &writer);
+    state.SetIterationTime(Seconds(start));
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    writer->Discard();
+  }
+  runtime.reset();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
+  FreshDir(dir);
+  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, *v));
+  std::unique_ptr<StreamWriter> writer;
+  CheckSetup(WriteStream(runtime.get(), v->label, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; },
+                         &writer));
+  CheckSetup(StageAndMerge(runtime.get(), writer.get()));
+  size_t batch = 0;
+  for (auto _ : state) {
+    CheckSetup(WriteStream(runtime.get(), v->label, *rows, [batch](size_t i) { return i % kBatchModulus == batch; },
+                           &writer));
+    CheckSetup(StageBatch(runtime.get(), writer.get()));
+    const Clock::time_point start = Clock::now();
+    MergeReport report;
+    const Status s = MergeProcessor(*runtime).MergePending(&report);
+    state.SetIterationTime(Seconds(start));
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    ++batch;
+  }
+  runtime.reset();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
+
+std::vector<SchemeVariant> SchemeVariants(const std::string& dir, const std::string& type) {
+  FreshDir(dir);
+  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, "");
+  const PluginRegistry& registry = runtime->registry();
+  std::vector<SchemeVariant> out;
+  for (const LoadedPlugin& p : registry.plugins()) {
+    const PluginDescriptor& d = *p.descriptor;
+    if (d.kind != PluginKind::kKeyScheme) continue;
+    for (bool dedup : {false, true}) {
+      if (dedup && !DeclaresOption(d, "value_dedup")) continue;
+      SchemeVariant v{d.name, dedup, std::string(d.name) + (dedup ? "_dedup" : "")};
+      MapConfig map;
+      map.name = v.label;
+      map.type = type;
+      map.scheme = v.scheme;
+      if (dedup) map.plugin_options.emplace_back("value_dedup", "true");
+      std::unique_ptr<MapPlugins> plugins;
+      if (MapPlugins::Create(map, registry, &plugins).ok()) out.push_back(std::move(v));
+    }
+  }
+  return out;
+}
+
+void BuildRawTable(const std::string& dir, const SuiteRows& rows, Env* env, MDB_dbi* dbi) {
+  FreshDir(dir);
+  CheckSetup(env->Open(dir, Env::Options()));
+  RawPuts(env, rows, [](size_t) { return true; }, dbi);
+}
+
+double LookupMinTime() {
+  const char* text = std::getenv("PLANB_BENCH_MIN_TIME");
+  return text != nullptr && *text != '\0' ? std::stod(text) : 0.1;
+}
+
+uint64_t DataFileBytes(const std::string& env_dir) {
+  std::error_code ec;
+  const uintmax_t bytes = fs::file_size(env_dir + "/data.mdb", ec);
+  return ec ? 0 : static_cast<uint64_t>(bytes);
+}
+
+void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShards* out) {
+  fs::create_directories(dir);
+  out->type = rows.type;
+  std::vector<SchemeVariant> all = SchemeVariants(dir + "/list", rows.type);
+  std::string sections;
+  for (const SchemeVariant& v : all) sections += Section(rows.type, v);
+  out->runtime = OpenBenchRuntime(dir, sections);
+  for (const SchemeVariant& v : all) {
+    Status s;
+    for (size_t stream = 0; stream < 2 && s.ok(); ++stream) {
+      std::unique_ptr<StreamWriter> writer;
+      s = WriteStream(out->runtime.get(), v.label, rows, [stream](size_t i) { return i % 2 == stream; }, &writer);
+      if (s.ok()) s = StageAndMerge(out->runtime.get(), writer.get());
+    }
+    if (!s.ok() && s.code() != Code::kInvalidArgument) CheckSetup(s);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s: %s_%s skipped: %s\n", rows.name.c_str(), rows.type.c_str(), v.label.c_str(),
+                   s.message().c_str());
+      out->refused.emplace_back(v, s.message());
+      continue;
+    }
+    out->variants.push_back(v);
+    out->readers.push_back(std::make_unique<MapReader>());
+    OpenReader(out->runtime.get(), v.label, out->readers.back().get());
+    std::shared_ptr<MapEnv> env;
+    CheckSetup(out->runtime->OpenShard(v.label, &env));
+    out->bytes_per_row.push_back(static_cast<double>(DataFileBytes(env->path())) / static_cast<double>(rows.count));
+  }
+}
+
+void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root) {
+  const std::string load = "load/" + rows->name + "/";
+  const std::string merge = "merge/" + rows->name + "/";
+  const std::string dir = root + "/" + rows->name + "-timed";
+  benchmark::RegisterBenchmark((load + "raw_lmdb_put").c_str(), RawLoad, rows, dir + "/raw-load")
+      ->Iterations(kLoads)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  for (const SchemeVariant& v : shards->variants) {
+    benchmark::RegisterBenchmark((load + rows->type + "_" + v.label).c_str(), PlanBLoad, rows, &v,
+                                 dir + "/load-" + v.label)
+        ->Iterations(kLoads)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark((merge + "raw_lmdb_put").c_str(), RawMerge, rows, dir + "/raw-merge")
+      ->Iterations(kMergeBatches)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  for (const SchemeVariant& v : shards->variants) {
+    benchmark::RegisterBenchmark((merge + rows->type + "_" + v.label).c_str(), PlanBMerge, rows, &v,
+                                 dir + "/merge-" + v.label)
+        ->Iterations(kMergeBatches)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  ReportRefused(*shards, {"load/" + rows->name, "merge/" + rows->name});
+}
+
+void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& groups) {
+  for (const auto& [v, reason] : shards.refused) {
+    for (const std::string& group : groups) NoteSkipped(group + "/" + shards.type + "_" + v.label, reason);
+  }
+}
+
+}  // namespace planb::bench

@@ -1,0 +1,84 @@
+// Scheme suites: one data set of one store type loaded under every key scheme the plugin registry holds (with
+// value_dedup off and, where the scheme declares it, on), through the real path (StreamWriter -> staging ->
+// MergeProcessor), and the load and merge benchmarks every suite runs beside raw LMDB on the same rows.
+// Setup allocates freely; the timed parts are said at each function. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "host/runtime.h"
+#include "host/storage/map_reader.h"
+#include "planb/lmdb.h"
+#include "planb/store.h"
+
+namespace planb::bench {
+
+struct SchemeVariant {
+  std::string scheme;        // the key-scheme plugin's name
+  bool value_dedup = false;  // set only where the scheme declares the option
+  std::string label;         // map name and benchmark row: "hashed", "hashed_dedup"
+};
+
+// Every registered key scheme (the plugins a Runtime loads) that can serve store type `type`,
+// as listed by a runtime without maps opened in `dir`.
+std::vector<SchemeVariant> SchemeVariants(const std::string& dir, const std::string& type);
+
+// One data set as the suites write it. Row i is given as a Record (its views point into the caller's data, which
+// must outlive every use) and as the raw baseline's LMDB key and value.
+struct SuiteRows {
+  std::string name;  // the fixture's part of benchmark names, e.g. "synthetic_100000"; must not contain "raw"
+  std::string type;  // store type, e.g. "state"
+  size_t count = 0;
+  std::function<void(size_t i, Record* record)> record;
+  std::function<void(size_t i, std::string* key, std::string* value)> raw;
+};
+
+// Every variant's shard of one data set, in one runtime, and a reader on each.
+struct SchemeShards {
+  std::string type;  // the store type
+  std::unique_ptr<Runtime> runtime;
+  std::vector<SchemeVariant> variants;                          // loaded, in registry order
+  std::vector<std::unique_ptr<MapReader>> readers;              // one per loaded variant
+  std::vector<double> bytes_per_row;                            // data.mdb size / rows, one per loaded variant
+  std::vector<std::pair<SchemeVariant, std::string>> refused;  // variants whose scheme refused a row, and why
+};
+
+// Builds the shards in `dir`: the rows in two streams (even rows, then odd ones) so that keys are both written and
+// merged. A variant whose scheme refuses a row (kInvalidArgument: a key too long for direct) goes to `refused`
+// with the scheme's message; any other failure exits.
+void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShards* out);
+
+// The raw baseline's table: rows.raw of every row put into a new LMDB in `dir` (created), table "data", in one
+// write transaction. `env` stays open for lookups.
+void BuildRawTable(const std::string& dir, const SuiteRows& rows, Env* env, MDB_dbi* dbi);
+
+// Seconds each lookup benchmark runs at least: $PLANB_BENCH_MIN_TIME, default 0.1 (enough for ~150 ns lookups;
+// keeps a suite's default run near two minutes). Pass to Benchmark::MinTime.
+double LookupMinTime();
+
+// data.mdb's size (pages in use and free) of the LMDB environment in `env_dir`; 0 when absent.
+uint64_t DataFileBytes(const std::string& env_dir);
+
+// Registers, for `rows` (which must outlive the run):
+//   load/<name>/raw_lmdb_put     puts of every row (rows.raw) into a new LMDB in one write transaction + commit.
+//   load/<name>/<type>_<label>   StreamWriter::Add of every row to a new batch for the map + Finish (commit, sync):
+//                                writing a batch, as `planb load` does before zipping it.
+//   merge/<name>/raw_lmdb_put    one write transaction of puts of a batch's rows into a table already holding the
+//                                other rows (+ commit).
+//   merge/<name>/<type>_<label>  MergeProcessor::MergePending of that batch, staged as a zip, into a shard already
+//                                holding the other rows (extract, merge, commit, unstage).
+// The batches are rows i with i % 10 == 0, 1, 2 (three iterations, one batch each: 10% of the rows), the shard
+// the other 70%; both are rebuilt untimed at each repetition. Times are manual (setup excluded). Variants in
+// `shards.refused` are reported as skipped. Temporary files go under `root`.
+void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root);
+
+// Reports every refused variant of `shards` as skipped in the ratio table, for each of `groups`
+// ("lookup_hit/<name>", ...).
+void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& groups);
+
+}  // namespace planb::bench
