@@ -159,11 +159,18 @@ std::vector<SchemeVariant> SchemeVariants(const std::string& dir, const std::str
   std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, "");
   const PluginRegistry& registry = runtime->registry();
   std::vector<SchemeVariant> out;
+  // value_dedup only where rows carry a value (not sessions: their rows are the bounds alone).
+  bool has_values = false;
+  if (const LoadedPlugin* t = registry.Find(PluginKind::kStoreType, type)) {
+    for (uint32_t i = 0; i < t->descriptor->field_count; ++i) {
+      has_values |= t->descriptor->fields[i].field == RowField::kValue;
+    }
+  }
   for (const LoadedPlugin& p : registry.plugins()) {
     const PluginDescriptor& d = *p.descriptor;
     if (d.kind != PluginKind::kKeyScheme) continue;
     for (bool dedup : {false, true}) {
-      if (dedup && !DeclaresOption(d, "value_dedup")) continue;
+      if (dedup && (!has_values || !DeclaresOption(d, "value_dedup"))) continue;
       SchemeVariant v{d.name, dedup, std::string(d.name) + (dedup ? "_dedup" : "")};
       MapConfig map;
       map.name = v.label;
