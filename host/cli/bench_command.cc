@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "host/cli/bench_output.h"
 #include "host/cli/commands.h"
@@ -128,8 +129,10 @@ int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     options.progress = [&](const BenchProgress& p) {
       if (std::chrono::steady_clock::now() - start < std::chrono::seconds(1)) return;  // short runs stay quiet
       progress_shown = true;
-      err << "\r\033[Kbench: " << p.trial << "/" << p.trials << ": map " << p.map << ", " << p.label << ", run "
-          << p.run << "/" << p.runs << std::flush;
+      constexpr size_t kBarWidth = 24;
+      const size_t done = p.trials == 0 ? 0 : (p.trial - 1) * kBarWidth / p.trials;  // trials finished before this
+      err << "\r\033[Kbench [" << std::string(done, '#') << std::string(kBarWidth - done, '.') << "] " << p.trial
+          << "/" << p.trials << " " << p.map << " " << p.label << " run " << p.run << "/" << p.runs << std::flush;
     };
   }
   BenchResult result;
