@@ -25,7 +25,7 @@ TEST(SvgChart, AMapWithoutFiguresSaysSoInsteadOfBars) {
   result.maps.push_back(map);
   const std::string svg = SvgChart(result);
   EXPECT_THAT(svg, HasSubstr("none: &lt;no scheme&gt;"));
-  EXPECT_THAT(svg, HasSubstr("no scheme could hold the map&apos;s keys"));
+  EXPECT_THAT(svg, HasSubstr("no scheme could hold the map's keys"));
   EXPECT_THAT(svg, Not(HasSubstr("<rect x=\"80")));
   EXPECT_THAT(svg, HasSubstr("median of 3 run(s)"));
 }
