@@ -19,15 +19,15 @@ namespace planb {
 namespace {
 
 constexpr uint32_t kVersion = 1;
-constexpr uint32_t kLengthBytes = 2;
 
 class DirectKeyScheme final : public value_dedup::SchemeWithValues {
  public:
   DirectKeyScheme(uint32_t suffix_size, bool value_dedup)
       : SchemeWithValues(0, value_dedup),
-        length_prefixed_(suffix_size > 0),
-        max_key_size_(kMaxLmdbKeySize - suffix_size - (suffix_size > 0 ? kLengthBytes : 0)),
-        layout_(std::string(length_prefixed_ ? "length_prefixed" : "raw") + value_dedup::LayoutSuffix(value_dedup)) {}
+        direct_(0, suffix_size),
+        max_key_size_(scheme_parts::DirectForm::MaxKey(0, suffix_size)),
+        layout_(std::string(direct_.length_prefixed() ? "length_prefixed" : "raw") +
+                value_dedup::LayoutSuffix(value_dedup)) {}
 
   Code FirstCandidate(const Table&, Bytes key, Intent intent, Candidate* out,
                       ErrorBuffer* error) const noexcept override {
@@ -43,13 +43,7 @@ class DirectKeyScheme final : public value_dedup::SchemeWithValues {
                   "use scheme = hashed for longer keys",
                   key.size, max_key_size_);
     }
-    uint8_t* p = out->prefix.bytes;
-    if (length_prefixed_) {
-      PutU16(p, static_cast<uint16_t>(key.size));
-      p += kLengthBytes;
-    }
-    std::memcpy(p, key.data, key.size);
-    out->prefix.size = static_cast<uint32_t>(key.size) + (length_prefixed_ ? kLengthBytes : 0);
+    direct_.Write(key, &out->prefix);
     out->certain = true;  // the prefix is the key: no row to check, no other candidate
     return Code::kOk;
   }
@@ -68,24 +62,13 @@ class DirectKeyScheme final : public value_dedup::SchemeWithValues {
   Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size,
                  uint32_t* stored_key_size, ErrorBuffer* error) const noexcept override {
     *stored_key_size = 0;
-    if (!length_prefixed_) {
-      *key = lmdb_key;
-      *prefix_size = static_cast<uint32_t>(lmdb_key.size);
-      return Code::kOk;
-    }
-    if (lmdb_key.size < kLengthBytes || lmdb_key.size - kLengthBytes < GetU16(lmdb_key.data)) {
-      return Fail(error, Code::kCorruption, "direct row key of %zu bytes is shorter than its length prefix",
-                  lmdb_key.size);
-    }
-    *key = Bytes(lmdb_key.data + kLengthBytes, GetU16(lmdb_key.data));
-    *prefix_size = static_cast<uint32_t>(kLengthBytes + key->size);
-    return Code::kOk;
+    return direct_.Read("direct", lmdb_key, key, prefix_size, error);
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
-  const bool length_prefixed_;
+  const scheme_parts::DirectForm direct_;
   const uint32_t max_key_size_;
   const std::string layout_;
 };
@@ -93,7 +76,7 @@ class DirectKeyScheme final : public value_dedup::SchemeWithValues {
 KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
   bool dedup = false;
   // At least a one-byte key, behind its length when the store appends a suffix.
-  const uint32_t smallest = (args->key_suffix_size > 0 ? kLengthBytes : 0) + 1;
+  const uint32_t smallest = (args->key_suffix_size > 0 ? scheme_parts::kDirectLengthBytes : 0) + 1;
   if (value_dedup::ParseOption(*args, &dedup, error) != Code::kOk ||
       scheme_parts::CheckRoom(args->key_suffix_size, smallest, error) != Code::kOk) {
     return nullptr;

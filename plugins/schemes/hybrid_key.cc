@@ -19,6 +19,7 @@
 namespace planb {
 namespace {
 
+using scheme_parts::DirectForm;
 using scheme_parts::HashForm;
 
 constexpr uint32_t kVersion = 1;
@@ -30,28 +31,20 @@ class HybridKeyScheme final : public value_dedup::SchemeWithValues {
  public:
   HybridKeyScheme(uint32_t suffix_size, uint32_t direct_max, uint32_t hash_bits, bool value_dedup)
       : SchemeWithValues(0, value_dedup),
-        length_prefixed_(suffix_size > 0),
+        direct_(kTagBytes, suffix_size),
         direct_max_(direct_max),
         hash_(kTagBytes, hash_bits),
         layout_("direct_max=" + std::to_string(direct_max) + ",hash_bits=" + std::to_string(hash_bits) +
-                (length_prefixed_ ? ",length_prefixed" : ",raw") + value_dedup::LayoutSuffix(value_dedup)) {}
+                (direct_.length_prefixed() ? ",length_prefixed" : ",raw") + value_dedup::LayoutSuffix(value_dedup)) {}
 
   // The largest direct_max a store appending `suffix_size` bytes allows: the tag, the length and the key fit in
   // LMDB's key limit.
-  static uint32_t MaxDirect(uint32_t suffix_size) {
-    return kMaxLmdbKeySize - suffix_size - kTagBytes - (suffix_size > 0 ? scheme_parts::kDirectLengthBytes : 0);
-  }
+  static uint32_t MaxDirect(uint32_t suffix_size) { return DirectForm::MaxKey(kTagBytes, suffix_size); }
 
   Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const noexcept override {
     if (key.size <= direct_max_) {
-      uint8_t* p = out->prefix.bytes;
-      *p++ = kDirectTag;
-      if (length_prefixed_) {
-        PutU16(p, static_cast<uint16_t>(key.size));
-        p += scheme_parts::kDirectLengthBytes;
-      }
-      if (key.size != 0) std::memcpy(p, key.data, key.size);
-      out->prefix.size = static_cast<uint32_t>(p - out->prefix.bytes + key.size);
+      out->prefix.bytes[0] = kDirectTag;
+      direct_.Write(key, &out->prefix);
       out->certain = true;
       return Code::kOk;
     }
@@ -98,25 +91,13 @@ class HybridKeyScheme final : public value_dedup::SchemeWithValues {
       return Fail(error, Code::kCorruption, "hybrid row key of %zu bytes has no valid tag", lmdb_key.size);
     }
     *stored_key_size = 0;
-    if (!length_prefixed_) {
-      *key = Bytes(lmdb_key.data + kTagBytes, lmdb_key.size - kTagBytes);
-      *prefix_size = static_cast<uint32_t>(lmdb_key.size);
-      return Code::kOk;
-    }
-    const uint32_t head = kTagBytes + scheme_parts::kDirectLengthBytes;
-    if (lmdb_key.size < head || lmdb_key.size - head < GetU16(lmdb_key.data + kTagBytes)) {
-      return Fail(error, Code::kCorruption, "hybrid row key of %zu bytes is shorter than its length prefix",
-                  lmdb_key.size);
-    }
-    *key = Bytes(lmdb_key.data + head, GetU16(lmdb_key.data + kTagBytes));
-    *prefix_size = static_cast<uint32_t>(head + key->size);
-    return Code::kOk;
+    return direct_.Read("hybrid", lmdb_key, key, prefix_size, error);
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:
-  const bool length_prefixed_;
+  const DirectForm direct_;
   const uint32_t direct_max_;
   const HashForm hash_;
   const std::string layout_;

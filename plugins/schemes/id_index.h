@@ -23,7 +23,8 @@ inline constexpr uint32_t kIdBytes = 4;
 inline constexpr uint64_t kIdCount = uint64_t{1} << 32;
 inline constexpr uint32_t kCounterBytes = 8;
 // Declared by the id schemes: the index and ids every instance uses, then value_dedup's tables.
-inline const char* const kIdIndexTables[] = {"index", "ids", value_dedup::kValueTables[0], value_dedup::kValueTables[1]};
+inline const char* const kIdIndexTables[] = {"index", "ids", value_dedup::kValueTables[0],
+                                             value_dedup::kValueTables[1]};
 inline constexpr uint32_t kIdIndexTableCount = 2;  // in use by every instance
 inline constexpr uint32_t kDeclaredTableCount = kIdIndexTableCount + value_dedup::kValueTableCount;
 

@@ -111,6 +111,54 @@ class HashForm {
   const uint32_t hash_bytes_;
 };
 
+// The direct form: `offset` bytes the caller owns (a tag), then, when the store type appends a suffix, the key's
+// length (2 bytes, big-endian, so that the prefix is self-delimiting), then the key's bytes. Rows of this form
+// store no key: the prefix is the key.
+class DirectForm {
+ public:
+  DirectForm(uint32_t offset, uint32_t suffix_size) : offset_(offset), length_prefixed_(suffix_size > 0) {}
+
+  // The longest key the form holds in front of a `suffix_size`-byte suffix. REQUIRES: CheckRoom passed for at
+  // least offset + length bytes.
+  static uint32_t MaxKey(uint32_t offset, uint32_t suffix_size) {
+    return kMaxLmdbKeySize - suffix_size - offset - (suffix_size > 0 ? kDirectLengthBytes : 0);
+  }
+
+  bool length_prefixed() const { return length_prefixed_; }
+
+  // Writes the form after the caller's `offset` bytes of `prefix`, and sets its size.
+  void Write(Bytes key, KeyPrefix* prefix) const {
+    uint8_t* p = prefix->bytes + offset_;
+    if (length_prefixed_) {
+      PutU16(p, static_cast<uint16_t>(key.size));
+      p += kDirectLengthBytes;
+    }
+    if (key.size != 0) std::memcpy(p, key.data, key.size);
+    prefix->size = static_cast<uint32_t>(p - prefix->bytes + key.size);
+  }
+
+  // The key of a row of this form (its tag, if any, already checked) and the prefix's size.
+  Code Read(const char* scheme, Bytes lmdb_key, Bytes* key, uint32_t* prefix_size, ErrorBuffer* error) const {
+    if (!length_prefixed_) {
+      *key = Bytes(lmdb_key.data + offset_, lmdb_key.size - offset_);
+      *prefix_size = static_cast<uint32_t>(lmdb_key.size);
+      return Code::kOk;
+    }
+    const uint32_t head = offset_ + kDirectLengthBytes;
+    if (lmdb_key.size < head || lmdb_key.size - head < GetU16(lmdb_key.data + offset_)) {
+      return Fail(error, Code::kCorruption, "%s row key of %zu bytes is shorter than its length prefix", scheme,
+                  lmdb_key.size);
+    }
+    *key = Bytes(lmdb_key.data + head, GetU16(lmdb_key.data + offset_));
+    *prefix_size = static_cast<uint32_t>(head + key->size);
+    return Code::kOk;
+  }
+
+ private:
+  const uint32_t offset_;
+  const bool length_prefixed_;
+};
+
 // The stored key of hashed rows: key length (4 bytes, big-endian) + key bytes.
 inline uint32_t HashedStoredKeySize(Bytes key) { return kKeyLengthBytes + static_cast<uint32_t>(key.size); }
 

@@ -51,7 +51,8 @@ inline Code ParseOption(const PluginArgs& args, bool* on, ErrorBuffer* error) {
 
 // The option as every scheme declares it.
 inline constexpr OptionSpec kOption = {
-    "value_dedup", "false", "true: identical values over 16 bytes are stored once in a value table, rows hold a reference"};
+    "value_dedup", "false",
+    "true: identical values over 16 bytes are stored once in a value table, rows hold a reference"};
 
 // What the option adds to a scheme's Layout string.
 inline const char* LayoutSuffix(bool on) { return on ? ",value_dedup=1" : ""; }
