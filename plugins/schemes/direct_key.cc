@@ -7,7 +7,6 @@
 //            short key can never be mistaken for more key bytes of a longer one
 //   stored key = nothing
 #include <cstring>
-#include <iterator>
 #include <string>
 
 #include "planb/encoding.h"
@@ -81,37 +80,19 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
       scheme_parts::CheckRoom(args->key_suffix_size, smallest, error) != Code::kOk) {
     return nullptr;
   }
-  KeyScheme* scheme = nullptr;
-  (void)Guard(error, [&] {
-    scheme = new DirectKeyScheme(args->key_suffix_size, dedup);
-    return Code::kOk;
-  });
-  return scheme;
+  return scheme_parts::NewScheme<DirectKeyScheme>(error, args->key_suffix_size, dedup);
 }
-
-void Destroy(KeyScheme* scheme) noexcept { delete static_cast<DirectKeyScheme*>(scheme); }
 
 const OptionSpec kOptions[] = {
 
     value_dedup::kOption,
 };
 
-const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;
-  d.kind = PluginKind::kKeyScheme;
-  d.name = "direct";
-  d.version = kVersion;
-  d.summary =
-      "the key bytes are the LMDB key: fastest; keys up to 511 bytes less the store type's suffix and its length "
-      "(state 511, temporal 501, session 493)";
-  d.options = kOptions;
-  d.option_count = static_cast<uint32_t>(std::size(kOptions));
-  d.tables = value_dedup::kValueTables;
-  d.table_count = value_dedup::kValueTableCount;
-  d.create_scheme = &Create;
-  d.destroy_scheme = &Destroy;
-  return d;
-}();
+const PluginDescriptor kDescriptor = scheme_parts::SchemeDescriptor<DirectKeyScheme>(
+    "direct", kVersion,
+    "the key bytes are the LMDB key: fastest; keys up to 511 bytes less the store type's suffix and its length "
+    "(state 511, temporal 501, session 493)",
+    kOptions, value_dedup::kValueTables, value_dedup::kValueTableCount, &Create);
 
 }  // namespace
 }  // namespace planb

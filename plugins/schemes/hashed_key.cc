@@ -10,7 +10,6 @@
 // values here are unbounded. The form's code is scheme_parts::HashForm (offset 0), shared with hybrid and
 // variable.
 #include <cstring>
-#include <iterator>
 #include <string>
 
 #include "planb/encoding.h"
@@ -88,35 +87,18 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
       scheme_parts::CheckRoom(args->key_suffix_size, scheme_parts::HashFormSize(0, bits), error) != Code::kOk) {
     return nullptr;
   }
-  KeyScheme* scheme = nullptr;
-  (void)Guard(error, [&] {
-    scheme = new HashedKeyScheme(bits, dedup);
-    return Code::kOk;
-  });
-  return scheme;
+  return scheme_parts::NewScheme<HashedKeyScheme>(error, bits, dedup);
 }
-
-void Destroy(KeyScheme* scheme) noexcept { delete static_cast<HashedKeyScheme*>(scheme); }
 
 const OptionSpec kOptions[] = {
     {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key (8-64); fewer bits = smaller keys, more clashes"},
     value_dedup::kOption,
 };
 
-const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;
-  d.kind = PluginKind::kKeyScheme;
-  d.name = "hashed";
-  d.version = kVersion;
-  d.summary = "XXH3-64 of the key (clash number after it), full key stored before the value; any key length";
-  d.options = kOptions;
-  d.option_count = static_cast<uint32_t>(std::size(kOptions));
-  d.tables = value_dedup::kValueTables;
-  d.table_count = value_dedup::kValueTableCount;
-  d.create_scheme = &Create;
-  d.destroy_scheme = &Destroy;
-  return d;
-}();
+const PluginDescriptor kDescriptor = scheme_parts::SchemeDescriptor<HashedKeyScheme>(
+    "hashed", kVersion,
+    "XXH3-64 of the key (clash number after it), full key stored before the value; any key length",
+    kOptions, value_dedup::kValueTables, value_dedup::kValueTableCount, &Create);
 
 }  // namespace
 }  // namespace planb

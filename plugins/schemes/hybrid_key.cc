@@ -9,7 +9,6 @@
 //                stored key = key length (4 bytes, BE) + key
 // Which form a key takes depends only on its length and direct_max, so a lookup computes its one candidate form.
 #include <cstring>
-#include <iterator>
 #include <new>
 #include <string>
 
@@ -119,15 +118,8 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
       value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
     return nullptr;
   }
-  KeyScheme* scheme = nullptr;
-  (void)Guard(error, [&] {
-    scheme = new HybridKeyScheme(args->key_suffix_size, direct_max, hash_bits, dedup);
-    return Code::kOk;
-  });
-  return scheme;
+  return scheme_parts::NewScheme<HybridKeyScheme>(error, args->key_suffix_size, direct_max, hash_bits, dedup);
 }
-
-void Destroy(KeyScheme* scheme) noexcept { delete static_cast<HybridKeyScheme*>(scheme); }
 
 const OptionSpec kOptions[] = {
     {"direct_max", "the most the store type allows (state 510, temporal 500, session 492)",
@@ -136,20 +128,10 @@ const OptionSpec kOptions[] = {
     value_dedup::kOption,
 };
 
-const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;
-  d.kind = PluginKind::kKeyScheme;
-  d.name = "hybrid";
-  d.version = kVersion;
-  d.summary = "keys up to direct_max bytes stored directly (in key order), longer ones hashed; any key length";
-  d.options = kOptions;
-  d.option_count = static_cast<uint32_t>(std::size(kOptions));
-  d.tables = value_dedup::kValueTables;
-  d.table_count = value_dedup::kValueTableCount;
-  d.create_scheme = &Create;
-  d.destroy_scheme = &Destroy;
-  return d;
-}();
+const PluginDescriptor kDescriptor = scheme_parts::SchemeDescriptor<HybridKeyScheme>(
+    "hybrid", kVersion,
+    "keys up to direct_max bytes stored directly (in key order), longer ones hashed; any key length",
+    kOptions, value_dedup::kValueTables, value_dedup::kValueTableCount, &Create);
 
 }  // namespace
 }  // namespace planb

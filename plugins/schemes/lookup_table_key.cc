@@ -8,7 +8,6 @@
 //   tables     = index, ids (see id_index.h)
 // Keys of any length. A lookup is one mdb_get in the index (plus one per key sharing its hash) and then the row
 // read the store type makes anyway; a miss in the index is a miss, read-only.
-#include <iterator>
 #include <new>
 #include <string>
 
@@ -79,35 +78,18 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
       scheme_parts::CheckRoom(args->key_suffix_size, kIdBytes, error) != Code::kOk) {
     return nullptr;
   }
-  KeyScheme* scheme = nullptr;
-  (void)Guard(error, [&] {
-    scheme = new LookupTableKeyScheme(hash_bits, dedup);
-    return Code::kOk;
-  });
-  return scheme;
+  return scheme_parts::NewScheme<LookupTableKeyScheme>(error, hash_bits, dedup);
 }
-
-void Destroy(KeyScheme* scheme) noexcept { delete static_cast<LookupTableKeyScheme*>(scheme); }
 
 const OptionSpec kOptions[] = {
     {"hash_bits", "64", "bits of XXH3-64 the lookup table's index is keyed by (8-64); fewer = more clashes"},
     value_dedup::kOption,
 };
 
-const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;
-  d.kind = PluginKind::kKeyScheme;
-  d.name = "lookup_table";
-  d.version = kVersion;
-  d.summary = "each key gets a 4-byte id from the map's lookup table; rows carry the id; any key length";
-  d.options = kOptions;
-  d.option_count = static_cast<uint32_t>(std::size(kOptions));
-  d.tables = scheme_parts::kIdIndexTables;
-  d.table_count = scheme_parts::kDeclaredTableCount;
-  d.create_scheme = &Create;
-  d.destroy_scheme = &Destroy;
-  return d;
-}();
+const PluginDescriptor kDescriptor = scheme_parts::SchemeDescriptor<LookupTableKeyScheme>(
+    "lookup_table", kVersion,
+    "each key gets a 4-byte id from the map's lookup table; rows carry the id; any key length",
+    kOptions, scheme_parts::kIdIndexTables, scheme_parts::kDeclaredTableCount, &Create);
 
 }  // namespace
 }  // namespace planb

@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
@@ -19,6 +21,44 @@ inline constexpr uint32_t kMaxClash = 0xFFFF;
 inline constexpr uint32_t kKeyLengthBytes = 4;
 inline constexpr uint32_t kMaxHashBytes = 8;
 inline constexpr uint32_t kDirectLengthBytes = 2;  // the direct form's key length, when the store appends a suffix
+
+// ---- The plugin entry points every scheme has.
+
+// `new Scheme(args...)` with any exception turned into a message in `error` (null returned then).
+template <typename Scheme, typename... Args>
+KeyScheme* NewScheme(ErrorBuffer* error, Args&&... args) noexcept {
+  KeyScheme* scheme = nullptr;
+  (void)Guard(error, [&] {
+    scheme = new Scheme(std::forward<Args>(args)...);
+    return Code::kOk;
+  });
+  return scheme;
+}
+
+template <typename Scheme>
+void DeleteScheme(KeyScheme* scheme) noexcept {
+  delete static_cast<Scheme*>(scheme);
+}
+
+// A key scheme's descriptor: its options (all of them), its declared tables, and its entry points.
+template <typename Scheme, size_t kOptionCount>
+PluginDescriptor SchemeDescriptor(const char* name, uint32_t version, const char* summary,
+                                  const OptionSpec (&options)[kOptionCount], const char* const* tables,
+                                  uint32_t table_count,
+                                  KeyScheme* (*create)(const PluginArgs*, ErrorBuffer*) noexcept) {
+  PluginDescriptor d;
+  d.kind = PluginKind::kKeyScheme;
+  d.name = name;
+  d.version = version;
+  d.summary = summary;
+  d.options = options;
+  d.option_count = static_cast<uint32_t>(kOptionCount);
+  d.tables = tables;
+  d.table_count = table_count;
+  d.create_scheme = create;
+  d.destroy_scheme = &DeleteScheme<Scheme>;
+  return d;
+}
 
 // Parses a whole decimal number from `low` to `high` given as option `name` (absent: `*out` unchanged).
 inline Code ParseNumberOption(const PluginArgs& args, const char* name, uint32_t low, uint32_t high, uint32_t* out,

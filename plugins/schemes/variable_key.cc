@@ -10,7 +10,6 @@
 //                                   stored key = key length (4 bytes, BE) + key
 #include <algorithm>
 #include <cstring>
-#include <iterator>
 #include <new>
 #include <string>
 
@@ -150,15 +149,8 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
       value_dedup::ParseOption(*args, &dedup, error) != Code::kOk) {
     return nullptr;
   }
-  KeyScheme* scheme = nullptr;
-  (void)Guard(error, [&] {
-    scheme = new VariableKeyScheme(args->key_suffix_size, direct_max, hash_bits, dedup);
-    return Code::kOk;
-  });
-  return scheme;
+  return scheme_parts::NewScheme<VariableKeyScheme>(error, args->key_suffix_size, direct_max, hash_bits, dedup);
 }
-
-void Destroy(KeyScheme* scheme) noexcept { delete static_cast<VariableKeyScheme*>(scheme); }
 
 const OptionSpec kOptions[] = {
     {"direct_max", "32",
@@ -168,20 +160,10 @@ const OptionSpec kOptions[] = {
     value_dedup::kOption,
 };
 
-const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;
-  d.kind = PluginKind::kKeyScheme;
-  d.name = "variable";
-  d.version = kVersion;
-  d.summary = "as Stroom's Plan B: short keys direct, longer ones a lookup-table id, longer than 511 bytes hashed";
-  d.options = kOptions;
-  d.option_count = static_cast<uint32_t>(std::size(kOptions));
-  d.tables = scheme_parts::kIdIndexTables;
-  d.table_count = scheme_parts::kDeclaredTableCount;
-  d.create_scheme = &Create;
-  d.destroy_scheme = &Destroy;
-  return d;
-}();
+const PluginDescriptor kDescriptor = scheme_parts::SchemeDescriptor<VariableKeyScheme>(
+    "variable", kVersion,
+    "as Stroom's Plan B: short keys direct, longer ones a lookup-table id, longer than 511 bytes hashed",
+    kOptions, scheme_parts::kIdIndexTables, scheme_parts::kDeclaredTableCount, &Create);
 
 }  // namespace
 }  // namespace planb
