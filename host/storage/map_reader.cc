@@ -16,11 +16,14 @@ Status MapReader::Open(std::shared_ptr<MapEnv> env) {
   PLANB_RETURN_IF_ERROR(txn_.Begin(env_->env(), MDB_RDONLY).WithContext(env_->path()));
   PLANB_RETURN_IF_ERROR(cursor_.Open(txn_.get(), env_->data()).WithContext(env_->path()));
   table_ = env_->MakeTable(txn_.get(), cursor_.get());
+  memo_ = SnapshotMemo();
+  table_.memo = &memo_;
   return Status::Ok();
 }
 
 Status MapReader::Refresh() {
   txn_.Reset();
+  memo_.filled = false;
   PLANB_RETURN_IF_ERROR(txn_.Renew().WithContext(env_->path()));
   return LmdbStatus(mdb_cursor_renew(txn_.get(), cursor_.get()), "renewing cursor").WithContext(env_->path());
 }

@@ -43,6 +43,7 @@ class MapReader {
   Txn txn_;
   Cursor cursor_;
   Table table_;
+  SnapshotMemo memo_;  // emptied by Refresh(): it belongs to the snapshot
 };
 
 }  // namespace planb

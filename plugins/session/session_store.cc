@@ -133,7 +133,7 @@ class SessionStore final : public Store {
     }
     // Walking back: sessions starting before `min_start` end before the time asked about.
     uint64_t max_duration = 0;
-    code = ReadMaxDuration(shard, &max_duration, error);
+    code = MaxDurationOfSnapshot(shard, &max_duration, error);
     if (code != Code::kOk) return code;
     const uint64_t span = static_cast<uint64_t>(lookup.time_ms) - static_cast<uint64_t>(INT64_MIN);
     const int64_t min_start =
@@ -194,6 +194,20 @@ class SessionStore final : public Store {
                   static_cast<long long>(*end), static_cast<long long>(*start));
     }
     return Code::kOk;
+  }
+
+  // The recorded longest session, read once per snapshot where the host keeps a memo (its lookup readers).
+  static Code MaxDurationOfSnapshot(const Table& table, uint64_t* out, ErrorBuffer* error) {
+    if (table.memo != nullptr && table.memo->filled) {
+      *out = table.memo->words[0];
+      return Code::kOk;
+    }
+    Code code = ReadMaxDuration(table, out, error);
+    if (code == Code::kOk && table.memo != nullptr) {
+      table.memo->words[0] = *out;
+      table.memo->filled = true;
+    }
+    return code;
   }
 
   // The recorded longest session; UINT64_MAX (no bound) when none is recorded.

@@ -18,7 +18,7 @@ namespace planb {
 //    keys take a KeyPrefix; EncodeValue / DecodeValue / ReleaseValue leave room for value deduplication.
 // 4: KeyScheme::TablesInUse: an instance opens only the tables its options need (value_dedup's tables exist
 //    only in shards written with it, so shards written before a scheme declared them still open).
-inline constexpr uint32_t kAbiVersion = 4;
+inline constexpr uint32_t kAbiVersion = 5;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

@@ -305,6 +305,26 @@ TEST_P(SessionStoreTest, LookupsLookBackOnlyAsFarAsTheLongestSession) {
   EXPECT_TRUE(In(LookupAt(*env, "a", 900), "a", 0, 1000));
 }
 
+// A reader keeps the longest session of its snapshot in the host's memo; a refresh must read it again, or a
+// session longer than every earlier one, merged since, would be missed by lookups that walk back to it.
+TEST_P(SessionStoreTest, AReaderReadsTheLongestSessionAgainAfterARefresh) {
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b1", {{"a", 0, 10}, {"a", 100, 10}}), shard).ok());
+  MapReader reader;
+  ASSERT_TRUE(reader.Open(shard).ok());
+  EXPECT_TRUE(Out(LookupAt(reader, "a", 50)));  // a gap: walks back with the bound 10, now remembered
+  ASSERT_TRUE(MergeInto(Batch("b2", {{"a", 20, 1000}, {"a", 30, 5}}), shard).ok());
+  EXPECT_TRUE(Out(LookupAt(reader, "a", 50))) << "the reader's snapshot predates b2";
+  ASSERT_TRUE(reader.Refresh().ok());
+  // From [30, 35] the walk back must reach [20, 1020], which the old bound of 10 would stop short of.
+  EXPECT_TRUE(In(LookupAt(reader, "a", 50), "a", 20, 1020));
+  EXPECT_TRUE(In(LookupAt(reader, "a", 105), "a", 100, 110));
+  SetMaxDuration(shard, 10);  // a wrong bound, read by the next snapshot alone
+  EXPECT_TRUE(In(LookupAt(reader, "a", 50), "a", 20, 1020));
+  ASSERT_TRUE(reader.Refresh().ok());
+  EXPECT_TRUE(Out(LookupAt(reader, "a", 50)));
+}
+
 TEST_P(SessionStoreTest, DecodeRowFillsEveryFieldInKeyThenStartThenEndOrder) {
   auto env = Batch("b", {{"k1", 5, 5}, {"k2", -7, 3}, {"k1", -3, std::nullopt}, {"k1", 5, 1}, {"k2", 9, 0}});
   const std::vector<FullRow> rows = Dump(*env);
