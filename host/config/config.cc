@@ -1,11 +1,13 @@
 #include "host/config/config.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "host/common/iso_time.h"
 #include "host/common/numbers.h"
 #include "host/config/cluster_config.h"
 #include "host/config/ini_reader.h"
@@ -41,6 +43,19 @@ bool ParseFileModeImpl(std::string_view text, uint32_t* mode) {
   return true;
 }
 
+// A duration of at least `min_ms` (short form 30s / 1h / 7d or ISO-8601 P7D); a minus sign is refused.
+Status ParseMinDuration(const std::string& value, int64_t min_ms, int64_t* ms) {
+  int64_t parsed = 0;
+  if (!ParseDuration(value, &parsed)) {
+    return Status::Invalid("'" + value + "' is not a duration (e.g. 30s, 1h, 7d or P7D; not negative)");
+  }
+  if (parsed < min_ms) {
+    return Status::Invalid("'" + value + "' is below the minimum of " + std::to_string(min_ms) + "ms");
+  }
+  *ms = parsed;
+  return Status::Ok();
+}
+
 // --- Top-level keys: one entry per key. ---
 
 struct TopLevelKey {
@@ -70,6 +85,14 @@ constexpr TopLevelKey kTopLevelKeys[] = {
                                 "with owner read and write (0600)");
        }
        return Status::Ok();
+     }},
+    {"maintain_interval", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       return ParseMinDuration(value, 1000, &config->maintain_interval_ms);
+     }},
+    {"delete_orphans_after", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       return ParseMinDuration(value, 0, &config->delete_orphans_after_ms);
      }},
 };
 
@@ -109,6 +132,12 @@ Status ParseMaxReaders(const std::string& value, uint32_t* readers) {
   return Status::Ok();
 }
 
+Status ParseBool(const std::string& value, bool* out) {
+  if (value != "true" && value != "false") return Status::Invalid("'" + value + "' is not true or false");
+  *out = value == "true";
+  return Status::Ok();
+}
+
 struct MapKey {
   const char* name;
   Status (*apply)(const std::string& value, MapConfig* map);
@@ -140,9 +169,24 @@ constexpr MapKey kMapKeys[] = {
     {"max_readers",
      [](const std::string& value, MapConfig* map) { return ParseMaxReaders(value, &map->max_readers); }},
     {"synchronise_merge",
+     [](const std::string& value, MapConfig* map) { return ParseBool(value, &map->synchronise_merge); }},
+    {"condense", [](const std::string& value, MapConfig* map) { return ParseBool(value, &map->condense); }},
+    {"condense_after",
+     [](const std::string& value, MapConfig* map) { return ParseMinDuration(value, 0, &map->condense_after_ms); }},
+    {"retain_for",
      [](const std::string& value, MapConfig* map) {
-       if (value != "true" && value != "false") return Status::Invalid("'" + value + "' is not true or false");
-       map->synchronise_merge = value == "true";
+       map->retain = !value.empty();  // empty: keep forever
+       return value.empty() ? Status::Ok() : ParseMinDuration(value, 1, &map->retain_for_ms);
+     }},
+    {"reclaim_free_share",
+     [](const std::string& value, MapConfig* map) {
+       char* end = nullptr;
+       errno = 0;
+       const double share = value.empty() ? -1 : std::strtod(value.c_str(), &end);
+       if (value.empty() || errno != 0 || end != value.c_str() + value.size() || !(share >= 0 && share <= 1)) {
+         return Status::Invalid("'" + value + "' is not a share between 0 and 1 (e.g. 0.5)");
+       }
+       map->reclaim_free_share = share;
        return Status::Ok();
      }},
 };

@@ -8,7 +8,15 @@
 //   max_store_size = 10GiB           # LMDB map size
 //   max_readers = 126
 //   synchronise_merge = false        # loads wait until every storage node has merged (not just staged)
+//   condense = false                 # temporal types and sessions: collapse repeats (docs/maintenance.md)
+//   condense_after = 0s              # ... only of rows whose effective time (sessions: end) is older than this
+//   retain_for =                     # delete rows whose effective time is older than this; empty: keep forever
+//   reclaim_free_share = 0.5         # rewrite a shard compactly when free pages pass this share of its file
 //   hash_bits = 64                   # any other key is a plugin option, checked against the plugins later
+//
+// Maintenance (planb maintain, and planb serve on its schedule):
+//   maintain_interval = 1h           # how often planb serve maintains every shard
+//   delete_orphans_after = 1d        # a shard whose map left the config is deleted this long after first seen
 //
 // Storage nodes (the design's node list; no node_list = a single node that stores and merges itself):
 //   node_name = node1a               # default: the host name
@@ -50,6 +58,12 @@ struct MapConfig {
   uint64_t max_store_size = kDefaultMaxStoreSize;
   uint32_t max_readers = kDefaultMaxReaders;
   bool synchronise_merge = false;
+  // Maintenance (docs/maintenance.md). Durations in ms.
+  bool condense = false;
+  int64_t condense_after_ms = 0;
+  bool retain = false;  // retain_for given (not empty)
+  int64_t retain_for_ms = 0;
+  double reclaim_free_share = 0.5;  // 0..1
   // Every other key of the section, in file order: options for the type's or scheme's plugin.
   std::vector<std::pair<std::string, std::string>> plugin_options;
 };
@@ -89,6 +103,8 @@ struct Config {
   uint32_t file_mode = 0640;
   std::map<std::string, MapConfig> maps;  // by name
   ClusterConfig cluster;
+  int64_t maintain_interval_ms = 60 * 60 * 1000;
+  int64_t delete_orphans_after_ms = 24 * 60 * 60 * 1000;
 
   const MapConfig* FindMap(std::string_view name) const;  // name as the user wrote it: lower-cased first
 };

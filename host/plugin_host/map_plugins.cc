@@ -70,6 +70,14 @@ Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registr
   map->type_ = *type;
   const PluginDescriptor* td = type->descriptor;
 
+  if (config.retain && (td->maintenance & kMaintainRetain) == 0) {
+    return Status::Invalid(where + ": retain_for: type '" + config.type +
+                           "' has no time on its rows, so nothing can age out (remove retain_for)");
+  }
+  if (config.condense && (td->maintenance & kMaintainCondense) == 0) {
+    return Status::Invalid(where + ": condense: type '" + config.type +
+                           "' has nothing to condense (only temporal types and sessions do; remove condense)");
+  }
   if (td->uses_key_scheme) {
     std::string scheme_name = config.scheme.empty() ? kDefaultScheme : config.scheme;
     const LoadedPlugin* scheme = nullptr;

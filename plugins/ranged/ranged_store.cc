@@ -76,6 +76,15 @@ class RangedStore final : public Store {
     return ranged::DecodeDataRow(lmdb_key, value, ranged::kRangeKeySize, kTypeName, row, error);
   }
 
+  // TODO(issue 14): maintenance of Ranged State rows.
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "maintenance of Ranged State maps is not built yet");
+  }
+  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "deleting Ranged State rows is not built yet");
+  }
+  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
     return ranged::NumberScanRange(bounds, ranged::kRangeKeySize, range);

@@ -89,6 +89,15 @@ class TemporalRangedStore final : public Store {
     return ranged::DecodeDataRow(lmdb_key, value, kKeySize, kTypeName, row, error);
   }
 
+  // TODO(issue 14): maintenance of Temporal Ranged State rows.
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "maintenance of Temporal Ranged State maps is not built yet");
+  }
+  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "deleting Temporal Ranged State rows is not built yet");
+  }
+  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
     return ranged::NumberScanRange(bounds, kKeySize, range);  // time is the last key part: it cannot narrow
@@ -153,6 +162,7 @@ const PluginDescriptor kDescriptor = [] {
   d.uses_key_scheme = false;
   d.lookup_key = LookupKeyKind::kNumber;
   d.lookup_uses_time = true;
+  d.maintenance = kMaintainRetain | kMaintainCondense;
   d.fields = kFields;
   d.field_count = 5;
   d.create_store = &Create;

@@ -72,6 +72,12 @@ class HashedKeyScheme final : public value_dedup::SchemeWithValues {
     return scheme_parts::ReadHashedStoredKey("hashed", value, key, stored_key_size, error);
   }
 
+  // Nothing is kept per key: no table to sweep.
+  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t* removed, ErrorBuffer*) const noexcept override {
+    *removed = 0;
+    return Code::kOk;
+  }
+
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:

@@ -93,6 +93,12 @@ class HybridKeyScheme final : public value_dedup::SchemeWithValues {
     return direct_.Read("hybrid", lmdb_key, key, prefix_size, error);
   }
 
+  // Nothing is kept per key: no table to sweep.
+  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t* removed, ErrorBuffer*) const noexcept override {
+    *removed = 0;
+    return Code::kOk;
+  }
+
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:

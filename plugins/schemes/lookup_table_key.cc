@@ -63,6 +63,11 @@ class LookupTableKeyScheme final : public value_dedup::SchemeWithValues {
     return index_.KeyOf(table, lmdb_key.data, key, error);
   }
 
+  // TODO(issue 14): the sweep of ids without rows (docs/schemes.md).
+  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t*, ErrorBuffer* error) const noexcept override {
+    return Fail(error, Code::kNotSupported, "sweeping unused ids is not built yet");
+  }
+
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:

@@ -122,6 +122,11 @@ class VariableKeyScheme final : public value_dedup::SchemeWithValues {
     return direct_.Read("variable", lmdb_key, key, prefix_size, error);
   }
 
+  // TODO(issue 14): the sweep of ids without rows (docs/schemes.md).
+  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t*, ErrorBuffer* error) const noexcept override {
+    return Fail(error, Code::kNotSupported, "sweeping unused ids is not built yet");
+  }
+
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
  private:

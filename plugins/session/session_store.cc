@@ -164,6 +164,15 @@ class SessionStore final : public Store {
   }
 
   // Time bounds constrain Start.
+  // TODO(issue 14): maintenance of Session rows.
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "maintenance of Session maps is not built yet");
+  }
+  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "deleting Session rows is not built yet");
+  }
+  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
     range->has_lower = range->has_upper = false;
@@ -276,6 +285,7 @@ const PluginDescriptor kDescriptor = [] {
   d.key_suffix_size = kBoundsSize;
   d.lookup_key = LookupKeyKind::kText;
   d.lookup_uses_time = true;
+  d.maintenance = kMaintainRetain | kMaintainCondense;
   d.fields = kFields;
   d.field_count = sizeof(kFields) / sizeof(kFields[0]);
   d.create_store = &Create;

@@ -86,6 +86,17 @@ class StateStore final : public Store {
     return DecodePayload(table, value, stored_key_size, row, error);
   }
 
+  // State rows have no time: nothing to condense or retain (the descriptor declares no maintenance).
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer*) noexcept override {
+    return Code::kOk;
+  }
+
+  Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept override {
+    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, 1, true, "State row", error);
+  }
+
+  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
     range->has_lower = range->has_upper = false;

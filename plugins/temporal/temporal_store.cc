@@ -110,6 +110,15 @@ class TemporalStore final : public Store {
     return DecodePayload(table, value, stored_key_size, row, error);
   }
 
+  // TODO(issue 14): maintenance of Temporal State rows.
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "maintenance of Temporal State maps is not built yet");
+  }
+  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
+    return Fail(error, Code::kNotSupported, "deleting Temporal State rows is not built yet");
+  }
+  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
     range->has_lower = range->has_upper = false;
@@ -164,6 +173,7 @@ const PluginDescriptor kDescriptor = [] {
   d.key_suffix_size = kTimeSize;
   d.lookup_key = LookupKeyKind::kText;
   d.lookup_uses_time = true;
+  d.maintenance = kMaintainRetain | kMaintainCondense;
   d.fields = kFields;
   d.field_count = sizeof(kFields) / sizeof(kFields[0]);
   d.create_store = &Create;

@@ -71,6 +71,12 @@ class CasefoldKeyScheme final : public KeyScheme {
     return Code::kOk;
   }
 
+  // Nothing is kept per key: no table to sweep.
+  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t* removed, ErrorBuffer*) const noexcept override {
+    *removed = 0;
+    return Code::kOk;
+  }
+
   Bytes Layout() const noexcept override { return Bytes(length_prefixed_ ? "ascii,length_prefixed" : "ascii"); }
   uint32_t TablesInUse() const noexcept override { return 0; }  // no tables of its own
 

@@ -99,6 +99,16 @@ class KeyScheme {
   // A row holding `stored` is being overwritten or removed: drops its reference.
   virtual Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const noexcept = 0;
 
+  // ---- Maintenance (ABI 6).
+
+  // After rows were deleted (retention, condensation, a user's deletion batch), in the shard's write
+  // transaction: removes what the scheme keeps per key for keys that no longer have any row in `table` (a
+  // lookup table's ids), so that its tables never leak entries. `suffix_size` is the store type's suffix after
+  // the prefix. `*removed` gets the number of keys forgotten. Schemes that keep nothing per key (hashed,
+  // direct) return kOk at once with 0. Values need no sweep: ReleaseValue keeps their counts exact.
+  virtual Code SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
+                               ErrorBuffer* error) const noexcept = 0;
+
   // Everything about this instance that changes the bytes it writes (e.g. "hash_bits=64"); recorded in each
   // shard's meta table and compared at open, so a shard is never read with another layout.
   virtual Bytes Layout() const noexcept = 0;

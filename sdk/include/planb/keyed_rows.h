@@ -17,6 +17,30 @@
 
 namespace planb {
 
+// Deletes the keyed row `table.cursor` is on (`lmdb_key`, `value`): releases its stored value (what follows the
+// stored key and `head_size` bytes; rows without values, `has_value` false, hold none), then mdb_cursor_del.
+// `row_kind` names the row in messages ("State row").
+inline Code DeleteKeyedRow(const Table& table, const KeyScheme& scheme, Bytes lmdb_key, Bytes value,
+                           uint32_t head_size, bool has_value, const char* row_kind, ErrorBuffer* error) {
+  if (has_value) {
+    Bytes key;
+    uint32_t prefix_size = 0;
+    uint32_t stored_key_size = 0;
+    Code code = scheme.DecodeRow(table, lmdb_key, value, &key, &prefix_size, &stored_key_size, error);
+    if (code != Code::kOk) return code;
+    if (value.size < stored_key_size + head_size) {
+      return Fail(error, Code::kCorruption, "%s value of %zu bytes is shorter than its stored key and head",
+                  row_kind, value.size);
+    }
+    const uint32_t skip = stored_key_size + head_size;
+    code = scheme.ReleaseValue(table, Bytes(value.data + skip, value.size - skip), error);
+    if (code != Code::kOk) return code;
+  }
+  const int rc = mdb_cursor_del(table.cursor, 0);
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "deleting a %s: %s", row_kind, mdb_strerror(rc));
+  return Code::kOk;
+}
+
 // A PluginDescriptor::create_store for a store type `T(const KeyScheme*)` that needs the map's key scheme.
 template <typename T>
 Store* CreateKeyedStore(const PluginArgs* args, ErrorBuffer* error, const char* type_name) noexcept {

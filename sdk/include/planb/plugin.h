@@ -18,7 +18,10 @@ namespace planb {
 //    keys take a KeyPrefix; EncodeValue / DecodeValue / ReleaseValue leave room for value deduplication.
 // 4: KeyScheme::TablesInUse: an instance opens only the tables its options need (value_dedup's tables exist
 //    only in shards written with it, so shards written before a scheme declared them still open).
-inline constexpr uint32_t kAbiVersion = 5;
+// 5: Table::memo, a per-snapshot scratch for store types (the Session store's longest session).
+// 6: maintenance: Store::Maintain / DeleteRow / FinishDeletes, KeyScheme::SweepUnusedKeys and
+//    PluginDescriptor::maintenance (condensation, retention and deletion batches).
+inline constexpr uint32_t kAbiVersion = 6;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
@@ -80,6 +83,7 @@ struct PluginDescriptor {
   unsigned data_table_flags = 0;       // extra mdb_dbi_open flags for the data table (e.g. MDB_DUPSORT)
   LookupKeyKind lookup_key = LookupKeyKind::kText;  // what a lookup's KEY is: text or a number
   bool lookup_uses_time = false;       // lookups are "at a time" (LookupKey::time_ms)
+  uint32_t maintenance = 0;            // kMaintainRetain | kMaintainCondense (store.h): what Maintain does
   const FieldSpec* fields = nullptr;   // the row fields queries see, in display order
   uint32_t field_count = 0;
   // Exactly one pair is set, matching `kind`. create returns null and fills `error` on failure.

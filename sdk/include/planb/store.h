@@ -98,6 +98,31 @@ struct MergeStats {
   uint64_t rows_written = 0;
 };
 
+// What maintenance asks of a shard's rows (map config `condense`, `condense_after`, `retain_for`). A row's
+// "effective time" is its EffectiveTime, for a session its End. Times are ms since the epoch, UTC.
+struct MaintainRequest {
+  // Condense rows whose effective time is < condense_before_ms: a temporal row whose value (and value type)
+  // equals the previous row's of the same key (and range) is a repeated confirmation and goes, the earliest
+  // staying; sessions of a key that overlap or touch (a start at most 1 ms after an end) become one session,
+  // when every one of them ends before the cut.
+  bool condense = false;
+  int64_t condense_before_ms = 0;
+  // Delete every row whose effective time is < retain_from_ms (a row at exactly retain_from_ms stays).
+  bool retain = false;
+  int64_t retain_from_ms = 0;
+};
+
+struct MaintainStats {
+  uint64_t rows_examined = 0;
+  uint64_t rows_deleted = 0;    // by retention
+  uint64_t rows_condensed = 0;  // removed or rewritten by condensation (rows that went away)
+};
+
+// PluginDescriptor::maintenance: what Store::Maintain can do for the type. The host refuses `retain_for` /
+// `condense` on a map whose type lacks the flag, naming the map and the type.
+inline constexpr uint32_t kMaintainRetain = 1;
+inline constexpr uint32_t kMaintainCondense = 2;
+
 class Store {
  public:
   // Adds `record` to a batch table (the writer's LMDB of one stream). kInvalidArgument names what is wrong.
@@ -113,6 +138,23 @@ class Store {
   // Decodes one row of this type's table (for queries, dumps and checks).
   virtual Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
                          ErrorBuffer* error) const noexcept = 0;
+
+  // ---- Maintenance (ABI 6). Both run inside the shard's write transaction and must leave every lookup
+  // table and value table of the scheme exact (references released; the host runs the scheme's
+  // SweepUnusedKeys afterwards) and any index of the type's own consistent.
+
+  // Applies `request` to every row of `shard` (only what the type's PluginDescriptor::maintenance allows is
+  // ever asked). Applying it twice changes nothing the second time. kOk with nothing done is right for a type
+  // without time.
+  virtual Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
+                        ErrorBuffer* error) noexcept = 0;
+
+  // Deletes the row `shard.cursor` is on (the host's scan found it: `lmdb_key`, `value`), releasing what it
+  // references. Leaves the cursor as mdb_cursor_del does, so that the host's next MDB_NEXT reaches the row
+  // after the deleted one. Called once per row; `Finish` follows the last.
+  virtual Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept = 0;
+  // After a run of DeleteRow calls in the same transaction: brings the type's own tables (an index) up to date.
+  virtual Code FinishDeletes(const Table& shard, ErrorBuffer* error) noexcept = 0;
 
   // The narrowest LMDB key range holding every row that satisfies `bounds` (bounds it cannot use are ignored:
   // the host still filters each row). kNotFound when no row can match (e.g. an exact key that is absent).
