@@ -57,6 +57,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "query") return RunQueryCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "serve") return RunServeCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "stores") return RunStoresCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "maintain") return RunMaintainCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "cleanup") return RunCleanupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "refresh") return RunRefreshCommand(*runtime, cli, std::cout, std::cerr);

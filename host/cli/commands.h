@@ -16,6 +16,8 @@ int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
 // lookup or query with --remote: runs the command on a storage node (host/transfer/remote_read.h) and prints
 // its stdout and stderr as they are; exits with its exit status (2 when no node answered).
 int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// maintain [--once] [--dry-run] [--map MAP]: condensation and retention of the shards (maintain_command.cc).
+int RunMaintainCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // refresh [MAP...]: fetches newer snapshots now (refresh_command.cc).

@@ -42,6 +42,10 @@ const std::vector<CommandSpec>& Commands() {
       {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
       {"refresh", "[MAP...]",
        "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held", {}, 0, kMany},
+      {"maintain", "",
+       "condense and apply retention to the shards as their maps' config asks (docs/maintenance.md); every "
+       "maintain_interval until SIGTERM/SIGINT, or once with --once",
+       {"once", "dry-run", "map"}, 0, 0},
       {"bench", "--data FILE.xml...",
        "load each map of the files under every key scheme that can serve it, in a scratch home, and compare load "
        "and merge speed, lookup latency and bytes on disk; recommends a scheme per map",
@@ -101,6 +105,9 @@ po::options_description CommandOptions() {
       ("lookups", po::value<std::string>()->value_name("N"),
        "bench: keys looked up per map and run, as hits and again as misses (default 100000)")
       ("runs", po::value<std::string>()->value_name("R"), "bench: runs per scheme; figures are medians (default 3)")
+      ("once", "maintain: one pass, then exit")
+      ("dry-run", "maintain: report what would be removed and reclaimed; change nothing")
+      ("map", po::value<std::string>()->value_name("MAP"), "maintain: only this map")
       ("scratch", po::value<std::string>()->value_name("DIR"),
        "bench: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards");
   return command;
@@ -213,6 +220,9 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("lookups")) out->lookups = vm["lookups"].as<std::string>();
   if (vm.count("runs")) out->runs = vm["runs"].as<std::string>();
   if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
+  out->once = vm.count("once") > 0;
+  out->dry_run = vm.count("dry-run") > 0;
+  if (vm.count("map")) out->map = vm["map"].as<std::string>();
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

@@ -35,6 +35,9 @@ struct CommandLine {
   std::optional<std::string> lookups;         // bench: text, checked by the command
   std::optional<std::string> runs;            // bench: text, checked by the command
   std::optional<std::string> scratch;         // bench: where the scratch home is made
+  bool once = false;                          // maintain
+  bool dry_run = false;                       // maintain
+  std::optional<std::string> map;             // maintain: only this map
   bool help = false;
   bool version = false;
 };

@@ -19,6 +19,7 @@
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
+#include "host/maintain/maintenance_runner.h"
 #include "host/query/lexer.h"
 
 namespace planb {
@@ -271,6 +272,22 @@ void StorageNode::CleanUpSnapshotsIfDue() {
   if (!cleaned.ok()) Log("cleanup failed (will retry): " + cleaned.message());
 }
 
+void StorageNode::MaintainIfDue() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_maintenance_) return;
+  next_maintenance_ = now + std::chrono::milliseconds(runtime_.config().maintain_interval_ms);
+  MaintenanceOptions options;
+  options.now_ms = CurrentTimeMs();
+  options.stop = &stopping_;
+  options.on_map = [this](const MapMaintenanceReport& map) {
+    const bool removed = map.rows.stats.rows_deleted + map.rows.stats.rows_condensed + map.rows.keys_swept > 0;
+    if (!map.status.ok() || removed) Log("maintenance: " + DescribeMapMaintenance(map, false));
+  };
+  MaintenanceReport report;
+  const Status maintained = RunMaintenance(runtime_, options, &report);
+  if (!maintained.ok()) Log("maintenance failed (next try in maintain_interval): " + maintained.message());
+}
+
 void StorageNode::MergeLoop() {
   MergeProcessor merger(runtime_, UnzipLimits{runtime_.config().cluster.max_batch_size});
   std::string last_error;
@@ -307,6 +324,7 @@ void StorageNode::MergeLoop() {
     if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + merged.message());
     last_error = merged.ok() ? std::string() : merged.message();
     CleanUpSnapshotsIfDue();
+    MaintainIfDue();
     std::unique_lock<std::mutex> lock(merge_mutex_);
     merge_wakeup_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                            [this] { return merge_requested_ || stopping_.load(); });

@@ -58,6 +58,9 @@ class StorageNode final : public BatchSink {
   void MergeLoop();
   // On the merge thread: `planb cleanup`'s work every min_time_to_keep_env_open (at least every second).
   void CleanUpSnapshotsIfDue();
+  // Every maintain_interval (the first time at the first merge pass): one maintenance pass over the shards,
+  // between merges, logging what it removed per map and any failure.
+  void MaintainIfDue();
   void Log(const std::string& line);
 
   Runtime& runtime_;
@@ -74,6 +77,7 @@ class StorageNode final : public BatchSink {
   std::map<uint64_t, std::string> troubled_;
   std::string last_held_;  // merge thread only: the held-back summary last logged
   std::chrono::steady_clock::time_point next_cleanup_{};  // merge thread only
+  std::chrono::steady_clock::time_point next_maintenance_{};  // merge thread only
   std::thread merger_;
   SnapshotSource snapshots_;
 };

@@ -215,10 +215,57 @@ TEST(ParseConfig, LeavesConfigUntouchedOnError) {
 
 TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   const std::string message = ErrorOf("home = /h\nnode_nmae = a\n");
-  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, node_name, node_list, "
+  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, maintain_interval, "
+            "delete_orphans_after, node_name, node_list, "
             "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
             "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
             "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, remote_read_timeout)");
+}
+
+TEST(ParseConfig, ReadsMaintenanceKeys) {
+  Config config;
+  ASSERT_TRUE(Parse("maintain_interval = 15m\ndelete_orphans_after = 0s\n[map.a]\ntype = temporal\ncondense = true\n"
+                    "condense_after = 7d\nretain_for = P30D\nreclaim_free_share = 0.25\n[map.b]\ntype = temporal\n"
+                    "retain_for =\n",
+                    &config)
+                  .ok());
+  EXPECT_EQ(config.maintain_interval_ms, 15 * 60 * 1000);
+  EXPECT_EQ(config.delete_orphans_after_ms, 0);
+  const MapConfig& a = config.maps.at("a");
+  EXPECT_TRUE(a.condense);
+  EXPECT_EQ(a.condense_after_ms, int64_t{7} * 24 * 3600 * 1000);
+  EXPECT_TRUE(a.retain);
+  EXPECT_EQ(a.retain_for_ms, int64_t{30} * 24 * 3600 * 1000);
+  EXPECT_DOUBLE_EQ(a.reclaim_free_share, 0.25);
+  const MapConfig& b = config.maps.at("b");  // defaults; an empty retain_for keeps forever
+  EXPECT_FALSE(b.condense);
+  EXPECT_EQ(b.condense_after_ms, 0);
+  EXPECT_FALSE(b.retain);
+  EXPECT_DOUBLE_EQ(b.reclaim_free_share, 0.5);
+  Config defaults;
+  ASSERT_TRUE(Parse("", &defaults).ok());
+  EXPECT_EQ(defaults.maintain_interval_ms, 60 * 60 * 1000);
+  EXPECT_EQ(defaults.delete_orphans_after_ms, 24 * 60 * 60 * 1000);
+}
+
+TEST(ParseConfig, RefusesMalformedMaintenanceKeysNamingMapAndKey) {
+  const std::string map = "[map.a]\ntype = temporal\n";
+  EXPECT_EQ(ErrorOf(map + "retain_for = -1d\n"),
+            "planb.ini: [map.a]: retain_for: '-1d' is not a duration (e.g. 30s, 1h, 7d or P7D; not negative)");
+  EXPECT_EQ(ErrorOf(map + "retain_for = 0s\n"), "planb.ini: [map.a]: retain_for: '0s' is below the minimum of 1ms");
+  EXPECT_EQ(ErrorOf(map + "condense_after = soon\n"),
+            "planb.ini: [map.a]: condense_after: 'soon' is not a duration (e.g. 30s, 1h, 7d or P7D; not negative)");
+  EXPECT_EQ(ErrorOf(map + "condense = yes\n"), "planb.ini: [map.a]: condense: 'yes' is not true or false");
+  for (const char* share : {"1.5", "-0.1", "half", "0.5x", "nan", ""}) {
+    EXPECT_EQ(ErrorOf(map + "reclaim_free_share = " + share + "\n"),
+              std::string("planb.ini: [map.a]: reclaim_free_share: '") + share +
+                  "' is not a share between 0 and 1 (e.g. 0.5)")
+        << share;
+  }
+  EXPECT_EQ(ErrorOf("maintain_interval = 10ms\n"),
+            "planb.ini: maintain_interval: '10ms' is below the minimum of 1000ms");
+  EXPECT_EQ(ErrorOf("delete_orphans_after = -5m\n"),
+            "planb.ini: delete_orphans_after: '-5m' is not a duration (e.g. 30s, 1h, 7d or P7D; not negative)");
 }
 
 TEST(ParseConfig, RefusesSectionStyleKeyAtTopLevel) {

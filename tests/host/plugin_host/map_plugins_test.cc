@@ -68,6 +68,29 @@ TEST_F(MapPluginsTest, DirectSchemeOnState) {
   EXPECT_EQ(plugins->scheme()->Layout().view(), "raw");  // State appends no suffix
 }
 
+TEST_F(MapPluginsTest, RefusesRetentionAndCondensationOnTypesWithoutTime) {
+  for (const char* type : {"state", "ranged"}) {
+    MapConfig retain = MakeMapConfig("m", type, "");
+    retain.retain = true;
+    retain.retain_for_ms = 1000;
+    EXPECT_EQ(ErrorOf(retain), std::string("[map.m]: retain_for: type '") + type +
+                                   "' has no time on its rows, so nothing can age out (remove retain_for)");
+    MapConfig condense = MakeMapConfig("m", type, "");
+    condense.condense = true;
+    EXPECT_EQ(ErrorOf(condense), std::string("[map.m]: condense: type '") + type +
+                                     "' has nothing to condense (only temporal types and sessions do; remove condense)");
+  }
+  for (const char* type : {"temporal", "temporal_ranged", "session"}) {
+    MapConfig both = MakeMapConfig("m", type, "");
+    both.retain = true;
+    both.retain_for_ms = 1000;
+    both.condense = true;
+    std::unique_ptr<MapPlugins> plugins;
+    const Status s = Create(both, &plugins);
+    EXPECT_TRUE(s.ok()) << type << ": " << s.message();
+  }
+}
+
 TEST_F(MapPluginsTest, RefusesAnUnknownOptionNamingIt) {
   const std::string message = ErrorOf(MakeMapConfig("m", "state", "hashed", {{"hash_bitz", "8"}}));
   EXPECT_TRUE(Contains(message, "[map.m]")) << message;

@@ -1,0 +1,55 @@
+#include "host/maintain/shard_rows_maintenance.h"
+
+#include <limits>
+
+#include "host/common/fault_point.h"
+#include "host/maintain/maintenance_marks.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+
+namespace {
+int64_t SaturatingMinus(int64_t now_ms, int64_t duration_ms) {
+  int64_t out = 0;
+  if (__builtin_sub_overflow(now_ms, duration_ms, &out)) return std::numeric_limits<int64_t>::min();
+  return out;
+}
+}  // namespace
+
+MaintainRequest RowsRequest(const MapConfig& config, int64_t now_ms, bool* asked) {
+  MaintainRequest request;
+  request.condense = config.condense;
+  request.condense_before_ms = SaturatingMinus(now_ms, config.condense_after_ms);
+  request.retain = config.retain;
+  request.retain_from_ms = SaturatingMinus(now_ms, config.retain_for_ms);
+  *asked = request.condense || request.retain;
+  return request;
+}
+
+Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run, RowsMaintenance* out) {
+  const MapPlugins& plugins = shard.plugins();
+  const MaintainRequest request = RowsRequest(plugins.config(), now_ms, &out->asked);
+  if (!out->asked) return Status::Ok();
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), 0).WithContext(shard.path()));
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), shard.data()).WithContext(shard.path()));
+  const Table table = shard.MakeTable(txn.get(), cursor.get());
+  ErrorBuffer error;
+  Code code = plugins.store()->Maintain(table, request, &out->stats, &error);
+  if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(shard.path());
+  const bool removed = out->stats.rows_deleted + out->stats.rows_condensed > 0;
+  if (removed && plugins.scheme() != nullptr) {
+    code = plugins.scheme()->SweepUnusedKeys(table, plugins.type_descriptor().key_suffix_size, &out->keys_swept,
+                                             &error);
+    if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(shard.path());
+  }
+  cursor.Close();
+  if (dry_run) return Status::Ok();  // the transaction aborts: nothing changes
+  PLANB_RETURN_IF_ERROR(WriteMaintenanceMark(txn.get(), shard.meta(), kLastCondensedKey, now_ms)
+                            .WithContext(shard.path()));
+  FaultPoint("maintain.before_commit");
+  return txn.Commit().WithContext(shard.path());
+}
+
+}  // namespace planb
