@@ -12,6 +12,7 @@
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/maintain/shard_rows_maintenance.h"
 #include "host/transfer/batch_zip.h"
 #include "planb/lmdb.h"
 
@@ -41,6 +42,30 @@ Status CopyShard(const MapEnv& shard, const std::string& path) {
   if (rc == ENOSPC) return ErrnoStatus(rc, "copying " + shard.path() + " to " + path);
   PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "copying " + shard.path() + " to " + path));
   if (close_errno != 0) return ErrnoStatus(close_errno, "closing " + path);
+  return Status::Ok();
+}
+
+// Applies the map's retention and condensation to the snapshot copy in `copy_dir` (data.mdb, made by CopyShard
+// from this node's own shard), so that readers download only what maintenance would keep; when rows went, the
+// copy is compacted again (deleted rows leave free pages). The content version is not changed: snapshots of one
+// version made at different times may differ by what aged out meanwhile.
+Status TrimCopy(const std::string& copy_dir, const std::shared_ptr<const MapPlugins>& plugins, int64_t now_ms) {
+  bool asked = false;
+  (void)RowsRequest(plugins->config(), now_ms, &asked);
+  if (!asked) return Status::Ok();
+  RowsMaintenance rows;
+  {
+    std::shared_ptr<MapEnv> copy;
+    PLANB_RETURN_IF_ERROR(
+        MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kBatchFlags, &copy));
+    PLANB_RETURN_IF_ERROR(MaintainShardRows(*copy, now_ms, false, &rows));
+    if (rows.stats.rows_deleted + rows.stats.rows_condensed == 0) return Status::Ok();
+    PLANB_RETURN_IF_ERROR(CopyShard(*copy, copy_dir + "/data.mdb.compact"));
+  }  // the copy's environment closes here, before its file is replaced
+  if (::rename((copy_dir + "/data.mdb.compact").c_str(), (copy_dir + "/data.mdb").c_str()) != 0) {
+    return ErrnoStatus(errno, "replacing " + copy_dir + "/data.mdb");
+  }
+  (void)::unlink((copy_dir + "/lock.mdb").c_str());
   return Status::Ok();
 }
 
@@ -149,6 +174,7 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
     status = MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy);
     if (status.ok()) status = ReadVersion(*copy, &out->version);
   }
+  if (status.ok()) status = TrimCopy(copy_dir, plugins, now);
   const std::string zip_path = outgoing + "/" + stem + ".zip";
   if (status.ok()) {
     ZipOptions options;
