@@ -9,6 +9,7 @@
 //   merge.after_commit     every map of a batch committed, the staged zip not yet deleted
 //   merge.abort:<batch id>  (FaultPointActiveFor) the merge of the batch with that manifest id calls abort(), as
 //                          an LMDB assertion would: every restart dies on it again until it is quarantined
+//   maintain.before_commit a map's maintenance (condensation, retention) transaction is complete, not committed
 //   verify.hang            the batch verifier child never finishes (tests the verification deadline)
 //   snapshot.mid_transfer  the first FETCH_DATA of a served snapshot has been queued for sending (the node dies
 //                          with a snapshot transfer under way)
