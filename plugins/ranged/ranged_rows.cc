@@ -1,7 +1,7 @@
 #include "ranged_rows.h"
 
-#include <charconv>
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <system_error>
 

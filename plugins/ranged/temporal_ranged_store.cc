@@ -99,7 +99,7 @@ class TemporalRangedStore final : public Store {
                 ErrorBuffer* error) noexcept override {
     return Guard(error, [&] {
       uint8_t range_key[ranged::kRangeKeySize];
-      bool in_range = false;      // `range_key` is the range of the rows being walked
+      bool in_range = false;       // `range_key` is the range of the rows being walked
       bool kept_in_range = false;  // some row of it stays; `previous` is the last one kept
       bool range_lost = false;     // some range lost every row
       std::string previous;
@@ -134,7 +134,8 @@ class TemporalRangedStore final : public Store {
         }
         if (remove) {
           rc = mdb_cursor_del(shard.cursor, 0);
-          if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "deleting a %s row: %s", kTypeName, mdb_strerror(rc));
+          if (rc != MDB_SUCCESS)
+            return Fail(error, Code::kIOError, "deleting a %s row: %s", kTypeName, mdb_strerror(rc));
         }
         rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_NEXT);  // after a delete: the row that followed it
       }

@@ -197,8 +197,7 @@ class SessionStore final : public Store {
             k = MDB_val{next.size(), const_cast<char*>(next.data())};
             rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_SET_KEY);  // untouched: another key's row
             if (rc != MDB_SUCCESS) {
-              return Fail(error, Code::kIOError, "finding the Session row after a condensed key: %s",
-                          mdb_strerror(rc));
+              return Fail(error, Code::kIOError, "finding the Session row after a condensed key: %s", mdb_strerror(rc));
             }
           }
           group.prefix.assign(static_cast<const char*>(k.mv_data), prefix_size);
@@ -306,7 +305,8 @@ class SessionStore final : public Store {
       }
       MDB_val k = row_key.view().mdb();
       const int rc = mdb_del(table.txn, table.dbi, &k, nullptr);
-      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "deleting a condensed Session row: %s", mdb_strerror(rc));
+      if (rc != MDB_SUCCESS)
+        return Fail(error, Code::kIOError, "deleting a condensed Session row: %s", mdb_strerror(rc));
     }
     if (!MakeRowKey(prefix, merged.start, merged.end, &row_key)) {
       return Fail(error, Code::kCorruption, "Session prefix of %u bytes leaves no room for its bounds", prefix.size);
@@ -314,7 +314,8 @@ class SessionStore final : public Store {
     MDB_val k = row_key.view().mdb();
     MDB_val v{stored_key.size(), const_cast<char*>(stored_key.data())};
     const int rc = mdb_put(table.txn, table.dbi, &k, &v, 0);
-    if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing a condensed Session row: %s", mdb_strerror(rc));
+    if (rc != MDB_SUCCESS)
+      return Fail(error, PutFailureCode(rc), "writing a condensed Session row: %s", mdb_strerror(rc));
     return RaiseMaxDuration(table, Duration(merged.start, merged.end), error);
   }
 

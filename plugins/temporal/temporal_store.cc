@@ -133,14 +133,14 @@ class TemporalStore final : public Store {
         Code code = scheme_->DecodeRow(shard, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
         if (code != Code::kOk) return code;
         if (k.mv_size != prefix_size + kTimeSize || v.mv_size < stored_key_size + 1) {
-          return Fail(error, Code::kCorruption, "Temporal State row of a %zu-byte key and a %zu-byte value",
-                      k.mv_size, v.mv_size);
+          return Fail(error, Code::kCorruption, "Temporal State row of a %zu-byte key and a %zu-byte value", k.mv_size,
+                      v.mv_size);
         }
         const auto* key_bytes = static_cast<const uint8_t*>(k.mv_data);
         const auto* data = static_cast<const uint8_t*>(v.mv_data);
         const int64_t time = GetOrderedI64(key_bytes + prefix_size);
-        const bool same_key = previous_prefix.size == prefix_size &&
-                              std::memcmp(previous_prefix.bytes, key_bytes, prefix_size) == 0;
+        const bool same_key =
+            previous_prefix.size == prefix_size && std::memcmp(previous_prefix.bytes, key_bytes, prefix_size) == 0;
         bool remove = false;
         if (request.retain && time < request.retain_from_ms) {
           remove = true;
@@ -148,8 +148,8 @@ class TemporalStore final : public Store {
           previous_prefix.size = 0;  // the key's next row becomes its first: it stays
         } else {
           Bytes value;
-          code = scheme_->DecodeValue(shard, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1),
-                                      &value, error);
+          code = scheme_->DecodeValue(shard, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
+                                      error);
           if (code != Code::kOk) return code;
           if (request.condense && time < request.condense_before_ms && same_key &&
               data[stored_key_size] == previous_type && Bytes(previous_value) == value) {

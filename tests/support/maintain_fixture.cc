@@ -35,8 +35,8 @@ Status RunMaintain(const std::shared_ptr<MapEnv>& env, const MaintainRequest& re
   return txn.Commit();
 }
 
-Status DeleteRows(const std::shared_ptr<MapEnv>& env, const std::function<bool(const Row&)>& doomed,
-                  uint64_t* deleted, uint64_t* keys_swept) {
+Status DeleteRows(const std::shared_ptr<MapEnv>& env, const std::function<bool(const Row&)>& doomed, uint64_t* deleted,
+                  uint64_t* keys_swept) {
   *deleted = 0;
   MapTxn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(env, true));
@@ -117,7 +117,8 @@ std::string SchemeTableProblems(const MapEnv& env) {
       }
       const auto* lmdb_key = static_cast<const char*>(k.mv_data);
       if (scheme == "lookup_table") row_ids.emplace(std::string(lmdb_key, 4), std::string(key.view()));
-      if (scheme == "variable" && lmdb_key[0] == 1) row_ids.emplace(std::string(lmdb_key + 1, 4), std::string(key.view()));
+      if (scheme == "variable" && lmdb_key[0] == 1)
+        row_ids.emplace(std::string(lmdb_key + 1, 4), std::string(key.view()));
       const size_t skip = stored_key_size + 1;  // stored key + value type
       if (dedup && has_values && v.mv_size > skip && static_cast<const uint8_t*>(v.mv_data)[skip] == 0x01) {
         ++refs[std::string(static_cast<const char*>(v.mv_data) + skip + 1, 10)];

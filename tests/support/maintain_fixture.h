@@ -26,8 +26,8 @@ Status RunMaintain(const std::shared_ptr<MapEnv>& env, const MaintainRequest& re
 // Walks every row with the table's cursor (MDB_FIRST, MDB_NEXT) as the host's deletion scan does, calling
 // Store::DeleteRow on each row `doomed` says yes to (the row decoded by the store type), then FinishDeletes and
 // the scheme's sweep; committed when all succeed. `*deleted` counts the rows deleted.
-Status DeleteRows(const std::shared_ptr<MapEnv>& env, const std::function<bool(const Row&)>& doomed,
-                  uint64_t* deleted, uint64_t* keys_swept = nullptr);
+Status DeleteRows(const std::shared_ptr<MapEnv>& env, const std::function<bool(const Row&)>& doomed, uint64_t* deleted,
+                  uint64_t* keys_swept = nullptr);
 
 using TableEntries = std::vector<std::pair<std::string, std::string>>;  // (LMDB key, value) in LMDB order
 

@@ -54,7 +54,8 @@ class RangedMaintainTest : public ::testing::Test {
     Status s = CreateMapEnv(dir_ / ("s" + std::to_string(envs_++)), plugins_, &env);
     EXPECT_TRUE(s.ok()) << s.message();
     Inputs inputs;
-    for (const auto& [at, value] : versions) inputs.push_back(Span(std::get<0>(at), std::get<1>(at), value, std::get<2>(at)));
+    for (const auto& [at, value] : versions)
+      inputs.push_back(Span(std::get<0>(at), std::get<1>(at), value, std::get<2>(at)));
     s = PutRanges(env, inputs);
     EXPECT_TRUE(s.ok()) << s.message();
     return env;
@@ -92,8 +93,8 @@ class RangedMaintainTest : public ::testing::Test {
       if (got.code != want.code || got.value != want.value || got.from != want.from || got.to != want.to ||
           got.time_ms != want.time_ms) {
         ++wrong;
-        ADD_FAILURE() << "lookup " << number << " at " << time << ": got " << ::testing::PrintToString(got)
-                      << ", want " << ::testing::PrintToString(want);
+        ADD_FAILURE() << "lookup " << number << " at " << time << ": got " << ::testing::PrintToString(got) << ", want "
+                      << ::testing::PrintToString(want);
       }
     }
   }
@@ -150,9 +151,15 @@ Versions Expected(const Versions& versions, const MaintainRequest& request) {
 
 TEST_F(RangedMaintainTest, TemporalRangedRetainsAndCondensesPerRange) {
   Use("temporal_ranged");
-  auto env = Shard({{{0, 10, 100}, "x"}, {{0, 10, 200}, "x"}, {{0, 10, 300}, "y"}, {{0, 10, 400}, "x"},
-                    {{5, 6, 50}, "x"}, {{5, 6, 150}, "x"},  // another range: its first row stays
-                    {{20, 30, 99}, "gone"}, {{20, 30, 100}, "at"}, {{40, 40, 10}, "all gone"}});
+  auto env = Shard({{{0, 10, 100}, "x"},
+                    {{0, 10, 200}, "x"},
+                    {{0, 10, 300}, "y"},
+                    {{0, 10, 400}, "x"},
+                    {{5, 6, 50}, "x"},
+                    {{5, 6, 150}, "x"},  // another range: its first row stays
+                    {{20, 30, 99}, "gone"},
+                    {{20, 30, 100}, "at"},
+                    {{40, 40, 10}, "all gone"}});
   MaintainRequest request;
   request.retain = true;
   request.retain_from_ms = 100;
@@ -162,8 +169,8 @@ TEST_F(RangedMaintainTest, TemporalRangedRetainsAndCondensesPerRange) {
   EXPECT_EQ(result.stats.rows_examined, 9u);
   EXPECT_EQ(result.stats.rows_deleted, 3u);    // 5..6 at 50, 20..30 at 99, 40..40
   EXPECT_EQ(result.stats.rows_condensed, 1u);  // 0..10 at 200
-  const Versions want = {{{0, 10, 100}, "x"}, {{0, 10, 300}, "y"}, {{0, 10, 400}, "x"}, {{5, 6, 150}, "x"},
-                         {{20, 30, 100}, "at"}};
+  const Versions want = {
+      {{0, 10, 100}, "x"}, {{0, 10, 300}, "y"}, {{0, 10, 400}, "x"}, {{5, 6, 150}, "x"}, {{20, 30, 100}, "at"}};
   EXPECT_EQ(Data(*env, true), want);
   EXPECT_EQ(LookupRange(*env, 40, 1000).code, Code::kNotFound);  // the index no longer lists 40..40
   EXPECT_EQ(Index(*env), Index(*Shard(want)));
@@ -231,8 +238,10 @@ TEST_F(RangedMaintainTest, TemporalRangedDeletesRebuildTheIndexOnlyWhenARangeWen
   // Some versions of every range go; all versions of some ranges.
   const RawRows index_before = Index(*env);
   uint64_t deleted = 0;
-  ASSERT_TRUE(DeleteRows(env, [](const Row& row) { return row.effective_time_ms % 3 == 0 && row.range_from % 2 == 0; },
-                         &deleted).ok());
+  ASSERT_TRUE(
+      DeleteRows(
+          env, [](const Row& row) { return row.effective_time_ms % 3 == 0 && row.range_from % 2 == 0; }, &deleted)
+          .ok());
   Versions want = versions;
   for (auto it = want.begin(); it != want.end();) {
     it = std::get<2>(it->first) % 3 == 0 && std::get<0>(it->first) % 2 == 0 ? want.erase(it) : std::next(it);
@@ -241,7 +250,9 @@ TEST_F(RangedMaintainTest, TemporalRangedDeletesRebuildTheIndexOnlyWhenARangeWen
   EXPECT_EQ(Data(*env, true), want);
   ExpectMatches(*env, want, true, &random);
 
-  ASSERT_TRUE(DeleteRows(env, [](const Row& row) { return row.range_from % 5 == 0; }, &deleted).ok());
+  ASSERT_TRUE(DeleteRows(
+                  env, [](const Row& row) { return row.range_from % 5 == 0; }, &deleted)
+                  .ok());
   for (auto it = want.begin(); it != want.end();) it = std::get<0>(it->first) % 5 == 0 ? want.erase(it) : std::next(it);
   EXPECT_EQ(Data(*env, true), want);
   ExpectMatches(*env, want, true, &random);
@@ -249,7 +260,9 @@ TEST_F(RangedMaintainTest, TemporalRangedDeletesRebuildTheIndexOnlyWhenARangeWen
 
   // Deleting nothing leaves the index as it is.
   const RawRows index = Index(*env);
-  ASSERT_TRUE(DeleteRows(env, [](const Row&) { return false; }, &deleted).ok());
+  ASSERT_TRUE(DeleteRows(
+                  env, [](const Row&) { return false; }, &deleted)
+                  .ok());
   EXPECT_EQ(deleted, 0u);
   EXPECT_EQ(Index(*env), index);
 }
@@ -265,8 +278,9 @@ TEST_F(RangedMaintainTest, RangedDeletesRebuildTheSegmentIndex) {
     auto env = Shard(versions);
     const int modulo = 2 + round;
     uint64_t deleted = 0;
-    ASSERT_TRUE(DeleteRows(env, [&](const Row& row) { return (row.range_from + row.range_to) % modulo == 0; },
-                           &deleted).ok());
+    ASSERT_TRUE(DeleteRows(
+                    env, [&](const Row& row) { return (row.range_from + row.range_to) % modulo == 0; }, &deleted)
+                    .ok());
     Versions want;
     for (const auto& [at, value] : versions) {
       if ((std::get<0>(at) + std::get<1>(at)) % modulo != 0) want[at] = value;

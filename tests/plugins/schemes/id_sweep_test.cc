@@ -79,8 +79,8 @@ TEST_P(IdSweepTest, ClashingKeysLoseTheirIdsAndTheIndexStaysDense) {
   const std::set<std::string> doomed = {keys[0], keys[3], keys[6]};
   uint64_t deleted = 0;
   uint64_t swept = 0;
-  const Status s = DeleteRows(env_, [&](const Row& row) { return doomed.count(std::string(row.key.view())) != 0; },
-                              &deleted, &swept);
+  const Status s = DeleteRows(
+      env_, [&](const Row& row) { return doomed.count(std::string(row.key.view())) != 0; }, &deleted, &swept);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(deleted, 3u);
   EXPECT_EQ(swept, 3u);
@@ -112,7 +112,9 @@ TEST_P(IdSweepTest, ASweepWithNothingDeletedForgetsNothing) {
   ASSERT_TRUE(PutRows(env_, {{"a" + GetParam().key_suffix, "1"}, {"b" + GetParam().key_suffix, "2"}}).ok());
   uint64_t deleted = 0;
   uint64_t swept = 0;
-  ASSERT_TRUE(DeleteRows(env_, [](const Row&) { return false; }, &deleted, &swept).ok());
+  ASSERT_TRUE(DeleteRows(
+                  env_, [](const Row&) { return false; }, &deleted, &swept)
+                  .ok());
   EXPECT_EQ(swept, 0u);
   EXPECT_EQ(Ids().size(), 2u);
 }
@@ -155,7 +157,8 @@ TEST(IdTableFixtureSweep, ForgetsIdsWithoutRowsBothWays) {
   }
   uint64_t deleted = 0;
   uint64_t swept = 0;
-  s = DeleteRows(env, [](const Row& row) { return row.key.view() == "b"; }, &deleted, &swept);
+  s = DeleteRows(
+      env, [](const Row& row) { return row.key.view() == "b"; }, &deleted, &swept);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(deleted, 2u);
   EXPECT_EQ(swept, 1u);
@@ -168,8 +171,8 @@ TEST(IdTableFixtureSweep, ForgetsIdsWithoutRowsBothWays) {
   EXPECT_EQ(ids[1].first, "c");
   EXPECT_EQ(id_keys.size(), 3u);  // a, c and the counter
   // Only a row at time 2 left for "a": the id still has a row and stays.
-  s = DeleteRows(env, [](const Row& row) { return row.key.view() == "a" && row.effective_time_ms == 1; }, &deleted,
-                 &swept);
+  s = DeleteRows(
+      env, [](const Row& row) { return row.key.view() == "a" && row.effective_time_ms == 1; }, &deleted, &swept);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(swept, 0u);
   ASSERT_TRUE(DumpPluginTable(*env, 0, false, &ids).ok());

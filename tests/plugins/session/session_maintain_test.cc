@@ -60,7 +60,8 @@ Sessions Union(Sessions sessions) {
 class SessionMaintainTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
-    const Status s = CreateMapPlugins(MakeMapConfig("m", "session", GetParam().scheme, GetParam().Options()), &plugins_);
+    const Status s =
+        CreateMapPlugins(MakeMapConfig("m", "session", GetParam().scheme, GetParam().Options()), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -109,8 +110,12 @@ class SessionMaintainTest : public ::testing::TestWithParam<SchemeParam> {
 
 TEST_P(SessionMaintainTest, RetentionGoesByTheEndExactToTheMillisecond) {
   const int64_t cut = 1700000000000;
-  auto env = Shard({{"a", cut - 10, 9}, {"a", cut - 10, 10}, {"a", cut - 5, 100}, {"b", cut - 1, std::nullopt},
-                    {"c", cut, std::nullopt}, {"d", INT64_MIN, std::nullopt}});
+  auto env = Shard({{"a", cut - 10, 9},
+                    {"a", cut - 10, 10},
+                    {"a", cut - 5, 100},
+                    {"b", cut - 1, std::nullopt},
+                    {"c", cut, std::nullopt},
+                    {"d", INT64_MIN, std::nullopt}});
   const MaintainResult result = Maintain(env, Request(true, cut, false, 0));
   EXPECT_EQ(result.stats.rows_examined, 6u);
   EXPECT_EQ(result.stats.rows_deleted, 3u);  // a [cut-10, cut-1], b at cut-1, d
@@ -122,11 +127,16 @@ TEST_P(SessionMaintainTest, RetentionGoesByTheEndExactToTheMillisecond) {
 }
 
 TEST_P(SessionMaintainTest, OverlappingAndTouchingSessionsBecomeOneWhenAllEndBeforeTheCut) {
-  auto env = Shard({{"a", 0, 10}, {"a", 11, 9},                    // touch: [0, 10] + [11, 20]
-                    {"a", 30, 10}, {"a", 35, 15}, {"a", 36, 1},     // overlap and nest: [30, 50]
-                    {"a", 52, 3},                                   // 52 > 50 + 1: apart
-                    {"a", 60, 10}, {"a", 65, 100},                  // the second ends after the cut: both stay
-                    {"b", 0, 10}, {"b", 5, 5}});                    // [0, 10] contains [5, 10]: one row
+  auto env = Shard({{"a", 0, 10},
+                    {"a", 11, 9},  // touch: [0, 10] + [11, 20]
+                    {"a", 30, 10},
+                    {"a", 35, 15},
+                    {"a", 36, 1},  // overlap and nest: [30, 50]
+                    {"a", 52, 3},  // 52 > 50 + 1: apart
+                    {"a", 60, 10},
+                    {"a", 65, 100},  // the second ends after the cut: both stay
+                    {"b", 0, 10},
+                    {"b", 5, 5}});  // [0, 10] contains [5, 10]: one row
   const MaintainResult result = Maintain(env, Request(false, 0, true, 100));
   EXPECT_EQ(result.stats.rows_condensed, 4u);
   const Rows want = {{"a", {{0, 20}, {30, 50}, {52, 55}, {60, 70}, {65, 165}}}, {"b", {{0, 10}}}};
@@ -207,8 +217,8 @@ TEST_P(SessionMaintainTest, RandomSessionsKeepTheirUnionAndTwiceEqualsOnce) {
       const Sessions covered = Union(kept);
       for (int probe = 0; probe < 20; ++probe) {
         const int64_t t = random.Between(-5, 20100);
-        const bool in = std::any_of(covered.begin(), covered.end(),
-                                    [&](const auto& s) { return s.first <= t && t <= s.second; });
+        const bool in =
+            std::any_of(covered.begin(), covered.end(), [&](const auto& s) { return s.first <= t && t <= s.second; });
         EXPECT_EQ(LookupAt(*env, key, t).code, in ? Code::kOk : Code::kNotFound) << key << " at " << t;
       }
     }
@@ -234,8 +244,8 @@ TEST_P(SessionMaintainTest, DeletingEverySessionOfSomeKeysLeavesTheSchemeTablesE
     if (random.Percent(50)) doomed.insert(entry.first);
   }
   uint64_t deleted = 0;
-  const Status s =
-      DeleteRows(env, [&](const Row& row) { return doomed.count(std::string(row.key.view())) != 0; }, &deleted);
+  const Status s = DeleteRows(
+      env, [&](const Row& row) { return doomed.count(std::string(row.key.view())) != 0; }, &deleted);
   ASSERT_TRUE(s.ok()) << s.message();
   uint64_t want_deleted = 0;
   for (const std::string& key : doomed) want_deleted += before.at(key).size();
@@ -245,8 +255,7 @@ TEST_P(SessionMaintainTest, DeletingEverySessionOfSomeKeysLeavesTheSchemeTablesE
   for (const std::string& key : doomed) want.erase(key);
   EXPECT_EQ(RowsOf(*env), want);
   for (const auto& [key, sessions] : before) {
-    EXPECT_EQ(LookupAt(*env, key, sessions.front().first).code,
-              doomed.count(key) != 0 ? Code::kNotFound : Code::kOk)
+    EXPECT_EQ(LookupAt(*env, key, sessions.front().first).code, doomed.count(key) != 0 ? Code::kNotFound : Code::kOk)
         << key;
   }
 }

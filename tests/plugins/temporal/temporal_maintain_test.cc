@@ -58,7 +58,8 @@ const std::pair<ValueType, std::string>* Expected(const Model& model, const std:
 class TemporalMaintainTest : public ::testing::TestWithParam<SchemeParam> {
  protected:
   void SetUp() override {
-    const Status s = CreateMapPlugins(MakeMapConfig("m", "temporal", GetParam().scheme, GetParam().Options()), &plugins_);
+    const Status s =
+        CreateMapPlugins(MakeMapConfig("m", "temporal", GetParam().scheme, GetParam().Options()), &plugins_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
@@ -112,8 +113,13 @@ class TemporalMaintainTest : public ::testing::TestWithParam<SchemeParam> {
 
 TEST_P(TemporalMaintainTest, RetentionIsExactToTheMillisecond) {
   const int64_t cut = 1700000000000;
-  auto env = Shard({{"a", cut - 1, "old"}, {"a", cut, "at"}, {"a", cut + 1, "new"}, {"b", kMin, "min"},
-                    {"b", cut - 1000, "b-old"}, {"c", kMax, "max"}, {"d", cut - 1, "gone"}});
+  auto env = Shard({{"a", cut - 1, "old"},
+                    {"a", cut, "at"},
+                    {"a", cut + 1, "new"},
+                    {"b", kMin, "min"},
+                    {"b", cut - 1000, "b-old"},
+                    {"c", kMax, "max"},
+                    {"d", cut - 1, "gone"}});
   const MaintainResult result = Maintain(env, Retain(cut));
   EXPECT_EQ(result.stats.rows_examined, 7u);
   EXPECT_EQ(result.stats.rows_deleted, 4u);
@@ -131,10 +137,12 @@ TEST_P(TemporalMaintainTest, RetentionIsExactToTheMillisecond) {
 }
 
 TEST_P(TemporalMaintainTest, CondensationKeepsTheEarliestOfEachRunOfEqualValues) {
-  Events events = {{"a", 100, "x"}, {"a", 200, "x"}, {"a", 300, "y"}, {"a", 400, "y"}, {"a", 500, "x"},
-                   {"a", 600, "x"}, {"a", 700, "x"},  // 700 is at the cut: it stays
+  Events events = {{"a", 100, "x"}, {"a", 200, "x"},
+                   {"a", 300, "y"}, {"a", 400, "y"},
+                   {"a", 500, "x"}, {"a", 600, "x"},
+                   {"a", 700, "x"},                                            // 700 is at the cut: it stays
                    {"b", 100, "x"}, {"b", 200, "x", ValueType::kXmlFragment},  // another value type is another value
-                   {"c", 100, "x"}};                                    // another key's equal value stays
+                   {"c", 100, "x"}};                                           // another key's equal value stays
   auto env = Shard(events);
   const MaintainResult result = Maintain(env, Condense(700));
   EXPECT_EQ(result.stats.rows_condensed, 3u);  // a@200, a@400, a@600
@@ -187,9 +195,9 @@ TEST_P(TemporalMaintainTest, RandomDataLooksUpTheSameAfterMaintenanceAndTwiceEqu
       const int64_t time = random.Percent(2) ? (random.Percent(50) ? kMin : kMax) : random.Between(-5, 5010);
       const Answer answer = LookupAt(*env, key, time);
       const auto* want = Expected(model, key, time, kept_from);
-      const bool ok = want == nullptr ? answer.code == Code::kNotFound
-                                      : answer.code == Code::kOk && answer.type == want->first &&
-                                            answer.value == want->second;
+      const bool ok = want == nullptr
+                          ? answer.code == Code::kNotFound
+                          : answer.code == Code::kOk && answer.type == want->first && answer.value == want->second;
       if (!ok) {
         ++wrong;
         ADD_FAILURE() << "key '" << key << "' at " << time << " (condense before " << request.condense_before_ms
@@ -227,8 +235,8 @@ TEST_P(TemporalMaintainTest, DeletingEveryRowOfSomeKeysLeavesTheSchemeTablesExac
   }
   uint64_t deleted = 0;
   uint64_t swept = 0;
-  const Status s = DeleteRows(env, [&](const Row& row) { return doomed.count(std::string(row.key.view())) != 0; },
-                              &deleted, &swept);
+  const Status s = DeleteRows(
+      env, [&](const Row& row) { return doomed.count(std::string(row.key.view())) != 0; }, &deleted, &swept);
   ASSERT_TRUE(s.ok()) << s.message();
   uint64_t doomed_rows = 0;
   for (const std::string& key : doomed) doomed_rows += model[key].size();
