@@ -183,13 +183,17 @@ TEST_F(RangedMaintainTest, TemporalRangedRandomMaintenanceMatchesAModel) {
   Use("temporal_ranged");
   std::mt19937_64 random(1416);
   for (int round = 0; round < 4; ++round) {
-    const Versions versions = RandomVersions(&random, 150, 1500, false);
+    Versions versions = RandomVersions(&random, 150, 1500, false);
+    for (int i = 0; i < 30; ++i) {  // ranges whose every version is early: retention takes them whole
+      const int64_t from = std::uniform_int_distribution<int64_t>(0, 1000)(random);
+      versions[{from, from + i, std::uniform_int_distribution<int64_t>(0, 200)(random)}] = "early";
+    }
     auto env = Shard(versions);
     MaintainRequest request;
     request.condense = round != 1;
     request.condense_before_ms = std::uniform_int_distribution<int64_t>(300, 1001)(random);
     request.retain = round != 0;
-    request.retain_from_ms = std::uniform_int_distribution<int64_t>(0, 600)(random);
+    request.retain_from_ms = std::uniform_int_distribution<int64_t>(201, 600)(random);
     const MaintainResult first = Maintain(env, request);
     const Versions want = Expected(versions, request);
     EXPECT_EQ(first.stats.rows_examined, versions.size());
@@ -305,6 +309,32 @@ TEST_F(RangedMaintainTest, RangedMaintainIsANoOp) {
   EXPECT_EQ(result.stats.rows_deleted + result.stats.rows_condensed, 0u);
   EXPECT_EQ(Data(*env, false), before);
   EXPECT_EQ(Index(*env), index);
+}
+
+TEST_F(RangedMaintainTest, TemporalRangedRefusesACorruptRowAndChangesNothing) {
+  Use("temporal_ranged");
+  auto env = Shard({{{0, 10, 1}, "x"}, {{0, 10, 2}, "x"}});
+  {
+    testing::MapTxn txn;
+    ASSERT_TRUE(txn.Begin(env, true).ok());
+    std::string key(16, '\xff');  // from + to without a time
+    MDB_val k{key.size(), key.data()};
+    MDB_val v{1, const_cast<char*>("\x01")};
+    ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  MaintainRequest request;
+  request.condense = true;
+  request.condense_before_ms = INT64_MAX;
+  MaintainResult result;
+  const Status s = RunMaintain(env, request, &result);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_NE(s.message().find("Temporal Ranged State row"), std::string::npos) << s.message();
+  testing::MapTxn txn;
+  ASSERT_TRUE(txn.Begin(env, false).ok());
+  MDB_stat stat;
+  ASSERT_EQ(mdb_stat(txn.table().txn, txn.table().dbi, &stat), MDB_SUCCESS);
+  EXPECT_EQ(stat.ms_entries, 3u);  // the failed run was not committed
 }
 
 }  // namespace

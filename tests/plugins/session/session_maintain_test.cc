@@ -260,6 +260,33 @@ TEST_P(SessionMaintainTest, DeletingEverySessionOfSomeKeysLeavesTheSchemeTablesE
   }
 }
 
+TEST_P(SessionMaintainTest, ARowEndingBeforeItStartsFailsMaintenanceAndChangesNothing) {
+  auto env = Shard({{"a", 10, 5}, {"a", 12, 5}});
+  std::string key = Dump(*env)[0].lmdb_key;
+  {
+    testing::MapTxn txn;
+    ASSERT_TRUE(txn.Begin(env, true).ok());
+    MDB_val k{key.size(), key.data()};
+    MDB_val v;
+    ASSERT_EQ(mdb_get(txn.table().txn, txn.table().dbi, &k, &v), MDB_SUCCESS);
+    const std::string value(static_cast<const char*>(v.mv_data), v.mv_size);
+    key.replace(key.size() - 8, 8, std::string("\x80\0\0\0\0\0\0\x01", 8));  // end 1, before start 10
+    k = MDB_val{key.size(), key.data()};
+    v = MDB_val{value.size(), const_cast<char*>(value.data())};
+    ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  MaintainResult result;
+  const Status s = RunMaintain(env, Request(true, 100, true, 100), &result);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_NE(s.message().find("ends (1) before it starts (10)"), std::string::npos) << s.message();
+  testing::MapTxn txn;
+  ASSERT_TRUE(txn.Begin(env, false).ok());
+  MDB_stat stat;
+  ASSERT_EQ(mdb_stat(txn.table().txn, txn.table().dbi, &stat), MDB_SUCCESS);
+  EXPECT_EQ(stat.ms_entries, 3u);  // the failed run was not committed
+}
+
 INSTANTIATE_TEST_SUITE_P(SessionSchemes, SessionMaintainTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 }  // namespace
