@@ -89,7 +89,9 @@ TEST_P(IdSweepTest, ClashingKeysLoseTheirIdsAndTheIndexStaysDense) {
   for (const std::string& key : keys) {
     std::string value;
     EXPECT_EQ(GetValue(*env_, key, &value), doomed.count(key) != 0 ? Code::kNotFound : Code::kOk) << key;
-    if (doomed.count(key) == 0) EXPECT_EQ(value, "value of " + key);
+    if (doomed.count(key) == 0) {
+      EXPECT_EQ(value, "value of " + key);
+    }
   }
 
   // A deleted key comes back under an id greater than any ever given: ids are not reused.

@@ -242,8 +242,12 @@ TEST_P(TemporalMaintainTest, DeletingEveryRowOfSomeKeysLeavesTheSchemeTablesExac
   for (const std::string& key : doomed) doomed_rows += model[key].size();
   EXPECT_EQ(deleted, doomed_rows);
   const std::string scheme = GetParam().scheme;
-  if (scheme == "lookup_table") EXPECT_EQ(swept, doomed.size());
-  if (scheme == "hashed" || scheme == "direct" || scheme == "hybrid") EXPECT_EQ(swept, 0u);
+  if (scheme == "lookup_table") {
+    EXPECT_EQ(swept, doomed.size());
+  }
+  if (scheme == "hashed" || scheme == "direct" || scheme == "hybrid") {
+    EXPECT_EQ(swept, 0u);
+  }
   EXPECT_EQ(SchemeTableProblems(*env), "");
 
   for (const auto& [key, times] : model) {
