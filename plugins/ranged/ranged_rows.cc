@@ -1,5 +1,6 @@
 #include "ranged_rows.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <system_error>
@@ -144,6 +145,80 @@ Code NumberScanRange(const ScanBounds& bounds, uint32_t key_size, KeyRange* rang
   std::memset(range->upper.bytes, 0xFF, key_size);
   PutOrderedI64(range->lower.bytes, bounds.number_min);
   PutOrderedI64(range->upper.bytes, bounds.number_max);
+  return Code::kOk;
+}
+
+namespace {
+
+// A read cursor of its own on `dbi`, closed on destruction (the host's cursor stays where it is).
+class OwnCursor {
+ public:
+  ~OwnCursor() {
+    if (cursor_ != nullptr) mdb_cursor_close(cursor_);
+  }
+  int Open(MDB_txn* txn, MDB_dbi dbi) { return mdb_cursor_open(txn, dbi, &cursor_); }
+  MDB_cursor* get() const { return cursor_; }
+
+ private:
+  MDB_cursor* cursor_ = nullptr;
+};
+
+bool RangeLess(Range a, Range b) { return a.from != b.from ? a.from < b.from : a.to < b.to; }
+
+}  // namespace
+
+Code CollectRanges(const Table& table, uint32_t key_size, std::vector<Range>* out, ErrorBuffer* error) {
+  out->clear();
+  OwnCursor cursor;
+  int rc = cursor.Open(table.txn, table.dbi);
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening a ranged data cursor: %s", mdb_strerror(rc));
+  MDB_val k;
+  MDB_val v;
+  for (rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    if (k.mv_size != key_size) {
+      return Fail(error, Code::kCorruption, "ranged row key is %zu bytes, not %u", k.mv_size, key_size);
+    }
+    const Range range = GetRangeKey(static_cast<const uint8_t*>(k.mv_data));
+    if (out->empty() || !(out->back() == range)) out->push_back(range);
+  }
+  if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading ranged rows: %s", mdb_strerror(rc));
+  return Code::kOk;
+}
+
+Code IndexNamesOnly(const Table& table, const std::vector<Range>& ranges, uint32_t entry_size, uint32_t range_offset,
+                    bool* fits, ErrorBuffer* error) {
+  if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
+  *fits = false;
+  OwnCursor cursor;
+  int rc = cursor.Open(table.txn, table.store_tables[0]);
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening a range index cursor: %s", mdb_strerror(rc));
+  size_t next_from = 0;  // into `ranges`: the first range of the from the next group must have
+  MDB_val k;
+  MDB_val v;
+  for (rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    if (k.mv_size != 8 || next_from == ranges.size() ||
+        GetOrderedI64(static_cast<const uint8_t*>(k.mv_data)) != ranges[next_from].from) {
+      return Code::kOk;  // a group at a from no range has (any more), or a from without its group
+    }
+    const int64_t from = ranges[next_from].from;
+    while (next_from < ranges.size() && ranges[next_from].from == from) ++next_from;
+    if (v.mv_size == 0 || v.mv_size % entry_size != 0) return Code::kOk;
+    for (size_t at = 0; at < v.mv_size; at += entry_size) {
+      const Range named = GetRangeKey(static_cast<const uint8_t*>(v.mv_data) + at + range_offset);
+      if (!std::binary_search(ranges.begin(), ranges.end(), named, RangeLess)) return Code::kOk;
+    }
+  }
+  if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading the range index: %s", mdb_strerror(rc));
+  *fits = next_from == ranges.size();
+  return Code::kOk;
+}
+
+Code DropIndex(const Table& table, ErrorBuffer* error) {
+  if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
+  const int rc = mdb_drop(table.txn, table.store_tables[0], 0);
+  if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "emptying the range index: %s", mdb_strerror(rc));
   return Code::kOk;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "planb/store.h"
 #include "range_index.h"
@@ -37,5 +38,22 @@ Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, const char* t
 // KeyStart bounds narrow the scan to rows whose from is in [number_min, number_max]; nothing else can (time is
 // not a leading key part), so other bounds are left to the host's filter.
 Code NumberScanRange(const ScanBounds& bounds, uint32_t key_size, KeyRange* range);
+
+// ---- Maintenance: both index kinds are a function of the set of ranges, so after rows go the index is rebuilt
+// from the data table rather than patched (removing a range from either kind means re-deciding every group it
+// touched). A rebuild reads every data row once and writes the index anew: O(rows + index size).
+
+// The distinct ranges of `table`'s data rows (keys of `key_size` bytes starting with from + to), in key order.
+// Reads with a cursor of its own; `table.cursor` is not moved.
+Code CollectRanges(const Table& table, uint32_t key_size, std::vector<Range>* out, ErrorBuffer* error);
+
+// Whether the index in store_tables[0] is the one of `ranges` (sorted, distinct) as far as deletions can spoil it:
+// a group at exactly each distinct from, and every range it names one of `ranges`. Index values are lists of
+// `entry_size`-byte entries naming a range (from + to) at `range_offset`. Reads only.
+Code IndexNamesOnly(const Table& table, const std::vector<Range>& ranges, uint32_t entry_size, uint32_t range_offset,
+                    bool* fits, ErrorBuffer* error);
+
+// Empties the index table (store_tables[0]); the caller then opens its index writer and adds every range.
+Code DropIndex(const Table& table, ErrorBuffer* error);
 
 }  // namespace planb::ranged

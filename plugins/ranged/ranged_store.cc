@@ -9,6 +9,7 @@
 // A record rewrites its row (the last write of a range wins); merges copy data rows and add their ranges to the
 // shard's own index. Lookup: one SET_RANGE/PREV on data, one mdb_get on the index, at most one more on data.
 #include <cstring>
+#include <vector>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
@@ -76,14 +77,37 @@ class RangedStore final : public Store {
     return ranged::DecodeDataRow(lmdb_key, value, ranged::kRangeKeySize, kTypeName, row, error);
   }
 
-  // TODO(issue 14): maintenance of Ranged State rows.
-  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "maintenance of Ranged State maps is not built yet");
+  // Ranged rows have no time: nothing to condense or retain (the descriptor declares no maintenance).
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer*) noexcept override {
+    return Code::kOk;
   }
-  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "deleting Ranged State rows is not built yet");
+
+  // Rows hold no reference to anything: mdb_cursor_del alone. The index waits for FinishDeletes.
+  Code DeleteRow(const Table& shard, Bytes, Bytes, ErrorBuffer* error) noexcept override {
+    const int rc = mdb_cursor_del(shard.cursor, 0);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "deleting a Ranged State row: %s", mdb_strerror(rc));
+    return Code::kOk;
   }
-  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
+  // The segment index is rebuilt from the data table when it names a range that went or has a group at a from no
+  // range has any more (reads the data rows and the index once; the rebuild writes the index anew). A deleted
+  // range that won nowhere and shared its from leaves the index as it was: the index is a function of the set.
+  Code FinishDeletes(const Table& shard, ErrorBuffer* error) noexcept override {
+    return Guard(error, [&] {
+      std::vector<Range> ranges;
+      Code code = ranged::CollectRanges(shard, ranged::kRangeKeySize, &ranges, error);
+      if (code != Code::kOk) return code;
+      bool fits = false;
+      code = ranged::IndexNamesOnly(shard, ranges, ranged::kSegmentSize, 8, &fits, error);
+      if (code != Code::kOk || fits) return code;
+      code = ranged::DropIndex(shard, error);
+      if (code != Code::kOk) return code;
+      ranged::SegmentIndexWriter index;
+      code = index.Open(shard, error);
+      for (size_t i = 0; code == Code::kOk && i < ranges.size(); ++i) code = index.Add(ranges[i], error);
+      return code;
+    });
+  }
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {

@@ -10,6 +10,8 @@
 // Lookup: one SET_RANGE/PREV on data to find the group, one mdb_get on the index, then per range containing the
 // number one SET_RANGE (+ PREV) on data for its latest version at or before the time.
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "planb/encoding.h"
 #include "planb/plugin.h"
@@ -89,14 +91,70 @@ class TemporalRangedStore final : public Store {
     return ranged::DecodeDataRow(lmdb_key, value, kKeySize, kTypeName, row, error);
   }
 
-  // TODO(issue 14): maintenance of Temporal Ranged State rows.
-  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "maintenance of Temporal Ranged State maps is not built yet");
+  // One cursor pass in LMDB order: a range's versions are contiguous and in time order, so each row is compared
+  // with the range's previous kept row only (value type + value bytes; copied, since a delete may move the bytes
+  // of other rows on the page). Condensation always keeps a range's first row; when retention takes every row of
+  // a range, the containment index is rebuilt at the end.
+  Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
+                ErrorBuffer* error) noexcept override {
+    return Guard(error, [&] {
+      uint8_t range_key[ranged::kRangeKeySize];
+      bool in_range = false;       // `range_key` is the range of the rows being walked
+      bool kept_in_range = false;  // some row of it stays; `previous` is the last one kept
+      bool range_lost = false;     // some range lost every row
+      std::string previous;
+      MDB_val k;
+      MDB_val v;
+      int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_FIRST);
+      while (rc == MDB_SUCCESS) {
+        ++stats->rows_examined;
+        if (k.mv_size != kKeySize || v.mv_size < 1) {
+          return Fail(error, Code::kCorruption, "%s row of a %zu-byte key and a %zu-byte value", kTypeName, k.mv_size,
+                      v.mv_size);
+        }
+        const auto* key = static_cast<const uint8_t*>(k.mv_data);
+        if (!in_range || std::memcmp(range_key, key, ranged::kRangeKeySize) != 0) {
+          if (in_range && !kept_in_range) range_lost = true;
+          std::memcpy(range_key, key, ranged::kRangeKeySize);
+          in_range = true;
+          kept_in_range = false;
+        }
+        const int64_t time = GetOrderedI64(key + ranged::kRangeKeySize);
+        const Bytes value(v);
+        bool remove = false;
+        if (request.retain && time < request.retain_from_ms) {
+          remove = true;
+          ++stats->rows_deleted;
+        } else if (request.condense && time < request.condense_before_ms && kept_in_range && Bytes(previous) == value) {
+          remove = true;  // a repeated confirmation: the earlier version already says it
+          ++stats->rows_condensed;
+        } else {
+          kept_in_range = true;
+          previous.assign(static_cast<const char*>(v.mv_data), v.mv_size);
+        }
+        if (remove) {
+          rc = mdb_cursor_del(shard.cursor, 0);
+          if (rc != MDB_SUCCESS)
+            return Fail(error, Code::kIOError, "deleting a %s row: %s", kTypeName, mdb_strerror(rc));
+        }
+        rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_NEXT);  // after a delete: the row that followed it
+      }
+      if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading %s rows: %s", kTypeName, mdb_strerror(rc));
+      if (in_range && !kept_in_range) range_lost = true;
+      return range_lost ? RebuildIndex(shard, /*only_if_stale=*/false, error) : Code::kOk;
+    });
   }
-  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "deleting Temporal Ranged State rows is not built yet");
+
+  // Rows hold no reference to anything: mdb_cursor_del alone. The index waits for FinishDeletes.
+  Code DeleteRow(const Table& shard, Bytes, Bytes, ErrorBuffer* error) noexcept override {
+    const int rc = mdb_cursor_del(shard.cursor, 0);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "deleting a %s row: %s", kTypeName, mdb_strerror(rc));
+    return Code::kOk;
   }
-  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
+  Code FinishDeletes(const Table& shard, ErrorBuffer* error) noexcept override {
+    return Guard(error, [&] { return RebuildIndex(shard, /*only_if_stale=*/true, error); });
+  }
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
@@ -104,6 +162,27 @@ class TemporalRangedStore final : public Store {
   }
 
  private:
+  // Rebuilds the containment index from the data table (every range once, whatever its versions); with
+  // `only_if_stale`, only when it lists a range without rows or a group at a from no range has (a range that lost
+  // its last version is listed at least in its own from's group, so this finds every one). Cost: one read of the
+  // data rows and of the index; a rebuild then writes the index anew, O(index size), quadratic when ranges nest.
+  static Code RebuildIndex(const Table& shard, bool only_if_stale, ErrorBuffer* error) {
+    std::vector<Range> ranges;
+    Code code = ranged::CollectRanges(shard, kKeySize, &ranges, error);
+    if (code != Code::kOk) return code;
+    if (only_if_stale) {
+      bool fits = false;
+      code = ranged::IndexNamesOnly(shard, ranges, ranged::RangeGroup::kEntrySize, 0, &fits, error);
+      if (code != Code::kOk || fits) return code;
+    }
+    code = ranged::DropIndex(shard, error);
+    if (code != Code::kOk) return code;
+    ranged::RangeIndexWriter index;
+    code = index.Open(shard, error);
+    for (size_t i = 0; code == Code::kOk && i < ranges.size(); ++i) code = index.Add(ranges[i], error);
+    return code;
+  }
+
   // The row of range `range_key` with the latest effective time <= `time`: SET_RANGE to (range, time) is that
   // row when the time matches exactly, otherwise the row before it, if it is still of this range.
   static Code LatestVersion(const Table& table, const uint8_t* range_key, int64_t time, MDB_val* k, MDB_val* v,

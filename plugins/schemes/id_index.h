@@ -13,6 +13,7 @@
 #include <xxhash.h>
 
 #include <cstring>
+#include <string>
 
 #include "scheme_parts.h"
 #include "value_table.h"
@@ -122,7 +123,107 @@ class IdIndex {
     return Code::kOk;
   }
 
+  // Forgets every id under which `t`'s data table (rows: `tag` + id + `suffix_size` bytes) has no row: one seek of
+  // `t.cursor` per id. The id leaves `ids` and the index, where the hash's last clash entry moves into the freed
+  // number so that clash numbers stay dense. The counter is left alone: ids are never handed out twice. Counts
+  // the ids forgotten into `*removed`. Write transactions only; allocates (maintenance, not lookups).
+  Code Sweep(const Table& t, Bytes tag, uint32_t suffix_size, uint64_t* removed, ErrorBuffer* error) const {
+    if (t.scheme_tables == nullptr) return Fail(error, Code::kInternal, "the lookup table was not opened");
+    MDB_cursor* ids = nullptr;
+    int rc = mdb_cursor_open(t.txn, t.scheme_tables[1], &ids);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening the lookup table: %s", mdb_strerror(rc));
+    const Code code = Guard(error, [&] {
+      std::string key;  // the swept id's key, copied: its bytes live in the entry being deleted
+      MDB_val k;
+      MDB_val v;
+      int at = mdb_cursor_get(ids, &k, &v, MDB_FIRST);
+      while (at == MDB_SUCCESS) {
+        if (k.mv_size == kIdBytes) {  // not the counter
+          uint8_t id[kIdBytes];
+          std::memcpy(id, k.mv_data, kIdBytes);
+          bool used = false;
+          Code found = HasRows(t, tag, id, suffix_size, &used, error);
+          if (found != Code::kOk) return found;
+          if (!used) {
+            key.assign(static_cast<const char*>(v.mv_data), v.mv_size);
+            at = mdb_cursor_del(ids, 0);
+            if (at != MDB_SUCCESS) return Fail(error, Code::kIOError, "deleting an id: %s", mdb_strerror(at));
+            found = Unindex(t, Bytes(key), id, error);
+            if (found != Code::kOk) return found;
+            ++*removed;
+          }
+        }
+        at = mdb_cursor_get(ids, &k, &v, MDB_NEXT);  // after a delete: the entry that followed it
+      }
+      if (at != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading the lookup table: %s", mdb_strerror(at));
+      return Code::kOk;
+    });
+    mdb_cursor_close(ids);
+    return code;
+  }
+
  private:
+  // Whether the data table has a row under `tag` + `id` (with a suffix of `suffix_size` bytes).
+  static Code HasRows(const Table& t, Bytes tag, const uint8_t* id, uint32_t suffix_size, bool* used,
+                      ErrorBuffer* error) {
+    uint8_t prefix[8 + kIdBytes];
+    if (tag.size > 8) return Fail(error, Code::kInternal, "a %zu-byte id tag", tag.size);
+    if (tag.size != 0) std::memcpy(prefix, tag.data, tag.size);
+    std::memcpy(prefix + tag.size, id, kIdBytes);
+    const size_t prefix_size = tag.size + kIdBytes;
+    MDB_val k{prefix_size, prefix};
+    MDB_val v;
+    const int rc = mdb_cursor_get(t.cursor, &k, &v, MDB_SET_RANGE);
+    if (rc == MDB_NOTFOUND) {
+      *used = false;
+      return Code::kOk;
+    }
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "seeking an id's rows: %s", mdb_strerror(rc));
+    *used = k.mv_size == prefix_size + suffix_size && std::memcmp(k.mv_data, prefix, prefix_size) == 0;
+    return Code::kOk;
+  }
+
+  // Removes `key` (id `id`) from the index, moving its hash's last clash entry into the freed number.
+  Code Unindex(const Table& t, Bytes key, const uint8_t* id, ErrorBuffer* error) const {
+    uint8_t probe[kMaxHashBytes + kClashBytes];
+    WriteHash(key, probe);
+    const uint32_t probe_size = hash_bytes_ + kClashBytes;
+    uint32_t freed = kMaxClash + 1;
+    uint32_t last = 0;  // the greatest clash number present
+    for (uint32_t clash = 0; clash <= kMaxClash; ++clash) {
+      PutU16(probe + hash_bytes_, static_cast<uint16_t>(clash));
+      MDB_val k{probe_size, probe};
+      MDB_val v;
+      const int rc = mdb_get(t.txn, t.scheme_tables[0], &k, &v);
+      if (rc == MDB_NOTFOUND) break;
+      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading the lookup table: %s", mdb_strerror(rc));
+      if (v.mv_size >= kIdBytes && std::memcmp(v.mv_data, id, kIdBytes) == 0) freed = clash;
+      last = clash;
+    }
+    if (freed > kMaxClash) {
+      return Fail(error, Code::kCorruption, "id %u is in the lookup table's ids but not in its index", GetU32(id));
+    }
+    PutU16(probe + hash_bytes_, static_cast<uint16_t>(last));
+    MDB_val last_key{probe_size, probe};
+    int rc = MDB_SUCCESS;
+    if (last != freed) {
+      MDB_val moved;
+      rc = mdb_get(t.txn, t.scheme_tables[0], &last_key, &moved);
+      if (rc == MDB_SUCCESS) {
+        const std::string entry(static_cast<const char*>(moved.mv_data), moved.mv_size);
+        uint8_t freed_key[kMaxHashBytes + kClashBytes];
+        std::memcpy(freed_key, probe, hash_bytes_);
+        PutU16(freed_key + hash_bytes_, static_cast<uint16_t>(freed));
+        MDB_val fk{probe_size, freed_key};
+        MDB_val fv{entry.size(), const_cast<char*>(entry.data())};
+        rc = mdb_put(t.txn, t.scheme_tables[0], &fk, &fv, 0);
+      }
+    }
+    if (rc == MDB_SUCCESS) rc = mdb_del(t.txn, t.scheme_tables[0], &last_key, nullptr);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "rewriting the lookup table: %s", mdb_strerror(rc));
+    return Code::kOk;
+  }
+
   void WriteHash(Bytes key, uint8_t* out) const {
     uint64_t hash = XXH3_64bits(key.data, key.size) >> (64 - hash_bits_);
     for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) out[i] = static_cast<uint8_t>(hash);

@@ -63,9 +63,10 @@ class LookupTableKeyScheme final : public value_dedup::SchemeWithValues {
     return index_.KeyOf(table, lmdb_key.data, key, error);
   }
 
-  // TODO(issue 14): the sweep of ids without rows (docs/schemes.md).
-  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t*, ErrorBuffer* error) const noexcept override {
-    return Fail(error, Code::kNotSupported, "sweeping unused ids is not built yet");
+  // Ids whose rows all went leave the tables (docs/schemes.md "Reclaiming ids").
+  Code SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
+                       ErrorBuffer* error) const noexcept override {
+    return index_.Sweep(table, Bytes(), suffix_size, removed, error);
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }

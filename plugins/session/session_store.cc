@@ -11,7 +11,10 @@
 // walks back from the last session starting at or before T and stops at sessions starting before
 // T - max_duration, which cannot reach T: a miss costs the sessions of the key in that window, not every one.
 // Where several sessions contain T, the one with the latest start (then the latest end) is returned.
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "planb/encoding.h"
 #include "planb/keyed_rows.h"
@@ -164,13 +167,62 @@ class SessionStore final : public Store {
   }
 
   // Time bounds constrain Start.
-  // TODO(issue 14): maintenance of Session rows.
-  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "maintenance of Session maps is not built yet");
+  // One cursor pass in LMDB order, a key at a time (its rows are contiguous, ordered by start then end).
+  // Retention deletes as it goes; the key's sessions ending before the cut are collected, and when the key's rows
+  // end, each run of them that overlaps or touches is rewritten as one row, then the cursor is sent back to the
+  // first row of the next key (only the finished key's rows were written).
+  Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
+                ErrorBuffer* error) noexcept override {
+    return Guard(error, [&] {
+      KeyGroup group;
+      MDB_val k;
+      MDB_val v;
+      int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_FIRST);
+      while (rc == MDB_SUCCESS) {
+        Bytes key;
+        uint32_t prefix_size = 0;
+        uint32_t stored_key_size = 0;
+        Code code = scheme_->DecodeRow(shard, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+        if (code != Code::kOk) return code;
+        int64_t start = 0;
+        int64_t end = 0;
+        code = DecodeBounds(Bytes(k), prefix_size, &start, &end, error);
+        if (code != Code::kOk) return code;
+        const Bytes prefix(static_cast<const uint8_t*>(k.mv_data), prefix_size);
+        if (Bytes(group.prefix) != prefix) {
+          if (!group.sessions.empty()) {
+            const std::string next(static_cast<const char*>(k.mv_data), k.mv_size);
+            code = CondenseGroup(shard, &group, stats, error);
+            if (code != Code::kOk) return code;
+            k = MDB_val{next.size(), const_cast<char*>(next.data())};
+            rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_SET_KEY);  // untouched: another key's row
+            if (rc != MDB_SUCCESS) {
+              return Fail(error, Code::kIOError, "finding the Session row after a condensed key: %s", mdb_strerror(rc));
+            }
+          }
+          group.prefix.assign(static_cast<const char*>(k.mv_data), prefix_size);
+        }
+        ++stats->rows_examined;
+        if (request.retain && end < request.retain_from_ms) {
+          code = DeleteKeyedRow(shard, *scheme_, Bytes(k), Bytes(v), 0, false, "Session row", error);
+          if (code != Code::kOk) return code;
+          ++stats->rows_deleted;
+        } else if (request.condense && end < request.condense_before_ms) {
+          if (group.sessions.empty()) group.stored_key.assign(static_cast<const char*>(v.mv_data), v.mv_size);
+          group.sessions.push_back({start, end});
+        }
+        rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_NEXT);  // after a delete: the row that followed it
+      }
+      if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading Session rows: %s", mdb_strerror(rc));
+      return CondenseGroup(shard, &group, stats, error);
+    });
   }
-  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "deleting Session rows is not built yet");
+
+  Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept override {
+    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, 0, false, "Session row", error);
   }
+
+  // The longest-session stat stays an upper bound when sessions go: lookups stay right, if a little slower.
   Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
@@ -203,6 +255,68 @@ class SessionStore final : public Store {
                   static_cast<long long>(*end), static_cast<long long>(*start));
     }
     return Code::kOk;
+  }
+
+  struct Session {
+    int64_t start;
+    int64_t end;
+  };
+  // One key's rows during Maintain: its prefix, its stored key (every row of a key holds the same), and its
+  // sessions that end before the condensation cut, in row order (by start, then end).
+  struct KeyGroup {
+    std::string prefix;
+    std::string stored_key;
+    std::vector<Session> sessions;
+  };
+
+  // Rewrites each run of `group`'s sessions that overlap or touch (a start at most 1 ms after the run's end) as
+  // one row [first start, greatest end], then empties `group`. Moves `table.cursor`.
+  Code CondenseGroup(const Table& table, KeyGroup* group, MaintainStats* stats, ErrorBuffer* error) {
+    const std::vector<Session>& sessions = group->sessions;
+    KeyPrefix prefix;
+    prefix.size = static_cast<uint32_t>(group->prefix.size());
+    std::memcpy(prefix.bytes, group->prefix.data(), prefix.size);
+    for (size_t first = 0; first < sessions.size();) {
+      Session merged = sessions[first];
+      size_t last = first + 1;
+      while (last < sessions.size() && (merged.end == INT64_MAX || sessions[last].start <= merged.end + 1)) {
+        merged.end = std::max(merged.end, sessions[last].end);
+        ++last;
+      }
+      if (last - first > 1) {
+        Code code = WriteMerged(table, prefix, group->stored_key, &sessions[first], last - first, merged, error);
+        if (code != Code::kOk) return code;
+        stats->rows_condensed += last - first - 1;
+      }
+      first = last;
+    }
+    group->sessions.clear();
+    return Code::kOk;
+  }
+
+  // Replaces the rows of `members` (sessions of the key under `prefix`) with the one row of `merged`.
+  Code WriteMerged(const Table& table, const KeyPrefix& prefix, const std::string& stored_key, const Session* members,
+                   size_t count, Session merged, ErrorBuffer* error) {
+    KeyPrefix row_key;
+    for (size_t i = 0; i < count; ++i) {
+      if (members[i].start == merged.start && members[i].end == merged.end) continue;  // the merged row itself
+      if (!MakeRowKey(prefix, members[i].start, members[i].end, &row_key)) {
+        return Fail(error, Code::kCorruption, "Session prefix of %u bytes leaves no room for its bounds", prefix.size);
+      }
+      MDB_val k = row_key.view().mdb();
+      const int rc = mdb_del(table.txn, table.dbi, &k, nullptr);
+      if (rc != MDB_SUCCESS)
+        return Fail(error, Code::kIOError, "deleting a condensed Session row: %s", mdb_strerror(rc));
+    }
+    if (!MakeRowKey(prefix, merged.start, merged.end, &row_key)) {
+      return Fail(error, Code::kCorruption, "Session prefix of %u bytes leaves no room for its bounds", prefix.size);
+    }
+    MDB_val k = row_key.view().mdb();
+    MDB_val v{stored_key.size(), const_cast<char*>(stored_key.data())};
+    const int rc = mdb_put(table.txn, table.dbi, &k, &v, 0);
+    if (rc != MDB_SUCCESS)
+      return Fail(error, PutFailureCode(rc), "writing a condensed Session row: %s", mdb_strerror(rc));
+    return RaiseMaxDuration(table, Duration(merged.start, merged.end), error);
   }
 
   // The recorded longest session, read once per snapshot where the host keeps a memo (its lookup readers).

@@ -7,6 +7,7 @@
 // The scheme's prefix is self-delimiting (key_suffix_size = 8), so one key's rows are contiguous and in time
 // order, and a lookup is one seek plus at most one step back. The same key and time again overwrites the row.
 #include <cstring>
+#include <string>
 
 #include "planb/encoding.h"
 #include "planb/keyed_rows.h"
@@ -110,14 +111,73 @@ class TemporalStore final : public Store {
     return DecodePayload(table, value, stored_key_size, row, error);
   }
 
-  // TODO(issue 14): maintenance of Temporal State rows.
-  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "maintenance of Temporal State maps is not built yet");
+  // One cursor pass in LMDB order: a key's rows are contiguous and in time order, so each row is compared with
+  // the key's previous kept row only. Values are compared decoded (value_dedup stores a reference, which may
+  // differ between equal values written by different streams) and copied, since releasing a removed row's
+  // value may delete the value-table entry a view pointed into.
+  Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
+                ErrorBuffer* error) noexcept override {
+    return Guard(error, [&] {
+      KeyPrefix previous_prefix;  // of the key's previous kept row; size 0 = none
+      previous_prefix.size = 0;
+      uint8_t previous_type = 0;
+      std::string previous_value;
+      MDB_val k;
+      MDB_val v;
+      int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_FIRST);
+      while (rc == MDB_SUCCESS) {
+        ++stats->rows_examined;
+        Bytes key;
+        uint32_t prefix_size = 0;
+        uint32_t stored_key_size = 0;
+        Code code = scheme_->DecodeRow(shard, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+        if (code != Code::kOk) return code;
+        if (k.mv_size != prefix_size + kTimeSize || v.mv_size < stored_key_size + 1) {
+          return Fail(error, Code::kCorruption, "Temporal State row of a %zu-byte key and a %zu-byte value", k.mv_size,
+                      v.mv_size);
+        }
+        const auto* key_bytes = static_cast<const uint8_t*>(k.mv_data);
+        const auto* data = static_cast<const uint8_t*>(v.mv_data);
+        const int64_t time = GetOrderedI64(key_bytes + prefix_size);
+        const bool same_key =
+            previous_prefix.size == prefix_size && std::memcmp(previous_prefix.bytes, key_bytes, prefix_size) == 0;
+        bool remove = false;
+        if (request.retain && time < request.retain_from_ms) {
+          remove = true;
+          ++stats->rows_deleted;
+          previous_prefix.size = 0;  // the key's next row becomes its first: it stays
+        } else {
+          Bytes value;
+          code = scheme_->DecodeValue(shard, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
+                                      error);
+          if (code != Code::kOk) return code;
+          if (request.condense && time < request.condense_before_ms && same_key &&
+              data[stored_key_size] == previous_type && Bytes(previous_value) == value) {
+            remove = true;  // a repeated confirmation: the earlier row already says it
+            ++stats->rows_condensed;
+          } else {
+            std::memcpy(previous_prefix.bytes, key_bytes, prefix_size);
+            previous_prefix.size = prefix_size;
+            previous_type = data[stored_key_size];
+            previous_value.assign(reinterpret_cast<const char*>(value.data), value.size);
+          }
+        }
+        if (remove) {
+          code = DeleteKeyedRow(shard, *scheme_, Bytes(k), Bytes(v), 1, true, "Temporal State row", error);
+          if (code != Code::kOk) return code;
+        }
+        rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_NEXT);  // after a delete: the row that followed it
+      }
+      if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading Temporal State rows: %s", mdb_strerror(rc));
+      return Code::kOk;
+    });
   }
-  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer* error) noexcept override {
-    return Fail(error, Code::kNotSupported, "deleting Temporal State rows is not built yet");
+
+  Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept override {
+    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, 1, true, "Temporal State row", error);
   }
-  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
+
+  Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }  // no tables of its own
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
