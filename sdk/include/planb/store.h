@@ -151,7 +151,7 @@ class Store {
 
   // Deletes the row `shard.cursor` is on (the host's scan found it: `lmdb_key`, `value`), releasing what it
   // references. Leaves the cursor as mdb_cursor_del does, so that the host's next MDB_NEXT reaches the row
-  // after the deleted one. Called once per row; `Finish` follows the last.
+  // after the deleted one. Called once per row; FinishDeletes follows the last.
   virtual Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept = 0;
   // After a run of DeleteRow calls in the same transaction: brings the type's own tables (an index) up to date.
   virtual Code FinishDeletes(const Table& shard, ErrorBuffer* error) noexcept = 0;
