@@ -9,7 +9,9 @@
 //   type.range_index    the containment index of range_index.h over the ranges (from, to), all versions alike
 // Lookup: one SET_RANGE/PREV on data to find the group, one mdb_get on the index, then per range containing the
 // number one SET_RANGE (+ PREV) on data for its latest version at or before the time.
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <string>
 #include <vector>
 
@@ -98,6 +100,15 @@ class TemporalRangedStore final : public Store {
   Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
                 ErrorBuffer* error) noexcept override {
     return Guard(error, [&] {
+      // Condensing a range that another overlaps would change answers: a lookup takes the latest version among
+      // every range holding the number, so dropping A's repeat at t2 lets B's version between A's t1 and t2 win
+      // after t2. Only ranges that overlap no other range are condensed.
+      std::vector<Range> overlapping;
+      if (request.condense) {
+        Code code = OverlappingRanges(shard, &overlapping, error);
+        if (code != Code::kOk) return code;
+      }
+      bool condensable = false;    // the range being walked overlaps no other
       uint8_t range_key[ranged::kRangeKeySize];
       bool in_range = false;       // `range_key` is the range of the rows being walked
       bool kept_in_range = false;  // some row of it stays; `previous` is the last one kept
@@ -118,6 +129,8 @@ class TemporalRangedStore final : public Store {
           std::memcpy(range_key, key, ranged::kRangeKeySize);
           in_range = true;
           kept_in_range = false;
+          const Range range = ranged::GetRangeKey(key);
+          condensable = !std::binary_search(overlapping.begin(), overlapping.end(), range, ByFromThenTo);
         }
         const int64_t time = GetOrderedI64(key + ranged::kRangeKeySize);
         const Bytes value(v);
@@ -125,7 +138,8 @@ class TemporalRangedStore final : public Store {
         if (request.retain && time < request.retain_from_ms) {
           remove = true;
           ++stats->rows_deleted;
-        } else if (request.condense && time < request.condense_before_ms && kept_in_range && Bytes(previous) == value) {
+        } else if (request.condense && condensable && time < request.condense_before_ms && kept_in_range &&
+                   Bytes(previous) == value) {
           remove = true;  // a repeated confirmation: the earlier version already says it
           ++stats->rows_condensed;
         } else {
@@ -162,6 +176,26 @@ class TemporalRangedStore final : public Store {
   }
 
  private:
+  static bool ByFromThenTo(const Range& a, const Range& b) { return a.from != b.from ? a.from < b.from : a.to < b.to; }
+
+  // The distinct ranges of the data table that overlap at least one other range, sorted ByFromThenTo. Sorted by
+  // from, a range overlaps an earlier one when it starts at or before the greatest end so far, and a later one
+  // when the next range starts at or before its end.
+  static Code OverlappingRanges(const Table& shard, std::vector<Range>* out, ErrorBuffer* error) {
+    std::vector<Range> ranges;
+    Code code = ranged::CollectRanges(shard, kKeySize, &ranges, error);
+    if (code != Code::kOk) return code;
+    std::sort(ranges.begin(), ranges.end(), ByFromThenTo);
+    int64_t max_to = 0;  // the greatest end of ranges[0, i)
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const bool earlier = i > 0 && ranges[i].from <= max_to;
+      const bool later = i + 1 < ranges.size() && ranges[i + 1].from <= ranges[i].to;
+      if (earlier || later) out->push_back(ranges[i]);
+      max_to = i == 0 ? ranges[i].to : std::max(max_to, ranges[i].to);
+    }
+    return Code::kOk;
+  }
+
   // Rebuilds the containment index from the data table (every range once, whatever its versions); with
   // `only_if_stale`, only when it lists a range without rows or a group at a from no range has (a range that lost
   // its last version is listed at least in its own from's group, so this finds every one). Cost: one read of the
