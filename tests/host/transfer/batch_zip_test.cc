@@ -217,7 +217,7 @@ TEST_F(BatchZipTest, RefusesManifestNotFirst) {
   ExpectRefused(Code::kInvalidArgument, "entry 'm/data.mdb'");
 }
 
-TEST_F(BatchZipTest, ManifestIsVersionTwoWithTheBatchId) {
+TEST_F(BatchZipTest, ManifestIsVersionThreeWithTheBatchId) {
   WriteFile(dir_ / "b/m/data.mdb", "x");
   ASSERT_TRUE(ZipBatch(dir_ / "b", Zip(), Options()).ok());
   int error = 0;
@@ -229,7 +229,7 @@ TEST_F(BatchZipTest, ManifestIsVersionTwoWithTheBatchId) {
   const zip_int64_t n = zip_fread(file, text, sizeof text);
   zip_fclose(file);
   zip_discard(zip);
-  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 2\nid node1/stream-1\n");
+  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 3\nid node1/stream-1\n");
 }
 
 TEST_F(BatchZipTest, ZipRefusesAMissingOrBadBatchId) {
@@ -285,8 +285,8 @@ TEST_F(BatchZipTest, RefusesAVersionTwoManifestWithoutAValidId) {
 }
 
 TEST_F(BatchZipTest, RefusesOtherFormatVersion) {
-  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 3\nid x\n"}, {"m/data.mdb", "x"}});
-  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '3', this build reads 2");
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 4\nid x\n"}, {"m/data.mdb", "x"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '4', this build reads 2 to 3");
   WriteRawZip(Zip(), {{"planb-batch", "hello"}, {"m/data.mdb", "x"}});
   ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': not a Plan B batch manifest");
 }
