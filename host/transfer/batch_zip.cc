@@ -32,9 +32,12 @@ constexpr size_t kCopyBlock = size_t{1} << 20;
 constexpr uint64_t kMaxManifestBytes = 1024;
 constexpr std::string_view kIdPrefix = "id ";
 
-std::string ManifestText(const std::string& batch_id) {
-  return std::string(kBatchManifestName) + " " + std::to_string(kBatchFormatVersion) + "\n" + std::string(kIdPrefix) +
-         batch_id + "\n";
+// The oldest version that holds the batch: 2 unless it deletes, so nodes and readers not yet upgraded still take
+// loads and snapshots during a rolling upgrade.
+std::string ManifestText(const std::string& batch_id, bool deletes) {
+  const int version = deletes ? kBatchFormatVersion : kOldestBatchFormatRead;
+  return std::string(kBatchManifestName) + " " + std::to_string(version) + "\n" + std::string(kIdPrefix) + batch_id +
+         "\n";
 }
 
 // Entry names come from the sender: print control bytes and non-ASCII escaped so a message stays one safe line.
@@ -155,7 +158,9 @@ Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& ma
     return s;
   }
   // zip_source_buffer does not copy: the text must live until zip_close below.
-  const std::string manifest = ManifestText(options.batch_id);
+  bool deletes = false;
+  for (const std::string& map : maps) deletes = deletes || HasDeleteEntry(batch_dir + "/" + map);
+  const std::string manifest = ManifestText(options.batch_id, deletes);
   zip_source_t* source = zip_source_buffer(zip.get(), manifest.data(), manifest.size(), 0);
   if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kInternal, temp);
   PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), kBatchManifestName, source, options.compress, temp));

@@ -4,7 +4,8 @@
 //   planb-batch        first entry; text "planb-batch 3\nid <batch id>\n": the format version, then the id that
 //                      names the batch on every node (the shard's content version counts batches by it, see
 //                      host/storage/content_version.h). Version 1 (no id) is refused: its batches cannot be counted.
-//                      Version 2 (the same, without delete entries) is still read.
+//                      Version 2 (the same, without delete entries) is still read, and written for a batch without
+//                      delete entries, so that nodes and readers not yet upgraded take loads and snapshots.
 //   <map>/data.mdb     one LMDB data file per map, <map> a valid map name (lower case, see IsValidMapName)
 //   <map>/delete       (version 3) a deletion: which rows of <map> go (host/transfer/delete_entry.h), at most
 //                      kMaxDeleteEntryBytes. A map has data.mdb or delete in one batch, never both.

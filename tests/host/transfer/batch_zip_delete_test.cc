@@ -107,6 +107,17 @@ TEST_F(BatchZipDeleteTest, ZipsAndExtractsADeleteEntry) {
   EXPECT_FALSE(entry.all);
   EXPECT_EQ(entry.where, "Key = 'Lyon'");
   EXPECT_EQ(ReadFile(Dest() + "/zones/data.mdb"), "lmdb bytes");
+  // A batch that deletes says version 3 (older nodes refuse it rather than ignore the deletion).
+  int error = 0;
+  zip_t* zip = zip_open(Zip().c_str(), ZIP_RDONLY, &error);
+  ASSERT_NE(zip, nullptr);
+  zip_file_t* file = zip_fopen(zip, "planb-batch", 0);
+  ASSERT_NE(file, nullptr);
+  char text[64];
+  const zip_int64_t n = zip_fread(file, text, sizeof text);
+  zip_fclose(file);
+  zip_discard(zip);
+  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 3\nid node1/del-1\n");
 }
 
 TEST_F(BatchZipDeleteTest, ZipRefusesAMapWithBothDataAndDelete) {

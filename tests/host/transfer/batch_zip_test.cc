@@ -217,7 +217,8 @@ TEST_F(BatchZipTest, RefusesManifestNotFirst) {
   ExpectRefused(Code::kInvalidArgument, "entry 'm/data.mdb'");
 }
 
-TEST_F(BatchZipTest, ManifestIsVersionThreeWithTheBatchId) {
+// Version 2: a batch without delete entries stays readable by nodes that know no version 3.
+TEST_F(BatchZipTest, ManifestIsVersionTwoWithTheBatchId) {
   WriteFile(dir_ / "b/m/data.mdb", "x");
   ASSERT_TRUE(ZipBatch(dir_ / "b", Zip(), Options()).ok());
   int error = 0;
@@ -229,7 +230,7 @@ TEST_F(BatchZipTest, ManifestIsVersionThreeWithTheBatchId) {
   const zip_int64_t n = zip_fread(file, text, sizeof text);
   zip_fclose(file);
   zip_discard(zip);
-  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 3\nid node1/stream-1\n");
+  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 2\nid node1/stream-1\n");
 }
 
 TEST_F(BatchZipTest, ZipRefusesAMissingOrBadBatchId) {
