@@ -49,7 +49,7 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
     request.filter = [&where](const Row& row) { return where->Matches(row); };
   }
   std::shared_ptr<MapEnv> shard;
-  Status s = runtime.OpenShard(plugins.config().name, &shard);
+  Status s = runtime.OpenForReading(plugins.config().name, StaleSnapshot::kFetchNow, &shard);
   if (!s.ok() && s.code() != Code::kNotFound) {
     err << "planb: " << s.message() << "\n";
     return kExitError;
