@@ -2,6 +2,7 @@
 // with --dry-run the rows it would take, as `planb query MAP --where EXPR` prints them, and a summary on stderr.
 #include <unistd.h>
 
+#include <charconv>
 #include <iomanip>
 #include <memory>
 #include <string>
@@ -99,9 +100,10 @@ int RemoteDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plu
   uint64_t matched = 0;
   bool counted = false;
   if (exit_code == kExitOk && line != std::string::npos && at != std::string::npos && at > line) {
-    const std::string tail = node_err.substr(at + marker.size());
-    counted = !tail.empty() && tail[0] >= '0' && tail[0] <= '9';
-    matched = counted ? std::stoull(tail) : 0;
+    const char* begin = node_err.data() + at + marker.size();
+    const char* end = node_err.data() + node_err.size();
+    const auto [next, ec] = std::from_chars(begin, end, matched);
+    counted = ec == std::errc() && (next == end || *next == '\n');
     if (counted) node_err.erase(line);
   }
   err.write(node_err.data(), static_cast<std::streamsize>(node_err.size()));

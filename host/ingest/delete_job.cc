@@ -122,8 +122,9 @@ Status CheckDelete(Runtime& runtime, const std::string& map, const DeleteEntry& 
     return Status::Invalid("--where: an empty expression (use --all to delete every row)");
   }
   if (DeleteEntryText(entry).size() > kMaxDeleteEntryBytes) {
+    const size_t room = kMaxDeleteEntryBytes - DeleteEntryText(DeleteEntry{false, ""}).size();
     return Status::Invalid("--where: " + std::to_string(entry.where.size()) + " bytes, more than a deletion holds (" +
-                           std::to_string(kMaxDeleteEntryBytes - 8) + ")");
+                           std::to_string(room) + ")");
   }
   const PluginDescriptor& type = (*plugins)->type_descriptor();
   std::unique_ptr<Expression> expression;

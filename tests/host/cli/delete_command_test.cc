@@ -133,6 +133,8 @@ TEST_F(DeleteCommandTest, BadInputExitsTwoAndStagesNothing) {
       {{"city_to_country", "--where", "Kye = 'a'"}, "--where: column 1: unknown field 'Kye'"},
       {{"city_to_country", "--where", "Key = "}, "--where: column"},
       {{"city_to_country", "--where", "   "}, "an empty expression"},
+      {{"city_to_country", "--where", "Key = '" + std::string(70000, 'x') + "'"},
+       "--where: 70008 bytes, more than a deletion holds (65529)"},
       {{"city_to_country"}, "give exactly one of --where EXPR and --all"},
       {{"city_to_country", "--all", "--where", "Key = 'a'"}, "give exactly one of --where EXPR and --all"},
       {{"city_to_country", "--all", "--format", "csv"}, "--format applies to --dry-run only"},
