@@ -142,5 +142,22 @@ TEST_F(DeleteClusterTest, DryRunAsksAStorageNodeWithRemote) {
   EXPECT_THAT(bad.err, HasSubstr("unknown map"));
 }
 
+// A node that cannot answer the check: nothing is staged on any node (the other one included).
+TEST_F(DeleteClusterTest, ANodeDownStagesTheDeletionNowhere) {
+  const std::string file = cluster_.dir() + "/in.xml";
+  testing::WriteFile(file, ReferenceData(Ref("city_to_country", "Lyon", "France")));
+  ASSERT_EQ(cluster_.Load({file}).exit_code, 0);
+  ASSERT_TRUE(cluster_.WaitMerged(0));
+  const std::string before = cluster_.Dump(0);
+  cluster_.process(1).Stop();
+  const ProcessResult r = Proc({"delete", "city_to_country", "--all"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nothing was staged"));
+  EXPECT_THAT(r.err, HasSubstr("node2"));
+  ASSERT_TRUE(cluster_.WaitMerged(0));
+  EXPECT_EQ(cluster_.Dump(0), before);
+  EXPECT_EQ(Rows(0, "city_to_country").size(), 1u);
+}
+
 }  // namespace
 }  // namespace planb
