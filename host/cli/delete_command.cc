@@ -58,10 +58,13 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
   std::unique_ptr<RowWriter> writer = RowWriter::Create(format, type.fields, type.field_count, out);
   ScanStats stats;
   if (shard) {
-    s = ScanMap(*shard, request, [&writer](const Row& row) {
-      writer->Write(row);
-      return true;
-    }, &stats);
+    s = ScanMap(
+        *shard, request,
+        [&writer](const Row& row) {
+          writer->Write(row);
+          return true;
+        },
+        &stats);
   } else {
     s = Status::Ok();  // no shard yet: nothing to delete
   }
@@ -186,8 +189,8 @@ int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     return kExitError;
   }
   if (!report.distributed) {
-    out << "deletion batch " << report.sequence << " of " << report.map << " staged on 1 node and merged: "
-        << RowsText(report.rows_deleted) << " deleted\n";
+    out << "deletion batch " << report.sequence << " of " << report.map
+        << " staged on 1 node and merged: " << RowsText(report.rows_deleted) << " deleted\n";
     return kExitOk;
   }
   out << "deletion batch " << report.batch_id << " of " << report.map << " staged on " << report.deliveries.size()

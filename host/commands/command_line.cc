@@ -94,7 +94,8 @@ po::options_description CommandOptions() {
       ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
       ("all", "delete: every row of the map (instead of --where)")
       ("dry-run", "delete: print the rows that would go (as query does) and their count, change nothing")
-      ("remote", "lookup, query, delete --dry-run: ask a storage node of node_list (in order) instead of reading local shards")
+      ("remote", "lookup, query, delete --dry-run: ask a storage node of node_list (in order) instead of reading "
+                 "local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
       ("ready-file", po::value<std::string>()->value_name("FILE"),

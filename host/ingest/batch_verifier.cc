@@ -20,7 +20,9 @@ Status VerifyDeleteEntry(const MapCatalog& catalog, const std::string& zip_path,
   const std::string where = zip_path + ": entry '" + map + "/" + kDeleteEntryName + "'";
   std::shared_ptr<const MapPlugins> plugins;
   Status s = catalog.Get(map, &plugins);
-  if (!s.ok()) return Status::Invalid(where + ": map '" + map + "' is not configured on this node (" + s.message() + ")");
+  if (!s.ok()) {
+    return Status::Invalid(where + ": map '" + map + "' is not configured on this node (" + s.message() + ")");
+  }
   DeleteEntry entry;
   s = ReadDeleteEntry(map_dir, &entry);
   if (!s.ok()) return Status(s.code(), where + ": " + s.message());

@@ -31,9 +31,8 @@ Status CheckNodes(Runtime& runtime, const std::string& map, uint64_t bytes, cons
     checks[0].local = true;
     std::shared_ptr<MapEnv> shard;
     Status opened = runtime.OpenShard(map, &shard);
-    checks[0].status = opened.ok() || opened.code() == Code::kNotFound
-                           ? CheckLoadLocally(runtime, request, &checks[0].reply)
-                           : opened;
+    checks[0].status =
+        opened.ok() || opened.code() == Code::kNotFound ? CheckLoadLocally(runtime, request, &checks[0].reply) : opened;
   } else {
     if (options.delivery == nullptr) return Status::Internal("delete: a node_list but no BatchDelivery");
     options.delivery->Check(request, &checks);

@@ -30,11 +30,11 @@ struct DeleteReport {
   std::string map;       // as configured
   std::string batch_id;  // "" until the batch is made
   uint64_t batch_bytes = 0;
-  bool staged = false;       // on any node: a later failure leaves it queued, not lost
-  bool distributed = false;  // with a node_list
-  uint64_t sequence = 0;     // single node: its staging sequence
-  bool merged = false;       // single node: merged by this process
-  uint64_t rows_deleted = 0;  // single node, once merged
+  bool staged = false;                   // on any node: a later failure leaves it queued, not lost
+  bool distributed = false;              // with a node_list
+  uint64_t sequence = 0;                 // single node: its staging sequence
+  bool merged = false;                   // single node: merged by this process
+  uint64_t rows_deleted = 0;             // single node, once merged
   std::vector<NodeDelivery> deliveries;  // with a node_list: one per storage node
   MergeReport merge;                     // single node: what this process merged
 };

@@ -54,17 +54,18 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
   ErrorBuffer error;
   Status failed;
   ScanStats stats;
-  PLANB_RETURN_IF_ERROR(ScanMapInTxn(shard, txn.get(), cursor.get(), request,
-                                     [&](const Row&, Bytes lmdb_key, Bytes value) {
-                                       const Code code = store.DeleteRow(table, lmdb_key, value, &error);
-                                       if (code != Code::kOk) {
-                                         failed = Status::FromPlugin(code, error);
-                                         return false;
-                                       }
-                                       ++result->rows_deleted;
-                                       return true;
-                                     },
-                                     &stats));
+  PLANB_RETURN_IF_ERROR(ScanMapInTxn(
+      shard, txn.get(), cursor.get(), request,
+      [&](const Row&, Bytes lmdb_key, Bytes value) {
+        const Code code = store.DeleteRow(table, lmdb_key, value, &error);
+        if (code != Code::kOk) {
+          failed = Status::FromPlugin(code, error);
+          return false;
+        }
+        ++result->rows_deleted;
+        return true;
+      },
+      &stats));
   result->rows_examined = stats.rows_examined;
   PLANB_RETURN_IF_ERROR(failed.WithContext("deleting a row of map " + plugins.config().name));
   if (result->rows_deleted > 0) {

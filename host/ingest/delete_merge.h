@@ -18,7 +18,7 @@ namespace planb {
 struct DeleteMergeResult {
   uint64_t rows_examined = 0;  // rows the scan read
   uint64_t rows_deleted = 0;
-  uint64_t keys_swept = 0;     // keys the scheme forgot (SweepUnusedKeys)
+  uint64_t keys_swept = 0;      // keys the scheme forgot (SweepUnusedKeys)
   bool already_merged = false;  // the shard records the batch: nothing was done
   // On failure: the entry itself is at fault (its expression does not parse against the map's fields), not this
   // node's shard, plugins (a type without DeleteRow yet: kNotSupported) or disk.

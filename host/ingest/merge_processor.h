@@ -2,10 +2,10 @@
 // For each staged zip N: merging/ is scratch, so it is emptied first; the zip is extracted into merging/N/; each
 // map in it is merged into the map's shard in one LMDB write transaction with the store type's semantics (the
 // batch's file, which may have come over the network, is only ever read, never written or kept: a map's first
-// batch is copied row by row into a fresh shard built in merging/N/, which is then moved into shards/); staging/N.zip is deleted (durably) only after
-// every map committed, and merging/N/ after that. A crash at any point is repaired by the next run: the zip is
-// still staged, so the batch is extracted and merged again, which changes nothing already applied (merges are
-// idempotent). Processes sharing a home take turns through merging/.lock.
+// batch is copied row by row into a fresh shard built in merging/N/, which is then moved into shards/); staging/N.zip
+// is deleted (durably) only after every map committed, and merging/N/ after that. A crash at any point is repaired
+// by the next run: the zip is still staged, so the batch is extracted and merged again, which changes nothing
+// already applied (merges are idempotent). Processes sharing a home take turns through merging/.lock.
 // Each merge records the batch's id (from its manifest) in the shard's content version (content_version.h) in the
 // same write transaction as the rows (for a first batch too). A batch merged again after a crash is recognised by
 // its id, so the version does not move either.
@@ -65,8 +65,8 @@ class MergeProcessor {
                     const MergeAttempts& attempts, MergeReport* report);
   Status MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id, MergeReport* report,
                   Blame* blame);
-  Status MergeDeletion(const std::string& map_dir, const std::shared_ptr<const MapPlugins>& plugins, const std::string& batch_id,
-                       MergeReport* report, Blame* blame);
+  Status MergeDeletion(const std::string& map_dir, const std::shared_ptr<const MapPlugins>& plugins,
+                       const std::string& batch_id, MergeReport* report, Blame* blame);
 
   Runtime& runtime_;
   UnzipLimits limits_;

@@ -120,8 +120,8 @@ Status ListMaps(const std::string& batch_dir, std::vector<std::string>* maps) {
     const bool data = fs::is_regular_file(it->path() / kDataFile, ec);
     const bool deletion = fs::is_regular_file(it->path() / kDeleteEntryName, ec);
     if (data && deletion) {
-      return Status::Invalid(batch_dir + "/" + name + ": both data.mdb and delete (a batch adds to a map or "
-                             "deletes from it, not both)");
+      return Status::Invalid(batch_dir + "/" + name +
+                             ": both data.mdb and delete (a batch adds to a map or deletes from it, not both)");
     }
     if (!data && !deletion) {
       return Status::Invalid(batch_dir + "/" + name + ": no data.mdb or delete (not a finished batch)");
@@ -262,7 +262,8 @@ class ZipChecker {
   Status CheckName(Entry* entry, const std::string& where) {
     const std::string& name = entry->name;
     size_t slash = name.find('/');
-    const std::string_view file = slash == std::string::npos ? std::string_view() : std::string_view(name).substr(slash + 1);
+    const std::string_view file =
+        slash == std::string::npos ? std::string_view() : std::string_view(name).substr(slash + 1);
     if (slash == std::string::npos || (file != kDataFile && file != kDeleteEntryName) ||
         !IsValidMapName(std::string_view(name).substr(0, slash))) {
       return Status::Invalid(where +
@@ -277,8 +278,10 @@ class ZipChecker {
   // A deletion is small text, read whole here (bounded) so that a batch whose entry could not merge is refused
   // before anything is written.
   Status CheckDeleteEntry(const Entry& entry, const std::string& where) {
-    if (version_ < 3) return Status::Invalid(where + ": a delete entry in a planb-batch " +
-                                             std::to_string(version_) + " batch (deletions came with version 3)");
+    if (version_ < 3) {
+      return Status::Invalid(where + ": a delete entry in a planb-batch " + std::to_string(version_) +
+                             " batch (deletions came with version 3)");
+    }
     if (!limits_.allow_deletes) return Status::Invalid(where + ": a delete entry, where only map data may be");
     if (entry.size > kMaxDeleteEntryBytes) {
       return Status::Invalid(where + ": delete entry of " + std::to_string(entry.size) +

@@ -59,13 +59,13 @@ struct UnzipLimits {
   bool allow_deletes = false;
 };
 
-// Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb`
-// (or `<dest_dir>/<map>/delete`, when limits.allow_deletes; HasDeleteEntry tells them apart) per map, fsynced
-// (unless !limits.sync). Refuses, naming the zip and the entry, before writing anything: not a zip / unreadable, a missing or unknown-version manifest (version 1, from an older planb, included), a version 2
-// or 3 manifest without a valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` or
-// `<valid map>/delete` (absolute paths, `..`, backslashes, anything else), a delete entry that is unreadable
-// (ParseDeleteEntry), too big, in a version 2 batch or not allowed, a map twice (both entries included), more
-// entries or more declared bytes than `limits`.
+// Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb` (or
+// `<dest_dir>/<map>/delete`, when limits.allow_deletes; HasDeleteEntry tells them apart) per map, fsynced (unless
+// !limits.sync). Refuses, naming the zip and the entry, before writing anything: not a zip / unreadable, a missing or
+// unknown-version manifest (version 1, from an older planb, included), a version 2 or 3 manifest without a valid `id`
+// line, an entry name that is not exactly `<valid map>/data.mdb` or `<valid map>/delete` (absolute paths, `..`,
+// backslashes, anything else), a delete entry that is unreadable (ParseDeleteEntry), too big, in a version 2 batch or
+// not allowed, a map twice (both entries included), more entries or more declared bytes than `limits`.
 // Refused too (kFull "not enough disk ...", nothing written) when the declared sizes would leave less than
 // max(limits.min_free_bytes, 1% of the filesystem) free where dest_dir is made.
 // While extracting, an entry that inflates past its declared size or fails its CRC is an error too. On any

@@ -17,11 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::CliEnv;
+using ::testing::HasSubstr;
 using testing::ProcessResult;
 using testing::Ref;
 using testing::ReferenceData;
 using testing::SortedCsvColumn;
-using ::testing::HasSubstr;
 using Strings = std::vector<std::string>;
 
 // PLANB_FAULT for the children started while it lives.
@@ -43,10 +43,12 @@ Strings StagedZips(const CliEnv& env) {
 class DeleteCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const ProcessResult r = env_.Load({env_.Write("cities.xml", ReferenceData(
-        Ref("city_to_country", "Lyon", "France") + "\n" + Ref("city_to_country", "Paris", "France") + "\n" +
-        Ref("city_to_country", "Berlin", "Germany") + "\n" + Ref("city_to_country", "Rome", "Italy") + "\n" +
-        Ref("iptolocation", "10.0.0.1", "lab") + "\n" + Ref("iptolocation", "10.0.0.2", "office")))});
+    const ProcessResult r = env_.Load({env_.Write(
+        "cities.xml",
+        ReferenceData(Ref("city_to_country", "Lyon", "France") + "\n" + Ref("city_to_country", "Paris", "France") +
+                      "\n" + Ref("city_to_country", "Berlin", "Germany") + "\n" +
+                      Ref("city_to_country", "Rome", "Italy") + "\n" + Ref("iptolocation", "10.0.0.1", "lab") + "\n" +
+                      Ref("iptolocation", "10.0.0.2", "office")))});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   Strings Keys(const std::string& map) {
@@ -108,7 +110,8 @@ TEST_F(DeleteCommandTest, DryRunPrintsWhatQueryPrintsAndChangesNothing) {
     const ProcessResult dry =
         Delete({"city_to_country", "--where", "Value = 'France'", "--dry-run", "--format", format});
     ASSERT_EQ(dry.exit_code, 0) << dry.err;
-    const ProcessResult query = env_.Run({"query", "city_to_country", "--where", "Value = 'France'", "--format", format});
+    const ProcessResult query =
+        env_.Run({"query", "city_to_country", "--where", "Value = 'France'", "--format", format});
     EXPECT_EQ(dry.out, query.out);
     EXPECT_EQ(dry.err, "would delete 2 rows of city_to_country\n");
   }

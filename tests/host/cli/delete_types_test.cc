@@ -23,7 +23,9 @@ using testing::TimedRef;
 using Strings = std::vector<std::string>;
 
 // What a node says when a plugin cannot delete yet (the SDK's stubs answer kNotSupported with this text).
-bool NotBuiltYet(const ProcessResult& r) { return r.exit_code != 0 && r.err.find("not built yet") != std::string::npos; }
+bool NotBuiltYet(const ProcessResult& r) {
+  return r.exit_code != 0 && r.err.find("not built yet") != std::string::npos;
+}
 
 // A value over 16 bytes (value_dedup stores it in the value table); `n` values shared by several keys.
 std::string Value(int n) { return "a value long enough to be deduplicated #" + std::to_string(n % 4); }
@@ -38,9 +40,9 @@ TEST_P(DeleteSchemesTest, DeletedKeysGoOthersStayAndDeletedKeysLoadAgain) {
   ASSERT_EQ(env.Load({env.Write("a.xml", ReferenceData(body))}).exit_code, 0);
 
   // key1 and key10..key19 (startsWith), key2..key4, and Value #2 (keys 2, 6, 10, ...).
-  const ProcessResult r = env.Run({"delete", "m", "--where",
-                                   "Key startsWith 'key1' or Key in ('key2', 'key3', 'key4') or Value = '" +
-                                       Value(2) + "'"});
+  const ProcessResult r =
+      env.Run({"delete", "m", "--where",
+               "Key startsWith 'key1' or Key in ('key2', 'key3', 'key4') or Value = '" + Value(2) + "'"});
   if (NotBuiltYet(r)) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Strings expected;
@@ -76,11 +78,11 @@ TEST_P(DeleteSchemesTest, DeletedKeysGoOthersStayAndDeletedKeysLoadAgain) {
 INSTANTIATE_TEST_SUITE_P(Schemes, DeleteSchemesTest, ::testing::ValuesIn(kSchemeMatrix), SchemeName);
 
 struct TypeCase {
-  const char* map;           // of kTypedMapsConfig
-  Strings rows;              // loaded
-  const char* where;         // deletes exactly one of them
-  const char* column;        // identifies the rows in query csv
-  Strings remaining;         // of `column`, sorted
+  const char* map;     // of kTypedMapsConfig
+  Strings rows;        // loaded
+  const char* where;   // deletes exactly one of them
+  const char* column;  // identifies the rows in query csv
+  Strings remaining;   // of `column`, sorted
 };
 
 class DeleteTypesTest : public ::testing::TestWithParam<TypeCase> {};
@@ -102,18 +104,26 @@ const TypeCase kTypeCases[] = {
     {"tm_hashed",
      {TimedRef("tm_hashed", "2024-01-01T00:00:00Z", "a", "1"), TimedRef("tm_hashed", "2024-02-01T00:00:00Z", "a", "2"),
       TimedRef("tm_hashed", "2024-01-01T00:00:00Z", "b", "3")},
-     "Key = 'a' and EffectiveTime < '2024-01-15'", "Value", {"2", "3"}},
+     "Key = 'a' and EffectiveTime < '2024-01-15'",
+     "Value",
+     {"2", "3"}},
     {"rg",
      {testing::RangeRef("rg", "", "1", "10", "x"), testing::RangeRef("rg", "", "20", "30", "y")},
-     "KeyStart = 20", "Value", {"x"}},
+     "KeyStart = 20",
+     "Value",
+     {"x"}},
     {"trg",
      {testing::RangeRef("trg", "2024-01-01T00:00:00Z", "1", "10", "x"),
       testing::RangeRef("trg", "2024-03-01T00:00:00Z", "1", "10", "z")},
-     "EffectiveTime >= '2024-02-01'", "Value", {"x"}},
+     "EffectiveTime >= '2024-02-01'",
+     "Value",
+     {"x"}},
     {"ss_hashed",
      {testing::SessionEvent("ss_hashed", "a", "2024-01-01T00:00:00Z", "10m"),
       testing::SessionEvent("ss_hashed", "b", "2024-01-01T00:00:00Z", "10m")},
-     "Key = 'b'", "Key", {"a"}},
+     "Key = 'b'",
+     "Key",
+     {"a"}},
 };
 
 std::string TypeCaseName(const ::testing::TestParamInfo<TypeCase>& info) { return info.param.map; }

@@ -47,8 +47,7 @@ class BadDeleteUpload : public ::testing::Test {
     UploadSettings settings;
     settings.request_timeout_ms = 5000;
     UploadOutcome outcome;
-    return UploadBatch(context_, UploadTarget{"node1", cluster_.endpoint(0)}, zip, "test/" + name, settings,
-                       &outcome);
+    return UploadBatch(context_, UploadTarget{"node1", cluster_.endpoint(0)}, zip, "test/" + name, settings, &outcome);
   }
 
   void ExpectRefused(const std::string& name, const Entries& entries, const std::string& part) {
@@ -66,9 +65,10 @@ class BadDeleteUpload : public ::testing::Test {
 };
 
 TEST_F(BadDeleteUpload, MalformedDeleteEntriesAreRefused) {
-  ExpectRefused("big.zip", {{"planb-batch", kManifest},
-                            {"city_to_country/delete", "where Key = '" + std::string(70000, 'x') + "'\n"}},
-                "entry 'city_to_country/delete': delete entry of 70015 bytes, more than the limit of 65536");
+  ExpectRefused(
+      "big.zip",
+      {{"planb-batch", kManifest}, {"city_to_country/delete", "where Key = '" + std::string(70000, 'x') + "'\n"}},
+      "entry 'city_to_country/delete': delete entry of 70015 bytes, more than the limit of 65536");
   ExpectRefused("verb.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "drop table\n"}},
                 "entry 'city_to_country/delete': delete entry: not 'all' or 'where <expression>'");
   ExpectRefused("expr.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "where KeyStart = 5\n"}},

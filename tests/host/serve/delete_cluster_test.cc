@@ -90,7 +90,9 @@ TEST_F(DeleteClusterTest, RandomLoadsAndDeletesGiveTheSameContentOnBothNodesAsTh
       r = Proc({"delete", map, "--where", "Key in ('" + a + "', '" + b + "')"});
       model[map].erase(a);
       model[map].erase(b);
-      if (r.exit_code == 0) EXPECT_THAT(r.out, HasSubstr("staged on 2 storage node(s)"));
+      if (r.exit_code == 0) {
+        EXPECT_THAT(r.out, HasSubstr("staged on 2 storage node(s)"));
+      }
     } else if (kind == 3) {  // by value
       const std::string value = "v" + std::to_string(random() % 3);
       r = Proc({"delete", map, "--where", "Value = '" + value + "'"});
@@ -118,13 +120,13 @@ TEST_F(DeleteClusterTest, RandomLoadsAndDeletesGiveTheSameContentOnBothNodesAsTh
 
 TEST_F(DeleteClusterTest, DryRunAsksAStorageNodeWithRemote) {
   const std::string file = cluster_.dir() + "/in.xml";
-  testing::WriteFile(file, ReferenceData(Ref("city_to_country", "Lyon", "France") + "\n" +
-                                         Ref("city_to_country", "Nice", "France") + "\n" +
-                                         Ref("city_to_country", "Bonn", "Germany")));
+  testing::WriteFile(
+      file, ReferenceData(Ref("city_to_country", "Lyon", "France") + "\n" + Ref("city_to_country", "Nice", "France") +
+                          "\n" + Ref("city_to_country", "Bonn", "Germany")));
   ASSERT_EQ(cluster_.Load({file}).exit_code, 0);
   ASSERT_TRUE(cluster_.WaitMerged(0));
-  const ProcessResult dry = Proc({"delete", "city_to_country", "--where", "Value = 'France'", "--dry-run", "--remote",
-                                  "--format", "csv"});
+  const ProcessResult dry =
+      Proc({"delete", "city_to_country", "--where", "Value = 'France'", "--dry-run", "--remote", "--format", "csv"});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   const ProcessResult query =
       Proc({"query", "city_to_country", "--where", "Value = 'France'", "--remote", "--format", "csv"});

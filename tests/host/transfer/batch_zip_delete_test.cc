@@ -58,8 +58,8 @@ class BatchZipDeleteTest : public ::testing::Test {
 };
 
 TEST(DeleteEntry, TextRoundTrips) {
-  for (const DeleteEntry& entry : {DeleteEntry{true, ""}, DeleteEntry{false, "Key = 'a'"},
-                                   DeleteEntry{false, "Key = 'a'\nor Key = 'b'"}}) {
+  for (const DeleteEntry& entry :
+       {DeleteEntry{true, ""}, DeleteEntry{false, "Key = 'a'"}, DeleteEntry{false, "Key = 'a'\nor Key = 'b'"}}) {
     DeleteEntry parsed;
     ASSERT_TRUE(ParseDeleteEntry(DeleteEntryText(entry), &parsed).ok());
     EXPECT_EQ(parsed.all, entry.all);
@@ -70,7 +70,7 @@ TEST(DeleteEntry, TextRoundTrips) {
 TEST(DeleteEntry, RefusesMalformedText) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"", "not 'all' or 'where"},
-      {"all", "not 'all' or 'where"},             // no newline
+      {"all", "not 'all' or 'where"},  // no newline
       {"all\nall\n", "not 'all' or 'where"},
       {"drop everything\n", "not 'all' or 'where"},
       {"where \n", "'where' without an expression"},
