@@ -5,10 +5,12 @@
 // Before anything is staged the map must be configured, the expression must parse against its type's fields, and
 // every node that will merge must say it can (load_check.h); any failure stages nothing anywhere. Merging the
 // batch again (a crash, a second delivery) changes nothing: the shard records its id (delete_merge.h).
+// Thread-safety: as RunLoad, one call at a time per Runtime (merges of a home take turns through merging/.lock).
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 

@@ -5,6 +5,7 @@
 //   "where <EXPR>\n"   the rows `planb query MAP --where EXPR` prints (host/query/expression.h); EXPR may span
 //                      lines, the last newline ends it
 // Nothing else: an unknown verb, an empty expression or a missing final newline is refused.
+// Thread-safety: plain functions without shared state.
 #pragma once
 
 #include <cstdint>
