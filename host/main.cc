@@ -51,6 +51,7 @@ int Run(int argc, char** argv) {
     std::cerr << "planb: " << s.message() << "\n";
     return kExitError;
   }
+  if (cli.command == "delete") return RunDeleteCommand(*runtime, cli, std::cout, std::cerr);  // --remote: its own
   if (cli.remote) return RunRemoteCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "load") return RunLoadCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "lookup") return RunLookupCommand(*runtime, cli, std::cout, std::cerr);

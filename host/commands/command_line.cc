@@ -32,6 +32,10 @@ const std::vector<CommandSpec>& Commands() {
        {"time", "remote", "keys-from", "min-version", "format", "quiet"}, 1, kMany},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain", "remote"}, 1, 1},
+      {"delete", "MAP",
+       "delete the rows of MAP that match --where (or --all) on every storage node, as a batch merged in order "
+       "with loads; --dry-run prints them instead",
+       {"where", "all", "dry-run", "format", "remote"}, 1, 1},
       {"serve", "",
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
@@ -82,7 +86,7 @@ po::options_description CommandOptions() {
       ("time", po::value<std::string>()->value_name("ISO8601"),
        "lookup: the instant asked about, for temporal types and sessions (default: now)")
       ("where", po::value<std::string>()->value_name("EXPR"),
-       "query: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
+       "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
@@ -92,7 +96,10 @@ po::options_description CommandOptions() {
       ("min-version", po::value<std::string>()->value_name("N"),
        "lookup: first wait (at most 10 x request_timeout) for data at content version N or newer, as load printed")
       ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
-      ("remote", "lookup, query: ask a storage node of node_list (in order) instead of reading local shards")
+      ("all", "delete: every row of the map (instead of --where)")
+      ("dry-run", "delete: print the rows that would go (as query does) and their count, change nothing")
+      ("remote", "lookup, query, delete --dry-run: ask a storage node of node_list (in order) instead of reading "
+                 "local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
        "serve: listen here instead of the config's [node.NAME] endpoint (tcp://HOST:PORT; port * = any free)")
       ("ready-file", po::value<std::string>()->value_name("FILE"),
@@ -209,6 +216,8 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;
   out->remote = vm.count("remote") > 0;
+  out->all = vm.count("all") > 0;
+  out->dry_run = vm.count("dry-run") > 0;
   out->quiet = vm.count("quiet") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();
   if (vm.count("min-version")) out->min_version = vm["min-version"].as<std::string>();

@@ -27,6 +27,8 @@ struct CommandLine {
   std::optional<std::string> limit;           // query: text, checked by the command
   bool explain = false;                       // query
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
+  bool all = false;                           // delete: every row of the map
+  bool dry_run = false;                       // delete: print what would go, change nothing
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve
   std::vector<std::string> data;              // bench: the reference-data files (--data, several after it)

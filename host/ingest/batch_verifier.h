@@ -1,7 +1,8 @@
 // Checks a received batch zip before it may be staged, so that a bad upload is refused to its sender instead of
 // blocking this node's merge queue: the zip's rules (batch_zip.h, with the node's size limits), then every map's
 // LMDB file in a forked child (host/storage/lmdb_verifier.h: known map, expected meta, every page and the free
-// list sound, every row decodes).
+// list sound, every row decodes), and every delete entry (a known map, an expression that parses against the
+// fields of its type: a deletion this node could not merge is refused, not staged).
 #pragma once
 
 #include <string>

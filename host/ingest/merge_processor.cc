@@ -13,6 +13,7 @@
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_map.h"
 #include "host/ingest/staging_store.h"
 #include "planb/lmdb.h"
@@ -134,6 +135,7 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   // merging/ is scratch, extracted again from the staged zip after a crash: not synced (the shard's commit is).
   UnzipLimits scratch = limits_;
   scratch.sync = false;
+  scratch.allow_deletes = true;
   Status unzipped = UnzipBatch(zip_path, batch_dir, scratch, &maps, &batch_id);
   // Room to extract (kFull) and the disk (kIOError) are the node's; anything else is the zip's contents.
   if (!unzipped.ok() && unzipped.code() != Code::kFull && unzipped.code() != Code::kIOError) *blame = Blame::kBatch;
@@ -183,6 +185,7 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   std::shared_ptr<const MapPlugins> plugins;
   PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins));
   const std::string shard_path = runtime_.home().ShardPath(plugins->config().name);
+  if (HasDeleteEntry(map_dir)) return MergeDeletion(map_dir, plugins, batch_id, report, blame);
 
   // Opening the batch checks that its meta (type, scheme, layout) is what this node's config says. Read-only: the
   // file may have come over the network, and a forged one (a free list naming live pages) would corrupt whatever
@@ -217,6 +220,26 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most
     PLANB_RETURN_IF_ERROR(DurableRename(fresh, shard_path));
   }
+  return Status::Ok();
+}
+
+Status MergeProcessor::MergeDeletion(const std::string& map_dir, const std::shared_ptr<const MapPlugins>& plugins,
+                                     const std::string& batch_id, MergeReport* report, Blame* blame) {
+  *blame = Blame::kBatch;
+  DeleteEntry entry;
+  PLANB_RETURN_IF_ERROR(ReadDeleteEntry(map_dir, &entry));
+  *blame = Blame::kNode;
+  const std::string shard_path = runtime_.home().ShardPath(plugins->config().name);
+  std::shared_ptr<MapEnv> shard;
+  Status opened = runtime_.envs().Get(shard_path, plugins, &shard);
+  // No shard: no rows to delete. None is made just to record the batch (every node without the shard agrees).
+  if (opened.code() == Code::kNotFound) return Status::Ok();
+  PLANB_RETURN_IF_ERROR(opened.WithContext(shard_path));
+  DeleteMergeResult deleted;
+  Status s = DeleteFromShard(*plugins, *shard, entry, batch_id, CurrentTimeMs(), &deleted);
+  if (deleted.batch_at_fault) *blame = Blame::kBatch;
+  PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
+  report->rows_deleted[plugins->config().name] += deleted.rows_deleted;
   return Status::Ok();
 }
 

@@ -2,13 +2,15 @@
 // For each staged zip N: merging/ is scratch, so it is emptied first; the zip is extracted into merging/N/; each
 // map in it is merged into the map's shard in one LMDB write transaction with the store type's semantics (the
 // batch's file, which may have come over the network, is only ever read, never written or kept: a map's first
-// batch is copied row by row into a fresh shard built in merging/N/, which is then moved into shards/); staging/N.zip is deleted (durably) only after
-// every map committed, and merging/N/ after that. A crash at any point is repaired by the next run: the zip is
-// still staged, so the batch is extracted and merged again, which changes nothing already applied (merges are
-// idempotent). Processes sharing a home take turns through merging/.lock.
+// batch is copied row by row into a fresh shard built in merging/N/, which is then moved into shards/); staging/N.zip
+// is deleted (durably) only after every map committed, and merging/N/ after that. A crash at any point is repaired
+// by the next run: the zip is still staged, so the batch is extracted and merged again, which changes nothing
+// already applied (merges are idempotent). Processes sharing a home take turns through merging/.lock.
 // Each merge records the batch's id (from its manifest) in the shard's content version (content_version.h) in the
 // same write transaction as the rows (for a first batch too). A batch merged again after a crash is recognised by
 // its id, so the version does not move either.
+// A deletion batch's map (`<map>/delete`) is merged by DeleteFromShard (delete_merge.h) in the same turn and order
+// as any batch; a map without a shard yet has no rows to delete, and nothing is recorded for it (no shard is made).
 // A batch whose merge fails because of its contents (not this node's config, shards or disk: see Blame), or kills
 // the process, kMaxMergeAttempts times is moved to quarantine/ (quarantine.h); later batches touching its maps
 // are held back, batches of other maps go on.
@@ -17,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +36,7 @@ struct MergeReport {
   std::set<uint64_t> merged;                    // every batch merged by this run (not a range: a failing batch
                                                 // holds back only its maps, later batches of others merge)
   std::map<std::string, uint64_t> rows_merged;  // rows read from batches, per map
+  std::map<std::string, uint64_t> rows_deleted;  // rows deleted by deletion batches, per map
   std::vector<QuarantinedBatch> quarantined;    // moved to quarantine/ by this run
   std::vector<HeldBatch> held;                  // left staged behind a quarantined or failing batch
   std::map<uint64_t, std::string> failed;       // batches whose merge failed in this run (they stay staged)
@@ -61,6 +65,8 @@ class MergeProcessor {
                     const MergeAttempts& attempts, MergeReport* report);
   Status MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id, MergeReport* report,
                   Blame* blame);
+  Status MergeDeletion(const std::string& map_dir, const std::shared_ptr<const MapPlugins>& plugins,
+                       const std::string& batch_id, MergeReport* report, Blame* blame);
 
   Runtime& runtime_;
   UnzipLimits limits_;

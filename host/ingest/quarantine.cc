@@ -25,6 +25,7 @@ constexpr size_t kReasonCap = 1000;
 constexpr const char* kReasonSuffix = ".reason";
 constexpr const char* kAllMaps = "*";
 constexpr const char* kDataEntry = "/data.mdb";
+constexpr const char* kDeleteEntry = "/delete";  // a deletion batch's map (delete_entry.h)
 
 std::string Join(const std::vector<std::string>& items) {
   std::string text;
@@ -63,9 +64,11 @@ Status ListBatchMaps(const std::string& zip_path, std::vector<std::string>* maps
     const char* raw = zip_get_name(zip, static_cast<zip_uint64_t>(i), ZIP_FL_ENC_RAW);
     if (raw == nullptr) continue;
     const std::string name = raw;
-    const size_t suffix = std::strlen(kDataEntry);
-    if (name.size() > suffix && name.compare(name.size() - suffix, suffix, kDataEntry) == 0) {
-      maps->push_back(name.substr(0, name.size() - suffix));
+    for (const char* entry : {kDataEntry, kDeleteEntry}) {
+      const size_t suffix = std::strlen(entry);
+      if (name.size() > suffix && name.compare(name.size() - suffix, suffix, entry) == 0) {
+        maps->push_back(name.substr(0, name.size() - suffix));
+      }
     }
   }
   zip_discard(zip);

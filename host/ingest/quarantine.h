@@ -25,7 +25,8 @@ inline constexpr int kMaxMergeAttempts = 3;
 
 std::string QuarantineDir(const Home& home);
 
-// The maps a batch zip holds (its "<map>/data.mdb" entries), read from the zip's directory without extracting.
+// The maps a batch zip holds (its "<map>/data.mdb" and "<map>/delete" entries), read from the zip's directory
+// without extracting.
 Status ListBatchMaps(const std::string& zip_path, std::vector<std::string>* maps);
 
 // The attempts file of staged `zip_path`: count 0 and no error when there is none (or it is unreadable).

@@ -38,6 +38,16 @@ bool StartsWith(Bytes key, std::string_view prefix) {
   return key.size >= prefix.size() && key.view().substr(0, prefix.size()) == prefix;
 }
 
+// Cursor::Get on a cursor this scan does not own.
+bool CursorGet(MDB_cursor* cursor, MDB_cursor_op op, Bytes* key, Bytes* value) {
+  MDB_val k = key->mdb();
+  MDB_val v{};
+  if (mdb_cursor_get(cursor, &k, &v, op) != MDB_SUCCESS) return false;
+  *key = Bytes(k);
+  *value = Bytes(v);
+  return true;
+}
+
 bool BoundsAreEmpty(const ScanBounds& b) {
   return (b.has_number_bounds && b.number_min > b.number_max) || (b.has_time_bounds && b.time_min > b.time_max);
 }
@@ -69,7 +79,18 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
   PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY).WithContext(env.path()));
   Cursor cursor;
   PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), env.data()).WithContext(env.path()));
-  const Table table = env.MakeTable(txn.get(), cursor.get());
+  return ScanMapInTxn(env, txn.get(), cursor.get(), request,
+                      [&on_row](const Row& row, Bytes, Bytes) { return on_row(row); }, stats);
+}
+
+Status ScanMapInTxn(const MapEnv& env, MDB_txn* txn, MDB_cursor* cursor_handle, const ScanRequest& request,
+                    const ScanRowCallback& on_row, ScanStats* stats) {
+  *stats = ScanStats();
+  if (BoundsAreEmpty(request.bounds)) {
+    stats->empty_range = true;
+    return Status::Ok();
+  }
+  const Table table = env.MakeTable(txn, cursor_handle);
   const Store& store = *env.plugins().store();
 
   KeyRange range;
@@ -99,12 +120,12 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
   // ScanRange may have moved the cursor (schemes resolve keys with it): position it explicitly.
   Bytes key = range.has_lower ? range.lower.view() : by_prefix ? Bytes(request.key_prefix) : Bytes();
   Bytes value;
-  bool more = cursor.Get(range.has_lower || by_prefix ? MDB_SET_RANGE : MDB_FIRST, &key, &value);
+  bool more = CursorGet(cursor_handle, range.has_lower || by_prefix ? MDB_SET_RANGE : MDB_FIRST, &key, &value);
   MDB_val upper = range.upper.view().mdb();
   Row row;
-  for (; more; more = cursor.Get(MDB_NEXT, &key, &value)) {
+  for (; more; more = CursorGet(cursor_handle, MDB_NEXT, &key, &value)) {
     MDB_val current = key.mdb();
-    if (range.has_upper && mdb_cmp(txn.get(), env.data(), &current, &upper) > 0) break;
+    if (range.has_upper && mdb_cmp(txn, env.data(), &current, &upper) > 0) break;
     if (by_prefix && !StartsWith(key, request.key_prefix)) break;  // past the run of keys with the prefix
     ++stats->rows_examined;
     PLANB_RETURN_IF_ERROR(ChargeReadRow());  // a remote READ's cap (read_budget.h); nothing for local commands
@@ -113,7 +134,7 @@ Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::functio
     if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env.path());
     if (request.filter && !request.filter(row)) continue;
     ++stats->rows_matched;
-    if (!on_row(row)) break;
+    if (!on_row(row, key, value)) break;
     if (request.limit != 0 && stats->rows_matched >= request.limit) break;
   }
   return Status::Ok();

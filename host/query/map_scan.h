@@ -42,4 +42,11 @@ struct ScanRequest {
 Status ScanMap(const MapEnv& env, const ScanRequest& request, const std::function<bool(const Row&)>& on_row,
                ScanStats* stats);
 
+// The same scan in a transaction the caller holds (a deletion batch's write transaction): `cursor` is a cursor
+// of env.data() in `txn`. `on_row` also gets the row's LMDB key and value (views valid during the call) and may
+// delete the row the cursor is on as mdb_cursor_del does: the scan's MDB_NEXT then reaches the row after it.
+using ScanRowCallback = std::function<bool(const Row&, Bytes lmdb_key, Bytes value)>;
+Status ScanMapInTxn(const MapEnv& env, MDB_txn* txn, MDB_cursor* cursor, const ScanRequest& request,
+                    const ScanRowCallback& on_row, ScanStats* stats);
+
 }  // namespace planb

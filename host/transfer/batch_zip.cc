@@ -18,6 +18,7 @@
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
 #include "host/config/config.h"
+#include "host/transfer/delete_entry.h"
 
 namespace planb {
 namespace {
@@ -31,9 +32,12 @@ constexpr size_t kCopyBlock = size_t{1} << 20;
 constexpr uint64_t kMaxManifestBytes = 1024;
 constexpr std::string_view kIdPrefix = "id ";
 
-std::string ManifestText(const std::string& batch_id) {
-  return std::string(kBatchManifestName) + " " + std::to_string(kBatchFormatVersion) + "\n" + std::string(kIdPrefix) +
-         batch_id + "\n";
+// The oldest version that holds the batch: 2 unless it deletes, so nodes and readers not yet upgraded still take
+// loads and snapshots during a rolling upgrade.
+std::string ManifestText(const std::string& batch_id, bool deletes) {
+  const int version = deletes ? kBatchFormatVersion : kOldestBatchFormatRead;
+  return std::string(kBatchManifestName) + " " + std::to_string(version) + "\n" + std::string(kIdPrefix) + batch_id +
+         "\n";
 }
 
 // Entry names come from the sender: print control bytes and non-ASCII escaped so a message stays one safe line.
@@ -113,8 +117,14 @@ Status ListMaps(const std::string& batch_dir, std::vector<std::string>* maps) {
     if (!IsValidMapName(name)) {
       return Status::Invalid(batch_dir + ": '" + Printable(name) + "' is not a valid map name");
     }
-    if (!fs::is_regular_file(it->path() / kDataFile, ec)) {
-      return Status::Invalid(batch_dir + "/" + name + ": no data.mdb (not a finished batch)");
+    const bool data = fs::is_regular_file(it->path() / kDataFile, ec);
+    const bool deletion = fs::is_regular_file(it->path() / kDeleteEntryName, ec);
+    if (data && deletion) {
+      return Status::Invalid(batch_dir + "/" + name +
+                             ": both data.mdb and delete (a batch adds to a map or deletes from it, not both)");
+    }
+    if (!data && !deletion) {
+      return Status::Invalid(batch_dir + "/" + name + ": no data.mdb or delete (not a finished batch)");
     }
     maps->push_back(name);
   }
@@ -148,15 +158,19 @@ Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& ma
     return s;
   }
   // zip_source_buffer does not copy: the text must live until zip_close below.
-  const std::string manifest = ManifestText(options.batch_id);
+  bool deletes = false;
+  for (const std::string& map : maps) deletes = deletes || HasDeleteEntry(batch_dir + "/" + map);
+  const std::string manifest = ManifestText(options.batch_id, deletes);
   zip_source_t* source = zip_source_buffer(zip.get(), manifest.data(), manifest.size(), 0);
   if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kInternal, temp);
   PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), kBatchManifestName, source, options.compress, temp));
   for (const std::string& map : maps) {
-    const std::string file = batch_dir + "/" + map + "/" + std::string(kDataFile);
+    const std::string entry =
+        map + "/" + (HasDeleteEntry(batch_dir + "/" + map) ? std::string(kDeleteEntryName) : std::string(kDataFile));
+    const std::string file = batch_dir + "/" + entry;
     source = zip_source_file_create(file.c_str(), 0, -1, zip_get_error(zip.get()));
     if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kIOError, "reading " + file);
-    PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), map + "/" + std::string(kDataFile), source, options.compress, temp));
+    PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), entry, source, options.compress, temp));
   }
   // zip_close reads the sources and writes everything; on failure the archive is still ours to discard.
   if (zip_close(zip.get()) != 0) return ZipErrorStatus(zip_get_error(zip.get()), Code::kIOError, "writing " + temp);
@@ -171,6 +185,7 @@ struct Entry {
   std::string name;
   std::string map;
   uint64_t size = 0;
+  bool deletion = false;  // <map>/delete, not <map>/data.mdb
 };
 
 // Everything checked before a byte is written: names, manifest, duplicates, counts and declared sizes.
@@ -204,7 +219,11 @@ class ZipChecker {
         continue;
       }
       PLANB_RETURN_IF_ERROR(CheckName(&entry, where));
-      if (!seen.insert(entry.map).second) return Status::Invalid(where + ": map '" + entry.map + "' appears twice");
+      if (entry.deletion) PLANB_RETURN_IF_ERROR(CheckDeleteEntry(entry, where));
+      if (!seen.insert(entry.map).second) {
+        return Status::Invalid(where + ": map '" + entry.map + "' appears twice (a batch adds to a map or deletes " +
+                               "from it, once)");
+      }
       if (entry.size > limits_.max_total_bytes - total) {
         return Status::Invalid(where + ": declared sizes add up to more than the limit of " +
                                std::to_string(limits_.max_total_bytes) + " bytes (this entry declares " +
@@ -238,18 +257,44 @@ class ZipChecker {
     return Status::Ok();
   }
 
-  // Exactly "<valid map>/data.mdb": IsValidMapName admits no '.', '/', '\\' or ':', so no path escapes dest_dir.
+  // Exactly "<valid map>/data.mdb" or "<valid map>/delete": IsValidMapName admits no '.', '/', '\\' or ':', so
+  // no path escapes dest_dir.
   Status CheckName(Entry* entry, const std::string& where) {
     const std::string& name = entry->name;
     size_t slash = name.find('/');
-    if (slash == std::string::npos || name.compare(slash + 1, std::string::npos, kDataFile) != 0 ||
+    const std::string_view file =
+        slash == std::string::npos ? std::string_view() : std::string_view(name).substr(slash + 1);
+    if (slash == std::string::npos || (file != kDataFile && file != kDeleteEntryName) ||
         !IsValidMapName(std::string_view(name).substr(0, slash))) {
       return Status::Invalid(where +
-                             ": not <map>/data.mdb with a valid map name (lower case letters, digits and _, "
-                             "starting with a letter)");
+                             ": not <map>/data.mdb or <map>/delete with a valid map name (lower case letters, "
+                             "digits and _, starting with a letter)");
     }
     entry->map = name.substr(0, slash);
+    entry->deletion = file == kDeleteEntryName;
     return Status::Ok();
+  }
+
+  // A deletion is small text, read whole here (bounded) so that a batch whose entry could not merge is refused
+  // before anything is written.
+  Status CheckDeleteEntry(const Entry& entry, const std::string& where) {
+    if (version_ < 3) {
+      return Status::Invalid(where + ": a delete entry in a planb-batch " + std::to_string(version_) +
+                             " batch (deletions came with version 3)");
+    }
+    if (!limits_.allow_deletes) return Status::Invalid(where + ": a delete entry, where only map data may be");
+    if (entry.size > kMaxDeleteEntryBytes) {
+      return Status::Invalid(where + ": delete entry of " + std::to_string(entry.size) +
+                             " bytes, more than the limit of " + std::to_string(kMaxDeleteEntryBytes));
+    }
+    ZipFilePtr file(zip_fopen_index(zip_, entry.index, 0));
+    if (file == nullptr) return ZipErrorStatus(zip_get_error(zip_), Code::kCorruption, where);
+    std::string text(static_cast<size_t>(entry.size) + 1, '\0');
+    zip_int64_t n = zip_fread(file.get(), text.data(), text.size());
+    if (n < 0) return ZipErrorStatus(zip_file_get_error(file.get()), Code::kCorruption, where);
+    text.resize(static_cast<size_t>(n));
+    DeleteEntry parsed;
+    return ParseDeleteEntry(text, &parsed).WithContext(where);
   }
 
   Status CheckManifest(const Entry& entry, const std::string& where) {
@@ -271,15 +316,19 @@ class ZipChecker {
       return Status::Invalid(where + ": planb-batch 1 (written by an older planb, without a batch id; " +
                              "reload the source data)");
     }
-    if (version != std::to_string(kBatchFormatVersion)) {
-      return Status::Invalid(where + ": batch format version '" + Printable(version) + "', this build reads " +
-                             std::to_string(kBatchFormatVersion));
+    version_ = 0;
+    for (int v = kOldestBatchFormatRead; v <= kBatchFormatVersion; ++v) {
+      if (version == std::to_string(v)) version_ = v;
     }
-    // Version 2: exactly one more line, "id <batch id>" (its newline may be missing).
+    if (version_ == 0) {
+      return Status::Invalid(where + ": batch format version '" + Printable(version) + "', this build reads " +
+                             std::to_string(kOldestBatchFormatRead) + " to " + std::to_string(kBatchFormatVersion));
+    }
+    // Versions 2 and 3: exactly one more line, "id <batch id>" (its newline may be missing).
     if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
     if (rest.substr(0, kIdPrefix.size()) != kIdPrefix) {
-      return Status::Invalid(where + ": no 'id <batch id>' line after 'planb-batch 2' (found '" + Printable(rest) +
-                             "')");
+      return Status::Invalid(where + ": no 'id <batch id>' line after 'planb-batch " + std::to_string(version_) +
+                             "' (found '" + Printable(rest) + "')");
     }
     std::string_view id = rest.substr(kIdPrefix.size());
     if (!IsValidBatchId(id)) {
@@ -296,6 +345,7 @@ class ZipChecker {
   zip_t* zip_;
   const UnzipLimits& limits_;
   std::string batch_id_;
+  int version_ = 0;  // the manifest's format version, once read (it is the first entry)
 };
 
 // Errors of zip_fread: the zip's bytes are wrong (CRC, inflate, short file) or something else went wrong.
@@ -321,7 +371,7 @@ Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, cons
   const std::string where = zip_path + ": entry '" + entry.name + "'";
   const std::string map_dir = dest_dir + "/" + entry.map;
   if (::mkdir(map_dir.c_str(), HomeDirectoryMode()) != 0) return ErrnoStatus(errno, "creating " + map_dir);
-  const std::string path = map_dir + "/" + std::string(kDataFile);
+  const std::string path = map_dir + "/" + (entry.deletion ? std::string(kDeleteEntryName) : std::string(kDataFile));
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode()));
   if (fd.get() < 0) return ErrnoStatus(errno, "creating " + path);
   ZipFilePtr file(zip_fopen_index(zip, entry.index, 0));

@@ -1,10 +1,14 @@
 // A batch as it travels and waits in staging/: one zip holding a stream's maps (libzip).
 //
 // On-disk format (bump kBatchFormatVersion on any change):
-//   planb-batch        first entry; text "planb-batch 2\nid <batch id>\n": the format version, then the id that
+//   planb-batch        first entry; text "planb-batch 3\nid <batch id>\n": the format version, then the id that
 //                      names the batch on every node (the shard's content version counts batches by it, see
 //                      host/storage/content_version.h). Version 1 (no id) is refused: its batches cannot be counted.
+//                      Version 2 (the same, without delete entries) is still read, and written for a batch without
+//                      delete entries, so that nodes and readers not yet upgraded take loads and snapshots.
 //   <map>/data.mdb     one LMDB data file per map, <map> a valid map name (lower case, see IsValidMapName)
+//   <map>/delete       (version 3) a deletion: which rows of <map> go (host/transfer/delete_entry.h), at most
+//                      kMaxDeleteEntryBytes. A map has data.mdb or delete in one batch, never both.
 // Nothing else is allowed: no lock.mdb, no directories entries needed, no other names.
 #pragma once
 
@@ -18,7 +22,8 @@
 
 namespace planb {
 
-inline constexpr int kBatchFormatVersion = 2;
+inline constexpr int kBatchFormatVersion = 3;
+inline constexpr int kOldestBatchFormatRead = 2;
 inline constexpr const char* kBatchManifestName = "planb-batch";
 
 struct ZipOptions {
@@ -33,8 +38,9 @@ struct ZipOptions {
 inline constexpr size_t kMaxBatchIdBytes = 511;
 bool IsValidBatchId(std::string_view id);
 
-// Zips every `<map>/data.mdb` under `batch_dir` (a finished StreamWriter directory) into `zip_path`, written
-// to `zip_path + ".tmp"`, fsynced, then renamed. A directory under batch_dir without data.mdb is an error, and so
+// Zips every `<map>/data.mdb` (or `<map>/delete`, a deletion batch) under `batch_dir` (a finished StreamWriter
+// directory) into `zip_path`, written to `zip_path + ".tmp"`, fsynced, then renamed. A directory under batch_dir
+// without data.mdb or delete (or with both) is an error, and so
 // is anything UnzipBatch would refuse (a plain file, a directory that is not a valid map name). Other files in a
 // map directory (lock.mdb) are left out. Maps are zipped in name order. An invalid options.batch_id is
 // kInvalidArgument naming it (and the batch directory); nothing is written then.
@@ -48,13 +54,18 @@ struct UnzipLimits {
   // fsync the extracted files and directories. False only for scratch that a crash may lose because it is
   // extracted again from the zip (the merge's merging/): saves writing the batch to disk only to delete it.
   bool sync = true;
+  // Admit `<map>/delete` entries (deletion batches: staging, merging, verifying uploads). Snapshots never hold
+  // one, so their readers leave this false and such a zip is refused.
+  bool allow_deletes = false;
 };
 
-// Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb`
-// per map, fsynced (unless !limits.sync). Refuses, naming the zip and the entry, before writing anything: not a
-// zip / unreadable, a missing or unknown-version manifest (version 1, from an older planb, included), a version 2
-// manifest without a valid `id` line, an entry name that is not exactly `<valid map>/data.mdb` (absolute
-// paths, `..`, backslashes, anything else), a map twice, more entries or more declared bytes than `limits`.
+// Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb` (or
+// `<dest_dir>/<map>/delete`, when limits.allow_deletes; HasDeleteEntry tells them apart) per map, fsynced (unless
+// !limits.sync). Refuses, naming the zip and the entry, before writing anything: not a zip / unreadable, a missing or
+// unknown-version manifest (version 1, from an older planb, included), a version 2 or 3 manifest without a valid `id`
+// line, an entry name that is not exactly `<valid map>/data.mdb` or `<valid map>/delete` (absolute paths, `..`,
+// backslashes, anything else), a delete entry that is unreadable (ParseDeleteEntry), too big, in a version 2 batch or
+// not allowed, a map twice (both entries included), more entries or more declared bytes than `limits`.
 // Refused too (kFull "not enough disk ...", nothing written) when the declared sizes would leave less than
 // max(limits.min_free_bytes, 1% of the filesystem) free where dest_dir is made.
 // While extracting, an entry that inflates past its declared size or fails its CRC is an error too. On any

@@ -217,6 +217,7 @@ TEST_F(BatchZipTest, RefusesManifestNotFirst) {
   ExpectRefused(Code::kInvalidArgument, "entry 'm/data.mdb'");
 }
 
+// Version 2: a batch without delete entries stays readable by nodes that know no version 3.
 TEST_F(BatchZipTest, ManifestIsVersionTwoWithTheBatchId) {
   WriteFile(dir_ / "b/m/data.mdb", "x");
   ASSERT_TRUE(ZipBatch(dir_ / "b", Zip(), Options()).ok());
@@ -285,8 +286,8 @@ TEST_F(BatchZipTest, RefusesAVersionTwoManifestWithoutAValidId) {
 }
 
 TEST_F(BatchZipTest, RefusesOtherFormatVersion) {
-  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 3\nid x\n"}, {"m/data.mdb", "x"}});
-  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '3', this build reads 2");
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 4\nid x\n"}, {"m/data.mdb", "x"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '4', this build reads 2 to 3");
   WriteRawZip(Zip(), {{"planb-batch", "hello"}, {"m/data.mdb", "x"}});
   ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': not a Plan B batch manifest");
 }

@@ -1,0 +1,202 @@
+// `planb delete MAP --where EXPR | --all [--dry-run [--format F] [--remote]]`: a deletion batch (delete_job.h), or
+// with --dry-run the rows it would take, as `planb query MAP --where EXPR` prints them, and a summary on stderr.
+#include <unistd.h>
+
+#include <charconv>
+#include <iomanip>
+#include <memory>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "host/cli/commands.h"
+#include "host/cluster/cluster_delivery.h"
+#include "host/commands/row_formats.h"
+#include "host/ingest/delete_job.h"
+#include "host/query/expression.h"
+#include "host/query/map_scan.h"
+#include "host/transfer/remote_read.h"
+
+namespace planb {
+
+namespace {
+
+std::string RowsText(uint64_t rows) { return std::to_string(rows) + (rows == 1 ? " row" : " rows"); }
+
+// The rows the deletion would take, read from this node's shard in one read transaction.
+int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plugins, std::ostream& out,
+                std::ostream& err) {
+  if (!runtime.config().cluster.IsStorageNode()) {
+    err << "planb: delete --dry-run reads the map's shard, and this node has none (it is not a storage node): "
+           "add --remote to ask a storage node\n";
+    return kExitError;
+  }
+  const PluginDescriptor& type = plugins.type_descriptor();
+  OutputFormat format;
+  if (!ParseOutputFormat(cli.format.value_or("table"), &format)) {
+    err << "planb: --format: '" << *cli.format << "' is not one of table, csv, json\n";
+    return kExitError;
+  }
+  ScanRequest request;
+  std::unique_ptr<Expression> where;
+  if (cli.where) {
+    Status s = Expression::Parse(*cli.where, type.fields, type.field_count, &where);
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    request.bounds = where->Bounds();
+    request.key_prefix = where->KeyPrefix();
+    request.filter = [&where](const Row& row) { return where->Matches(row); };
+  }
+  std::shared_ptr<MapEnv> shard;
+  Status s = runtime.OpenForReading(plugins.config().name, StaleSnapshot::kFetchNow, &shard);
+  if (!s.ok() && s.code() != Code::kNotFound) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  std::unique_ptr<RowWriter> writer = RowWriter::Create(format, type.fields, type.field_count, out);
+  ScanStats stats;
+  if (shard) {
+    s = ScanMap(
+        *shard, request,
+        [&writer](const Row& row) {
+          writer->Write(row);
+          return true;
+        },
+        &stats);
+  } else {
+    s = Status::Ok();  // no shard yet: nothing to delete
+  }
+  writer->Finish();
+  if (!s.ok()) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  err << "would delete " << RowsText(stats.rows_matched) << " of " << plugins.config().name << "\n";
+  return kExitOk;
+}
+
+// The same asked of a storage node: its `query --explain` prints the rows and, last on stderr, the rows matched.
+int RemoteDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plugins, std::ostream& out,
+                 std::ostream& err) {
+  std::vector<std::string> args = {"query", "--explain"};
+  if (cli.where) args.insert(args.end(), {"--where", *cli.where});
+  if (cli.format) args.insert(args.end(), {"--format", *cli.format});
+  args.insert(args.end(), {"--", plugins.config().name});
+  zmq::context_t context;
+  int exit_code = kExitError;
+  std::string node_out;
+  std::string node_err;
+  std::string node_used;
+  const Status s = RemoteRead(context, runtime.config().cluster, args, &exit_code, &node_out, &node_err, &node_used);
+  if (!s.ok()) {
+    err << "planb: " << s.message() << "\n";
+    return kExitError;
+  }
+  out.write(node_out.data(), static_cast<std::streamsize>(node_out.size()));
+  out.flush();
+  // The explain line is ours to read, not to print: "scan: ..., rows matched: N\n" at the end of stderr.
+  const std::string marker = "rows matched: ";
+  const size_t line = node_err.rfind("scan: ");
+  const size_t at = node_err.rfind(marker);
+  uint64_t matched = 0;
+  bool counted = false;
+  if (exit_code == kExitOk && line != std::string::npos && at != std::string::npos && at > line) {
+    const char* begin = node_err.data() + at + marker.size();
+    const char* end = node_err.data() + node_err.size();
+    const auto [next, ec] = std::from_chars(begin, end, matched);
+    counted = ec == std::errc() && (next == end || *next == '\n');
+    if (counted) node_err.erase(line);
+  }
+  err.write(node_err.data(), static_cast<std::streamsize>(node_err.size()));
+  if (exit_code != kExitOk) return exit_code;
+  if (!counted) {
+    err << "planb: " << node_used << " did not say how many rows matched\n";
+    return kExitError;
+  }
+  err << "would delete " << RowsText(matched) << " of " << plugins.config().name << " (as " << node_used
+      << " has it)\n";
+  return kExitOk;
+}
+
+void PrintDeliveries(const DeleteReport& report, std::ostream& out) {
+  for (const NodeDelivery& d : report.deliveries) {
+    out << "  " << std::left << std::setw(28) << d.node << std::right;
+    if (d.status.ok()) {
+      out << " staged as batch " << d.sequence << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "");
+    } else {
+      const std::string& why = d.status.message();
+      out << " not stored: " << why.substr(0, why.find('\n'));
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace
+
+int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  if (cli.where.has_value() == cli.all) {
+    err << "planb: delete: give exactly one of --where EXPR and --all\n";
+    return kExitError;
+  }
+  if (!cli.dry_run && (cli.format || cli.remote)) {
+    err << "planb: delete: --" << (cli.format ? "format" : "remote")
+        << " applies to --dry-run only (a deletion always goes to every storage node)\n";
+    return kExitError;
+  }
+  DeleteEntry entry;
+  entry.all = cli.all;
+  entry.where = cli.where.value_or("");
+  std::shared_ptr<const MapPlugins> plugins;
+  Status s = CheckDelete(runtime, cli.args[0], entry, &plugins);
+  if (!s.ok()) {
+    err << "planb: delete: " << s.message() << "\n";
+    return kExitError;
+  }
+  if (cli.dry_run) {
+    return cli.remote ? RemoteDryRun(runtime, cli, *plugins, out, err) : LocalDryRun(runtime, cli, *plugins, out, err);
+  }
+
+  DeleteOptions options;
+  std::unique_ptr<ClusterDelivery> delivery;
+  if (!runtime.config().cluster.single_node()) {
+    delivery = std::make_unique<ClusterDelivery>(runtime);
+    options.delivery = delivery.get();
+  }
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  if (terminal) {
+    options.upload_progress = [&err](const std::string& node, uint64_t bytes, uint64_t total) {
+      const uint64_t percent = total == 0 ? 100 : bytes * 100 / total;
+      err << "\r\033[Kdeletion batch: uploading to " << node << ": " << percent << "%" << std::flush;
+    };
+  }
+  DeleteReport report;
+  s = RunDelete(runtime, cli.args[0], entry, options, &report);
+  if (terminal) err << "\r\033[K" << std::flush;
+  if (!s.ok()) {
+    if (report.distributed) {
+      out << "deletion batch " << report.batch_id << " of " << report.map << ":\n";
+      PrintDeliveries(report, out);
+      err << "planb: delete failed: " << s.message()
+          << "\nWhat each node stored is listed on stdout. Run the same delete again once the cause is fixed.\n";
+    } else if (report.staged) {
+      err << "planb: delete staged its batch, but it did not merge: " << s.message() << "\nIt stays queued in "
+          << runtime.home().staging() << " (or quarantined; see planb stores) and merges once the cause is fixed.\n";
+    } else {
+      err << "planb: delete failed, nothing was staged: " << s.message() << "\n";
+    }
+    return kExitError;
+  }
+  if (!report.distributed) {
+    out << "deletion batch " << report.sequence << " of " << report.map
+        << " staged on 1 node and merged: " << RowsText(report.rows_deleted) << " deleted\n";
+    return kExitOk;
+  }
+  out << "deletion batch " << report.batch_id << " of " << report.map << " staged on " << report.deliveries.size()
+      << " storage node(s)\n";
+  PrintDeliveries(report, out);
+  return kExitOk;
+}
+
+}  // namespace planb

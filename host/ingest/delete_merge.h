@@ -1,0 +1,34 @@
+// The write transaction of a deletion batch (one map's `<map>/delete` entry, host/transfer/delete_entry.h): the
+// rows it names go from the shard, narrowed like a query (host/query/map_scan.h), the store type's DeleteRow on
+// each match, then FinishDeletes and the scheme's SweepUnusedKeys, the batch's id recorded in the content
+// version (content_version.h), and the commit: all in ONE transaction, so a crash leaves the old shard or the new.
+// A batch whose id the shard already records changes nothing: deleting again after later batches merged (a batch
+// delivered twice) would take their rows too, and nodes would part ways.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "host/storage/map_env.h"
+#include "host/transfer/delete_entry.h"
+#include "planb/status.h"
+
+namespace planb {
+
+struct DeleteMergeResult {
+  uint64_t rows_examined = 0;  // rows the scan read
+  uint64_t rows_deleted = 0;
+  uint64_t keys_swept = 0;      // keys the scheme forgot (SweepUnusedKeys)
+  bool already_merged = false;  // the shard records the batch: nothing was done
+  // On failure: the entry itself is at fault (its expression does not parse against the map's fields), not this
+  // node's shard, plugins (a type without DeleteRow yet: kNotSupported) or disk.
+  bool batch_at_fault = false;
+};
+
+// Deletes what `entry` names from `shard` (the map of `plugins`) and records `batch_id`, in one write transaction.
+// On failure the transaction aborts and the shard is as it was; messages name no file (the caller says which).
+// REQUIRES: no other write transaction of `shard` runs in this process (merges of a shard take turns).
+Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const DeleteEntry& entry,
+                       const std::string& batch_id, int64_t now_ms, DeleteMergeResult* result);
+
+}  // namespace planb

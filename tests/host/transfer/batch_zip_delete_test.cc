@@ -1,0 +1,180 @@
+// Deletion batches in the zip format (version 3): `<map>/delete` entries, their bounds and their refusals.
+#include <gtest/gtest.h>
+#include <zip.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "host/transfer/batch_zip.h"
+#include "host/transfer/delete_entry.h"
+#include "support/test_env.h"
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+using ::planb::testing::ReadFile;
+using ::planb::testing::TempDir;
+using ::planb::testing::WriteFile;
+
+struct RawEntry {
+  std::string name;
+  std::string data;
+};
+
+void WriteRawZip(const std::string& path, const std::vector<RawEntry>& entries) {
+  int error = 0;
+  zip_t* zip = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  ASSERT_NE(zip, nullptr) << error;
+  for (const RawEntry& entry : entries) {
+    zip_source_t* source = zip_source_buffer(zip, entry.data.data(), entry.data.size(), 0);
+    ASSERT_NE(source, nullptr);
+    ASSERT_GE(zip_file_add(zip, entry.name.c_str(), source, ZIP_FL_ENC_GUESS), 0) << entry.name;
+  }
+  ASSERT_EQ(zip_close(zip), 0) << zip_strerror(zip);
+}
+
+const std::string kV3 = "planb-batch 3\nid node1/del-1\n";
+
+class BatchZipDeleteTest : public ::testing::Test {
+ protected:
+  std::string Zip() const { return dir_ / "batch.zip"; }
+  std::string Dest() const { return dir_ / "out"; }
+  static UnzipLimits Deletes() {
+    UnzipLimits limits;
+    limits.allow_deletes = true;
+    return limits;
+  }
+  void ExpectRefused(const std::string& part, const UnzipLimits& limits = Deletes()) {
+    std::vector<std::string> maps;
+    const Status s = UnzipBatch(Zip(), Dest(), limits, &maps);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+    EXPECT_NE(s.message().find(Zip()), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+    EXPECT_FALSE(fs::exists(Dest()));
+  }
+  TempDir dir_;
+};
+
+TEST(DeleteEntry, TextRoundTrips) {
+  for (const DeleteEntry& entry :
+       {DeleteEntry{true, ""}, DeleteEntry{false, "Key = 'a'"}, DeleteEntry{false, "Key = 'a'\nor Key = 'b'"}}) {
+    DeleteEntry parsed;
+    ASSERT_TRUE(ParseDeleteEntry(DeleteEntryText(entry), &parsed).ok());
+    EXPECT_EQ(parsed.all, entry.all);
+    EXPECT_EQ(parsed.where, entry.where);
+  }
+}
+
+TEST(DeleteEntry, RefusesMalformedText) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "not 'all' or 'where"},
+      {"all", "not 'all' or 'where"},  // no newline
+      {"all\nall\n", "not 'all' or 'where"},
+      {"drop everything\n", "not 'all' or 'where"},
+      {"where \n", "'where' without an expression"},
+      {"where   \n", "'where' without an expression"},
+      {"where Key = 'a'", "not 'all' or 'where"},  // no newline
+      {"where " + std::string(kMaxDeleteEntryBytes, 'x') + "\n", "more than the limit of 65536"},
+  };
+  for (const auto& [text, part] : bad) {
+    SCOPED_TRACE(text.substr(0, 40));
+    DeleteEntry parsed;
+    const Status s = ParseDeleteEntry(text, &parsed);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find(part), std::string::npos) << s.message();
+  }
+}
+
+TEST_F(BatchZipDeleteTest, ZipsAndExtractsADeleteEntry) {
+  const std::string batch = dir_ / "writer/stream";
+  WriteFile(batch + "/cities/delete", "where Key = 'Lyon'\n");
+  WriteFile(batch + "/zones/data.mdb", "lmdb bytes");
+  ZipOptions options;
+  options.batch_id = "node1/del-1";
+  ASSERT_TRUE(ZipBatch(batch, Zip(), options).ok());
+  std::vector<std::string> maps;
+  std::string id;
+  const Status s = UnzipBatch(Zip(), Dest(), Deletes(), &maps, &id);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(maps, (std::vector<std::string>{"cities", "zones"}));
+  EXPECT_EQ(id, "node1/del-1");
+  EXPECT_TRUE(HasDeleteEntry(Dest() + "/cities"));
+  EXPECT_FALSE(HasDeleteEntry(Dest() + "/zones"));
+  DeleteEntry entry;
+  ASSERT_TRUE(ReadDeleteEntry(Dest() + "/cities", &entry).ok());
+  EXPECT_FALSE(entry.all);
+  EXPECT_EQ(entry.where, "Key = 'Lyon'");
+  EXPECT_EQ(ReadFile(Dest() + "/zones/data.mdb"), "lmdb bytes");
+  // A batch that deletes says version 3 (older nodes refuse it rather than ignore the deletion).
+  int error = 0;
+  zip_t* zip = zip_open(Zip().c_str(), ZIP_RDONLY, &error);
+  ASSERT_NE(zip, nullptr);
+  zip_file_t* file = zip_fopen(zip, "planb-batch", 0);
+  ASSERT_NE(file, nullptr);
+  char text[64];
+  const zip_int64_t n = zip_fread(file, text, sizeof text);
+  zip_fclose(file);
+  zip_discard(zip);
+  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 3\nid node1/del-1\n");
+}
+
+TEST_F(BatchZipDeleteTest, ZipRefusesAMapWithBothDataAndDelete) {
+  const std::string batch = dir_ / "writer/stream";
+  WriteFile(batch + "/cities/delete", "all\n");
+  WriteFile(batch + "/cities/data.mdb", "x");
+  ZipOptions options;
+  options.batch_id = "node1/del-1";
+  const Status s = ZipBatch(batch, Zip(), options);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("both data.mdb and delete"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(Zip()));
+}
+
+TEST_F(BatchZipDeleteTest, VersionTwoBatchesStillRead) {
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 2\nid node1/old\n"}, {"m/data.mdb", "x"}});
+  std::vector<std::string> maps;
+  std::string id;
+  ASSERT_TRUE(UnzipBatch(Zip(), Dest(), UnzipLimits(), &maps, &id).ok());
+  EXPECT_EQ(id, "node1/old");
+  EXPECT_EQ(maps, std::vector<std::string>{"m"});
+}
+
+TEST_F(BatchZipDeleteTest, RefusesADeleteEntryInAVersionTwoBatch) {
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 2\nid node1/old\n"}, {"m/delete", "all\n"}});
+  ExpectRefused("entry 'm/delete': a delete entry in a planb-batch 2 batch");
+}
+
+TEST_F(BatchZipDeleteTest, RefusesDeleteEntriesWhereOnlyDataMayBe) {
+  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "all\n"}});
+  ExpectRefused("entry 'm/delete': a delete entry, where only map data may be", UnzipLimits());
+}
+
+TEST_F(BatchZipDeleteTest, RefusesATooBigDeleteEntry) {
+  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "where Key = '" + std::string(70000, 'x') + "'\n"}});
+  ExpectRefused("entry 'm/delete': delete entry of 70015 bytes, more than the limit of 65536");
+}
+
+TEST_F(BatchZipDeleteTest, RefusesAnUnknownVerb) {
+  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "truncate\n"}});
+  ExpectRefused("entry 'm/delete': delete entry: not 'all' or 'where <expression>'");
+}
+
+TEST_F(BatchZipDeleteTest, RefusesAnEmptyExpression) {
+  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "where \n"}});
+  ExpectRefused("entry 'm/delete': delete entry: 'where' without an expression");
+}
+
+TEST_F(BatchZipDeleteTest, RefusesDataAndDeleteForOneMap) {
+  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/data.mdb", "x"}, {"m/delete", "all\n"}});
+  ExpectRefused("entry 'm/delete': map 'm' appears twice");
+}
+
+TEST_F(BatchZipDeleteTest, RefusesOtherNamesInAMapDirectory) {
+  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/deleted", "all\n"}});
+  ExpectRefused("not <map>/data.mdb or <map>/delete");
+}
+
+}  // namespace
+}  // namespace planb
