@@ -97,7 +97,8 @@ po::options_description CommandOptions() {
        "lookup: first wait (at most 10 x request_timeout) for data at content version N or newer, as load printed")
       ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
       ("all", "delete: every row of the map (instead of --where)")
-      ("dry-run", "delete: print the rows that would go (as query does) and their count, change nothing")
+      ("dry-run", "delete: print the rows that would go (as query does) and their count; maintain: report what "
+                  "would be removed and reclaimed; both change nothing")
       ("remote", "lookup, query, delete --dry-run: ask a storage node of node_list (in order) instead of reading "
                  "local shards")
       ("bind", po::value<std::string>()->value_name("ENDPOINT"),
@@ -113,7 +114,6 @@ po::options_description CommandOptions() {
        "bench: keys looked up per map and run, as hits and again as misses (default 100000)")
       ("runs", po::value<std::string>()->value_name("R"), "bench: runs per scheme; figures are medians (default 3)")
       ("once", "maintain: one pass, then exit")
-      ("dry-run", "maintain: report what would be removed and reclaimed; change nothing")
       ("map", po::value<std::string>()->value_name("MAP"), "maintain: only this map")
       ("scratch", po::value<std::string>()->value_name("DIR"),
        "bench: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards");
@@ -230,7 +230,6 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("runs")) out->runs = vm["runs"].as<std::string>();
   if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
   out->once = vm.count("once") > 0;
-  out->dry_run = vm.count("dry-run") > 0;
   if (vm.count("map")) out->map = vm["map"].as<std::string>();
 
   if (words.empty()) {

@@ -28,7 +28,7 @@ struct CommandLine {
   bool explain = false;                       // query
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
   bool all = false;                           // delete: every row of the map
-  bool dry_run = false;                       // delete: print what would go, change nothing
+  bool dry_run = false;                       // delete, maintain: report what would go, change nothing
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve
   std::vector<std::string> data;              // bench: the reference-data files (--data, several after it)
@@ -38,7 +38,6 @@ struct CommandLine {
   std::optional<std::string> runs;            // bench: text, checked by the command
   std::optional<std::string> scratch;         // bench: where the scratch home is made
   bool once = false;                          // maintain
-  bool dry_run = false;                       // maintain
   std::optional<std::string> map;             // maintain: only this map
   bool help = false;
   bool version = false;

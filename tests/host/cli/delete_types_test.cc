@@ -1,7 +1,6 @@
 // Deletion batches on every key scheme (State maps, with and without value_dedup) and on every other store type,
 // through the real binary: the rows named go, the others stay and still look up, and the deleted keys load again
-// (the scheme's tables keep no stale entry). A type or scheme whose DeleteRow / SweepUnusedKeys is not built yet
-// (kNotSupported, "not built yet") is skipped with the node's message until it is.
+// (the scheme's tables keep no stale entry).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -22,11 +21,6 @@ using testing::SortedCsvColumn;
 using testing::TimedRef;
 using Strings = std::vector<std::string>;
 
-// What a node says when a plugin cannot delete yet (the SDK's stubs answer kNotSupported with this text).
-bool NotBuiltYet(const ProcessResult& r) {
-  return r.exit_code != 0 && r.err.find("not built yet") != std::string::npos;
-}
-
 // A value over 16 bytes (value_dedup stores it in the value table); `n` values shared by several keys.
 std::string Value(int n) { return "a value long enough to be deduplicated #" + std::to_string(n % 4); }
 
@@ -43,7 +37,6 @@ TEST_P(DeleteSchemesTest, DeletedKeysGoOthersStayAndDeletedKeysLoadAgain) {
   const ProcessResult r =
       env.Run({"delete", "m", "--where",
                "Key startsWith 'key1' or Key in ('key2', 'key3', 'key4') or Value = '" + Value(2) + "'"});
-  if (NotBuiltYet(r)) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   Strings expected;
   for (int k = 0; k < 40; ++k) {
@@ -92,7 +85,6 @@ TEST_P(DeleteTypesTest, DeletesTheRowsNamedAndKeepsTheOthers) {
   CliEnv env(testing::kTypedMapsConfig);
   ASSERT_EQ(env.Load({env.Write("a.xml", ReferenceData(testing::Lines(t.rows)))}).exit_code, 0);
   const ProcessResult r = env.Run({"delete", t.map, "--where", t.where});
-  if (NotBuiltYet(r)) GTEST_SKIP() << r.err;
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("1 row deleted"));
   const ProcessResult query = env.Run({"query", t.map, "--format", "csv"});
