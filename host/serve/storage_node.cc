@@ -297,8 +297,11 @@ void StorageNode::MergeLoop() {
     if (report.batches > 0) {
       uint64_t rows = 0;
       for (const auto& entry : report.rows_merged) rows += entry.second;
+      uint64_t deleted = 0;
+      for (const auto& entry : report.rows_deleted) deleted += entry.second;
       Log("merged " + std::to_string(report.batches) + " batch(es) through batch " +
-          std::to_string(report.last_sequence) + " (" + std::to_string(rows) + " rows)");
+          std::to_string(report.last_sequence) + " (" + std::to_string(rows) + " rows" +
+          (deleted == 0 ? std::string() : ", " + std::to_string(deleted) + " rows deleted") + ")");
     }
     for (const QuarantinedBatch& batch : report.quarantined) {
       Log("quarantined batch " + batch.name + " (maps " + (batch.maps_known ? JoinMaps(batch.maps) : "unknown") +
