@@ -1,0 +1,135 @@
+#include "host/storage/shard_compaction.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "host/common/fault_point.h"
+#include "host/common/file_util.h"
+#include "host/storage/content_version.h"
+#include "planb/lmdb.h"
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)  // linux/fs.h
+#endif
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kCompactSuffix = ".compact";
+
+// The data table's row count and the content version, in one read transaction.
+Status ReadIdentity(const MapEnv& env, uint64_t* rows, ContentVersion* version) {
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY).WithContext(env.path()));
+  MDB_stat stat;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_stat(txn.get(), env.data(), &stat), env.path() + ": data table"));
+  *rows = stat.ms_entries;
+  return ReadContentVersion(txn.get(), env.meta(), version).WithContext(env.path());
+}
+
+uint64_t FileBytes(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// glibc before 2.28 has no renameat2 wrapper.
+Status ExchangeDirectories(const std::string& a, const std::string& b) {
+  if (::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) != 0) {
+    const int error = errno;
+    std::string why = std::strerror(error);
+    if (error == EINVAL || error == ENOSYS) why += " (the filesystem cannot exchange directories atomically)";
+    return Status::IOError("exchanging " + a + " with " + b + ": " + why);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string CompactionPath(const Home& home, const std::string& map) {
+  return home.shards() + "/." + map + kCompactSuffix;
+}
+
+Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<const MapPlugins>& plugins,
+                    CompactionResult* out) {
+  *out = CompactionResult();
+  const std::string& map = plugins->config().name;
+  const std::string shard_path = home.ShardPath(map);
+  const std::string copy_path = CompactionPath(home, map);
+  std::shared_ptr<MapEnv> shard;
+  PLANB_RETURN_IF_ERROR(envs.Get(shard_path, plugins, &shard));
+  uint64_t rows = 0;
+  ContentVersion version;
+  PLANB_RETURN_IF_ERROR(ReadIdentity(*shard, &rows, &version));
+  out->rows = rows;
+  out->bytes_before = FileBytes(shard_path + "/data.mdb");
+
+  PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
+  PLANB_RETURN_IF_ERROR(MakeDirectories(copy_path));
+  const std::string context = "compacting " + shard_path + " into " + copy_path;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_copy2(shard->env(), copy_path.c_str(), MDB_CP_COMPACT), context));
+  shard.reset();
+  // mdb_env_copy2 does not sync, and creates the file 0666 less the umask.
+  PLANB_RETURN_IF_ERROR(ApplyHomeMode(copy_path + "/data.mdb"));
+  PLANB_RETURN_IF_ERROR(SyncPath(copy_path + "/data.mdb"));
+  PLANB_RETURN_IF_ERROR(SyncPath(copy_path));
+  PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
+
+  {
+    // The copy must open as this map (meta, tables) and hold what the shard holds. Read-only without a lock file:
+    // nothing else knows the copy yet, and no lock.mdb should travel with it.
+    std::shared_ptr<MapEnv> copy;
+    PLANB_RETURN_IF_ERROR(
+        MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy)
+            .WithContext(context));
+    uint64_t copy_rows = 0;
+    ContentVersion copy_version;
+    PLANB_RETURN_IF_ERROR(ReadIdentity(*copy, &copy_rows, &copy_version));
+    if (copy_rows != rows || copy_version != version) {
+      return Status::Corruption(context + ": the copy holds " + std::to_string(copy_rows) + " rows at version " +
+                                copy_version.ToString() + ", the shard " + std::to_string(rows) + " at " +
+                                version.ToString() + "; the shard is left as it was");
+    }
+  }
+  out->bytes_after = FileBytes(copy_path + "/data.mdb");
+
+  FaultPoint("reclaim.before_swap");
+  PLANB_RETURN_IF_ERROR(ExchangeDirectories(copy_path, shard_path));
+  PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
+  FaultPoint("reclaim.after_swap");
+  envs.Forget(shard_path);
+  // copy_path now holds the old shard.
+  PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
+  return SyncPath(home.shards());
+}
+
+Status RemoveCompactionLeftovers(const Home& home, std::vector<std::string>* removed) {
+  std::error_code ec;
+  fs::directory_iterator it(home.shards(), ec);
+  if (ec == std::errc::no_such_file_or_directory) return Status::Ok();
+  if (ec) return Status::IOError(home.shards() + ": " + ec.message());
+  std::vector<std::string> found;
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    const size_t suffix = std::strlen(kCompactSuffix);
+    if (name.size() > suffix + 1 && name[0] == '.' && name.compare(name.size() - suffix, suffix, kCompactSuffix) == 0) {
+      found.push_back(name);
+    }
+  }
+  if (ec) return Status::IOError(home.shards() + ": " + ec.message());
+  for (const std::string& name : found) {
+    PLANB_RETURN_IF_ERROR(RemoveTree(home.shards() + "/" + name));
+    if (removed != nullptr) removed->push_back(name);
+  }
+  if (!found.empty()) PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
+  return Status::Ok();
+}
+
+}  // namespace planb
