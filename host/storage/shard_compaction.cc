@@ -12,6 +12,7 @@
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/storage/content_version.h"
+#include "host/storage/shard_space.h"
 #include "planb/lmdb.h"
 
 #ifndef RENAME_EXCHANGE
@@ -51,6 +52,34 @@ Status ExchangeDirectories(const std::string& a, const std::string& b) {
   return Status::Ok();
 }
 
+// Steps 1 and 2 of CompactShard: the copy, synced and checked. REQUIRES: `copy_path` does not exist.
+Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins>& plugins, MapEnv& shard,
+                        const std::string& copy_path, uint64_t rows, const ContentVersion& version) {
+  const std::string context = "compacting " + shard.path() + " into " + copy_path;
+  PLANB_RETURN_IF_ERROR(MakeDirectories(copy_path));
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_copy2(shard.env(), copy_path.c_str(), MDB_CP_COMPACT), context));
+  // mdb_env_copy2 does not sync, and creates the file 0666 less the umask.
+  PLANB_RETURN_IF_ERROR(ApplyHomeMode(copy_path + "/data.mdb"));
+  PLANB_RETURN_IF_ERROR(SyncPath(copy_path + "/data.mdb"));
+  PLANB_RETURN_IF_ERROR(SyncPath(copy_path));
+  PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
+  // The copy must open as this map (meta, tables) and hold what the shard holds. Read-only without a lock file:
+  // nothing else knows the copy yet, and no lock.mdb should travel with it.
+  std::shared_ptr<MapEnv> copy;
+  PLANB_RETURN_IF_ERROR(
+      MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy)
+          .WithContext(context));
+  uint64_t copy_rows = 0;
+  ContentVersion copy_version;
+  PLANB_RETURN_IF_ERROR(ReadIdentity(*copy, &copy_rows, &copy_version));
+  if (copy_rows != rows || copy_version != version) {
+    return Status::Corruption(context + ": the copy holds " + std::to_string(copy_rows) + " rows at version " +
+                              copy_version.ToString() + ", the shard " + std::to_string(rows) + " at " +
+                              version.ToString() + "; the shard is left as it was");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string CompactionPath(const Home& home, const std::string& map) {
@@ -58,7 +87,7 @@ std::string CompactionPath(const Home& home, const std::string& map) {
 }
 
 Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<const MapPlugins>& plugins,
-                    CompactionResult* out) {
+                    CompactionResult* out, uint64_t min_free_bytes) {
   *out = CompactionResult();
   const std::string& map = plugins->config().name;
   const std::string shard_path = home.ShardPath(map);
@@ -68,35 +97,23 @@ Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
   uint64_t rows = 0;
   ContentVersion version;
   PLANB_RETURN_IF_ERROR(ReadIdentity(*shard, &rows, &version));
+  ShardSpace space;
+  PLANB_RETURN_IF_ERROR(MeasureShard(*shard, &space));
   out->rows = rows;
-  out->bytes_before = FileBytes(shard_path + "/data.mdb");
+  out->bytes_before = space.file_bytes;
 
+  const uint64_t needed = space.used_pages * space.page_size;
+  const DiskRoom room = MeasureDiskRoom(home.shards(), min_free_bytes);
+  if (!room.Fits(needed)) {
+    return Status(Code::kFull, "not enough disk to compact " + shard_path + ": the copy needs " + std::to_string(needed) +
+                        " bytes and " + room.Describe() + "; the shard is left as it was");
+  }
   PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
-  PLANB_RETURN_IF_ERROR(MakeDirectories(copy_path));
-  const std::string context = "compacting " + shard_path + " into " + copy_path;
-  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_copy2(shard->env(), copy_path.c_str(), MDB_CP_COMPACT), context));
+  Status copied = WriteCheckedCopy(home, plugins, *shard, copy_path, rows, version);
   shard.reset();
-  // mdb_env_copy2 does not sync, and creates the file 0666 less the umask.
-  PLANB_RETURN_IF_ERROR(ApplyHomeMode(copy_path + "/data.mdb"));
-  PLANB_RETURN_IF_ERROR(SyncPath(copy_path + "/data.mdb"));
-  PLANB_RETURN_IF_ERROR(SyncPath(copy_path));
-  PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
-
-  {
-    // The copy must open as this map (meta, tables) and hold what the shard holds. Read-only without a lock file:
-    // nothing else knows the copy yet, and no lock.mdb should travel with it.
-    std::shared_ptr<MapEnv> copy;
-    PLANB_RETURN_IF_ERROR(
-        MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy)
-            .WithContext(context));
-    uint64_t copy_rows = 0;
-    ContentVersion copy_version;
-    PLANB_RETURN_IF_ERROR(ReadIdentity(*copy, &copy_rows, &copy_version));
-    if (copy_rows != rows || copy_version != version) {
-      return Status::Corruption(context + ": the copy holds " + std::to_string(copy_rows) + " rows at version " +
-                                copy_version.ToString() + ", the shard " + std::to_string(rows) + " at " +
-                                version.ToString() + "; the shard is left as it was");
-    }
+  if (!copied.ok()) {
+    (void)RemoveTree(copy_path);  // the error says what matters; a leftover is removed by the next run anyway
+    return copied;
   }
   out->bytes_after = FileBytes(copy_path + "/data.mdb");
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host/common/disk_room.h"
 #include "host/plugin_host/map_plugins.h"
 #include "host/storage/env_cache.h"
 #include "host/storage/home.h"
@@ -34,10 +35,12 @@ std::string CompactionPath(const Home& home, const std::string& map);
 
 // Rewrites the shard of `plugins`' map compactly and swaps it in (see above). The cache's entry for the shard is
 // dropped; holders of the old environment keep it alive until they let go. kNotFound when the map has no shard.
+// kFull, writing nothing, when the copy (the shard's pages in use) would not leave max(`min_free_bytes`, 1% of the
+// filesystem) free (disk_room.h). On any failure before the exchange the copy is removed and the shard is as it was.
 // REQUIRES: the caller holds the home's merge lock (merging/.lock), so nothing writes the shard meanwhile (a write
 // during the copy would be lost by the swap), and has run RemoveCompactionLeftovers since taking it.
 Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<const MapPlugins>& plugins,
-                    CompactionResult* out);
+                    CompactionResult* out, uint64_t min_free_bytes = kDefaultMinFreeBytes);
 
 // Deletes every shards/.<map>.compact left by a compaction that died; their names go to `removed` (may be null).
 // REQUIRES: the merge lock (no compaction is under way).

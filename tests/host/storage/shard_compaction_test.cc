@@ -108,6 +108,20 @@ TEST_F(ShardCompactionTest, LeftoversOfADeadCompactionAreRemovedAndShardsLeftAlo
   EXPECT_EQ(value, "v3");
 }
 
+TEST_F(ShardCompactionTest, NoRoomForTheCopyIsRefusedWritingNothing) {
+  LoadRewrites();
+  std::shared_ptr<const MapPlugins> plugins;
+  ASSERT_TRUE(runtime_->catalog().Get("m", &plugins).ok());
+  CompactionResult result;
+  const Status s = CompactShard(runtime_->home(), runtime_->envs(), plugins, &result, UINT64_MAX / 2);
+  EXPECT_EQ(s.code(), Code::kFull);
+  EXPECT_NE(s.message().find("not enough disk to compact " + home() + "/shards/m"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(leftover()));
+  std::string value;
+  EXPECT_EQ(LookupShard(*runtime_, "m", "key-7", &value), Code::kOk);
+  EXPECT_EQ(value, "v3-7");
+}
+
 // An environment opened before the swap reads the old files; the cache notices and reopens, so the next merge
 // writes the new shard, not the deleted one.
 TEST_F(ShardCompactionTest, TheCacheReopensASwappedShardAndMergesLandInTheNewFile) {
