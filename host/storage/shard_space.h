@@ -23,7 +23,10 @@ struct ShardSpace {
 
 // Measures `env` in one read transaction (the share of a consistent state; writers may go on meanwhile).
 // Reads the free list and the named tables' records as LMDB's mdb_stat tool does (free list = dbi 0), opening no
-// table handle, so it is safe beside any other transaction of the env.
+// table handle, so it is safe beside any other transaction of the env. Assumes, as MapEnv lays a shard out, that
+// every record of the main table is a named table. For a table opened with MDB_DUPSORT (no built-in plugin uses
+// it) LMDB's page counts may leave out the duplicates' subtrees: the share would read high, which only makes
+// compaction come sooner.
 Status MeasureShard(const MapEnv& env, ShardSpace* out);
 
 }  // namespace planb
