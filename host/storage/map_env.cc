@@ -154,7 +154,9 @@ bool MapEnv::Replaced() const {
   int fd = -1;
   struct stat open_file, named_file;
   if (mdb_env_get_fd(env(), &fd) != MDB_SUCCESS || ::fstat(fd, &open_file) != 0) return false;
-  if (::stat((path_ + "/data.mdb").c_str(), &named_file) != 0) return true;
+  // Gone (an orphan deleted, mid-deletion) counts as replaced; any other failure to look (EACCES...) does not, so
+  // that a cached environment keeps serving rather than failing to reopen.
+  if (::stat((path_ + "/data.mdb").c_str(), &named_file) != 0) return errno == ENOENT || errno == ENOTDIR;
   return open_file.st_dev != named_file.st_dev || open_file.st_ino != named_file.st_ino;
 }
 

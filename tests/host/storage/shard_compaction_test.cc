@@ -149,6 +149,20 @@ TEST_F(ShardCompactionTest, TheCacheReopensASwappedShardAndMergesLandInTheNewFil
   EXPECT_EQ(value, "new");
 }
 
+TEST_F(ShardCompactionTest, AShardThatIsGoneCountsAsReplacedAndTheCacheSaysNotFound) {
+  ASSERT_TRUE(LoadAndMerge(*runtime_, "m", NumberedRows(10, "v")).ok());
+  std::shared_ptr<MapEnv> held;
+  ASSERT_TRUE(runtime_->OpenShard("m", &held).ok());
+  EXPECT_FALSE(held->Replaced());
+  fs::rename(home() + "/shards/m", home() + "/shards/.m.deleting");
+  EXPECT_TRUE(held->Replaced());
+  std::shared_ptr<MapEnv> again;
+  EXPECT_EQ(runtime_->OpenShard("m", &again).code(), Code::kNotFound);
+  std::string value;
+  EXPECT_EQ(testing::GetValue(*held, "key-3", &value), Code::kOk);  // the holder still reads its files
+  EXPECT_EQ(value, "v3");
+}
+
 class ShardCompactionCrashTest : public ShardCompactionTest, public ::testing::WithParamInterface<const char*> {};
 
 // kill -9 at either side of the exchange: the shard opens with the same rows and version, a leftover is
