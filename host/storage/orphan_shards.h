@@ -3,7 +3,7 @@
 // the map again simply adopts it.
 //
 // When each orphan was first seen is recorded in shards/.orphans, so restarts do not reset the clock.
-// On-disk format (bump nothing: a record that does not parse is rebuilt): one line per orphan,
+// On-disk format (no version: a record that does not parse is rebuilt): one line per orphan,
 // "<map> <first_seen_ms>\n", decimal milliseconds since the epoch (may be negative), written whole (temp file,
 // fsync, rename). A record that does not parse (or is over 1 MiB) is reported and rebuilt with "now" as every
 // orphan's first-seen time: nothing is deleted on the word of a bad record.
@@ -28,10 +28,10 @@ struct OrphanShard {
 };
 
 struct OrphanReport {
-  std::vector<OrphanShard> waiting;   // orphans kept for now (with when they were first seen)
-  std::vector<OrphanShard> deleted;   // deleted now (dry run: would be)
-  std::vector<std::string> adopted;   // in the record, configured again: dropped from it
-  std::string record_problem;         // non-empty when the record did not parse and was rebuilt
+  std::vector<OrphanShard> waiting;  // orphans kept for now (with when they were first seen)
+  std::vector<OrphanShard> deleted;  // deleted now (dry run: would be)
+  std::vector<std::string> adopted;  // in the record, configured again: dropped from it
+  std::string record_problem;        // non-empty when the record did not parse and was rebuilt
 };
 
 // One sweep at `now_ms`: records newly seen orphans, drops adopted maps and vanished shards from the record,

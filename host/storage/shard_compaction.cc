@@ -66,9 +66,8 @@ Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins
   // The copy must open as this map (meta, tables) and hold what the shard holds. Read-only without a lock file:
   // nothing else knows the copy yet, and no lock.mdb should travel with it.
   std::shared_ptr<MapEnv> copy;
-  PLANB_RETURN_IF_ERROR(
-      MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy)
-          .WithContext(context));
+  PLANB_RETURN_IF_ERROR(MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy)
+                            .WithContext(context));
   uint64_t copy_rows = 0;
   ContentVersion copy_version;
   PLANB_RETURN_IF_ERROR(ReadIdentity(*copy, &copy_rows, &copy_version));
@@ -105,8 +104,9 @@ Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
   const uint64_t needed = space.used_pages * space.page_size;
   const DiskRoom room = MeasureDiskRoom(home.shards(), min_free_bytes);
   if (!room.Fits(needed)) {
-    return Status(Code::kFull, "not enough disk to compact " + shard_path + ": the copy needs " + std::to_string(needed) +
-                        " bytes and " + room.Describe() + "; the shard is left as it was");
+    return Status(Code::kFull, "not enough disk to compact " + shard_path + ": the copy needs " +
+                                   std::to_string(needed) + " bytes and " + room.Describe() +
+                                   "; the shard is left as it was");
   }
   PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
   Status copied = WriteCheckedCopy(home, plugins, *shard, copy_path, rows, version);

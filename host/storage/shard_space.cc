@@ -90,8 +90,8 @@ Status MeasureShard(const MapEnv& env, ShardSpace* out) {
   out->used_pages = kMetaPages + TreePages(free_stat) + TreePages(main_stat) + named;
   out->file_pages = std::max<uint64_t>(out->file_bytes / out->page_size, out->last_page + 1);
   if (out->used_pages > out->file_pages) out->used_pages = out->file_pages;  // a writer moved on meanwhile
-  out->free_share = out->file_pages == 0 ? 0.0
-                                         : static_cast<double>(out->file_pages - out->used_pages) / out->file_pages;
+  out->free_share =
+      out->file_pages == 0 ? 0.0 : static_cast<double>(out->file_pages - out->used_pages) / out->file_pages;
   return Status::Ok();
 }
 

@@ -13,9 +13,9 @@ struct ShardSpace {
   uint64_t rows = 0;        // entries of the "data" table
   uint64_t file_bytes = 0;  // size of data.mdb
   uint64_t page_size = 0;
-  uint64_t file_pages = 0;  // file_bytes / page_size (at least last_page + 1)
-  uint64_t last_page = 0;   // LMDB's me_last_pgno: the highest page number written
-  uint64_t used_pages = 0;  // the 2 meta pages and every page of every tree (free list, main, named tables)
+  uint64_t file_pages = 0;         // file_bytes / page_size (at least last_page + 1)
+  uint64_t last_page = 0;          // LMDB's me_last_pgno: the highest page number written
+  uint64_t used_pages = 0;         // the 2 meta pages and every page of every tree (free list, main, named tables)
   uint64_t listed_free_pages = 0;  // pages LMDB's free list holds for reuse
   // (file_pages - used_pages) / file_pages: the free list and the file's tail past last_page. 0 for an empty file.
   double free_share = 0;

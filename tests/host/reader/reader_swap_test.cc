@@ -1,5 +1,6 @@
 // A planb::Reader in another process across the swap of a compacted shard (docs/maintenance.md, "Seeing the new
 // shard"): it keeps answering from the old file, and moves to the new one on Maintain() or Refresh().
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -8,8 +9,6 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "planb/reader.h"
 #include "support/map_fixture.h"
@@ -44,7 +43,9 @@ using ::planb::testing::TempDir;
     std::string answer;
     if (command.rfind("L ", 0) == 0) {
       const LookupResult r = reader->Lookup("m", command.substr(2));
-      answer = r.found() ? std::string(r.value.view()) : r.code == Code::kNotFound ? "<miss>" : "<error " + std::string(r.error) + ">";
+      answer = r.found()                   ? std::string(r.value.view())
+               : r.code == Code::kNotFound ? "<miss>"
+                                           : "<error " + std::string(r.error) + ">";
     } else if (command == "M" || command == "R") {
       const Status s = command == "M" ? reader->Maintain() : reader->Refresh("m");
       answer = s.ok() ? "ok" : s.message();

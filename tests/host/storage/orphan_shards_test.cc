@@ -1,12 +1,12 @@
 #include "host/storage/orphan_shards.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -155,9 +155,8 @@ TEST_P(OrphanRecordTest, AMalformedRecordIsReportedAndRebuiltWithoutDeleting) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Malformed, OrphanRecordTest,
-                         ::testing::Values("b 1", "b one\n", "B 1\n", "b 1\nb 2\n", "b\n", "\n", "b  1\n",
-                                           "b 1 2\n", "b 99999999999999999999\n", "b -\n", "b 1\r\n",
-                                           "b 1\nc \x01\n"));
+                         ::testing::Values("b 1", "b one\n", "B 1\n", "b 1\nb 2\n", "b\n", "\n", "b  1\n", "b 1 2\n",
+                                           "b 99999999999999999999\n", "b -\n", "b 1\r\n", "b 1\nc \x01\n"));
 
 TEST(OrphanShards, AnOversizedRecordIsMalformed) {
   TempDir dir;
@@ -178,10 +177,10 @@ TEST(OrphanShards, AnOversizedRecordIsMalformed) {
 TEST(OrphanShards, ARealShardIsDeletedAndForgottenByTheCache) {
   TempDir dir;
   std::unique_ptr<Runtime> runtime;
-  ASSERT_TRUE(testing::OpenTestRuntime(dir.path(),
-                                       testing::StateMapSection("a", "hashed") + testing::StateMapSection("b", "hashed"),
-                                       &runtime)
-                  .ok());
+  ASSERT_TRUE(
+      testing::OpenTestRuntime(
+          dir.path(), testing::StateMapSection("a", "hashed") + testing::StateMapSection("b", "hashed"), &runtime)
+          .ok());
   ASSERT_TRUE(testing::LoadAndMerge(*runtime, "a", {{"k", "1"}}).ok());
   ASSERT_TRUE(testing::LoadAndMerge(*runtime, "b", {{"k", "2"}}).ok());
   std::shared_ptr<MapEnv> b;

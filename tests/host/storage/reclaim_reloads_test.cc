@@ -1,13 +1,12 @@
 // Issue 14's reclaim scenarios end to end: 20 loads of the same file with compaction as the maintenance runner would
 // run it, and two nodes that merged the same batches (one compacted and pruned, one not) agreeing on their content.
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "host/ingest/staging_store.h"
 #include "host/storage/content_version.h"
@@ -67,7 +66,8 @@ class ReclaimReloadsTest : public ::testing::TestWithParam<ReloadCase> {};
 
 TEST_P(ReclaimReloadsTest, TwentyLoadsOfTheSameFileStayWithinTheBound) {
   TempDir dir;
-  const std::string config = StateMapSection("m", "hashed", std::string("reclaim_free_share = ") + GetParam().share + "\n");
+  const std::string config =
+      StateMapSection("m", "hashed", std::string("reclaim_free_share = ") + GetParam().share + "\n");
   testing::WriteFile(dir / "planb.ini", config);
   std::vector<std::pair<std::string, std::string>> rows;
   for (int i = 0; i < 5000; ++i) rows.emplace_back("city-" + std::to_string(i), "country of city " + std::to_string(i));
@@ -99,10 +99,10 @@ TEST_P(ReclaimReloadsTest, TwentyLoadsOfTheSameFileStayWithinTheBound) {
   EXPECT_EQ(value, "country of city 4999");
 }
 
-INSTANTIATE_TEST_SUITE_P(Shares, ReclaimReloadsTest,
-                         ::testing::Values(ReloadCase{"0.5", 2.0}, ReloadCase{"0.3", 1.5}),
+INSTANTIATE_TEST_SUITE_P(Shares, ReclaimReloadsTest, ::testing::Values(ReloadCase{"0.5", 2.0}, ReloadCase{"0.3", 1.5}),
                          [](const ::testing::TestParamInfo<ReloadCase>& info) {
-                           return info.param.share == std::string("0.5") ? std::string("Default") : std::string("Share03");
+                           return info.param.share == std::string("0.5") ? std::string("Default")
+                                                                         : std::string("Share03");
                          });
 
 // Node A compacts whenever due and prunes its merged-batches table; node B does neither. The same batches merged
@@ -117,7 +117,8 @@ TEST(ReclaimReloads, TwoConvergedNodesReportEqualVersionsAndRowCounts) {
   int compactions = 0;
   for (int i = 0; i < 8; ++i) {
     uint64_t sequence = 0;
-    ASSERT_TRUE(testing::StageRows(*a, "m", NumberedRows(3000 - 200 * i, "v" + std::to_string(i) + "-"), &sequence).ok());
+    ASSERT_TRUE(
+        testing::StageRows(*a, "m", NumberedRows(3000 - 200 * i, "v" + std::to_string(i) + "-"), &sequence).ok());
     // The same upload reaches B: a copy of A's staged zip, staged there.
     const std::string copy = dir_b / "upload.zip";
     fs::copy_file(a->home().staging() + "/" + StagingStore::BatchFileName(sequence), copy);

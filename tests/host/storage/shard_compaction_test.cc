@@ -1,5 +1,6 @@
 #include "host/storage/shard_compaction.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -7,12 +8,10 @@
 #include <memory>
 #include <string>
 
-#include <gtest/gtest.h>
-
-#include "tests/host/storage/shard_loads.h"
 #include "support/map_fixture.h"
 #include "support/node_process.h"
 #include "support/test_env.h"
+#include "tests/host/storage/shard_loads.h"
 
 namespace planb {
 namespace {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <string>
 
-#include "tests/host/storage/shard_loads.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
+#include "tests/host/storage/shard_loads.h"
 
 namespace planb {
 namespace {
@@ -52,7 +52,8 @@ TEST_F(ShardSpaceTest, RewritingRowsLeavesFreePagesThatTheShareCounts) {
   ASSERT_TRUE(LoadAndMerge(*runtime_, "m", NumberedRows(2000, "first-")).ok());
   ShardSpace first;
   ASSERT_TRUE(MeasureMap(*runtime_, "m", &first).ok());
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE(LoadAndMerge(*runtime_, "m", NumberedRows(2000, "again-" + std::to_string(i))).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(LoadAndMerge(*runtime_, "m", NumberedRows(2000, "again-" + std::to_string(i))).ok());
   ShardSpace later;
   const Status s = MeasureMap(*runtime_, "m", &later);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -60,8 +61,7 @@ TEST_F(ShardSpaceTest, RewritingRowsLeavesFreePagesThatTheShareCounts) {
   ExpectEveryPageAccountedFor(later);
   EXPECT_GT(later.listed_free_pages, 0u);
   EXPECT_GT(later.free_share, first.free_share);
-  EXPECT_NEAR(later.free_share,
-              static_cast<double>(later.file_pages - later.used_pages) / later.file_pages, 1e-12);
+  EXPECT_NEAR(later.free_share, static_cast<double>(later.file_pages - later.used_pages) / later.file_pages, 1e-12);
 }
 
 }  // namespace
