@@ -121,7 +121,8 @@ Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
   PLANB_RETURN_IF_ERROR(ExchangeDirectories(copy_path, shard_path));
   PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
   FaultPoint("reclaim.after_swap");
-  envs.Forget(shard_path);
+  // The cache keeps its entry: its next Get sees the swap (MapEnv::Replaced) and opens the new shard under its
+  // mutex. Forgetting it here could let two threads open the new shard twice (LMDB forbids that in a process).
   // copy_path now holds the old shard.
   PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
   return SyncPath(home.shards());

@@ -33,8 +33,8 @@ struct CompactionResult {
 // shards/.<map>.compact: where the copy is built (a map name has no '.', so no map's shard has such a name).
 std::string CompactionPath(const Home& home, const std::string& map);
 
-// Rewrites the shard of `plugins`' map compactly and swaps it in (see above). The cache's entry for the shard is
-// dropped; holders of the old environment keep it alive until they let go. kNotFound when the map has no shard.
+// Rewrites the shard of `plugins`' map compactly and swaps it in (see above). `envs` opens the new shard at its
+// next Get; holders of the old environment keep reading it until they let go. kNotFound when the map has no shard.
 // kFull, writing nothing, when the copy (the shard's pages in use) would not leave max(`min_free_bytes`, 1% of the
 // filesystem) free (disk_room.h). On any failure before the exchange the copy is removed and the shard is as it was.
 // REQUIRES: the caller holds the home's merge lock (merging/.lock), so nothing writes the shard meanwhile (a write
