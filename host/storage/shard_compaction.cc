@@ -63,10 +63,11 @@ Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins
   PLANB_RETURN_IF_ERROR(SyncPath(copy_path + "/data.mdb"));
   PLANB_RETURN_IF_ERROR(SyncPath(copy_path));
   PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
-  // The copy must open as this map (meta, tables) and hold what the shard holds. Read-only without a lock file:
-  // nothing else knows the copy yet, and no lock.mdb should travel with it.
+  // The copy must open as this map (meta, tables) and hold what the shard holds. Opened as a shard is (read
+  // transactions only), so that its lock.mdb is made now with the home's mode, not later by whichever reader
+  // opens the swapped shard first (LMDB makes it 0644 less the umask).
   std::shared_ptr<MapEnv> copy;
-  PLANB_RETURN_IF_ERROR(MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy)
+  PLANB_RETURN_IF_ERROR(MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &copy)
                             .WithContext(context));
   uint64_t copy_rows = 0;
   ContentVersion copy_version;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -66,6 +67,12 @@ TEST_F(ShardCompactionTest, ShrinksTheFileAndKeepsEveryRowAndTheVersion) {
   CompactionResult result;
   const Status s = CompactUnderLock(*runtime_, "m", &result);
   ASSERT_TRUE(s.ok()) << s.message();
+  // Before anything opens the new shard: its files already have the home's mode.
+  for (const char* file : {"data.mdb", "lock.mdb"}) {
+    struct stat st;
+    ASSERT_EQ(::stat((home() + "/shards/m/" + file).c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 0777, HomeFileMode()) << file;
+  }
   EXPECT_EQ(result.rows, 2000u);
   EXPECT_EQ(result.bytes_before, before.file_bytes);
   EXPECT_LT(result.bytes_after, result.bytes_before);
