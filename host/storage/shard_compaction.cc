@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
@@ -26,14 +27,45 @@ namespace fs = std::filesystem;
 
 constexpr const char* kCompactSuffix = ".compact";
 
-// The data table's row count and the content version, in one read transaction.
-Status ReadIdentity(const MapEnv& env, uint64_t* rows, ContentVersion* version) {
+// What a copy must share with its shard: the content version and every table's entry count (the data table's
+// are its rows), read in one transaction.
+struct ShardIdentity {
+  ContentVersion version;
+  std::map<std::string, uint64_t> entries;  // by table name
+
+  bool operator==(const ShardIdentity& o) const { return version == o.version && entries == o.entries; }
+  uint64_t rows() const {
+    auto it = entries.find("data");
+    return it == entries.end() ? 0 : it->second;
+  }
+  std::string Describe() const {
+    std::string text = "version " + version.ToString() + ", entries";
+    for (const auto& [table, count] : entries) text += " " + table + "=" + std::to_string(count);
+    return text;
+  }
+};
+
+// A named table's record in the main table (dbi 1) is its MDB_db; entries are the u64 at offset 32 (shard_space.cc
+// reads the same records).
+Status ReadIdentity(const MapEnv& env, ShardIdentity* out) {
+  constexpr MDB_dbi kMainDbi = 1;
+  constexpr size_t kDbSize = 48, kDbEntries = 32;
+  *out = ShardIdentity();
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY).WithContext(env.path()));
-  MDB_stat stat;
-  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_stat(txn.get(), env.data(), &stat), env.path() + ": data table"));
-  *rows = stat.ms_entries;
-  return ReadContentVersion(txn.get(), env.meta(), version).WithContext(env.path());
+  MDB_cursor* cursor = nullptr;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn.get(), kMainDbi, &cursor), env.path() + ": main table"));
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    if (v.mv_size != kDbSize) continue;
+    uint64_t entries = 0;
+    std::memcpy(&entries, static_cast<const uint8_t*>(v.mv_data) + kDbEntries, sizeof entries);
+    out->entries[std::string(static_cast<const char*>(k.mv_data), k.mv_size)] = entries;
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND) return LmdbStatus(rc, env.path() + ": reading the main table");
+  return ReadContentVersion(txn.get(), env.meta(), &out->version).WithContext(env.path());
 }
 
 uint64_t FileBytes(const std::string& path) {
@@ -54,7 +86,7 @@ Status ExchangeDirectories(const std::string& a, const std::string& b) {
 
 // Steps 1 and 2 of CompactShard: the copy, synced and checked. REQUIRES: `copy_path` does not exist.
 Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins>& plugins, MapEnv& shard,
-                        const std::string& copy_path, uint64_t rows, const ContentVersion& version) {
+                        const std::string& copy_path, const ShardIdentity& identity) {
   const std::string context = "compacting " + shard.path() + " into " + copy_path;
   PLANB_RETURN_IF_ERROR(MakeDirectories(copy_path));
   PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_copy2(shard.env(), copy_path.c_str(), MDB_CP_COMPACT), context));
@@ -67,15 +99,13 @@ Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins
   // transactions only), so that its lock.mdb is made now with the home's mode, not later by whichever reader
   // opens the swapped shard first (LMDB makes it 0644 less the umask).
   std::shared_ptr<MapEnv> copy;
-  PLANB_RETURN_IF_ERROR(MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &copy)
-                            .WithContext(context));
-  uint64_t copy_rows = 0;
-  ContentVersion copy_version;
-  PLANB_RETURN_IF_ERROR(ReadIdentity(*copy, &copy_rows, &copy_version));
-  if (copy_rows != rows || copy_version != version) {
-    return Status::Corruption(context + ": the copy holds " + std::to_string(copy_rows) + " rows at version " +
-                              copy_version.ToString() + ", the shard " + std::to_string(rows) + " at " +
-                              version.ToString() + "; the shard is left as it was");
+  PLANB_RETURN_IF_ERROR(
+      MapEnv::Open(copy_path, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &copy).WithContext(context));
+  ShardIdentity copied;
+  PLANB_RETURN_IF_ERROR(ReadIdentity(*copy, &copied));
+  if (!(copied == identity)) {
+    return Status::Corruption(context + ": the copy holds " + copied.Describe() + ", the shard " + identity.Describe() +
+                              "; the shard is left as it was");
   }
   return Status::Ok();
 }
@@ -94,12 +124,11 @@ Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
   const std::string copy_path = CompactionPath(home, map);
   std::shared_ptr<MapEnv> shard;
   PLANB_RETURN_IF_ERROR(envs.Get(shard_path, plugins, &shard));
-  uint64_t rows = 0;
-  ContentVersion version;
-  PLANB_RETURN_IF_ERROR(ReadIdentity(*shard, &rows, &version));
+  ShardIdentity identity;
+  PLANB_RETURN_IF_ERROR(ReadIdentity(*shard, &identity));
   ShardSpace space;
   PLANB_RETURN_IF_ERROR(MeasureShard(*shard, &space));
-  out->rows = rows;
+  out->rows = identity.rows();
   out->bytes_before = space.file_bytes;
 
   const uint64_t needed = space.used_pages * space.page_size;
@@ -110,7 +139,7 @@ Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
                                    "; the shard is left as it was");
   }
   PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
-  Status copied = WriteCheckedCopy(home, plugins, *shard, copy_path, rows, version);
+  Status copied = WriteCheckedCopy(home, plugins, *shard, copy_path, identity);
   shard.reset();
   if (!copied.ok()) {
     (void)RemoveTree(copy_path);  // the error says what matters; a leftover is removed by the next run anyway

@@ -90,6 +90,29 @@ TEST_F(ShardCompactionTest, ShrinksTheFileAndKeepsEveryRowAndTheVersion) {
   EXPECT_EQ(DumpBatchIds(home()), version_before);
 }
 
+// A scheme with tables of its own (lookup_table keeps its keys in scheme.* tables): every table comes across.
+TEST(ShardCompaction, AShardWithPluginTablesKeepsEveryTable) {
+  TempDir dir;
+  const std::string config = StateMapSection("m", "lookup_table");
+  std::unique_ptr<Runtime> runtime;
+  ASSERT_TRUE(OpenTestRuntime(dir.path(), config, &runtime).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(LoadAndMerge(*runtime, "m", NumberedRows(1500, "v" + std::to_string(i))).ok());
+  runtime.reset();
+  const std::string before = DumpShards(dir / "home");
+  ASSERT_NE(before.find("m/scheme."), std::string::npos);
+  ASSERT_TRUE(OpenTestRuntime(dir.path(), config, &runtime).ok());
+  CompactionResult result;
+  const Status s = CompactUnderLock(*runtime, "m", &result);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_LT(result.bytes_after, result.bytes_before);
+  std::string value;
+  EXPECT_EQ(LookupShard(*runtime, "m", "key-1499", &value), Code::kOk);
+  EXPECT_EQ(value, "v21499");
+  runtime.reset();
+  EXPECT_TRUE(DumpShards(dir / "home") == before);
+}
+
 TEST_F(ShardCompactionTest, AMapWithoutAShardIsNotFound) {
   std::shared_ptr<const MapPlugins> plugins;
   ASSERT_TRUE(runtime_->catalog().Get("m", &plugins).ok());
