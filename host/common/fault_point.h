@@ -1,7 +1,7 @@
 // Named crash points for fault-injection tests: when the environment variable PLANB_FAULT names a point, the
 // process kills itself with SIGKILL on reaching it (as kill -9 would), so tests can prove that a restart
 // repairs everything. PLANB_FAULT is read at each point (one getenv), so a test may set and unset it.
-// Points (keep docs/storage-nodes.md and docs/protocol.md in step):
+// Points (keep docs/storage-nodes.md, docs/protocol.md and docs/maintenance.md in step):
 //   receive.mid_upload     a chunk of an upload has been written, the upload is not complete
 //   receive.after_stage    a batch was renamed into staging/, before the sender is told
 //   merge.mid_batch        the first map of a batch with several maps has committed, the others not
@@ -11,6 +11,8 @@
 //                          an LMDB assertion would: every restart dies on it again until it is quarantined
 //   maintain.before_commit a map's maintenance (condensation, retention) transaction is complete, not committed
 //   verify.hang            the batch verifier child never finishes (tests the verification deadline)
+//   reclaim.before_swap    a shard's compact copy is complete and checked, not yet exchanged with the shard
+//   reclaim.after_swap     the copy was exchanged in (shards/<map>), the old shard not yet deleted
 //   snapshot.mid_transfer  the first FETCH_DATA of a served snapshot has been queued for sending (the node dies
 //                          with a snapshot transfer under way)
 // Some points change behaviour instead of killing (FaultPointActive):

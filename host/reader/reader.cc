@@ -54,8 +54,8 @@ Status Reader::Impl::Open(const ReaderOptions& options, std::unique_ptr<Reader>*
   }
   if (impl->known_maps_.empty()) impl->known_maps_ = "none";
   impl->serial_ = NextReaderSerial();
-  // Storage nodes read their shards, which merges update in place: there is nothing to refresh or clean.
-  if (options.maintenance_interval_ms > 0 && !impl->runtime_->config().cluster.IsStorageNode()) {
+  // Storage nodes read their shards: the thread only reopens those that maintenance compacted and swapped.
+  if (options.maintenance_interval_ms > 0) {
     Impl* raw = impl.get();
     impl->thread_ = std::thread([raw, interval = options.maintenance_interval_ms] { raw->MaintenanceLoop(interval); });
   }
@@ -210,7 +210,7 @@ Status Reader::Impl::Prepare(std::string_view map) {
 Status Reader::Impl::Refresh(std::string_view map) {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
-  if (runtime_->config().cluster.IsStorageNode()) return Status::Ok();
+  if (runtime_->config().cluster.IsStorageNode()) return ReopenIfReplaced(*slot);
   bool changed = false;
   PLANB_RETURN_IF_ERROR(runtime_->snapshots()->Refresh(slot->name(), &changed));
   std::shared_ptr<MapEnv> env;
@@ -220,6 +220,17 @@ Status Reader::Impl::Refresh(std::string_view map) {
   } else {
     slot->ReplaceIfChanged(env);
   }
+  return Status::Ok();
+}
+
+// Merges update a shard in place, which lookups see by renewing their transaction; a compaction replaces its files
+// (shard_compaction.h), which they see only once the slot holds the new environment.
+Status Reader::Impl::ReopenIfReplaced(MapSlot& slot) {
+  const std::shared_ptr<MapEnv> held = slot.env();
+  if (held == nullptr || !held->Replaced()) return Status::Ok();
+  std::shared_ptr<MapEnv> env;
+  PLANB_RETURN_IF_ERROR(OpenMapForReading(*runtime_, slot.name(), StaleSnapshot::kUseCurrent, &env));
+  slot.ReplaceIfChanged(env);
   return Status::Ok();
 }
 
@@ -242,11 +253,14 @@ Status Reader::Impl::Describe(std::string_view map, MapInfo* out) const {
 Status Reader::Impl::Maintain() {
   std::lock_guard<std::mutex> lock(maintain_mutex_);
   const ClusterConfig& cluster = runtime_->config().cluster;
-  if (cluster.IsStorageNode()) return Status::Ok();
   Status first;
   auto note = [&first](Status s) {
     if (first.ok() && !s.ok()) first = std::move(s);
   };
+  if (cluster.IsStorageNode()) {
+    for (const std::unique_ptr<MapSlot>& slot : slots_) note(ReopenIfReplaced(*slot));
+    return first;
+  }
   const int64_t now = CurrentTimeMs();
   for (const std::unique_ptr<MapSlot>& slot : slots_) {
     if (slot->env() == nullptr) {

@@ -2,8 +2,7 @@
 // the TEST_ hooks; nothing else outside host/reader/ should.
 //
 // Layout: one MapSlot per configured map (built at Open, never added to or removed, so finding one needs no
-// lock); per thread and map a MapContext (thread_contexts.h); a background thread for Maintain on nodes that
-// read snapshots.
+// lock); per thread and map a MapContext (thread_contexts.h); a background thread for Maintain.
 #pragma once
 
 #include <condition_variable>
@@ -58,6 +57,8 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   Code Begin(MapSlot& slot, MapContext** context);
   Code Switch(MapSlot& slot, MapContext* context);
   void MaintenanceLoop(int64_t interval_ms);
+  // Storage nodes: moves `slot` to its shard's new environment when a compaction replaced the files it holds.
+  Status ReopenIfReplaced(MapSlot& slot);
 
   std::unique_ptr<Runtime> runtime_;
   std::vector<std::unique_ptr<MapSlot>> slots_;

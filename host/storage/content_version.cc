@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "host/common/log_text.h"
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
 
@@ -73,6 +74,35 @@ Status RecordMergedBatch(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches, std::strin
   rc = mdb_put(txn, meta, &vk, &vv, 0);
   if (rc != MDB_SUCCESS) return LmdbStatus(rc, "writing meta content_version");
   *counted = true;
+  return Status::Ok();
+}
+
+Status PruneMergedBatches(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches,
+                          const std::set<std::string, std::less<>>& keep_ids, int64_t before_ms, uint64_t* pruned) {
+  (void)meta;  // the version stays: see content_version.h
+  *pruned = 0;
+  MDB_cursor* cursor = nullptr;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(txn, batches, &cursor), "opening table 'batches'"));
+  MDB_val k, v;
+  Status status;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+  // After mdb_cursor_del the cursor stands on the following row, which MDB_NEXT then returns (LMDB's C_DEL).
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    const std::string_view id = Bytes(k).view();
+    if (v.mv_size != 8) {
+      status = Status::Corruption("table 'batches': batch " + LogValue(id) + " has a merge time of " +
+                                  std::to_string(v.mv_size) + " bytes, not 8");
+      break;
+    }
+    const int64_t merged_ms = static_cast<int64_t>(GetU64(static_cast<const uint8_t*>(v.mv_data)));
+    if (merged_ms >= before_ms || keep_ids.find(id) != keep_ids.end()) continue;
+    rc = mdb_cursor_del(cursor, 0);
+    if (rc != MDB_SUCCESS) break;
+    ++*pruned;
+  }
+  mdb_cursor_close(cursor);
+  PLANB_RETURN_IF_ERROR(status);
+  if (rc != MDB_NOTFOUND) return LmdbStatus(rc, "pruning table 'batches'");
   return Status::Ok();
 }
 

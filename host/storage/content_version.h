@@ -3,15 +3,19 @@
 //
 // On-disk format (part of kShardFormat's layout; bump it on change):
 //   table "batches"   key: batch id (the manifest's `id`, e.g. "node1a/1700000000000-42-0"), value: i64 big-endian
-//                     merge time in ms. One row per batch ever merged into the shard.
-//   meta "content_version"  text "<batches> <digest as 16 hex digits>": the number of rows in "batches" and the
+//                     merge time in ms. One row per batch merged into the shard (less those pruned).
+//   meta "content_version"  text "<batches> <digest as 16 hex digits>": the number of batches ever merged and the
 //                     XOR of XXH3-64 of every batch id. Absent = {0, 0} (a shard written before versions existed).
 // Both are written in the merge's own write transaction, so the version can never disagree with the rows.
+// Maintenance prunes old rows of "batches" (PruneMergedBatches) and leaves the version alone, so "batches" may
+// hold fewer rows than the version counts: the rows only serve to recognise a batch merged again.
 #pragma once
 
 #include <lmdb.h>
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -42,5 +46,18 @@ Status ReadContentVersion(MDB_txn* txn, MDB_dbi meta, ContentVersion* out);
 // nothing changes and `*counted` is false. An empty batch_id is kInvalidArgument.
 Status RecordMergedBatch(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches, std::string_view batch_id, int64_t now_ms,
                          bool* counted);
+
+// How long a merged batch stays recognisable: rows of "batches" merged longer ago than this are pruned
+// (docs/maintenance.md). A batch comes again only while it is staged or quarantined (kept whatever its age) or
+// when a sender retries an upload, which it gives up long before a week.
+inline constexpr int64_t kMergedBatchesKeepMs = int64_t{7} * 24 * 60 * 60 * 1000;
+
+// In a write transaction `txn` of the shard: deletes the rows of `batches` merged before `before_ms` (typically
+// now - kMergedBatchesKeepMs), except those whose id is in `keep_ids` (this node's staged and quarantined
+// batches). The content version in `meta` is left as it is: it stays what every node that merged the same batches
+// has. `*pruned` gets the number of rows deleted. kCorruption (naming the id) for a row whose value is not an
+// 8-byte merge time: the caller aborts the transaction, so nothing is deleted.
+Status PruneMergedBatches(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches,
+                          const std::set<std::string, std::less<>>& keep_ids, int64_t before_ms, uint64_t* pruned);
 
 }  // namespace planb

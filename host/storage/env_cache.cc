@@ -7,8 +7,11 @@ Status EnvCache::Get(const std::string& path, std::shared_ptr<const MapPlugins> 
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = envs_.find(path);
   if (it != envs_.end()) {
-    *out = it->second;
-    return Status::Ok();
+    if (!it->second->Replaced()) {
+      *out = it->second;
+      return Status::Ok();
+    }
+    envs_.erase(it);  // the old files stay open for those still holding them
   }
   // Opening under the lock is what keeps two threads from opening one environment twice.
   std::shared_ptr<MapEnv> env;

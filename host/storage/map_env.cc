@@ -150,6 +150,16 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   return Status::Ok();
 }
 
+bool MapEnv::Replaced() const {
+  int fd = -1;
+  struct stat open_file, named_file;
+  if (mdb_env_get_fd(env(), &fd) != MDB_SUCCESS || ::fstat(fd, &open_file) != 0) return false;
+  // Gone (an orphan deleted, mid-deletion) counts as replaced; any other failure to look (EACCES...) does not, so
+  // that a cached environment keeps serving rather than failing to reopen.
+  if (::stat((path_ + "/data.mdb").c_str(), &named_file) != 0) return errno == ENOENT || errno == ENOTDIR;
+  return open_file.st_dev != named_file.st_dev || open_file.st_ino != named_file.st_ino;
+}
+
 Status MapEnv::OpenBatchesTable(MDB_txn* write_txn, MDB_dbi* out) const {
   const int rc = mdb_dbi_open(write_txn, kBatchesTableName, MDB_CREATE, out);
   if (rc == MDB_INCOMPATIBLE) return Status::Corruption(path_ + ": table 'batches' is not a Plan B table");

@@ -54,6 +54,11 @@ class MapEnv {
   const std::string& path() const { return path_; }
   const MapPlugins& plugins() const { return *plugins_; }
   Status Sync() { return env_.Sync().WithContext(path_); }
+  // Whether <path>/data.mdb is no longer the file this environment has open (a compaction swapped the shard in,
+  // shard_compaction.h, or the shard was deleted): one stat and one fstat, comparing device and inode; a path that
+  // cannot be looked at for another reason (EACCES) counts as not replaced. Whoever wants the current shard opens
+  // the path again (EnvCache::Get does).
+  bool Replaced() const;
 
  private:
   MapEnv() = default;

@@ -1,7 +1,8 @@
 // Lookups on one map environment through its store type, reusing one read transaction and one cursor, so that
 // a warm lookup allocates nothing. Not thread-safe: use one MapReader per thread.
 // The reader sees the environment as of Open() or the last Refresh(); row views stay valid until the next
-// Refresh() or the reader's destruction.
+// Refresh() or the reader's destruction. It reads the environment it was opened on: after a compaction swapped the
+// shard (env().Replaced()), that is the old file; open a new reader on EnvCache::Get's environment to see the new.
 #pragma once
 
 #include <memory>

@@ -237,14 +237,21 @@ TEST(ReaderThreads, ManyReadersAndThreadsComeAndGo) {
   EXPECT_LE(ThreadContextCount(), 1u);  // this thread's entries of destroyed Readers were dropped
 }
 
-TEST(ReaderThreads, OnAStorageNodeNoMaintenanceThreadRuns) {
+TEST(ReaderThreads, OnAStorageNodeTheMaintenanceThreadRunsOnlyWhenAsked) {
   CliEnv env(kConfig);
   std::unique_ptr<Reader> reader;
   ReaderOptions options;
   options.config_path = env.config();
   options.home = env.home();
+  options.maintenance_interval_ms = 0;
   ASSERT_TRUE(Reader::Open(options, &reader).ok());
   EXPECT_FALSE(Reader::Impl::Of(*reader)->maintenance_thread_running());
+  EXPECT_TRUE(reader->Maintain().ok());
+  // It reopens shards that a compaction swapped in (reader_swap_test.cc).
+  options.maintenance_interval_ms = 3600 * 1000;
+  reader.reset();
+  ASSERT_TRUE(Reader::Open(options, &reader).ok());
+  EXPECT_TRUE(Reader::Impl::Of(*reader)->maintenance_thread_running());
   EXPECT_TRUE(reader->Maintain().ok());
 }
 

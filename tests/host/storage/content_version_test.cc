@@ -4,6 +4,8 @@
 #include <xxhash.h>
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -203,6 +205,74 @@ TEST(ContentVersion, RefusesAnEmptyOrOverlongBatchId) {
   s = RecordMergedBatch(txn.get(), env.meta(), env.batches(), std::string(511, 'x'), 1, &counted);
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(counted);
+}
+
+// Prunes in a write transaction of its own; returns the number pruned (or -1 on an error).
+int64_t Prune(VersionedEnv& env, const std::set<std::string, std::less<>>& keep, int64_t before_ms) {
+  Txn txn;
+  EXPECT_TRUE(txn.Begin(env.env(), 0).ok());
+  uint64_t pruned = 0;
+  const Status s = PruneMergedBatches(txn.get(), env.meta(), env.batches(), keep, before_ms, &pruned);
+  EXPECT_TRUE(s.ok()) << s.message();
+  if (!s.ok()) return -1;
+  EXPECT_TRUE(txn.Commit().ok());
+  return static_cast<int64_t>(pruned);
+}
+
+TEST(ContentVersion, PruningDropsOldRowsButKeepsTheVersionRecentRowsAndKeptIds) {
+  TempDir dir;
+  VersionedEnv env(dir.path());
+  ASSERT_EQ(env.Record({"n/1", "n/2", "n/3"}, 1000), 3);
+  ASSERT_EQ(env.Record({"n/4"}, 5999), 1);
+  ASSERT_EQ(env.Record({"n/5"}, 6000), 1);
+  const ContentVersion before = env.Version();
+  EXPECT_EQ(Prune(env, {"n/2"}, 6000), 3);
+  EXPECT_EQ(env.Version(), before);
+  EXPECT_EQ(env.MergeTime("n/1"), -1);
+  EXPECT_EQ(env.MergeTime("n/2"), 1000);  // still staged or quarantined somewhere: kept whatever its age
+  EXPECT_EQ(env.MergeTime("n/3"), -1);
+  EXPECT_EQ(env.MergeTime("n/4"), -1);
+  EXPECT_EQ(env.MergeTime("n/5"), 6000);  // the boundary: merged at before_ms is not before it
+  // Merged again: kept and recent batches are still recognised, so the version does not move.
+  EXPECT_EQ(env.Record({"n/2", "n/5"}, 7000), 0);
+  EXPECT_EQ(env.Version(), before);
+  // A pruned batch is not (the reason for the window): it would count again.
+  EXPECT_EQ(env.Record({"n/1"}, 7000), 1);
+  EXPECT_NE(env.Version(), before);
+}
+
+TEST(ContentVersion, PruningEveryRowAndTimesAroundZero) {
+  TempDir dir;
+  VersionedEnv env(dir.path());
+  ASSERT_EQ(env.Record({"a/1"}, -5), 1);
+  ASSERT_EQ(env.Record({"a/2", "a/3", "a/4"}, 0), 3);
+  const ContentVersion before = env.Version();
+  EXPECT_EQ(Prune(env, {}, -5), 0);
+  EXPECT_EQ(Prune(env, {}, 0), 1);  // merged at -5: before the epoch, before 0
+  EXPECT_EQ(env.MergeTime("a/2"), 0);
+  EXPECT_EQ(Prune(env, {"not/merged"}, INT64_MAX), 3);  // consecutive deletions up to the last row
+  EXPECT_EQ(Prune(env, {}, INT64_MAX), 0);
+  EXPECT_EQ(env.Version(), before);
+}
+
+TEST(ContentVersion, PruningRefusesAMalformedMergeTimeNamingTheBatch) {
+  TempDir dir;
+  VersionedEnv env(dir.path());
+  ASSERT_EQ(env.Record({"b/1"}, 1), 1);
+  {
+    Txn txn;
+    ASSERT_TRUE(txn.Begin(env.env(), 0).ok());
+    ASSERT_TRUE(txn.Put(env.batches(), Bytes(std::string("b/2\n")), Bytes(std::string("abc"))).ok());
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  Txn txn;
+  ASSERT_TRUE(txn.Begin(env.env(), 0).ok());
+  uint64_t pruned = 0;
+  const Status s = PruneMergedBatches(txn.get(), env.meta(), env.batches(), {}, 100, &pruned);
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_TRUE(Contains(s.message(), "batch b/2\\n has a merge time of 3 bytes")) << s.message();
+  txn.Abort();
+  EXPECT_EQ(env.MergeTime("b/1"), 1);  // the caller aborts: nothing pruned
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ struct ReaderOptions {
   std::string home;                      // "" = the config's home, else ./planb-home
   std::vector<std::string> plugin_dirs;  // added to the config's plugin_dir entries
   // How often a background thread refreshes snapshots that are due and runs cleanup; 0 = no thread (call
-  // Maintain() yourself). Storage nodes (and a single node) read their shards and need no maintenance.
+  // Maintain() yourself). Storage nodes (and a single node) read their shards; there maintenance only moves
+  // lookups to a shard that `planb maintain` compacted and swapped in (until then they read the old copy).
   int64_t maintenance_interval_ms = 1000;
 };
 
@@ -124,7 +125,8 @@ class PLANB_EXPORT Reader {
 
   // Read-your-writes after a load: fetches a newer snapshot of `map` now, whatever the age of the one held, and
   // lookups on every thread use it from their next lookup of the map on. On a storage node (or a single node)
-  // lookups read the shard itself: nothing to do. Errors: kInvalidArgument for an unknown map; kNotFound when
+  // lookups read the shard itself and see merges at once; Refresh only moves them to a shard that maintenance
+  // compacted and swapped in (docs/maintenance.md). Errors: kInvalidArgument for an unknown map; kNotFound when
   // nothing was merged into it yet; the fetch's (the snapshot held keeps serving).
   Status Refresh(std::string_view map);
 
@@ -132,7 +134,8 @@ class PLANB_EXPORT Reader {
   Status Describe(std::string_view map, MapInfo* out) const;
 
   // One maintenance pass, as the background thread runs it: refreshes the snapshots that are due, lets go of
-  // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds.
+  // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds; on a
+  // storage node, reopens shards that maintenance compacted and swapped in.
   Status Maintain();
 
   // ISO-8601 times as `planb lookup --time` reads and `planb lookup` prints them (one parser for both): parses
