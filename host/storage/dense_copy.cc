@@ -10,8 +10,6 @@ namespace planb {
 
 namespace {
 
-constexpr uint64_t kRowsPerCommit = 100000;  // bounds the dirty pages one write transaction holds
-
 struct NamedTable {
   std::string name;
   unsigned flags = 0;
@@ -41,38 +39,26 @@ Status ListTables(MDB_txn* txn, std::vector<NamedTable>* out) {
   return Status::Ok();
 }
 
-Status CopyTable(MDB_txn* read, MDB_env* to, const NamedTable& table, DenseCopyStats* stats) {
+Status CopyTable(MDB_txn* read, MDB_txn* write, const NamedTable& table, DenseCopyStats* stats) {
   MDB_dbi from_dbi = 0;
   PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_dbi_open(read, table.name.c_str(), 0, &from_dbi), "opening " + table.name));
   Cursor cursor;
   PLANB_RETURN_IF_ERROR(cursor.Open(read, from_dbi));
   const bool dupsort = (table.flags & MDB_DUPSORT) != 0;
-  Txn write;
-  PLANB_RETURN_IF_ERROR(write.Begin(to, 0));
   MDB_dbi to_dbi = 0;
-  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_dbi_open(write.get(), table.name.c_str(), table.flags | MDB_CREATE, &to_dbi),
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_dbi_open(write, table.name.c_str(), table.flags | MDB_CREATE, &to_dbi),
                                    "creating " + table.name));
   Cursor out;
-  PLANB_RETURN_IF_ERROR(out.Open(write.get(), to_dbi));
+  PLANB_RETURN_IF_ERROR(out.Open(write, to_dbi));
   MDB_val k;
   MDB_val v;
-  uint64_t in_txn = 0;
   int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST);
   for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
     PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_put(out.get(), &k, &v, dupsort ? MDB_APPENDDUP : MDB_APPEND),
                                      "copying a row of " + table.name));
     ++stats->rows;
-    if (++in_txn == kRowsPerCommit) {
-      out.Close();
-      PLANB_RETURN_IF_ERROR(write.Commit());
-      PLANB_RETURN_IF_ERROR(write.Begin(to, 0));
-      PLANB_RETURN_IF_ERROR(out.Open(write.get(), to_dbi));
-      in_txn = 0;
-    }
   }
   if (rc != MDB_NOTFOUND) return LmdbStatus(rc, "reading " + table.name);
-  out.Close();
-  PLANB_RETURN_IF_ERROR(write.Commit());
   ++stats->tables;
   return Status::Ok();
 }
@@ -92,9 +78,15 @@ Status DenseCopy(MDB_env* from, const std::string& to_dir, DenseCopyStats* stats
   options.max_dbs = static_cast<unsigned>(tables.size()) + 1;
   options.flags = MDB_NOTLS | MDB_NOSYNC;
   PLANB_RETURN_IF_ERROR(to.Open(to_dir, options).WithContext(to_dir));
+  // One write transaction: pages written once are never copied again, so the copy holds no free page (commits
+  // in between would free the main table's and the free list's earlier pages). LMDB spills dirty pages of a
+  // large transaction to the file as it goes.
+  Txn write;
+  PLANB_RETURN_IF_ERROR(write.Begin(to.get(), 0).WithContext(to_dir));
   for (const NamedTable& table : tables) {
-    PLANB_RETURN_IF_ERROR(CopyTable(read.get(), to.get(), table, stats).WithContext(to_dir));
+    PLANB_RETURN_IF_ERROR(CopyTable(read.get(), write.get(), table, stats).WithContext(to_dir));
   }
+  PLANB_RETURN_IF_ERROR(write.Commit().WithContext(to_dir));
   PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_sync(to.get(), 1), "syncing").WithContext(to_dir));
   to.Close();
   return SyncPath(to_dir);

@@ -21,8 +21,8 @@ struct DenseCopyStats {
 
 // Copies every named table of `from` (their flags kept: MDB_DUPSORT tables with MDB_APPENDDUP) into a new
 // environment made in directory `to_dir` (which must exist and hold no data.mdb), as of one read transaction of
-// `from`, and syncs it. Rows are committed in chunks (the copy is private until the caller adopts it). The new
-// environment gets `from`'s map size. On error the partial copy is left for the caller to remove.
+// `from`, in one write transaction (so the copy holds no free page), and syncs it. The new environment gets
+// `from`'s map size. On error the partial copy is left for the caller to remove.
 // REQUIRES: every table uses LMDB's default key order (Plan B's do); the main table holds only named tables.
 Status DenseCopy(MDB_env* from, const std::string& to_dir, DenseCopyStats* stats);
 

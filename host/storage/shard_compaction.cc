@@ -13,6 +13,7 @@
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/storage/content_version.h"
+#include "host/storage/dense_copy.h"
 #include "host/storage/shard_space.h"
 #include "planb/lmdb.h"
 
@@ -89,8 +90,14 @@ Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins
                         const std::string& copy_path, const ShardIdentity& identity) {
   const std::string context = "compacting " + shard.path() + " into " + copy_path;
   PLANB_RETURN_IF_ERROR(MakeDirectories(copy_path));
-  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_copy2(shard.env(), copy_path.c_str(), MDB_CP_COMPACT), context));
-  // mdb_env_copy2 does not sync, and creates the file 0666 less the umask.
+  // Row by row into full pages (dense_copy.h): LMDB's compacting copy would keep the half-empty pages that
+  // deletions and merges leave.
+  DenseCopyStats stats;
+  PLANB_RETURN_IF_ERROR(DenseCopy(shard.env(), copy_path, &stats).WithContext(context));
+  // Its lock.mdb was made 0644 less the umask: made again below by the check's open, with the home's mode.
+  if (::unlink((copy_path + "/lock.mdb").c_str()) != 0 && errno != ENOENT) {
+    return Status::IOError("removing " + copy_path + "/lock.mdb: " + std::strerror(errno));
+  }
   PLANB_RETURN_IF_ERROR(ApplyHomeMode(copy_path + "/data.mdb"));
   PLANB_RETURN_IF_ERROR(SyncPath(copy_path + "/data.mdb"));
   PLANB_RETURN_IF_ERROR(SyncPath(copy_path));

@@ -1,6 +1,7 @@
 // Disk reclaim (docs/maintenance.md): LMDB reuses free pages but never shrinks its file, so a shard that was
 // rewritten (reloads, merges leaving half-full pages, deletions) keeps its largest size. CompactShard rewrites it as
-// a compact copy (mdb_env_copy2 with MDB_CP_COMPACT) and swaps the copy in with one atomic directory exchange.
+// a dense copy (dense_copy.h: every page full, where mdb_env_copy2 with MDB_CP_COMPACT would keep half-empty
+// pages) and swaps the copy in with one atomic directory exchange.
 //
 // Crash safety: the copy is complete, synced and checked before the exchange, and the old shard is complete until
 // it is deleted after it, so at any instant (kill -9 included) shards/<map> is the old or the new shard, with the

@@ -147,9 +147,17 @@ class KeyedRowWriter {
     return Code::kOk;
   }
 
-  // Replaces the row the cursor is on (`existing`, the key's own) with `row`.
+  // Replaces the row the cursor is on (`existing`, the key's own) with `row`, unless it already holds exactly
+  // that: then nothing is written, so merging data a shard already holds (a file loaded again) dirties no page
+  // and the shard does not grow. The stored key is the same by construction (the row is the key's own, under the
+  // same prefix); head and stored value are compared.
   Code Overwrite(const KeyPrefix& prefix, const Parts& row, const KeyPrefix& row_key, const MDB_val& existing,
                  ErrorBuffer* error) {
+    const size_t stored_key = scheme_.StoredKeySize(prefix, row.key);
+    if (existing.mv_size == ValueSize(prefix, row) && SameTail(existing, stored_key, row)) {
+      // The value's new reference (value_dedup: the same one the row holds) is dropped instead of the old.
+      return has_value_ ? scheme_.ReleaseValue(table_, row.stored_value, error) : Code::kOk;
+    }
     if (has_value_) {
       const size_t skip = scheme_.StoredKeySize(prefix, row.key) + row.head.size;
       if (existing.mv_size < skip) {
@@ -166,6 +174,14 @@ class KeyedRowWriter {
     if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
     Fill(prefix, row, v.mv_data);
     return Code::kOk;
+  }
+
+  // Whether `existing` holds `row`'s head and stored value after `stored_key` bytes (sizes already equal).
+  static bool SameTail(const MDB_val& existing, size_t stored_key, const Parts& row) {
+    const auto* p = static_cast<const uint8_t*>(existing.mv_data) + stored_key;
+    if (row.head.size != 0 && std::memcmp(p, row.head.data, row.head.size) != 0) return false;
+    p += row.head.size;
+    return row.stored_value.size == 0 || std::memcmp(p, row.stored_value.data, row.stored_value.size) == 0;
   }
 
   // Writes the row under `prefix`, known to be the key's.
