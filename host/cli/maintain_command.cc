@@ -1,5 +1,5 @@
 // `planb maintain [--once] [--dry-run] [--map MAP]`: maintenance of this node's shards (maintenance_runner.h),
-// one line per map on stdout as each is done; without --once, a pass every maintain_interval until
+// one line per map on stdout as each is done, then one per orphan shard; without --once, a pass every maintain_interval until
 // SIGTERM/SIGINT. Exit 2 when a map's maintenance failed (the others are still done) or on bad arguments.
 #include <signal.h>
 
@@ -58,6 +58,14 @@ int RunMaintainCommand(Runtime& runtime, const CommandLine& cli, std::ostream& o
     };
     MaintenanceReport report;
     const Status s = RunMaintenance(runtime, options, &report);
+    for (const std::string& line :
+         DescribeOrphans(report.orphans, runtime.config().delete_orphans_after_ms, cli.dry_run)) {
+      out << line << "\n";
+    }
+    if (!report.orphans.record_problem.empty()) {
+      err << "planb: maintain: " << report.orphans.record_problem << "\n";
+    }
+    for (const std::string& path : report.leftovers_removed) out << "removed '" << path << "'\n";
     if (!s.ok()) {
       failed = true;
       bool reported = false;

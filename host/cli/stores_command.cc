@@ -1,37 +1,45 @@
 #include <filesystem>
 #include <iomanip>
+#include <optional>
 
 #include "host/cli/commands.h"
 #include "host/common/iso_time.h"
 #include "host/ingest/quarantine.h"
+#include "host/maintain/maintenance_marks.h"
 #include "host/snapshot/snapshot_manager.h"
+#include "host/storage/shard_space.h"
 #include "planb/lmdb.h"
 
 namespace planb {
 namespace {
 
 struct StoreLine {
-  std::string map, type, scheme, rows, bytes;
+  std::string map, type, scheme, rows, bytes, free, condensed, reclaimed;
 };
 
-// Rows in the data table and bytes of data.mdb; "-" when nothing has been merged yet.
+std::string MarkText(const std::optional<int64_t>& ms) { return ms ? FormatIsoTime(*ms) : "-"; }
+
+// Rows in the data table, bytes of data.mdb, the share of it free (docs/maintenance.md) and when maintenance
+// last condensed and reclaimed; "-" when nothing has been merged yet (or never maintained).
 Status Measure(Runtime& runtime, const std::string& map, StoreLine* line) {
   std::shared_ptr<MapEnv> shard;
   Status s = runtime.OpenShard(map, &shard);
   if (s.code() == Code::kNotFound) {
-    line->rows = line->bytes = "-";
+    line->rows = line->bytes = line->free = line->condensed = line->reclaimed = "-";
     return Status::Ok();
   }
   PLANB_RETURN_IF_ERROR(s);
+  ShardSpace space;
+  PLANB_RETURN_IF_ERROR(MeasureShard(*shard, &space).WithContext(shard->path()));
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(shard->env(), MDB_RDONLY).WithContext(shard->path()));
-  MDB_stat stat;
-  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_stat(txn.get(), shard->data(), &stat), "counting rows").WithContext(map));
-  std::error_code ec;
-  uintmax_t bytes = std::filesystem::file_size(shard->path() + "/data.mdb", ec);
-  if (ec) return Status::IOError(shard->path() + "/data.mdb: " + ec.message());
-  line->rows = std::to_string(stat.ms_entries);
-  line->bytes = std::to_string(bytes);
+  MaintenanceMarks marks;
+  PLANB_RETURN_IF_ERROR(ReadMaintenanceMarks(txn.get(), shard->meta(), &marks).WithContext(shard->path()));
+  line->rows = std::to_string(space.rows);
+  line->bytes = std::to_string(space.file_bytes);
+  line->free = std::to_string(static_cast<int>(space.free_share * 100 + 0.5)) + "%";
+  line->condensed = MarkText(marks.last_condensed_ms);
+  line->reclaimed = MarkText(marks.last_reclaimed_ms);
   return Status::Ok();
 }
 
@@ -73,30 +81,22 @@ int PrintSnapshots(Runtime& runtime, std::ostream& out, std::ostream& err) {
 }  // namespace
 
 int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, std::ostream& err) {
-  std::vector<StoreLine> lines{{"MAP", "TYPE", "SCHEME", "ROWS", "BYTES"}};
+  std::vector<std::vector<std::string>> table{
+      {"MAP", "TYPE", "SCHEME", "ROWS", "BYTES", "FREE", "LAST_CONDENSED", "LAST_RECLAIMED"}};
   int exit_code = kExitOk;
   for (const auto& [name, plugins] : runtime.catalog().maps()) {
     StoreLine line{name, plugins->type_descriptor().name,
-                   plugins->scheme_descriptor() ? plugins->scheme_descriptor()->name : "-", "", ""};
+                   plugins->scheme_descriptor() ? plugins->scheme_descriptor()->name : "-"};
     Status s = Measure(runtime, name, &line);
     if (!s.ok()) {
       err << "planb: " << s.message() << "\n";
-      line.rows = line.bytes = "?";
+      line.rows = line.bytes = line.free = line.condensed = line.reclaimed = "?";
       exit_code = kExitError;
     }
-    lines.push_back(line);
+    table.push_back({line.map, line.type, line.scheme, line.rows, line.bytes, line.free, line.condensed,
+                     line.reclaimed});
   }
-  size_t widths[5] = {0, 0, 0, 0, 0};
-  for (const StoreLine& l : lines) {
-    const std::string* cells[] = {&l.map, &l.type, &l.scheme, &l.rows, &l.bytes};
-    for (int i = 0; i < 5; ++i) widths[i] = std::max(widths[i], cells[i]->size());
-  }
-  for (const StoreLine& l : lines) {
-    out << std::left << std::setw(static_cast<int>(widths[0])) << l.map << "  " << std::setw(static_cast<int>(widths[1]))
-        << l.type << "  " << std::setw(static_cast<int>(widths[2])) << l.scheme << "  " << std::right
-        << std::setw(static_cast<int>(widths[3])) << l.rows << "  " << std::setw(static_cast<int>(widths[4]))
-        << l.bytes << "\n";
-  }
+  PrintTable(table, 3, out);
   // A storage node's merge queue: batches in quarantine/ and the staged batches held back behind them.
   std::vector<QuarantinedBatch> quarantined;
   std::vector<HeldBatch> held;

@@ -4,6 +4,7 @@
 
 #include "host/common/fault_point.h"
 #include "host/maintain/maintenance_marks.h"
+#include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -26,28 +27,41 @@ MaintainRequest RowsRequest(const MapConfig& config, int64_t now_ms, bool* asked
   return request;
 }
 
-Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run, RowsMaintenance* out) {
+Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
+                         const std::set<std::string, std::less<>>* keep_batch_ids, RowsMaintenance* out) {
   const MapPlugins& plugins = shard.plugins();
   const MaintainRequest request = RowsRequest(plugins.config(), now_ms, &out->asked);
-  if (!out->asked) return Status::Ok();
+  if (!out->asked && keep_batch_ids == nullptr) return Status::Ok();
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), 0).WithContext(shard.path()));
-  Cursor cursor;
-  PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), shard.data()).WithContext(shard.path()));
-  const Table table = shard.MakeTable(txn.get(), cursor.get());
-  ErrorBuffer error;
-  Code code = plugins.store()->Maintain(table, request, &out->stats, &error);
-  if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(shard.path());
-  const bool removed = out->stats.rows_deleted + out->stats.rows_condensed > 0;
-  if (removed && plugins.scheme() != nullptr) {
-    code = plugins.scheme()->SweepUnusedKeys(table, plugins.type_descriptor().key_suffix_size, &out->keys_swept,
-                                             &error);
+  if (out->asked) {
+    Cursor cursor;
+    PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), shard.data()).WithContext(shard.path()));
+    const Table table = shard.MakeTable(txn.get(), cursor.get());
+    ErrorBuffer error;
+    Code code = plugins.store()->Maintain(table, request, &out->stats, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(shard.path());
+    const bool removed = out->stats.rows_deleted + out->stats.rows_condensed > 0;
+    if (removed && plugins.scheme() != nullptr) {
+      code = plugins.scheme()->SweepUnusedKeys(table, plugins.type_descriptor().key_suffix_size, &out->keys_swept,
+                                               &error);
+      if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(shard.path());
+    }
   }
-  cursor.Close();
-  if (dry_run) return Status::Ok();  // the transaction aborts: nothing changes
-  PLANB_RETURN_IF_ERROR(WriteMaintenanceMark(txn.get(), shard.meta(), kLastCondensedKey, now_ms)
-                            .WithContext(shard.path()));
+  if (keep_batch_ids != nullptr) {
+    MDB_dbi batches = 0;
+    PLANB_RETURN_IF_ERROR(shard.OpenBatchesTable(txn.get(), &batches).WithContext(shard.path()));
+    int64_t before = 0;
+    if (__builtin_sub_overflow(now_ms, kMergedBatchesKeepMs, &before)) before = std::numeric_limits<int64_t>::min();
+    PLANB_RETURN_IF_ERROR(PruneMergedBatches(txn.get(), shard.meta(), batches, *keep_batch_ids, before,
+                                             &out->batches_pruned)
+                              .WithContext(shard.path()));
+  }
+  if (dry_run || (!out->asked && out->batches_pruned == 0)) return Status::Ok();  // aborts: nothing changes
+  if (out->asked) {
+    PLANB_RETURN_IF_ERROR(WriteMaintenanceMark(txn.get(), shard.meta(), kLastCondensedKey, now_ms)
+                              .WithContext(shard.path()));
+  }
   FaultPoint("maintain.before_commit");
   return txn.Commit().WithContext(shard.path());
 }

@@ -13,6 +13,7 @@
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
 #include "host/maintain/shard_rows_maintenance.h"
+#include "host/storage/dense_copy.h"
 #include "host/transfer/batch_zip.h"
 #include "planb/lmdb.h"
 
@@ -47,9 +48,11 @@ Status CopyShard(const MapEnv& shard, const std::string& path) {
 
 // Applies the map's retention and condensation to the snapshot copy in `copy_dir` (data.mdb, made by CopyShard
 // from this node's own shard), so that readers download only what maintenance would keep; when rows went, the
-// copy is compacted again (deleted rows leave free pages). The content version is not changed: snapshots of one
+// copy is copied again densely (deleted rows leave free pages and half-empty ones). The content version is not changed: snapshots of one
 // version made at different times may differ by what aged out meanwhile.
-Status TrimCopy(const std::string& copy_dir, const std::shared_ptr<const MapPlugins>& plugins, int64_t now_ms) {
+// `dense_dir` is scratch for the second copy, outside the zip's directory.
+Status TrimCopy(const std::string& copy_dir, const std::string& dense_dir,
+                const std::shared_ptr<const MapPlugins>& plugins, int64_t now_ms) {
   bool asked = false;
   (void)RowsRequest(plugins->config(), now_ms, &asked);
   if (!asked) return Status::Ok();
@@ -58,15 +61,18 @@ Status TrimCopy(const std::string& copy_dir, const std::shared_ptr<const MapPlug
     std::shared_ptr<MapEnv> copy;
     PLANB_RETURN_IF_ERROR(
         MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kBatchFlags, &copy));
-    PLANB_RETURN_IF_ERROR(MaintainShardRows(*copy, now_ms, false, &rows));
+    PLANB_RETURN_IF_ERROR(MaintainShardRows(*copy, now_ms, false, nullptr, &rows));
     if (rows.stats.rows_deleted + rows.stats.rows_condensed == 0) return Status::Ok();
-    PLANB_RETURN_IF_ERROR(CopyShard(*copy, copy_dir + "/data.mdb.compact"));
+    PLANB_RETURN_IF_ERROR(RemoveTree(dense_dir));
+    PLANB_RETURN_IF_ERROR(MakeDirectories(dense_dir));
+    DenseCopyStats stats;
+    PLANB_RETURN_IF_ERROR(DenseCopy(copy->env(), dense_dir, &stats));
   }  // the copy's environment closes here, before its file is replaced
-  if (::rename((copy_dir + "/data.mdb.compact").c_str(), (copy_dir + "/data.mdb").c_str()) != 0) {
+  if (::rename((dense_dir + "/data.mdb").c_str(), (copy_dir + "/data.mdb").c_str()) != 0) {
     return ErrnoStatus(errno, "replacing " + copy_dir + "/data.mdb");
   }
   (void)::unlink((copy_dir + "/lock.mdb").c_str());
-  return Status::Ok();
+  return RemoveTree(dense_dir);
 }
 
 Status HashFile(const std::string& path, uint64_t* size, uint64_t* checksum) {
@@ -174,7 +180,7 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
     status = MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy);
     if (status.ok()) status = ReadVersion(*copy, &out->version);
   }
-  if (status.ok()) status = TrimCopy(copy_dir, plugins, now);
+  if (status.ok()) status = TrimCopy(copy_dir, scratch + ".dense", plugins, now);
   const std::string zip_path = outgoing + "/" + stem + ".zip";
   if (status.ok()) {
     ZipOptions options;
@@ -184,6 +190,7 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
     status = ZipBatch(scratch, zip_path, options);
   }
   (void)RemoveTree(scratch);
+  (void)RemoveTree(scratch + ".dense");
   if (status.ok()) status = HashFile(zip_path, &out->size, &out->checksum);
   if (!status.ok()) {
     (void)RemoveTree(zip_path);

@@ -280,11 +280,17 @@ void StorageNode::MaintainIfDue() {
   options.now_ms = CurrentTimeMs();
   options.stop = &stopping_;
   options.on_map = [this](const MapMaintenanceReport& map) {
-    const bool removed = map.rows.stats.rows_deleted + map.rows.stats.rows_condensed + map.rows.keys_swept > 0;
-    if (!map.status.ok() || removed) Log("maintenance: " + DescribeMapMaintenance(map, false));
+    const bool removed = map.rows.stats.rows_deleted + map.rows.stats.rows_condensed + map.rows.keys_swept +
+                             map.rows.batches_pruned > 0;
+    if (!map.status.ok() || removed || map.reclaimed) Log("maintenance: " + DescribeMapMaintenance(map, false));
   };
   MaintenanceReport report;
   const Status maintained = RunMaintenance(runtime_, options, &report);
+  for (const OrphanShard& orphan : report.orphans.deleted) {
+    Log("maintenance: orphan shard " + orphan.map + " deleted (not configured since " +
+        FormatIsoTime(orphan.first_seen_ms) + ")");
+  }
+  if (!report.orphans.record_problem.empty()) Log("maintenance: " + report.orphans.record_problem);
   if (!maintained.ok()) Log("maintenance failed (next try in maintain_interval): " + maintained.message());
 }
 

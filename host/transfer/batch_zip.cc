@@ -519,6 +519,16 @@ Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const
   return s;
 }
 
+Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::string* batch_id) {
+  ZipPtr zip;
+  PLANB_RETURN_IF_ERROR(OpenForReading(zip_path, ZIP_RDONLY, &zip));
+  std::vector<Entry> entries;
+  ZipChecker checker(zip_path, zip.get(), limits);
+  PLANB_RETURN_IF_ERROR(checker.Check(&entries));
+  *batch_id = checker.batch_id();
+  return Status::Ok();
+}
+
 Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
                   std::vector<std::string>* maps, std::string* batch_id) {
   // Refused up front so that a failure below never removes a directory that was there before.

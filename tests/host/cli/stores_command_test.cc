@@ -1,5 +1,6 @@
 // `planb stores`: one line per configured map with its type, scheme ("-" for the ranged types, which take none),
-// rows and bytes of data.mdb; "-" rows and bytes for a map with nothing merged yet.
+// rows, bytes of data.mdb, its free share and when maintenance last condensed and reclaimed it; "-" for a map
+// with nothing merged yet. (maintain_command_test shows the marks after maintenance.)
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -48,14 +49,20 @@ std::map<std::string, StoreLine> Stores(const CliEnv& env) {
     std::istringstream words(line);
     std::string map;
     StoreLine l;
-    std::string extra;
-    words >> map >> l.type >> l.scheme >> l.rows >> l.bytes;
-    EXPECT_FALSE(words >> extra) << "more than five columns: " << line;
+    std::string extra, free, condensed, reclaimed;
+    words >> map >> l.type >> l.scheme >> l.rows >> l.bytes >> free >> condensed >> reclaimed;
+    EXPECT_FALSE(words >> extra) << "more than eight columns: " << line;
     if (header) {
-      EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.bytes, "MAP TYPE SCHEME ROWS BYTES");
+      EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.bytes + " " + free + " " + condensed +
+                    " " + reclaimed,
+                "MAP TYPE SCHEME ROWS BYTES FREE LAST_CONDENSED LAST_RECLAIMED");
       header = false;
       continue;
     }
+    // Free share: a percentage once there is a shard; maintenance marks: "-" until maintenance ran.
+    EXPECT_TRUE(l.rows == "-" ? free == "-" : !free.empty() && free.back() == '%') << line;
+    EXPECT_EQ(condensed, "-") << line;
+    EXPECT_EQ(reclaimed, "-") << line;
     EXPECT_EQ(lines.count(map), 0u) << "listed twice: " << map;
     lines[map] = l;
   }
