@@ -270,3 +270,58 @@ TEST_F(SnapshotSourceTest, ClearEmptiesOutgoing) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+// Snapshots are trimmed as they are made: the map's retention and condensation are applied to the copy (the
+// shard keeps every row until maintenance runs), so readers download only what maintenance would keep.
+TEST(SnapshotSourceTrim, AppliesTheMapsRetentionAndCondensationToTheCopyOnly) {
+  TempDir dir;
+  const std::string config = "[map.tm]\ntype = temporal\nscheme = direct\nretain_for = 3650d\ncondense = true\n";
+  testing::WriteFile(dir / "planb.ini", "home = " + (dir / "home") + "\n" + config);
+  std::string body;
+  auto ref = [](const std::string& time, const std::string& key, const std::string& value) {
+    return "<reference><map>tm</map><time>" + time + "</time><key>" + key + "</key><value>" + value +
+           "</value></reference>\n";
+  };
+  body += ref("1990-01-01T00:00:00Z", "k", "too old");  // past retention
+  body += ref("2020-01-01T00:00:00Z", "k", "a");
+  body += ref("2021-01-01T00:00:00Z", "k", "a");  // a repeated confirmation: condensed
+  body += ref("2022-01-01T00:00:00Z", "k", "b");
+  body += ref("2999-01-01T00:00:00Z", "k", "b");  // the future: not before the cut, kept
+  testing::WriteFile(dir / "a.xml", "<referenceData xmlns=\"reference-data:2\">\n" + body + "</referenceData>\n");
+  const testing::ProcessResult r = testing::RunPlanb({"--config", dir / "planb.ini", "load", dir / "a.xml"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  std::unique_ptr<Runtime> runtime;
+  ASSERT_TRUE(OpenTestRuntime(dir.path(), "home = " + (dir / "home") + "\n" + config, &runtime).ok());
+  SnapshotSource source(*runtime);
+  ASSERT_TRUE(source.Clear().ok());
+  PreparedSnapshot prepared;
+  Status s = source.Prepare("tm", ContentVersion(), &prepared);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const std::string dest = dir / "unzipped";
+  std::vector<std::string> maps;
+  s = UnzipBatch(prepared.zip_path, dest, UnzipLimits(), &maps);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::shared_ptr<const MapPlugins> plugins;
+  ASSERT_TRUE(runtime->catalog().Get("tm", &plugins).ok());
+  std::shared_ptr<MapEnv> copy;
+  s = MapEnv::Open(dest + "/tm", plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<DumpedRow> copied, shard_rows;
+  ASSERT_TRUE(DumpMap(*copy, &copied).ok());
+  std::vector<std::string> values;
+  for (const DumpedRow& row : copied) values.push_back(row.value);
+  EXPECT_EQ(values, (std::vector<std::string>{"a", "b", "b"}));
+  std::shared_ptr<MapEnv> shard;
+  ASSERT_TRUE(runtime->OpenShard("tm", &shard).ok());
+  ASSERT_TRUE(DumpMap(*shard, &shard_rows).ok());
+  EXPECT_EQ(shard_rows.size(), 5u);  // the shard itself waits for maintenance
+  EXPECT_EQ(prepared.version.batches, 1u);
+  EXPECT_EQ(Entries(runtime->home().outgoing()), std::vector<std::string>{fs::path(prepared.zip_path).filename()});
+}
+
+}  // namespace
+}  // namespace planb
