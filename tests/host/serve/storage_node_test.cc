@@ -263,6 +263,25 @@ TEST(StorageNode, ANodeKilledMidSnapshotServesItAgainAfterARestart) {
   EXPECT_EQ(again.header.command, static_cast<uint16_t>(protocol::Command::kSnapshotOffer)) << again.payload;
 }
 
+// serve maintains its shards on a schedule (maintain_interval; the first pass soon after it starts): here a shard
+// whose map is no longer configured is deleted (delete_orphans_after = 0s) and the log says so.
+TEST(StorageNode, ServeMaintainsOnASchedule) {
+  ::planb::testing::ClusterFixture cluster(1);
+  cluster.top_level_extra = "maintain_interval = 1s\ndelete_orphans_after = 0s\n";
+  const std::string orphan = cluster.home(0) + "/shards/map_gone_from_config";
+  std::filesystem::create_directories(orphan);
+  ::planb::testing::WriteFile(orphan + "/data.mdb", "");
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  EXPECT_TRUE(::planb::testing::WaitUntil(
+      [&] {
+        return !std::filesystem::exists(orphan) &&
+               cluster.process(0).log().find("maintenance: orphan shard map_gone_from_config deleted") !=
+                   std::string::npos;
+      },
+      {cluster.home(0) + "/shards", cluster.process(0).log_file()}))
+      << cluster.process(0).log();
+}
+
 }  // namespace
 }  // namespace planb
 
