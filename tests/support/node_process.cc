@@ -219,7 +219,10 @@ std::string DumpShardsOf(const std::string& home, DumpWhat what) {
   std::vector<std::string> maps;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(home + "/shards", ec)) {
-    if (entry.is_directory()) maps.push_back(entry.path().filename().string());
+    // Dot names are not shards: a compaction's copy being written (.<map>.compact), a deletion's leftover. A
+    // serving node maintains its shards by itself, so one may appear at any time.
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.front() != '.') maps.push_back(name);
   }
   std::sort(maps.begin(), maps.end());
   std::ostringstream out;
