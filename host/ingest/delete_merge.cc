@@ -10,18 +10,6 @@
 
 namespace planb {
 
-namespace {
-
-Status AlreadyRecorded(MDB_txn* txn, MDB_dbi batches, const std::string& batch_id, bool* recorded) {
-  MDB_val key{batch_id.size(), const_cast<char*>(batch_id.data())};
-  MDB_val value;
-  const int rc = mdb_get(txn, batches, &key, &value);
-  *recorded = rc == MDB_SUCCESS;
-  if (rc == MDB_SUCCESS || rc == MDB_NOTFOUND) return Status::Ok();
-  return LmdbStatus(rc, "reading the merged batches");
-}
-
-}  // namespace
 
 Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const DeleteEntry& entry,
                        const std::string& batch_id, int64_t now_ms, DeleteMergeResult* result) {
@@ -44,7 +32,7 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
   PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), 0));
   MDB_dbi batches = 0;
   PLANB_RETURN_IF_ERROR(shard.OpenBatchesTable(txn.get(), &batches));
-  PLANB_RETURN_IF_ERROR(AlreadyRecorded(txn.get(), batches, batch_id, &result->already_merged));
+  PLANB_RETURN_IF_ERROR(IsBatchRecorded(txn.get(), batches, batch_id, &result->already_merged));
   if (result->already_merged) return Status::Ok();  // the transaction aborts: nothing changes
 
   Cursor cursor;

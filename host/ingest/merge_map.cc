@@ -17,10 +17,15 @@ Status MapFull(const Status& s, const MapConfig& config) {
 Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
                       const std::string& batch_id, int64_t now_ms, MapMergeResult* result) {
   result->batch_at_fault = false;
-  Cursor batch_cursor;
-  PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn, batch.data()));
+  result->already_merged = false;
   Txn shard_txn;
   PLANB_RETURN_IF_ERROR(shard_txn.Begin(shard.env(), 0));
+  MDB_dbi batches = 0;
+  PLANB_RETURN_IF_ERROR(shard.OpenBatchesTable(shard_txn.get(), &batches));
+  PLANB_RETURN_IF_ERROR(IsBatchRecorded(shard_txn.get(), batches, batch_id, &result->already_merged));
+  if (result->already_merged) return Status::Ok();  // the transaction aborts: nothing changes
+  Cursor batch_cursor;
+  PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn, batch.data()));
   Cursor shard_cursor;
   PLANB_RETURN_IF_ERROR(shard_cursor.Open(shard_txn.get(), shard.data()));
   MergeStats stats;
@@ -37,10 +42,8 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
   }
   // In the same transaction as the rows: the version can never disagree with them. MDB_MAP_FULL here or at the
   // commit (where LMDB writes the free list) is still the batch's rows not fitting.
-  MDB_dbi batches = 0;
   bool counted = false;
-  Status recorded = shard.OpenBatchesTable(shard_txn.get(), &batches);
-  if (recorded.ok()) recorded = RecordMergedBatch(shard_txn.get(), shard.meta(), batches, batch_id, now_ms, &counted);
+  Status recorded = RecordMergedBatch(shard_txn.get(), shard.meta(), batches, batch_id, now_ms, &counted);
   if (recorded.ok()) {
     FaultPoint("merge.before_commit");
     recorded = shard_txn.Commit();

@@ -15,6 +15,8 @@ namespace planb {
 
 struct MapMergeResult {
   uint64_t rows_read = 0;  // rows read from the batch
+  // The shard had recorded the batch already (merged before a crash, or delivered twice): nothing was merged.
+  bool already_merged = false;
   // On failure: the batch's rows are at fault (the store refused them, or they do not fit max_store_size), not
   // this node's shard or disk. MergeProcessor counts such failures towards quarantine.
   bool batch_at_fault = false;
@@ -24,7 +26,10 @@ struct MapMergeResult {
 // of `plugins` (the map's, as the config has it now) in one write transaction, records `batch_id` in it and
 // commits. On failure the transaction aborts and the shard is as it was; messages name no file (the caller says
 // which shard).
-// Merging a batch already recorded changes nothing (store merges are idempotent; the version does not move).
+// Exactly once: a batch the shard has recorded (in the same transaction as its rows, so a record means its rows
+// are there) is not merged again, so additive merges never count a batch twice, and a batch delivered again
+// after newer ones does not bring back older values. Records are kept for kMergedBatchesKeepMs at least
+// (pruned by maintenance; batches still staged or quarantined are always kept).
 // REQUIRES: no other write transaction of `shard` runs in this process (merges of a shard take turns).
 Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
                       const std::string& batch_id, int64_t now_ms, MapMergeResult* result);

@@ -106,4 +106,13 @@ Status PruneMergedBatches(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches,
   return Status::Ok();
 }
 
+Status IsBatchRecorded(MDB_txn* txn, MDB_dbi batches, std::string_view batch_id, bool* recorded) {
+  MDB_val key{batch_id.size(), const_cast<char*>(batch_id.data())};
+  MDB_val value;
+  const int rc = mdb_get(txn, batches, &key, &value);
+  *recorded = rc == MDB_SUCCESS;
+  if (rc == MDB_SUCCESS || rc == MDB_NOTFOUND) return Status::Ok();
+  return LmdbStatus(rc, "reading the merged batches");
+}
+
 }  // namespace planb

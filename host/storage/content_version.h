@@ -41,6 +41,10 @@ struct ContentVersion {
 // Reads the version from `meta` in `txn`; {0, 0} when the key is absent. kCorruption when it does not parse.
 Status ReadContentVersion(MDB_txn* txn, MDB_dbi meta, ContentVersion* out);
 
+// Whether `batch_id` is recorded in `batches` (read in `txn`): a batch merged into this shard before, within
+// the pruning window (kMergedBatchesKeepMs).
+Status IsBatchRecorded(MDB_txn* txn, MDB_dbi batches, std::string_view batch_id, bool* recorded);
+
 // In the merge's write transaction `txn`: records `batch_id` in `batches` and updates the version in `meta`,
 // unless the batch is already recorded (a merge repeated after a crash, or a batch delivered twice), in which case
 // nothing changes and `*counted` is false. An empty batch_id is kInvalidArgument.
