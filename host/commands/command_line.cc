@@ -39,7 +39,9 @@ const std::vector<CommandSpec>& Commands() {
       {"serve", "",
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
-      {"stores", "", "list each configured map: type, scheme, rows, bytes on disk", {}, 0, 0},
+      {"stores", "",
+       "list each configured map: type, scheme, rows, bytes on disk, free share, last condensed and reclaimed", {},
+       0, 0},
       {"cleanup", "",
        "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
        "by readers on a schedule)", {}, 0, 0},
@@ -47,8 +49,8 @@ const std::vector<CommandSpec>& Commands() {
       {"refresh", "[MAP...]",
        "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held", {}, 0, kMany},
       {"maintain", "",
-       "condense and apply retention to the shards as their maps' config asks (docs/maintenance.md); every "
-       "maintain_interval until SIGTERM/SIGINT, or once with --once",
+       "condense, apply retention, reclaim disk and delete orphan shards as the config asks (docs/maintenance.md); "
+       "every maintain_interval until SIGTERM/SIGINT, or once with --once",
        {"once", "dry-run", "map"}, 0, 0},
       {"bench", "--data FILE.xml...",
        "load each map of the files under every key scheme that can serve it, in a scratch home, and compare load "
