@@ -3,13 +3,13 @@
 #include <unistd.h>
 
 #include <charconv>
-#include <iomanip>
 #include <memory>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
 
 #include "host/cli/commands.h"
+#include "host/cli/delivery_output.h"
 #include "host/cluster/cluster_delivery.h"
 #include "host/commands/row_formats.h"
 #include "host/ingest/delete_job.h"
@@ -121,16 +121,7 @@ int RemoteDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plu
 }
 
 void PrintDeliveries(const DeleteReport& report, std::ostream& out) {
-  for (const NodeDelivery& d : report.deliveries) {
-    out << "  " << std::left << std::setw(28) << d.node << std::right;
-    if (d.status.ok()) {
-      out << " staged as batch " << d.sequence << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "");
-    } else {
-      const std::string& why = d.status.message();
-      out << " not stored: " << why.substr(0, why.find('\n'));
-    }
-    out << "\n";
-  }
+  for (const NodeDelivery& d : report.deliveries) PrintNodeDelivery(d, out);
 }
 
 }  // namespace

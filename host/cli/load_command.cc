@@ -6,6 +6,7 @@
 #include <set>
 
 #include "host/cli/commands.h"
+#include "host/cli/delivery_output.h"
 #include "host/cluster/cluster_delivery.h"
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
@@ -33,16 +34,7 @@ void PrintDeliveries(const LoadReport& report, std::ostream& out) {
       continue;
     }
     out << stream.file << ": batch of " << stream.batch_bytes << " bytes\n";
-    for (const NodeDelivery& d : stream.deliveries) {
-      out << "  " << std::left << std::setw(28) << d.node << std::right;
-      if (d.status.ok()) {
-        out << " staged as batch " << d.sequence << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "");
-      } else {
-        const std::string& why = d.status.message();
-        out << " not stored: " << why.substr(0, why.find('\n'));
-      }
-      out << "\n";
-    }
+    for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);
   }
 }
 
@@ -149,11 +141,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   for (const StreamReport& stream : report.streams) {
     out << stream.file << ": batch of " << stream.batch_bytes << " bytes stored on " << stream.deliveries.size()
         << " storage node(s)\n";
-    for (const NodeDelivery& d : stream.deliveries) {
-      out << "  " << std::left << std::setw(28) << d.node << std::right << " staged as batch " << d.sequence
-          << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "")
-          << "\n";
-    }
+    for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);  // all stored: status OK
   }
   PrintVersions(report, out);
   return kExitOk;
