@@ -91,12 +91,9 @@ class SessionStore final : public Store {
       ++stats->rows_read;
       Bytes key;
       uint32_t prefix_size = 0;
-      uint32_t stored_key_size = 0;
-      Code code = scheme_->DecodeRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
-      if (code != Code::kOk) return code;
       int64_t start = 0;
       int64_t end = 0;
-      code = DecodeBounds(Bytes(k), prefix_size, &start, &end, error);
+      Code code = DecodeSession(batch, k, v, &key, &prefix_size, &start, &end, error);
       if (code != Code::kOk) return code;
       // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
       // shard (once per key: the writer remembers it); the bounds are copied.
@@ -160,10 +157,8 @@ class SessionStore final : public Store {
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
                  ErrorBuffer* error) const noexcept override {
     uint32_t prefix_size = 0;
-    uint32_t stored_key_size = 0;
-    Code code = scheme_->DecodeRow(table, lmdb_key, value, &row->key, &prefix_size, &stored_key_size, error);
-    if (code != Code::kOk) return code;
-    return DecodeBounds(lmdb_key, prefix_size, &row->session_start_ms, &row->session_end_ms, error);
+    return DecodeSession(table, lmdb_key.mdb(), value.mdb(), &row->key, &prefix_size, &row->session_start_ms,
+                         &row->session_end_ms, error);
   }
 
   // Time bounds constrain Start.
@@ -181,12 +176,9 @@ class SessionStore final : public Store {
       while (rc == MDB_SUCCESS) {
         Bytes key;
         uint32_t prefix_size = 0;
-        uint32_t stored_key_size = 0;
-        Code code = scheme_->DecodeRow(shard, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
-        if (code != Code::kOk) return code;
         int64_t start = 0;
         int64_t end = 0;
-        code = DecodeBounds(Bytes(k), prefix_size, &start, &end, error);
+        Code code = DecodeSession(shard, k, v, &key, &prefix_size, &start, &end, error);
         if (code != Code::kOk) return code;
         const Bytes prefix(static_cast<const uint8_t*>(k.mv_data), prefix_size);
         if (Bytes(group.prefix) != prefix) {
@@ -243,6 +235,15 @@ class SessionStore final : public Store {
   }
 
  private:
+  // A Session row: its user key and prefix size (through the scheme) and its bounds.
+  Code DecodeSession(const Table& table, const MDB_val& k, const MDB_val& v, Bytes* key, uint32_t* prefix_size,
+                     int64_t* start, int64_t* end, ErrorBuffer* error) const {
+    uint32_t stored_key_size = 0;
+    Code code = scheme_->DecodeRow(table, Bytes(k), Bytes(v), key, prefix_size, &stored_key_size, error);
+    if (code != Code::kOk) return code;
+    return DecodeBounds(Bytes(k), *prefix_size, start, end, error);
+  }
+
   static Code DecodeBounds(Bytes lmdb_key, uint32_t prefix_size, int64_t* start, int64_t* end, ErrorBuffer* error) {
     if (lmdb_key.size != prefix_size + kBoundsSize) {
       return Fail(error, Code::kCorruption, "Session row key of %zu bytes is not its %u-byte prefix + %u",
