@@ -154,12 +154,13 @@ class KeyedRowWriter {
   Code Overwrite(const KeyPrefix& prefix, const Parts& row, const KeyPrefix& row_key, const MDB_val& existing,
                  ErrorBuffer* error) {
     const size_t stored_key = scheme_.StoredKeySize(prefix, row.key);
-    if (existing.mv_size == ValueSize(prefix, row) && SameTail(existing, stored_key, row)) {
+    const size_t size = stored_key + row.head.size + row.stored_value.size;  // ValueSize, without a second call
+    if (existing.mv_size == size && SameTail(existing, stored_key, row)) {
       // The value's new reference (value_dedup: the same one the row holds) is dropped instead of the old.
       return has_value_ ? scheme_.ReleaseValue(table_, row.stored_value, error) : Code::kOk;
     }
     if (has_value_) {
-      const size_t skip = scheme_.StoredKeySize(prefix, row.key) + row.head.size;
+      const size_t skip = stored_key + row.head.size;
       if (existing.mv_size < skip) {
         return Fail(error, Code::kCorruption, "%s of %zu bytes is shorter than its stored key and head", row_kind_,
                     existing.mv_size);
@@ -169,7 +170,7 @@ class KeyedRowWriter {
       if (code != Code::kOk) return code;
     }
     MDB_val k = row_key.view().mdb();
-    MDB_val v{ValueSize(prefix, row), nullptr};
+    MDB_val v{size, nullptr};
     const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_CURRENT | MDB_RESERVE);
     if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
     Fill(prefix, row, v.mv_data);
