@@ -1,0 +1,19 @@
+#include "host/cli/delivery_output.h"
+
+#include <iomanip>
+#include <string>
+
+namespace planb {
+
+void PrintNodeDelivery(const NodeDelivery& d, std::ostream& out) {
+  out << "  " << std::left << std::setw(28) << d.node << std::right;
+  if (d.status.ok()) {
+    out << " staged as batch " << d.sequence << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "");
+  } else {
+    const std::string& why = d.status.message();
+    out << " not stored: " << why.substr(0, why.find('\n'));
+  }
+  out << "\n";
+}
+
+}  // namespace planb

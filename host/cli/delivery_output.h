@@ -1,0 +1,14 @@
+// The line `planb load` and `planb delete` print per storage node of a batch's delivery.
+#pragma once
+
+#include <ostream>
+
+#include "host/ingest/batch_delivery.h"
+
+namespace planb {
+
+// "  node1a                       staged as batch 12, merged" or "  node2a ... not stored: <first line of the
+// error>", with its newline.
+void PrintNodeDelivery(const NodeDelivery& delivery, std::ostream& out);
+
+}  // namespace planb
