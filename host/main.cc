@@ -27,7 +27,7 @@ int Run(int argc, char** argv) {
     return kExitOk;
   }
   if (cli.version) {
-    std::cout << "planb " << PLANB_VERSION << " (plugin ABI " << kAbiVersion << ")\n";
+    std::cout << "planb " << PLANB_VERSION << " (plugin SDK " << kAbiMajor << "." << kAbiMinor << ")\n";
     return kExitOk;
   }
   RuntimeOptions options;

@@ -1,10 +1,11 @@
 #include "host/plugin_host/plugin_registry.h"
 
+#include "host/plugin_host/descriptor_copy.h"
+
 #include <dlfcn.h>
 #include <link.h>
 
 #include <algorithm>
-#include <cctype>
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
@@ -80,38 +81,16 @@ Status PluginRegistry::LoadFile(const std::string& path) {
   if (!library->has(kPluginSymbol)) {
     return Status::Invalid("plugin " + path + ": not a Plan B plugin (no '" + kPluginSymbol + "' symbol)");
   }
-  const PluginDescriptor* d = library->get<PluginEntryPoint>(kPluginSymbol)();
-  if (d == nullptr) return Status::Invalid("plugin " + path + ": its entry point returned no descriptor");
-  // The ABI version is read before any other field: the rest of the layout may differ in another version.
-  if (d->abi_version != kAbiVersion) {
-    return Status::Invalid("plugin " + path + ": built for plugin ABI version " + std::to_string(d->abi_version) +
-                           ", this planb uses version " + std::to_string(kAbiVersion) + "; rebuild it");
-  }
-  bool store = d->kind == PluginKind::kStoreType;
-  bool scheme = d->kind == PluginKind::kKeyScheme;
-  if ((!store && !scheme) || d->name == nullptr || d->name[0] == '\0' ||
-      (store && (d->create_store == nullptr || d->destroy_store == nullptr)) ||
-      (scheme && (d->create_scheme == nullptr || d->destroy_scheme == nullptr)) ||
-      (d->option_count > 0 && d->options == nullptr) || (d->table_count > 0 && d->tables == nullptr) ||
-      (store && (d->field_count == 0 || d->fields == nullptr))) {
-    return Status::Invalid("plugin " + path + ": its descriptor is incomplete (kind, name, create/destroy or fields)");
-  }
-  if (store && d->uses_key_scheme && d->key_suffix_size >= kMaxLmdbKeySize) {
-    return Status::Invalid("plugin " + path + ": store type '" + d->name + "' appends " +
-                           std::to_string(d->key_suffix_size) + " bytes to each key, leaving no room for a key in " +
-                           "LMDB's " + std::to_string(kMaxLmdbKeySize) + "-byte keys");
-  }
-  for (uint32_t i = 0; i < d->table_count; ++i) {
-    const char* t = d->tables[i];
-    bool valid = t != nullptr && *t != '\0';
-    for (; valid && *t != '\0'; ++t) valid = std::isalnum(static_cast<unsigned char>(*t)) || *t == '_';
-    if (!valid) return Status::Invalid("plugin " + path + ": table names must be letters, digits and '_'");
-  }
+  const PluginDescriptor* raw = library->get<PluginEntryPoint>(kPluginSymbol)();
+  if (raw == nullptr) return Status::Invalid("plugin " + path + ": its entry point returned no descriptor");
+  std::unique_ptr<DescriptorCopy> copy;
+  PLANB_RETURN_IF_ERROR(DescriptorCopy::Copy(raw, path, &copy));
+  const PluginDescriptor* d = &copy->descriptor();
   if (const LoadedPlugin* other = Find(d->kind, d->name)) {
     return Status::Invalid("plugin " + path + ": " + PluginKindName(d->kind) + " '" + d->name +
                            "' is already provided by " + other->file);
   }
-  plugins_.push_back(LoadedPlugin{d, path, std::move(library)});
+  plugins_.push_back(LoadedPlugin{d, raw->abi_minor, path, std::move(copy), std::move(library)});
   return Status::Ok();
 }
 

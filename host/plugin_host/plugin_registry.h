@@ -18,9 +18,13 @@ class shared_library;
 
 namespace planb {
 
+class DescriptorCopy;
+
 struct LoadedPlugin {
-  const PluginDescriptor* descriptor = nullptr;
+  const PluginDescriptor* descriptor = nullptr;  // the host's copy (descriptor_copy.h), not the plugin's own
+  uint32_t abi_minor = 0;                        // the SDK minor it was built against
   std::string file;
+  std::shared_ptr<const DescriptorCopy> copy;
   std::shared_ptr<boost::dll::shared_library> library;
 };
 

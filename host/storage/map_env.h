@@ -46,7 +46,10 @@ class MapEnv {
   Status OpenBatchesTable(MDB_txn* write_txn, MDB_dbi* out) const;
   // What plugins are handed: the data table and the plugins' own tables, in `txn`, moved with `cursor`.
   Table MakeTable(MDB_txn* txn, MDB_cursor* cursor) const {
-    Table table{txn, data_, cursor, nullptr, nullptr};
+    Table table;
+    table.txn = txn;
+    table.dbi = data_;
+    table.cursor = cursor;
     if (!store_tables_.empty()) table.store_tables = store_tables_.data();
     if (!scheme_tables_.empty()) table.scheme_tables = scheme_tables_.data();
     return table;

@@ -13,7 +13,8 @@
 // one-pass writes over this interface; store types use it rather than calling these methods one by one.
 //
 // Thread-safety: a scheme instance is immutable after creation; every method may be called from many threads.
-// All methods are noexcept; failures return a Code and a message in the host's ErrorBuffer.
+// Failures return a Code and a message in the host's ErrorBuffer; an exception that escapes is caught by the host
+// and reported naming the scheme and the call.
 #pragma once
 
 #include <cstdint>
@@ -53,11 +54,11 @@ class KeyScheme {
   // kInvalidArgument (writes only) for a key the scheme cannot store. A key that could never be stored is
   // kNotFound for reads. Allocates nothing.
   virtual Code FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
-                              ErrorBuffer* error) const noexcept = 0;
+                              ErrorBuffer* error) const = 0;
 
   // Whether a row under a candidate that is not `certain` belongs to `key`, from the row's value (which starts
   // with the stored key). Every row under one prefix belongs to the same key, so one row decides. No I/O.
-  virtual bool RowHasKey(Bytes key, Bytes value) const noexcept = 0;
+  virtual bool RowHasKey(Bytes key, Bytes value) const = 0;
 
   // After `prefix` turned out to hold another key's rows or none: moves `prefix` to the next candidate above it
   // that has rows in `table` (so that gaps left by deleted keys are skipped), or returns kNotFound, leaving
@@ -65,26 +66,26 @@ class KeyScheme {
   // under `prefix`: a scheme can often answer from it without I/O. Otherwise the scheme may move
   // `table.cursor` (e.g. MDB_SET_RANGE past `prefix`). Allocates nothing.
   virtual Code NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
-                             ErrorBuffer* error) const noexcept = 0;
+                             ErrorBuffer* error) const = 0;
 
   // For writes, when no candidate holds `key`'s rows: the prefix the key gets. On entry `prefix` is the last
   // candidate examined and `taken` says whether it holds another key's rows (hashed: then the next clash
   // number, kFull past the last); when FirstCandidate returned kNotFound, `prefix->size` is 0 (an id scheme
   // allocates an id in its own tables here). May use `table.cursor`.
   virtual Code NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix,
-                         ErrorBuffer* error) const noexcept = 0;
+                         ErrorBuffer* error) const = 0;
 
   // ---- The scheme's part of each row value.
 
   // Bytes this scheme puts at the start of each row value for `key` under `prefix` (in the table the row goes
   // to), and writes them.
-  virtual uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const noexcept = 0;
-  virtual void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const noexcept = 0;
+  virtual uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const = 0;
+  virtual void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const = 0;
 
   // Recovers the user key of a row and where the store's parts start: `prefix_size` bytes of `lmdb_key` and
   // `stored_key_size` bytes of `value` belong to the scheme. Views are valid until the transaction ends.
   virtual Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
-                         uint32_t* stored_key_size, ErrorBuffer* error) const noexcept = 0;
+                         uint32_t* stored_key_size, ErrorBuffer* error) const = 0;
 
   // ---- Stored values (room for value deduplication: a value stored once in the scheme's value table, rows
   // holding a reference). Store types pass the value part of every row through these. Schemes that store
@@ -93,11 +94,11 @@ class KeyScheme {
   // What a row of `table` stores for `value`: `*stored` is `value` itself or up to kMaxValueRefSize bytes
   // written into `scratch` (taking a reference in `table`'s value table).
   virtual Code EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
-                           ErrorBuffer* error) const noexcept = 0;
+                           ErrorBuffer* error) const = 0;
   // The value a row of `table` holds as `stored`; the view is valid until the transaction ends. No allocation.
-  virtual Code DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const noexcept = 0;
+  virtual Code DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const = 0;
   // A row holding `stored` is being overwritten or removed: drops its reference.
-  virtual Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const noexcept = 0;
+  virtual Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const = 0;
 
   // ---- Maintenance (ABI 6).
 
@@ -107,17 +108,17 @@ class KeyScheme {
   // the prefix. `*removed` gets the number of keys forgotten. Schemes that keep nothing per key (hashed,
   // direct) return kOk at once with 0. Values need no sweep: ReleaseValue keeps their counts exact.
   virtual Code SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
-                               ErrorBuffer* error) const noexcept = 0;
+                               ErrorBuffer* error) const = 0;
 
   // Everything about this instance that changes the bytes it writes (e.g. "hash_bits=64"); recorded in each
   // shard's meta table and compared at open, so a shard is never read with another layout.
-  virtual Bytes Layout() const noexcept = 0;
+  virtual Bytes Layout() const = 0;
 
   // How many of the scheme's declared tables (PluginDescriptor::tables, a leading run of them) this instance
   // reads and writes: the host creates and opens only those, and Table::scheme_tables holds only those. A
   // table an option adds (value_dedup's) goes after the ones every instance uses, so that a shard written
   // without the option never needs it. The count must follow from the options, which Layout() records.
-  virtual uint32_t TablesInUse() const noexcept = 0;
+  virtual uint32_t TablesInUse() const = 0;
 
  protected:
   ~KeyScheme() = default;  // destroyed through the plugin's descriptor, by the module that made it

@@ -1,6 +1,7 @@
-// The plugin entry point. A plugin .so exports one C symbol, planb_plugin (use PLANB_PLUGIN below), returning a
-// pointer to a static PluginDescriptor. The host reads `abi_version` first and refuses the file on a mismatch,
-// before touching any other field. Any change to the SDK's interfaces or structs bumps kAbiVersion.
+// The plugin entry point. A plugin .so named libplanb_<something>.so exports one C symbol, planb_plugin (use
+// PLANB_PLUGIN below), returning a pointer to a static PluginDescriptor. The host reads `abi_major` first and
+// refuses the file when it differs from its own, before touching any other field; a plugin built against an
+// older minor of the same major loads (docs/plugins.md "Growing the ABI" gives the rules that make that safe).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,17 @@ namespace planb {
 // 5: Table::memo, a per-snapshot scratch for store types (the Session store's longest session).
 // 6: maintenance: Store::Maintain / DeleteRow / FinishDeletes, KeyScheme::SweepUnusedKeys and
 //    PluginDescriptor::maintenance (condensation, retention and deletion batches).
-inline constexpr uint32_t kAbiVersion = 6;
+// 7.0: a growable ABI. Major and minor versions; PluginDescriptor, PluginArgs, Table, Record, LookupKey, Row,
+//    ScanBounds and MaintainRequest carry their size first; the descriptor carries the element size of its
+//    option and field arrays; interface calls are no longer noexcept (the host guards each one and turns an
+//    escaped exception into an error naming the plugin and the call).
+// 7.1: fields of a plugin's own: FieldKind kDouble / kBool, RowField::kOwn (a value in Row::own_fields),
+//    FieldSpec::flags (what `planb lookup` prints).
+// A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
+// the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
+// a new major.
+inline constexpr uint32_t kAbiMajor = 7;
+inline constexpr uint32_t kAbiMinor = 1;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
@@ -29,11 +40,13 @@ enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
 // What the KEY of a lookup is for a store type: text (through a key scheme) or a signed 64-bit number.
 enum class LookupKeyKind : uint32_t { kText = 1, kNumber = 2 };
 
-// An option a plugin accepts in its map's config section, e.g. hash_bits for the hashed scheme.
+// An option a plugin accepts in its map's config section, e.g. hash_bits for the hashed scheme. The host hands
+// every declared option to `create`: the config's value, else `default_value` (an option with neither is left
+// out). `planb plugins` shows the three. Arrays of these grow by PluginDescriptor::option_spec_size.
 struct OptionSpec {
   const char* name;
   const char* default_value;  // as the user would write it; null when there is none
-  const char* help;
+  const char* help;           // one line for `planb plugins`
 };
 
 struct PluginOption {
@@ -43,8 +56,9 @@ struct PluginOption {
 
 // What the host hands to `create`. Views are valid only during the call.
 struct PluginArgs {
+  uint32_t size = sizeof(PluginArgs);
   const char* map_name = nullptr;
-  const PluginOption* options = nullptr;  // only the options this plugin declared
+  const PluginOption* options = nullptr;  // the options this plugin declared: set in config or defaulted
   uint32_t option_count = 0;
   // Key schemes: bytes the store type appends after the prefix (a self-delimiting prefix is needed if > 0).
   uint32_t key_suffix_size = 0;
@@ -65,7 +79,11 @@ inline const char* FindOption(const PluginArgs& args, const char* name) {
 // Fill it field by field (every field has a default), e.g.
 //   const PluginDescriptor kDescriptor = [] { PluginDescriptor d; d.kind = ...; return d; }();
 struct PluginDescriptor {
-  uint32_t abi_version = kAbiVersion;  // must be first: the host checks it before anything else
+  uint32_t abi_major = kAbiMajor;  // must be first: the host checks it before anything else
+  uint32_t abi_minor = kAbiMinor;
+  uint32_t size = sizeof(PluginDescriptor);      // the host reads no member past it
+  uint32_t option_spec_size = sizeof(OptionSpec);  // the stride of `options`
+  uint32_t field_spec_size = sizeof(FieldSpec);    // the stride of `fields`
   PluginKind kind = PluginKind::kStoreType;
   const char* name = nullptr;     // unique per kind: the `type =` or `scheme =` value in config
   uint32_t version = 0;           // version of the on-disk layout it writes; recorded in every shard
@@ -87,10 +105,10 @@ struct PluginDescriptor {
   const FieldSpec* fields = nullptr;   // the row fields queries see, in display order
   uint32_t field_count = 0;
   // Exactly one pair is set, matching `kind`. create returns null and fills `error` on failure.
-  Store* (*create_store)(const PluginArgs* args, ErrorBuffer* error) noexcept = nullptr;
-  void (*destroy_store)(Store* store) noexcept = nullptr;
-  KeyScheme* (*create_scheme)(const PluginArgs* args, ErrorBuffer* error) noexcept = nullptr;
-  void (*destroy_scheme)(KeyScheme* scheme) noexcept = nullptr;
+  Store* (*create_store)(const PluginArgs* args, ErrorBuffer* error) = nullptr;
+  void (*destroy_store)(Store* store) = nullptr;
+  KeyScheme* (*create_scheme)(const PluginArgs* args, ErrorBuffer* error) = nullptr;
+  void (*destroy_scheme)(KeyScheme* scheme) = nullptr;
 };
 
 using PluginEntryPoint = const PluginDescriptor*();

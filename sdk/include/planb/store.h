@@ -3,6 +3,9 @@
 //
 // Thread-safety: a store instance is immutable after creation; Get and DecodeRow may run on many threads at
 // once (each with its own transaction and cursor). Put and Merge run inside the single LMDB write transaction.
+// Errors: a Code and a message in the host's ErrorBuffer. An exception that escapes a call is caught by the
+// host and reported naming the plugin and the call (the call fails); catching your own (planb::Guard) gives
+// better messages.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +23,7 @@ enum class RecordKind : uint32_t { kReference = 1, kSession = 2 };
 // One input element (<reference> or <session>), already checked for well-formedness by the host.
 // Views are valid only during the call.
 struct Record {
+  uint32_t size = sizeof(Record);  // first: lets the struct grow (plugin.h)
   RecordKind kind = RecordKind::kReference;
   bool has_key = false;
   Bytes key;                  // <key> text, case-sensitive, as written
@@ -37,13 +41,24 @@ struct Record {
 
 // What a lookup asks for; each store type reads the fields it needs.
 struct LookupKey {
+  uint32_t size = sizeof(LookupKey);  // first: lets the struct grow (plugin.h)
   Bytes key;            // text key types
   int64_t number = 0;   // ranged types
   int64_t time_ms = 0;  // temporal types and sessions: the instant asked about
 };
 
+// One value of a field of the type's own (RowField::kOwn): the member its FieldKind names is the value.
+// Frozen: never grows.
+struct FieldValue {
+  Bytes text;          // kText: a view valid like the Row's
+  int64_t number = 0;  // kNumber; kDate: milliseconds since the epoch, UTC
+  double real = 0;     // kDouble: a finite number
+  bool flag = false;   // kBool
+};
+
 // A row as fields (lookups and queries). Views point into the map, valid until the transaction ends or resets.
 struct Row {
+  uint32_t size = sizeof(Row);  // first: lets the struct grow (plugin.h)
   Bytes key;
   int64_t range_from = 0;
   int64_t range_to = 0;
@@ -52,10 +67,17 @@ struct Row {
   int64_t session_end_ms = 0;
   ValueType value_type = ValueType::kString;
   Bytes value;
+  // 7.1: the values of the type's own fields (RowField::kOwn), indexed by the field's position in
+  // PluginDescriptor::fields; the host provides own_field_count = that field count entries, reset before each
+  // call. Null for types without own fields.
+  FieldValue* own_fields = nullptr;
+  uint32_t own_field_count = 0;
 };
 
 // The fields a store type's rows have, for queries: each names a Row member and how it is compared/printed.
-enum class FieldKind : uint32_t { kText = 1, kNumber = 2, kDate = 3 };
+// kNumber is a signed 64-bit integer, kDate milliseconds since the epoch (printed as ISO-8601 text), kDouble a
+// finite double (printed in its shortest round-trip form), kBool true/false. 7.1 added kDouble and kBool.
+enum class FieldKind : uint32_t { kText = 1, kNumber = 2, kDate = 3, kDouble = 4, kBool = 5 };
 enum class RowField : uint32_t {
   kKey = 1,            // Row::key, text
   kKeyStart = 2,       // Row::range_from, number
@@ -65,16 +87,24 @@ enum class RowField : uint32_t {
   kEnd = 6,            // Row::session_end_ms, date
   kValueType = 7,      // Row::value_type, text ("string", "xml")
   kValue = 8,          // Row::value, text
+  kOwn = 9,            // 7.1: Row::own_fields[the field's position], of any kind
 };
+// FieldSpec::flags (7.1).
+inline constexpr uint32_t kFieldShownByLookup = 1;    // `planb lookup` prints it (several: name=value pairs)
+inline constexpr uint32_t kFieldZeroWhenAbsent = 2;  // a lookup miss prints it as 0 (a count of nothing)
+// Fields bound to a standard member narrow scans as that member does (a kEffectiveTime field by its time, say),
+// whatever their name; kOwn fields only filter. Names are unique, case-insensitively.
 struct FieldSpec {
-  const char* name;  // as users write it in queries: "Key", "EffectiveTime"...
+  const char* name;  // as users write it in queries: "Key", "EffectiveTime"...: letters, digits, '_'
   FieldKind kind;
   RowField field;
+  uint32_t flags = 0;  // 7.1: kFieldShownByLookup | kFieldZeroWhenAbsent
 };
 
 // What a query constrains on the leading parts of the LMDB key; each store type narrows what it can.
 // All bounds are inclusive.
 struct ScanBounds {
+  uint32_t size = sizeof(ScanBounds);  // first: lets the struct grow (plugin.h)
   bool has_key = false;  // an exact text key (text-key types)
   Bytes key;
   bool has_number_bounds = false;  // KeyStart (ranged types)
@@ -101,6 +131,7 @@ struct MergeStats {
 // What maintenance asks of a shard's rows (map config `condense`, `condense_after`, `retain_for`). A row's
 // "effective time" is its EffectiveTime, for a session its End. Times are ms since the epoch, UTC.
 struct MaintainRequest {
+  uint32_t size = sizeof(MaintainRequest);  // first: lets the struct grow (plugin.h)
   // Condense rows whose effective time is < condense_before_ms: a temporal row whose value (and value type)
   // equals the previous row's of the same key (and range) is a repeated confirmation and goes, the earliest
   // staying; sessions of a key that overlap or touch (a start at most 1 ms after an end) become one session,
@@ -126,18 +157,18 @@ inline constexpr uint32_t kMaintainCondense = 2;
 class Store {
  public:
   // Adds `record` to a batch table (the writer's LMDB of one stream). kInvalidArgument names what is wrong.
-  virtual Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept = 0;
+  virtual Code Put(const Table& batch, const Record& record, ErrorBuffer* error) = 0;
 
   // Merges every row of `batch` into `shard` with this type's semantics (State: overwrite). Merging the same
   // batch twice must leave the shard as merging it once. Runs inside the shard's write transaction.
-  virtual Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept = 0;
+  virtual Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) = 0;
 
   // Looks `key` up. kOk fills `row`; kNotFound is a miss (no message built). Allocates nothing.
-  virtual Code Get(const Table& shard, const LookupKey& key, Row* row, ErrorBuffer* error) const noexcept = 0;
+  virtual Code Get(const Table& shard, const LookupKey& key, Row* row, ErrorBuffer* error) const = 0;
 
   // Decodes one row of this type's table (for queries, dumps and checks).
   virtual Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
-                         ErrorBuffer* error) const noexcept = 0;
+                         ErrorBuffer* error) const = 0;
 
   // ---- Maintenance (ABI 6). Both run inside the shard's write transaction and must leave every lookup
   // table and value table of the scheme exact (references released; the host runs the scheme's
@@ -147,19 +178,19 @@ class Store {
   // ever asked). Applying it twice changes nothing the second time. kOk with nothing done is right for a type
   // without time.
   virtual Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
-                        ErrorBuffer* error) noexcept = 0;
+                        ErrorBuffer* error) = 0;
 
   // Deletes the row `shard.cursor` is on (the host's scan found it: `lmdb_key`, `value`), releasing what it
   // references. Leaves the cursor as mdb_cursor_del does, so that the host's next MDB_NEXT reaches the row
   // after the deleted one. Called once per row; FinishDeletes follows the last.
-  virtual Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept = 0;
+  virtual Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) = 0;
   // After a run of DeleteRow calls in the same transaction: brings the type's own tables (an index) up to date.
-  virtual Code FinishDeletes(const Table& shard, ErrorBuffer* error) noexcept = 0;
+  virtual Code FinishDeletes(const Table& shard, ErrorBuffer* error) = 0;
 
   // The narrowest LMDB key range holding every row that satisfies `bounds` (bounds it cannot use are ignored:
   // the host still filters each row). kNotFound when no row can match (e.g. an exact key that is absent).
   virtual Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
-                         ErrorBuffer* error) const noexcept = 0;
+                         ErrorBuffer* error) const = 0;
 
  protected:
   ~Store() = default;  // destroyed through the plugin's descriptor, by the module that made it

@@ -21,6 +21,7 @@ struct SnapshotMemo {
 // REQUIRES: `cursor` is open on (`txn`, `dbi`). The caller owns everything here; a plugin may move the cursor
 // but must not close it (the hot path reuses it between lookups so that no lookup allocates).
 struct Table {
+  uint32_t size = sizeof(Table);  // first: lets the struct grow (plugin.h)
   MDB_txn* txn = nullptr;
   MDB_dbi dbi = 0;  // the store type's data table
   MDB_cursor* cursor = nullptr;

@@ -106,7 +106,7 @@ TEST(CliPlugins, RefusesAPluginWithAnotherAbiVersionNamingTheFile) {
   const ProcessResult r = env.Run({"plugins", "--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/wrong_abi"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr(file));
-  EXPECT_THAT(r.err, HasSubstr("ABI version"));
+  EXPECT_THAT(r.err, HasSubstr("built against plugin SDK"));
   EXPECT_EQ(r.out, "");
 }
 
@@ -120,7 +120,7 @@ TEST(CliPlugins, RefusesAWrongAbiPluginFromTheConfigsPluginDirForEveryCommand) {
     const ProcessResult r = env.Run(command);
     EXPECT_EQ(r.exit_code, 2) << command[0];
     EXPECT_THAT(r.err, HasSubstr(file)) << command[0];
-    EXPECT_THAT(r.err, HasSubstr("ABI version")) << command[0];
+    EXPECT_THAT(r.err, HasSubstr("built against plugin SDK")) << command[0];
     EXPECT_EQ(r.out, "") << command[0];
   }
   EXPECT_FALSE(fs::exists(env.shard_data("city_to_country")));

@@ -360,7 +360,7 @@ TEST(CliProgram, PrintsTheVersion) {
   TempDir cwd;
   const ProcessResult r = RunPlanb({"--version"}, cwd.path());
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, std::string("planb ") + PLANB_VERSION + " (plugin ABI " + std::to_string(kAbiVersion) + ")\n");
+  EXPECT_EQ(r.out, std::string("planb ") + PLANB_VERSION + " (plugin SDK " + std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor) + ")\n");
   EXPECT_EQ(r.err, "");
 }
 

@@ -31,7 +31,7 @@ TEST(PluginRegistry, LoadsTheBuiltInPlugins) {
 
   const LoadedPlugin* state = registry.Find(PluginKind::kStoreType, "state");
   ASSERT_NE(state, nullptr);
-  EXPECT_EQ(state->descriptor->abi_version, kAbiVersion);
+  EXPECT_EQ(state->descriptor->abi_major, kAbiMajor);
   EXPECT_EQ(state->descriptor->version, 1u);
   EXPECT_TRUE(state->descriptor->uses_key_scheme);
   EXPECT_EQ(state->descriptor->key_suffix_size, 0u);
@@ -71,8 +71,10 @@ TEST(PluginRegistry, RefusesAnotherAbiVersion) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_TRUE(Contains(s.message(), PLANB_FIXTURE_DIR "/wrong_abi/libwrong_abi_fixture.so")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "ABI version " + std::to_string(kAbiVersion + 1))) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "uses version " + std::to_string(kAbiVersion))) << s.message();
+  const std::string theirs = std::to_string(kAbiMajor + 1) + "." + std::to_string(kAbiMinor);
+  const std::string ours = std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor);
+  EXPECT_TRUE(Contains(s.message(), "built against plugin SDK " + theirs)) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "this planb runs SDK " + ours)) << s.message();
   EXPECT_TRUE(registry.plugins().empty());
 }
 
