@@ -136,8 +136,19 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   shape.number_keys = answers.front().wire.number_keys;
   shape.single = keys.size() == 1;
   shape.batches = UINT64_MAX;
+  shape.shown = answers.front().wire.shown;
+  const auto same_fields = [](const std::vector<ShownField>& a, const std::vector<ShownField>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].name != b[i].name || a[i].spec.kind != b[i].spec.kind || a[i].zero_when_absent != b[i].zero_when_absent) {
+        return false;
+      }
+    }
+    return true;
+  };
   for (const Answer& answer : answers) {
-    if (answer.wire.session != shape.session || answer.wire.number_keys != shape.number_keys) {
+    if (answer.wire.session != shape.session || answer.wire.number_keys != shape.number_keys ||
+        !same_fields(answer.wire.shown, shape.shown)) {
       err << "planb: storage nodes " << answers.front().node << " and " << answer.node << " answer lookups of "
           << map << " in different shapes (is the map configured alike on every node?)\n";
       return kExitError;
@@ -147,6 +158,7 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   int exit_code = kExitOk;
   std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
   size_t key = 0;
+  std::vector<FieldValue> fields;  // one found answer's shown fields, as a Row carries them
   for (const Answer& answer : answers) {
     for (const WireAnswer& one : answer.wire.answers) {
       int64_t number = 0;
@@ -156,6 +168,12 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
         row.value = Bytes(one.value);
         row.session_start_ms = one.start_ms;
         row.session_end_ms = one.end_ms;
+        if (!shape.shown.empty()) {  // decoded as RowField::kOwn at their positions (lookup_wire.h)
+          const auto first = answer.wire.fields.begin() + static_cast<std::ptrdiff_t>(one.first_field);
+          fields.assign(first, first + static_cast<std::ptrdiff_t>(shape.shown.size()));
+          row.own_fields = fields.data();
+          row.own_field_count = static_cast<uint32_t>(fields.size());
+        }
         writer->Found(keys[key], number, row);
       } else {
         exit_code = kExitNotFound;

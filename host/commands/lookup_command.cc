@@ -2,6 +2,7 @@
 // --keys-from) print one "KEY<TAB>VALUE" line each, in order, all read in one transaction; --format json|csv
 // prints one record per key (lookup_output.h). Absent keys are named on stderr (not with --quiet) and make the
 // exit status 1.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 
@@ -115,6 +116,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   shape.session = !HasField(d, RowField::kValue) && HasField(d, RowField::kStart);
   shape.number_keys = d.lookup_key == LookupKeyKind::kNumber;
   shape.single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
+  if (!shape.session) shape.shown = ShownFields(d);
   const std::string at = cli.time ? " at " + *cli.time : std::string();
 
   if (cli.min_version) {
@@ -159,12 +161,20 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   std::vector<Row> rows(keys.size());
   std::vector<char> found(keys.size());
   std::vector<char> has_sessions(keys.size());
+  // Each row's own field values, copied out of the reader's array (the next lookup reuses it); text values view
+  // the map, valid while the reader's transaction lives.
+  const size_t own_count = HasOwnFields(d) ? d.field_count : 0;
+  std::vector<FieldValue> own(keys.size() * own_count);
   for (size_t i = 0; i < keys.size(); ++i) {
     ErrorBuffer error;
     const Code code = reader.Lookup(lookups[i], &rows[i], &error);
     if (code != Code::kOk && code != Code::kNotFound) {
       err << "planb: " << shard->path() << ": " << Status::FromPlugin(code, error).message() << "\n";
       return kExitError;
+    }
+    if (own_count != 0) {
+      std::copy(rows[i].own_fields, rows[i].own_fields + own_count, own.begin() + i * own_count);
+      rows[i].own_fields = own.data() + i * own_count;
     }
     found[i] = code == Code::kOk;
     if (found[i] || cli.quiet || !shape.session) continue;

@@ -4,6 +4,10 @@
 // a header line key,value,found or key,start,end,found, then one line per key). json and csv list absent keys
 // too (found false, value null / empty), so their output is one record per key asked, multi-line values intact.
 // wire is for programs (lookup --remote asks nodes in it): bytes, laid out in lookup_wire.h.
+// A type whose fields are flagged kFieldShownByLookup prints those instead of the value: text one field's value
+// alone or several as "count=3 ratio=0.25" (lower-cased names, in the type's order); json/csv one column per
+// field (numbers as JSON numbers). A miss prints kFieldZeroWhenAbsent fields as 0: in text only when every shown
+// field has that flag (else nothing), in json/csv always (the others null / empty).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +15,9 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "planb/plugin.h"
 #include "planb/store.h"
 
 namespace planb {
@@ -21,12 +27,25 @@ enum class LookupFormat { kText, kJson, kCsv, kWire };
 // "text", "json", "csv" or "wire"; false otherwise.
 bool ParseLookupFormat(std::string_view text, LookupFormat* format);
 
+// A field `planb lookup` prints (kFieldShownByLookup): `spec` reads it from a Row at `index` (its name is not
+// used: `name` is the lower-cased one printed).
+struct ShownField {
+  std::string name;
+  FieldSpec spec{"", FieldKind::kText, RowField::kOwn, 0};
+  uint32_t index = 0;
+  bool zero_when_absent = false;
+};
+
+// The type's fields flagged kFieldShownByLookup, in its order (none for most types).
+std::vector<ShownField> ShownFields(const PluginDescriptor& type);
+
 // What the map's answers hold.
 struct LookupShape {
   bool session = false;      // start and end instead of a value
   bool number_keys = false;  // keys are signed 64-bit numbers (json prints them as numbers)
   bool single = false;       // one key asked (text prints the value alone)
   uint64_t batches = 0;      // wire only: the content version read (ContentVersion::batches; 0 = none loaded)
+  std::vector<ShownField> shown;  // printed instead of the value when not empty (not with session)
 };
 
 class LookupWriter {

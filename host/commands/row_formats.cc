@@ -1,6 +1,8 @@
 #include "host/commands/row_formats.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -18,7 +20,9 @@ class CsvWriter final : public RowWriter {
     out_ << "\n";
   }
   void Write(const Row& row) override {
-    for (size_t i = 0; i < fields_.size(); ++i) out_ << (i ? "," : "") << Quote(FieldText(row, fields_[i]));
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      out_ << (i ? "," : "") << Quote(FieldText(row, fields_[i], static_cast<uint32_t>(i)));
+    }
     out_ << "\n";
   }
   void Finish() override { out_.flush(); }
@@ -32,17 +36,14 @@ class CsvWriter final : public RowWriter {
 class JsonWriter final : public RowWriter {
  public:
   JsonWriter(Fields fields, std::ostream& out) : fields_(std::move(fields)), out_(out) { out_ << "["; }
+  // Written by hand rather than through nlohmann's dump, so that doubles print as FormatReal does in every format.
   void Write(const Row& row) override {
-    nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (const FieldSpec& f : fields_) {
-      if (f.kind == FieldKind::kNumber) {
-        object[f.name] = f.field == RowField::kKeyStart ? row.range_from : row.range_to;
-      } else {
-        object[f.name] = FieldText(row, f);
-      }
+    std::string object = "{";
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      object += (i ? "," : "") + JsonString(fields_[i].name) + ":" +
+                FieldJson(row, fields_[i], static_cast<uint32_t>(i));
     }
-    // Invalid UTF-8 in stored bytes is replaced rather than failing the whole query.
-    out_ << (rows_++ ? ",\n " : "\n ") << object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    out_ << (rows_++ ? ",\n " : "\n ") << object << "}";
   }
   void Finish() override {
     out_ << (rows_ ? "\n]\n" : "]\n");
@@ -63,7 +64,9 @@ class TableWriter final : public RowWriter {
   }
   void Write(const Row& row) override {
     std::vector<std::string> cells;
-    for (const FieldSpec& f : fields_) cells.push_back(Flatten(FieldText(row, f)));
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      cells.push_back(Flatten(FieldText(row, fields_[i], static_cast<uint32_t>(i))));
+    }
     ++rows_;
     if (header_printed_) return PrintLine(cells);
     for (size_t i = 0; i < cells.size(); ++i) widths_[i] = std::max(widths_[i], Width(cells[i]));
@@ -133,16 +136,79 @@ std::string CsvField(std::string_view text) {
   return quoted + "\"";
 }
 
-std::string FieldText(const Row& row, const FieldSpec& field) {
+namespace {
+std::string TimeText(const FieldSpec& field, int64_t ms) {
+  return field.kind == FieldKind::kNumber ? std::to_string(ms) : FormatIsoTime(ms);
+}
+}  // namespace
+
+FieldValue OwnFieldOf(const Row& row, uint32_t index) {
+  return row.own_fields != nullptr && index < row.own_field_count ? row.own_fields[index] : FieldValue();
+}
+
+FieldValue FieldValueOf(const Row& row, const FieldSpec& field, uint32_t index) {
+  FieldValue v;
+  switch (field.field) {
+    case RowField::kOwn: return OwnFieldOf(row, index);
+    case RowField::kKey: v.text = row.key; break;
+    case RowField::kValue: v.text = row.value; break;
+    case RowField::kValueType: v.text = Bytes(std::string_view(ValueTypeName(row.value_type))); break;
+    case RowField::kKeyStart: v.number = row.range_from; break;
+    case RowField::kKeyEnd: v.number = row.range_to; break;
+    case RowField::kEffectiveTime: v.number = row.effective_time_ms; break;
+    case RowField::kStart: v.number = row.session_start_ms; break;
+    case RowField::kEnd: v.number = row.session_end_ms; break;
+  }
+  return v;
+}
+
+std::string FormatReal(double value) {
+  char buffer[64];
+  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, r.ptr);
+}
+
+std::string JsonString(std::string_view text) {
+  return nlohmann::json(std::string(text)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string FieldJson(const Row& row, const FieldSpec& field, uint32_t index) {
+  switch (field.kind) {
+    case FieldKind::kNumber:
+      return FieldText(row, field, index);
+    case FieldKind::kDouble: {
+      const double v = OwnFieldOf(row, index).real;
+      return std::isfinite(v) ? FormatReal(v) : "null";
+    }
+    case FieldKind::kBool:
+      return FieldText(row, field, index);
+    default:
+      return JsonString(FieldText(row, field, index));
+  }
+}
+
+std::string FieldText(const Row& row, const FieldSpec& field, uint32_t index) {
   switch (field.field) {
     case RowField::kKey: return std::string(row.key.view());
     case RowField::kKeyStart: return std::to_string(row.range_from);
     case RowField::kKeyEnd: return std::to_string(row.range_to);
-    case RowField::kEffectiveTime: return FormatIsoTime(row.effective_time_ms);
-    case RowField::kStart: return FormatIsoTime(row.session_start_ms);
-    case RowField::kEnd: return FormatIsoTime(row.session_end_ms);
+    // A time member declared as a number (descriptor_copy.cc allows it) prints as one.
+    case RowField::kEffectiveTime: return TimeText(field, row.effective_time_ms);
+    case RowField::kStart: return TimeText(field, row.session_start_ms);
+    case RowField::kEnd: return TimeText(field, row.session_end_ms);
     case RowField::kValueType: return ValueTypeName(row.value_type);
     case RowField::kValue: return std::string(row.value.view());
+    case RowField::kOwn: {
+      const FieldValue v = OwnFieldOf(row, index);
+      switch (field.kind) {
+        case FieldKind::kText: return std::string(v.text.view());
+        case FieldKind::kNumber: return std::to_string(v.number);
+        case FieldKind::kDate: return FormatIsoTime(v.number);
+        case FieldKind::kDouble: return FormatReal(v.real);
+        case FieldKind::kBool: return v.flag ? "true" : "false";
+      }
+      return "";
+    }
   }
   return "";
 }

@@ -24,16 +24,19 @@ enum class NodeKind : uint8_t {
   kStartsWith,  // text field starts with texts[0]
 };
 
-// A condition's literals live in `texts` (kText fields) or `numbers` (kNumber and kDate fields, dates as
-// milliseconds since the epoch), in the order written.
+// A condition's literals live in `texts` (kText fields), `numbers` (kNumber and kDate fields, dates as
+// milliseconds since the epoch; kBool fields as 0 and 1) or `reals` (kDouble fields), in the order written.
+// A field of the type's own (RowField::kOwn) is Row::own_fields[own_index].
 struct Node {
   NodeKind kind = NodeKind::kAnd;
   CompareOp op = CompareOp::kEq;
   FieldKind field_kind = FieldKind::kText;
   RowField field = RowField::kKey;
+  uint32_t own_index = 0;  // RowField::kOwn: the field's position in the type's fields
   std::vector<uint32_t> children;
   std::vector<std::string> texts;
   std::vector<int64_t> numbers;
+  std::vector<double> reals;
 };
 
 }  // namespace query

@@ -1,5 +1,6 @@
 #include "host/query/expression.h"
 
+#include <cmath>
 #include <string_view>
 
 #include "host/query/parser.h"
@@ -12,21 +13,29 @@ using query::CompareOp;
 using query::Node;
 using query::NodeKind;
 
-std::string_view TextOf(const Row& row, RowField field) {
-  switch (field) {
+// A field of the type's own; an entry the plugin's row lacks reads as its zero value.
+FieldValue OwnOf(const Row& row, const Node& node) {
+  return row.own_fields != nullptr && node.own_index < row.own_field_count ? row.own_fields[node.own_index]
+                                                                          : FieldValue();
+}
+
+std::string_view TextOf(const Row& row, const Node& node) {
+  switch (node.field) {
     case RowField::kKey:
       return row.key.view();
     case RowField::kValueType:
       return ValueTypeName(row.value_type);
     case RowField::kValue:
       return row.value.view();
+    case RowField::kOwn:
+      return OwnOf(row, node).text.view();
     default:
       return {};
   }
 }
 
-int64_t NumberOf(const Row& row, RowField field) {
-  switch (field) {
+int64_t NumberOf(const Row& row, const Node& node) {
+  switch (node.field) {
     case RowField::kKeyStart:
       return row.range_from;
     case RowField::kKeyEnd:
@@ -37,6 +46,10 @@ int64_t NumberOf(const Row& row, RowField field) {
       return row.session_start_ms;
     case RowField::kEnd:
       return row.session_end_ms;
+    case RowField::kOwn: {
+      const FieldValue v = OwnOf(row, node);
+      return node.field_kind == FieldKind::kBool ? (v.flag ? 1 : 0) : v.number;
+    }
     default:
       return 0;
   }
@@ -101,6 +114,25 @@ bool MatchNumber(const Node& node, int64_t v) {
   }
 }
 
+// A NaN (a plugin's, against the SDK's word) is unordered: it equals nothing and differs from everything.
+bool MatchReal(const Node& node, double v) {
+  const std::vector<double>& r = node.reals;
+  if (std::isnan(v)) return node.kind == NodeKind::kCompare && node.op == CompareOp::kNe;
+  switch (node.kind) {
+    case NodeKind::kCompare:
+      return Holds(node.op, v < r[0] ? -1 : v > r[0] ? 1 : 0);
+    case NodeKind::kBetween:
+      return r[0] <= v && v <= r[1];
+    case NodeKind::kIn:
+      for (double x : r) {
+        if (v == x) return true;
+      }
+      return false;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 Status Expression::Parse(std::string_view text, const FieldSpec* fields, uint32_t field_count,
@@ -133,8 +165,14 @@ bool Expression::Eval(uint32_t index, const Row& row) const {
     case NodeKind::kNot:
       return !Eval(node.children[0], row);
     default:
-      return node.field_kind == FieldKind::kText ? MatchText(node, TextOf(row, node.field))
-                                                 : MatchNumber(node, NumberOf(row, node.field));
+      switch (node.field_kind) {
+        case FieldKind::kText:
+          return MatchText(node, TextOf(row, node));
+        case FieldKind::kDouble:
+          return MatchReal(node, OwnOf(row, node).real);
+        default:
+          return MatchNumber(node, NumberOf(row, node));
+      }
   }
 }
 

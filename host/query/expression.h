@@ -7,7 +7,9 @@
 // Comparisons = != (or <>) < <= > >=; `F between A and B` (inclusive); `F in (A, B, ...)`; `F contains 'x'`,
 // `F startsWith 'x'` (text fields only); `and`, `or`, `not` with precedence not > and > or; parentheses.
 // Keywords and field names are case-insensitive. Literals: 'text' ('' for a quote), signed 64-bit integers,
-// and for date fields quoted ISO-8601 times ('2024-01-01T08:10:22.023Z', '2024-01-01' = midnight UTC).
+// for date fields quoted ISO-8601 times ('2024-01-01T08:10:22.023Z', '2024-01-01' = midnight UTC), for double
+// fields integers and decimals (0.25, -1.5e3; finite), for boolean fields true and false (=, != and in only).
+// A store type's own fields (RowField::kOwn) filter like any other but never narrow a scan.
 // Text compares as bytes (std::string_view order); ValueType compares as its name, "string" or "xml".
 //
 // Thread-safety: immutable after Parse; Matches and Bounds may run on many threads at once.

@@ -1,5 +1,7 @@
 #include "host/query/lexer.h"
 
+#include <charconv>
+#include <cmath>
 #include <limits>
 
 namespace planb {
@@ -11,6 +13,37 @@ bool IsWordStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z
 bool IsWordChar(char c) { return IsWordStart(c) || IsDigit(c); }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Reads a decimal -?[0-9]+(.[0-9]+)?([eE][+-]?[0-9]+)? at `start` (for double fields) into `real`.
+Status LexDecimal(std::string_view text, size_t start, size_t* end, double* real) {
+  size_t i = start + (text[start] == '-' ? 1 : 0);
+  auto digits = [&] {
+    const size_t from = i;
+    while (i < text.size() && IsDigit(text[i])) ++i;
+    return i > from;
+  };
+  bool ok = digits();
+  if (ok && i < text.size() && text[i] == '.') {
+    ++i;
+    ok = digits();
+  }
+  if (ok && i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    ok = digits();
+  }
+  size_t j = i;
+  while (j < text.size() && (IsWordChar(text[j]) || text[j] == '.')) ++j;
+  const uint32_t column = static_cast<uint32_t>(start + 1);
+  const std::string_view written = text.substr(start, j - start);
+  if (!ok || j != i) return ExpressionError(column, "bad number '" + std::string(written) + "'");
+  const auto result = std::from_chars(written.data(), written.data() + written.size(), *real);
+  if (result.ec != std::errc() || result.ptr != written.data() + written.size() || !std::isfinite(*real)) {
+    return ExpressionError(column, "number " + std::string(written) + " is out of range (decimal numbers are doubles)");
+  }
+  *end = i;
+  return Status::Ok();
+}
 
 // Reads -?[0-9]+ at `start`; the magnitude accumulates unsigned so that INT64_MIN, whose magnitude is one more
 // than INT64_MAX, is still representable.
@@ -105,7 +138,16 @@ Status Tokenize(std::string_view text, std::vector<Token>* tokens) {
       while (i < text.size() && IsWordChar(text[i])) ++i;
     } else if (IsDigit(c) || (c == '-' && IsDigit(next))) {
       token.kind = TokenKind::kNumber;
-      PLANB_RETURN_IF_ERROR(LexNumber(text, start, &i, &token.number));
+      size_t after_digits = start + 1;
+      while (after_digits < text.size() && IsDigit(text[after_digits])) ++after_digits;
+      token.decimal = after_digits < text.size() &&
+                      (text[after_digits] == '.' || text[after_digits] == 'e' || text[after_digits] == 'E');
+      if (token.decimal) {
+        PLANB_RETURN_IF_ERROR(LexDecimal(text, start, &i, &token.real));
+      } else {
+        PLANB_RETURN_IF_ERROR(LexNumber(text, start, &i, &token.number));
+        token.real = static_cast<double>(token.number);
+      }
     } else if (c == '\'') {
       token.kind = TokenKind::kText;
       PLANB_RETURN_IF_ERROR(LexText(text, start, &i, &token.text));

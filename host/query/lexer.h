@@ -17,7 +17,7 @@ namespace query {
 enum class TokenKind : uint8_t {
   kWord,     // [A-Za-z_][A-Za-z0-9_]*
   kText,     // '...' with '' for a quote; `text` holds the unescaped value
-  kNumber,   // -?[0-9]+ within signed 64 bits; `number` holds it
+  kNumber,   // -?[0-9]+ within signed 64 bits (`number`), or a decimal -?[0-9]+(.[0-9]+)?(e[+-]?[0-9]+)? (`real`)
   kCompare,  // = != <> < <= > >=; `op` says which
   kLParen,
   kRParen,
@@ -30,7 +30,9 @@ struct Token {
   uint32_t column = 0;            // 1-based byte column of the token's first character
   std::string_view source;        // the token as written (a view into the expression)
   std::string text;               // kText: the unescaped value
-  int64_t number = 0;             // kNumber
+  int64_t number = 0;             // kNumber, not decimal
+  bool decimal = false;           // kNumber written with a fraction or an exponent
+  double real = 0;                // kNumber: the value as a double (finite), decimal or not
   CompareOp op = CompareOp::kEq;  // kCompare
 };
 

@@ -4,6 +4,7 @@
 
 #include "host/common/hex.h"
 #include "host/common/read_budget.h"
+#include "host/storage/own_fields.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -123,6 +124,7 @@ Status ScanMapInTxn(const MapEnv& env, MDB_txn* txn, MDB_cursor* cursor_handle, 
   bool more = CursorGet(cursor_handle, range.has_lower || by_prefix ? MDB_SET_RANGE : MDB_FIRST, &key, &value);
   MDB_val upper = range.upper.view().mdb();
   Row row;
+  OwnFieldValues own(env.plugins().type_descriptor());
   for (; more; more = CursorGet(cursor_handle, MDB_NEXT, &key, &value)) {
     MDB_val current = key.mdb();
     if (range.has_upper && mdb_cmp(txn, env.data(), &current, &upper) > 0) break;
@@ -130,6 +132,7 @@ Status ScanMapInTxn(const MapEnv& env, MDB_txn* txn, MDB_cursor* cursor_handle, 
     ++stats->rows_examined;
     PLANB_RETURN_IF_ERROR(ChargeReadRow());  // a remote READ's cap (read_budget.h); nothing for local commands
     row = Row();
+    own.Attach(&row);
     code = store.DecodeRow(table, key, value, &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env.path());
     if (request.filter && !request.filter(row)) continue;

@@ -22,6 +22,10 @@ const char* KindPhrase(FieldKind kind) {
       return "a number";
     case FieldKind::kDate:
       return "a date";
+    case FieldKind::kDouble:
+      return "a decimal number";
+    case FieldKind::kBool:
+      return "a boolean";
   }
   return "unknown";
 }
@@ -153,7 +157,14 @@ class Parser {
     Node node;
     node.field = field->field;
     node.field_kind = field->kind;
+    node.own_index = static_cast<uint32_t>(field - fields_);
     const Token& op = Peek();
+    if (field->kind == FieldKind::kBool &&
+        ((op.kind == TokenKind::kCompare && op.op != CompareOp::kEq && op.op != CompareOp::kNe) ||
+         PeekKeyword("between"))) {
+      return ExpressionError(op.column, std::string(field->name) + " is a boolean: only =, != and in apply to it, not " +
+                                            Describe(op));
+    }
     if (op.kind == TokenKind::kCompare) {
       Next();
       node.kind = NodeKind::kCompare;
@@ -212,14 +223,20 @@ class Parser {
     return Status::Ok();
   }
 
-  // Reads one literal for `field` (after `previous`, for messages) into node->texts or node->numbers.
+  // Reads one literal for `field` (after `previous`, for messages) into node->texts, numbers or reals.
   Status ParseLiteral(const FieldSpec& field, const Token& previous, Node* node) {
     const Token& t = Peek();
     const std::string name = field.name;
+    const bool boolean_word = t.kind == TokenKind::kWord &&
+                              (EqualsIgnoreCase(t.source, "true") || EqualsIgnoreCase(t.source, "false"));
     if (t.kind == TokenKind::kText && field.kind == FieldKind::kText) {
       node->texts.push_back(t.text);
-    } else if (t.kind == TokenKind::kNumber && field.kind == FieldKind::kNumber) {
+    } else if (t.kind == TokenKind::kNumber && !t.decimal && field.kind == FieldKind::kNumber) {
       node->numbers.push_back(t.number);
+    } else if (t.kind == TokenKind::kNumber && field.kind == FieldKind::kDouble) {
+      node->reals.push_back(t.real);
+    } else if (boolean_word && field.kind == FieldKind::kBool) {
+      node->numbers.push_back(EqualsIgnoreCase(t.source, "true") ? 1 : 0);
     } else if (t.kind == TokenKind::kText && field.kind == FieldKind::kDate) {
       int64_t ms = 0;
       if (!ParseIsoTime(t.text, &ms)) {
@@ -228,15 +245,22 @@ class Parser {
       }
       node->numbers.push_back(ms);
     } else if (t.kind == TokenKind::kText) {
-      return ExpressionError(t.column, name + " is a number; " + Describe(t) + " is text");
+      return ExpressionError(t.column, name + " is " + KindPhrase(field.kind) + "; " + Describe(t) + " is text" +
+                                           (field.kind == FieldKind::kBool ? " (write true or false, unquoted)" : ""));
     } else if (t.kind == TokenKind::kNumber) {
-      return ExpressionError(
-          t.column, name + " is " + KindPhrase(field.kind) + "; " + Describe(t) + " is a number" +
-                        (field.kind == FieldKind::kDate ? " (write dates quoted, e.g. '2024-01-01T08:10:22.023Z')"
-                                                        : " (quote text: '" + std::string(t.source) + "')"));
+      const char* hint = field.kind == FieldKind::kDate     ? " (write dates quoted, e.g. '2024-01-01T08:10:22.023Z')"
+                         : field.kind == FieldKind::kNumber ? " (a whole number is needed)"
+                         : field.kind == FieldKind::kBool   ? " (write true or false)"
+                                                            : "";
+      return ExpressionError(t.column, name + " is " + KindPhrase(field.kind) + "; " + Describe(t) + " is " +
+                                           (t.decimal ? "a decimal number" : "a number") + hint +
+                                           (field.kind == FieldKind::kText ? " (quote text: '" + std::string(t.source) + "')"
+                                                                           : ""));
     } else {
       const char* wanted = field.kind == FieldKind::kText     ? "a text literal ('...')"
                            : field.kind == FieldKind::kNumber ? "a number"
+                           : field.kind == FieldKind::kDouble ? "a number (e.g. 0.25 or -1.5e3)"
+                           : field.kind == FieldKind::kBool   ? "true or false"
                                                               : "a date ('2024-01-01T08:10:22.023Z')";
       return ExpressionError(
           t.column, std::string("expected ") + wanted + " after " + Describe(previous) + ", found " + Describe(t));

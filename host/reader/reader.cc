@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -27,6 +28,8 @@ void Get(const MapContext& context, const LookupKey& key, LookupResult* result, 
     result->value = row.value;
     result->session_start_ms = row.session_start_ms;
     result->session_end_ms = row.session_end_ms;
+    result->fields = row.own_fields;  // the context's MapReader's array: valid until its next lookup
+    result->field_count = row.own_field_count;
   } else if (code != Code::kNotFound) {
     if (error->message[0] == '\0') std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", CodeName(code));
     result->code = code;
@@ -190,6 +193,13 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       lookup.time_ms = key.time.is_now() ? *now : key.time.ms();
     }
     Get(*ctx, lookup, &results[i], &ctx->error);
+    if (results[i].field_count != 0) {  // the reader's array is reused by the next key: each result gets its own
+      const size_t n = results[i].field_count;
+      if (ctx->many_fields.size() < count * n) ctx->many_fields.resize(count * n);
+      FieldValue* own = ctx->many_fields.data() + i * n;
+      std::copy(results[i].fields, results[i].fields + n, own);
+      results[i].fields = own;
+    }
     if (results[i].code != Code::kOk && results[i].code != Code::kNotFound) {
       // The store failed (a corrupt row, an I/O error): the rest of the batch would read the same transaction.
       for (size_t j = i + 1; j < count; ++j) results[j] = results[i];
@@ -245,6 +255,12 @@ Status Reader::Impl::Describe(std::string_view map, MapInfo* out) const {
   for (uint32_t i = 0; i < d.field_count; ++i) {
     if (d.fields[i].field == RowField::kValue) info.has_value = true;
     if (d.fields[i].field == RowField::kStart) info.has_session = true;
+    FieldInfo field;
+    field.name = d.fields[i].name;
+    field.kind = d.fields[i].kind;
+    field.own = d.fields[i].field == RowField::kOwn;
+    field.flags = d.fields[i].flags;
+    info.fields.push_back(std::move(field));
   }
   *out = std::move(info);
   return Status::Ok();

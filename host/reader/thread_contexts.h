@@ -24,6 +24,7 @@ struct MapContext {
   std::optional<MapReader> reader;  // open on the environment of `generation`
   uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
   ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
+  std::vector<FieldValue> many_fields;  // LookupMany's own field values, one run per result (grows, never shrinks)
 
   void Close() {
     reader.reset();

@@ -11,6 +11,7 @@
 
 #include "host/storage/lmdb_pages.h"
 #include "host/storage/map_env.h"
+#include "host/storage/own_fields.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -111,12 +112,14 @@ Status DecodeRows(const MapEnv& env) {
   const Table table = env.MakeTable(txn.get(), plugin_cursor.get());
   const Store& store = *env.plugins().store();
   ErrorBuffer error;
+  OwnFieldValues own(env.plugins().type_descriptor());
   uint64_t number = 0;
   MDB_val k, v;
   int rc = mdb_cursor_get(walk.get(), &k, &v, MDB_FIRST);
   for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(walk.get(), &k, &v, MDB_NEXT)) {
     ++number;
     Row row;
+    own.Attach(&row);
     error.message[0] = '\0';
     const Code code = store.DecodeRow(table, Bytes(k), Bytes(v), &row, &error);
     if (code != Code::kOk) {

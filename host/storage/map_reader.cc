@@ -18,6 +18,7 @@ Status MapReader::Open(std::shared_ptr<MapEnv> env) {
   table_ = env_->MakeTable(txn_.get(), cursor_.get());
   memo_ = SnapshotMemo();
   table_.memo = &memo_;
+  own_.Size(env_->plugins().type_descriptor());
   return Status::Ok();
 }
 
@@ -51,6 +52,7 @@ Status MapReader::HasAnyRowOf(Bytes key, bool* any) const {
     if (mdb_cmp(table_.txn, table_.dbi, &k, &upper) > 0) return Status::Ok();
     PLANB_RETURN_IF_ERROR(ChargeReadRow());
     Row row;
+    own_.Attach(&row);
     code = store.DecodeRow(table_, Bytes(k), Bytes(v), &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error).WithContext(env_->path());
     if (row.key.view() == key.view()) {

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "host/storage/map_env.h"
+#include "host/storage/own_fields.h"
 #include "planb/lmdb.h"
 #include "planb/store.h"
 
@@ -24,8 +25,10 @@ class MapReader {
   // Takes a fresh snapshot of the environment (reset + renew: no allocation).
   Status Refresh();
 
-  // kOk fills `row`, kNotFound is a miss, anything else an error described in `error`.
+  // kOk fills `row`, kNotFound is a miss, anything else an error described in `error`. The row's own fields
+  // (Row::own_fields) are this reader's array: valid until the next Lookup or HasAnyRowOf on it.
   Code Lookup(const LookupKey& key, Row* row, ErrorBuffer* error) const {
+    own_.Attach(row);
     return env_->plugins().store()->Get(table_, key, row, error);
   }
 
@@ -45,6 +48,7 @@ class MapReader {
   Cursor cursor_;
   Table table_;
   SnapshotMemo memo_;  // emptied by Refresh(): it belongs to the snapshot
+  mutable OwnFieldValues own_;  // Row::own_fields of every lookup (sized in Open)
 };
 
 }  // namespace planb

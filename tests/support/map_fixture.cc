@@ -7,6 +7,7 @@
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
 #include "host/storage/map_reader.h"
+#include "host/storage/own_fields.h"
 #include "host/transfer/batch_zip.h"
 #include "host/xml/xml_escape.h"
 #include "support/test_env.h"
@@ -140,8 +141,10 @@ Status DumpMap(const MapEnv& env, std::vector<DumpedRow>* out) {
   PLANB_RETURN_IF_ERROR(walk.Open(txn.get(), env.data()));
   Bytes key;
   Bytes value;
+  OwnFieldValues own(env.plugins().type_descriptor());
   for (bool more = walk.Get(MDB_FIRST, &key, &value); more; more = walk.Get(MDB_NEXT, &key, &value)) {
     Row row;
+    own.Attach(&row);
     ErrorBuffer error;
     Code code = env.plugins().store()->DecodeRow(table, key, value, &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error);
@@ -159,6 +162,8 @@ Code GetValue(const MapEnv& env, std::string_view key, std::string* value, Value
   LookupKey lookup;
   lookup.key = Bytes(key);
   Row row;
+  OwnFieldValues own(env.plugins().type_descriptor());
+  own.Attach(&row);
   ErrorBuffer error;
   Code code = env.plugins().store()->Get(env.MakeTable(txn.get(), cursor.get()), lookup, &row, &error);
   if (code == Code::kOk) {

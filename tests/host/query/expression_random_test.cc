@@ -24,6 +24,21 @@ constexpr int64_t k2024 = 1704067200000;
 const std::vector<std::string> kTexts = {"", "a", "ab", "abc", "b", "B", "a'b", "'", "\xff", "string", "xml", "x"};
 const std::vector<int64_t> kNumbers = {kMin, kMin + 1, -2, -1, 0, 1, 2, 3, kMax - 1, kMax};
 const std::vector<int64_t> kTimes = {-86400000, -1, 0, k2024 - 1, k2024, k2024 + 1, k2024 + 86400000};
+const std::vector<double> kReals = {-1.5e3, -1, -0.5, -0.0, 0, 0.25, 0.5, 1, 11498.189, 0.1, 1e300, -2.5e-300};
+const std::vector<int64_t> kBools = {0, 1};
+
+// A type with fields of its own (RowField::kOwn) of every kind beside standard ones; own_fields is indexed by
+// the field's position here.
+constexpr FieldSpec kOwnFields[] = {
+    {"Key", FieldKind::kText, RowField::kKey},
+    {"EffectiveTime", FieldKind::kDate, RowField::kEffectiveTime},
+    {"Count", FieldKind::kNumber, RowField::kOwn},
+    {"Ratio", FieldKind::kDouble, RowField::kOwn},
+    {"Active", FieldKind::kBool, RowField::kOwn},
+    {"Seen", FieldKind::kDate, RowField::kOwn},
+    {"Note", FieldKind::kText, RowField::kOwn},
+};
+constexpr size_t kOwnFieldCount = 7;
 
 // The test's own model of an expression.
 struct TNode {
@@ -33,6 +48,7 @@ struct TNode {
   std::string op;  // = != <> < <= > >= between in contains startsWith
   std::vector<std::string> texts;
   std::vector<int64_t> numbers;
+  std::vector<double> reals;
 };
 
 class Random {
@@ -66,12 +82,19 @@ TNode RandomCondition(Random& r, const FieldSpec* fields, size_t field_count) {
   n.field = &fields[r.Below(field_count)];
   static const std::vector<std::string> kCompare = {"=", "!=", "<>", "<", "<=", ">", ">=", "between", "in"};
   static const std::vector<std::string> kTextOnly = {"contains", "startsWith"};
+  static const std::vector<std::string> kBoolOps = {"=", "!=", "<>", "in"};
   const bool text = n.field->kind == FieldKind::kText;
-  n.op = text && r.OneIn(4) ? r.Pick(kTextOnly) : r.Pick(kCompare);
+  n.op = text && r.OneIn(4)                       ? r.Pick(kTextOnly)
+         : n.field->kind == FieldKind::kBool ? r.Pick(kBoolOps)
+                                              : r.Pick(kCompare);
   const size_t count = n.op == "between" ? 2 : n.op == "in" ? 1 + r.Below(3) : 1;
   for (size_t i = 0; i < count; ++i) {
     if (text) {
       n.texts.push_back(r.Pick(kTexts));
+    } else if (n.field->kind == FieldKind::kDouble) {
+      n.reals.push_back(r.Pick(kReals));
+    } else if (n.field->kind == FieldKind::kBool) {
+      n.numbers.push_back(r.Pick(kBools));
     } else {
       n.numbers.push_back(r.Pick(n.field->kind == FieldKind::kNumber ? kNumbers : kTimes));
     }
@@ -91,6 +114,14 @@ TNode RandomNode(Random& r, const FieldSpec* fields, size_t field_count, int dep
 
 std::string Literal(const TNode& n, size_t i) {
   if (n.field->kind == FieldKind::kNumber) return std::to_string(n.numbers[i]);
+  if (n.field->kind == FieldKind::kBool) return n.numbers[i] ? "true" : "FALSE";
+  if (n.field->kind == FieldKind::kDouble) {
+    char buffer[64];
+    // Shortest round-trip text, exponents included (1e+300), or %.17g sometimes: both parse back exactly.
+    if (n.reals[i] == 11498.189) return "11498.189";
+    std::snprintf(buffer, sizeof buffer, "%.17g", n.reals[i]);
+    return buffer;
+  }
   std::string raw = n.field->kind == FieldKind::kDate ? FormatIsoTime(n.numbers[i]) : n.texts[i];
   std::string out = "'";
   for (char c : raw) out += c == '\'' ? "''" : std::string(1, c);
@@ -108,7 +139,7 @@ std::string Render(Random& r, const TNode& n) {
       out += Literal(n, 0) + " " + r.Case("and") + " " + Literal(n, 1);
     } else if (n.op == "in") {
       out += "(";
-      for (size_t i = 0; i < n.numbers.size() + n.texts.size(); ++i) out += (i ? "," + r.Space() : "") + Literal(n, i);
+      for (size_t i = 0; i < n.numbers.size() + n.texts.size() + n.reals.size(); ++i) out += (i ? "," + r.Space() : "") + Literal(n, i);
       out += ")";
     } else {
       out += Literal(n, 0);
@@ -143,6 +174,10 @@ struct TRow {
   std::string key, value;
   bool xml = false;
   int64_t from = 0, to = 0, effective = 0, start = 0, end = 0;
+  int64_t count = 0, seen = 0;  // fields of the type's own (kOwnFields)
+  double ratio = 0;
+  bool active = false;
+  std::string note;
 };
 
 template <typename T, typename Cmp>
@@ -182,8 +217,15 @@ bool Eval(const TNode& n, const TRow& row) {
       break;
   }
   const std::string name = n.field->name;
+  if (n.field->kind == FieldKind::kDouble) {
+    return Eval(n.op, row.ratio, n.reals, [](double a, double b) { return a < b ? -1 : a > b ? 1 : 0; });
+  }
   if (n.field->kind == FieldKind::kText) {
-    const std::string v = name == "Key" ? row.key : name == "Value" ? row.value : row.xml ? "xml" : "string";
+    const std::string v = name == "Key"     ? row.key
+                          : name == "Value" ? row.value
+                          : name == "Note"  ? row.note
+                          : row.xml         ? "xml"
+                                            : "string";
     if (n.op == "contains") return v.find(n.texts[0]) != std::string::npos;
     if (n.op == "startsWith") return v.compare(0, n.texts[0].size(), n.texts[0]) == 0;
     return Eval(n.op, v, n.texts, CompareBytes);
@@ -192,6 +234,9 @@ bool Eval(const TNode& n, const TRow& row) {
                     : name == "KeyEnd"        ? row.to
                     : name == "EffectiveTime" ? row.effective
                     : name == "Start"         ? row.start
+                    : name == "Count"         ? row.count
+                    : name == "Seen"          ? row.seen
+                    : name == "Active"        ? int64_t{row.active}
                                               : row.end;
   return Eval(n.op, v, n.numbers, [](int64_t a, int64_t b) { return a < b ? -1 : a > b ? 1 : 0; });
 }
@@ -209,11 +254,24 @@ TRow RandomRow(Random& r) {
   // Stored rows always start at or before they end (stores refuse from > to); Bounds() relies on it.
   if (t.from > t.to) std::swap(t.from, t.to);
   if (t.start > t.end) std::swap(t.start, t.end);
+  t.count = r.Pick(kNumbers);
+  t.seen = r.Pick(kTimes);
+  t.ratio = r.Pick(kReals);
+  t.active = r.OneIn(2);
+  t.note = r.Pick(kTexts);
   return t;
 }
 
-Row ToRow(const TRow& t) {
+// `own` holds kOwnFieldCount entries, filled as a store type would (entries of standard fields left zero).
+Row ToRow(const TRow& t, FieldValue* own) {
   Row row;
+  own[2].number = t.count;
+  own[3].real = t.ratio;
+  own[4].flag = t.active;
+  own[5].number = t.seen;
+  own[6].text = Bytes(t.note);
+  row.own_fields = own;
+  row.own_field_count = kOwnFieldCount;
   row.key = Bytes(t.key);
   row.value = Bytes(t.value);
   row.value_type = t.xml ? ValueType::kXmlFragment : ValueType::kString;
@@ -235,11 +293,12 @@ TEST(ExpressionRandom, MatchesAgreesWithASimpleEvaluatorAndBoundsHold) {
                            {query_test::kTemporalFields, 4},
                            {query_test::kRangedFields, 4},
                            {query_test::kSessionFields, 3},
-                           {query_test::kAllFields, 8}};
+                           {query_test::kAllFields, 8},
+                           {kOwnFields, kOwnFieldCount}};
   Random r(20240101);
   uint64_t matched = 0, checked = 0, bounded = 0;
-  for (int iteration = 0; iteration < 4000; ++iteration) {
-    const FieldSet& set = sets[iteration % 5];
+  for (int iteration = 0; iteration < 4800; ++iteration) {
+    const FieldSet& set = sets[iteration % 6];
     bool has_effective = false, has_start = false;
     for (size_t i = 0; i < set.count; ++i) {
       has_effective |= set.fields[i].field == RowField::kEffectiveTime;
@@ -254,7 +313,8 @@ TEST(ExpressionRandom, MatchesAgreesWithASimpleEvaluatorAndBoundsHold) {
     bounded += b.has_key || b.has_number_bounds || b.has_time_bounds;
     for (int k = 0; k < 40; ++k) {
       const TRow t = RandomRow(r);
-      const Row row = ToRow(t);
+      FieldValue own[kOwnFieldCount];
+      const Row row = ToRow(t, own);
       const bool expected = Eval(tree, t);
       ASSERT_EQ(e->Matches(row), expected) << text << "\nrow key='" << t.key << "' value='" << t.value
                                            << "' from=" << t.from << " to=" << t.to << " eff=" << t.effective;
@@ -278,7 +338,7 @@ TEST(ExpressionRandom, MatchesAgreesWithASimpleEvaluatorAndBoundsHold) {
   EXPECT_GT(matched, checked / 20);
   EXPECT_LT(matched, checked - checked / 20);
   EXPECT_GT(bounded, 200u);
-  std::printf("checked %llu rows, %llu matched; %llu of 4000 expressions had bounds\n",
+  std::printf("checked %llu rows, %llu matched; %llu of 4800 expressions had bounds\n",
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(matched),
               static_cast<unsigned long long>(bounded));
 }

@@ -367,3 +367,71 @@ INSTANTIATE_TEST_SUITE_P(Schemes, MapReaderAllocTest, ::testing::ValuesIn(kSchem
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+// A type with fields of its own (the "scores" test fixture): the reader's own-field array is sized once, in Open,
+// so warm lookups still allocate nothing, and every hit carries its values.
+TEST(MapReaderAlloc, WarmLookupsOfATypeWithOwnFieldsAllocateNothing) {
+  TempDir dir;
+  std::unique_ptr<Runtime> runtime;
+  Status s = OpenTestRuntime(dir.path(),
+                             std::string("plugin_dir = ") + PLANB_FIXTURE_DIR +
+                                 "/own_fields\n[map.s]\ntype = scores\nscheme = hashed\nmax_store_size = 1GiB\n",
+                             &runtime);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<std::pair<std::string, std::string>> rows;
+  for (int i = 0; i < kKeys; ++i) {
+    rows.emplace_back("key-" + std::to_string(i),
+                      "count=" + std::to_string(i) + ";ratio=0.5;active=true;seen=2024-01-01T00:00:00Z;note=n");
+  }
+  ASSERT_TRUE(StageRows(*runtime, "s", rows).ok());
+  MergeProcessor merger(*runtime);
+  MergeReport report;
+  s = merger.MergePending(&report);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::shared_ptr<MapEnv> shard;
+  ASSERT_TRUE(runtime->OpenShard("s", &shard).ok());
+  MapReader reader;
+  ASSERT_TRUE(reader.Open(shard).ok());
+  std::vector<std::string> keys;
+  for (int i = 0; i < kKeys; ++i) {
+    keys.push_back(rows[i].first);
+    keys.push_back("missing-" + std::to_string(i));
+  }
+  LookupKey lookup;
+  Row row;
+  ErrorBuffer error;
+  for (const std::string& key : keys) {
+    lookup.key = Bytes(key);
+    (void)reader.Lookup(lookup, &row, &error);
+  }
+  int64_t count_sum = 0;
+  uint64_t hits = 0;
+  uint64_t with_fields = 0;
+  uint64_t allocated = 0;
+  uint64_t c_allocated = 0;
+  {
+    AllocationCounter counter;
+    for (int i = 0; i < kLookups; ++i) {
+      lookup.key = Bytes(keys[static_cast<size_t>(i) % keys.size()]);
+      if (reader.Lookup(lookup, &row, &error) != Code::kOk) continue;
+      ++hits;
+      if (row.own_fields != nullptr && row.own_field_count == 6) {
+        ++with_fields;
+        count_sum += row.own_fields[1].number;
+      }
+    }
+    allocated = counter.count();
+    c_allocated = counter.c_count();
+  }
+  EXPECT_EQ(allocated, 0u);
+  EXPECT_EQ(c_allocated, 0u);
+  EXPECT_EQ(hits, kLookups / 2u);
+  EXPECT_EQ(with_fields, hits);
+  EXPECT_GT(count_sum, 0);
+}
+
+}  // namespace
+}  // namespace planb

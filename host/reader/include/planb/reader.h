@@ -33,6 +33,7 @@
 #include "planb/bytes.h"
 #include "planb/export.h"
 #include "planb/status.h"
+#include "planb/store.h"
 
 namespace planb {
 
@@ -57,6 +58,11 @@ struct LookupResult {
   int64_t session_start_ms = 0;  // session types: the session holding the instant asked about
   int64_t session_end_ms = 0;
   const char* error = "";
+  // Found, for a type with fields of its own (RowField::kOwn, e.g. a histogram's Count): one FieldValue per field
+  // of the type, indexed as MapInfo::fields (entries of standard fields are left zero; read those from the
+  // members above). Null and 0 otherwise. Valid like the views.
+  const FieldValue* fields = nullptr;
+  uint32_t field_count = 0;
 
   bool found() const { return code == Code::kOk; }
 };
@@ -85,6 +91,14 @@ struct ReaderKey {
   LookupTime time = LookupTime::Now();  // temporal types and sessions; others take only Now()
 };
 
+// One field of a map's store type, as queries name it.
+struct FieldInfo {
+  std::string name;                    // "Key", "Count"...
+  FieldKind kind = FieldKind::kText;   // how LookupResult::fields[i] holds it (own fields)
+  bool own = false;                    // RowField::kOwn: its value is LookupResult::fields[i]
+  uint32_t flags = 0;                  // kFieldShownByLookup, kFieldZeroWhenAbsent (planb/store.h)
+};
+
 // What a configured map is: how to build its keys and which LookupResult fields its answers fill.
 struct MapInfo {
   std::string type;          // the store type's name: state, temporal, ranged, temporal_ranged, session...
@@ -92,6 +106,8 @@ struct MapInfo {
   bool uses_time = false;    // lookups are at an instant (LookupTime)
   bool has_value = false;    // results carry `value`
   bool has_session = false;  // results carry session_start_ms / session_end_ms
+  std::vector<FieldInfo> fields;  // the type's fields in its order; LookupResult::fields has one entry per field
+                                  // when any is `own`
 };
 
 class PLANB_EXPORT Reader {
@@ -111,8 +127,9 @@ class PLANB_EXPORT Reader {
   LookupResult Lookup(std::string_view map, int64_t number);
   LookupResult Lookup(std::string_view map, int64_t number, LookupTime time);
 
-  // Many keys of one map in one read transaction (one renew for the batch, no allocation): results[i] answers
-  // keys[i]. Returns kOk when every result is found or a miss. Otherwise the first error: an error that stops
+  // Many keys of one map in one read transaction (one renew for the batch, no allocation; for a type with fields
+  // of its own, a batch larger than any before on this thread for this map grows its buffer of their values once):
+  // results[i] answers keys[i]. Returns kOk when every result is found or a miss. Otherwise the first error: an error that stops
   // the batch (the map, its snapshot, the store type failing) is set in that key's result and every later one (in
   // all of them for the map); a key of the wrong kind only fails its own result. Views as for Lookup.
   Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
