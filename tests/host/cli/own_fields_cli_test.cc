@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/cluster_fixture.h"
 
 namespace planb {
 namespace {
@@ -141,6 +142,44 @@ TEST_F(OwnFieldsCli, AMalformedValueIsRefusedAtLoadAndNothingIsWritten) {
     EXPECT_NE(r.err.find("scores value"), std::string::npos) << value << ": " << r.err;
     EXPECT_EQ(Run({"lookup", "scores", "e"}).exit_code, 1) << value;
   }
+}
+
+// lookup --remote and query --remote print what the storage node prints locally, shown fields included.
+TEST(OwnFieldsRemote, RemoteOutputEqualsTheNodesOwn) {
+  testing::ClusterFixture cluster(1);
+  cluster.top_level_extra = std::string("plugin_dir = ") + PLANB_FIXTURE_DIR +
+                            "/own_fields\n[map.scores]\ntype = scores\nscheme = hashed\n";
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  const std::string xml = cluster.dir() + "/s.xml";
+  testing::WriteFile(xml, ReferenceData(Ref("scores", "a", "count=3;ratio=0.25;active=true;note=x") + "\n" +
+                                        Ref("scores", "b", "count=-7;ratio=11498.189;seen=2024-01-01T00:00:00Z")));
+  const ProcessResult load = cluster.Load({xml});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+  const std::vector<std::vector<std::string>> commands = {
+      {"lookup", "scores", "a"},
+      {"lookup", "scores", "b", "zz", "a"},
+      {"lookup", "scores", "zz"},
+      {"lookup", "scores", "a", "zz", "--format", "json"},
+      {"lookup", "scores", "b", "zz", "--format", "csv"},
+      {"query", "scores", "--where", "Ratio > 1 or Active = true", "--format", "json"},
+      {"query", "scores", "--format", "csv"},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    std::vector<std::string> local = {"--config", cluster.config(0), "--home", cluster.home(0)};
+    local.insert(local.end(), command.begin(), command.end());
+    std::vector<std::string> remote = {"--config", cluster.dir() + "/proc.ini", "--home", cluster.dir() + "/empty"};
+    remote.insert(remote.end(), command.begin(), command.end());
+    remote.push_back("--remote");
+    const ProcessResult on_node = testing::RunPlanb(local);
+    const ProcessResult asked = testing::RunPlanb(remote);
+    EXPECT_EQ(asked.exit_code, on_node.exit_code) << command[0] << " " << command[2] << ": " << asked.err;
+    EXPECT_EQ(asked.out, on_node.out) << command[0] << " " << command[2];
+    EXPECT_EQ(asked.err, on_node.err) << command[0] << " " << command[2];
+  }
+  const ProcessResult one = testing::RunPlanb(
+      {"--config", cluster.dir() + "/proc.ini", "--home", cluster.dir() + "/empty", "lookup", "--remote", "scores", "b"});
+  EXPECT_EQ(one.out, "count=-7 ratio=11498.189\n") << one.err;
 }
 
 }  // namespace
