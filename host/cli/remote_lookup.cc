@@ -140,7 +140,8 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   const auto same_fields = [](const std::vector<ShownField>& a, const std::vector<ShownField>& b) {
     if (a.size() != b.size()) return false;
     for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i].name != b[i].name || a[i].spec.kind != b[i].spec.kind || a[i].zero_when_absent != b[i].zero_when_absent) {
+      if (a[i].name != b[i].name || a[i].spec.kind != b[i].spec.kind ||
+          a[i].zero_when_absent != b[i].zero_when_absent) {
         return false;
       }
     }

@@ -162,8 +162,8 @@ class Parser {
     if (field->kind == FieldKind::kBool &&
         ((op.kind == TokenKind::kCompare && op.op != CompareOp::kEq && op.op != CompareOp::kNe) ||
          PeekKeyword("between"))) {
-      return ExpressionError(op.column, std::string(field->name) + " is a boolean: only =, != and in apply to it, not " +
-                                            Describe(op));
+      return ExpressionError(op.column, std::string(field->name) +
+                                            " is a boolean: only =, != and in apply to it, not " + Describe(op));
     }
     if (op.kind == TokenKind::kCompare) {
       Next();
@@ -254,8 +254,9 @@ class Parser {
                                                             : "";
       return ExpressionError(t.column, name + " is " + KindPhrase(field.kind) + "; " + Describe(t) + " is " +
                                            (t.decimal ? "a decimal number" : "a number") + hint +
-                                           (field.kind == FieldKind::kText ? " (quote text: '" + std::string(t.source) + "')"
-                                                                           : ""));
+                                           (field.kind == FieldKind::kText
+                                                ? " (quote text: '" + std::string(t.source) + "')"
+                                                : ""));
     } else {
       const char* wanted = field.kind == FieldKind::kText     ? "a text literal ('...')"
                            : field.kind == FieldKind::kNumber ? "a number"

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "host/plugin_host/map_plugins.h"
+#include "host/storage/own_fields.h"
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
 #include "support/map_fixture.h"
@@ -45,9 +46,11 @@ Status DeleteRows(const std::shared_ptr<MapEnv>& env, const std::function<bool(c
   ErrorBuffer error;
   MDB_val k;
   MDB_val v;
+  OwnFieldValues own(env->plugins().type_descriptor());
   int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_FIRST);
   for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(table.cursor, &k, &v, MDB_NEXT)) {
     Row row;
+    own.Attach(&row);
     Code code = store->DecodeRow(table, Bytes(k), Bytes(v), &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error);
     if (!doomed(row)) continue;

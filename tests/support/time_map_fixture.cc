@@ -3,6 +3,7 @@
 #include <set>
 
 #include "host/common/iso_time.h"
+#include "host/storage/own_fields.h"
 #include "planb/lmdb.h"
 #include "support/map_fixture.h"
 
@@ -128,6 +129,8 @@ Answer LookupAt(const MapEnv& env, std::string_view key, int64_t time_ms) {
   lookup.key = Bytes(key);
   lookup.time_ms = time_ms;
   Row row;
+  OwnFieldValues own(env.plugins().type_descriptor());
+  own.Attach(&row);
   ErrorBuffer error;
   const Code code = env.plugins().store()->Get(env.MakeTable(txn.get(), cursor.get()), lookup, &row, &error);
   return MakeAnswer(code, row, error);
@@ -160,8 +163,10 @@ Status DumpFullRows(const MapEnv& env, std::vector<FullRow>* out) {
   PLANB_RETURN_IF_ERROR(walk.Open(txn.get(), env.data()));
   Bytes key;
   Bytes value;
+  OwnFieldValues own(env.plugins().type_descriptor());
   for (bool more = walk.Get(MDB_FIRST, &key, &value); more; more = walk.Get(MDB_NEXT, &key, &value)) {
     Row row;
+    own.Attach(&row);
     ErrorBuffer error;
     Code code = env.plugins().store()->DecodeRow(table, key, value, &row, &error);
     if (code != Code::kOk) return Status::FromPlugin(code, error);
