@@ -109,7 +109,7 @@ Status DecodeRows(const MapEnv& env) {
   Cursor plugin_cursor;
   PLANB_RETURN_IF_ERROR(plugin_cursor.Open(txn.get(), env.data()));
   const Table table = env.MakeTable(txn.get(), plugin_cursor.get());
-  const Store& store = *env.plugins().store();
+  const GuardedStore& store = *env.plugins().store();
   ErrorBuffer error;
   uint64_t number = 0;
   MDB_val k, v;
