@@ -1,4 +1,5 @@
-// `planb plugins`: one line per loaded plugin (kind, name, version, file); and plugin files the registry refuses.
+// `planb plugins`: each loaded plugin (kind, name, version, SDK, file, summary) with its options, as a table or
+// JSON, and the plugin files that did not load; and how every command reports those files.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "host/cli/cli_test_env.h"
+#include "planb/plugin.h"
 
 namespace planb {
 namespace {
@@ -22,20 +26,29 @@ using testing::RunPlanb;
 using testing::TempDir;
 
 struct PluginLine {
-  std::string kind, name, version, file;
+  std::string kind, name, version, sdk, file;
+  std::vector<std::string> options;  // the option lines under it
 };
 
-// The lines of `planb plugins` output: one per plugin, no header.
+// The plugin lines of `planb plugins` (after the header, up to the blank line before the failed files), each
+// with the option lines indented under it; every plugin line's FILE column starts where the header's does.
 std::vector<PluginLine> ParsePluginLines(const std::string& out) {
   std::istringstream in(out);
-  std::string line;
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header.rfind("KIND", 0), 0u) << header;
+  const size_t file_column = header.find("FILE");
   std::vector<PluginLine> lines;
-  while (std::getline(in, line)) {
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    if (line.rfind("    ", 0) == 0) {
+      EXPECT_FALSE(lines.empty()) << line;
+      if (!lines.empty()) lines.back().options.push_back(line.substr(4));
+      continue;
+    }
     std::istringstream fields(line);
     PluginLine p;
-    fields >> p.kind >> p.name >> p.version >> p.file;
-    std::string extra;
-    EXPECT_FALSE(fields >> extra) << "more than four fields: " << line;
+    fields >> p.kind >> p.name >> p.version >> p.sdk >> p.file;
+    EXPECT_EQ(line.find(p.file), file_column) << "not aligned: " << line;
     lines.push_back(p);
   }
   return lines;
@@ -53,9 +66,10 @@ void ExpectBuiltPlugins(const std::vector<PluginLine>& lines) {
   EXPECT_EQ(CountPlugin(lines, "scheme", "direct"), 1);
   for (const PluginLine& p : lines) {
     EXPECT_THAT(p.version, ::testing::MatchesRegex("[0-9]+")) << p.name;
+    EXPECT_EQ(p.sdk, std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor)) << p.name;
     EXPECT_TRUE(fs::path(p.file).is_absolute()) << p.file;
     EXPECT_TRUE(fs::is_regular_file(p.file)) << p.file;
-    EXPECT_EQ(fs::path(p.file).extension(), ".so") << p.file;
+    EXPECT_EQ(fs::path(p.file).filename().string().rfind("libplanb_", 0), 0u) << p.file;
   }
 }
 
@@ -70,7 +84,7 @@ std::string FixtureFile(const std::string& name) {
   return files.empty() ? dir : files.front();
 }
 
-TEST(CliPlugins, ListsTheBuiltPluginsOneLineEach) {
+TEST(CliPlugins, ListsTheBuiltPluginsOneLineEachWithTheirOptionsUnder) {
   CliEnv env;
   const ProcessResult r = env.Run({"plugins"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -78,6 +92,89 @@ TEST(CliPlugins, ListsTheBuiltPluginsOneLineEach) {
   const std::vector<PluginLine> lines = ParsePluginLines(r.out);
   EXPECT_EQ(lines.size(), testing::kBuiltInPlugins) << r.out;
   ExpectBuiltPlugins(lines);
+  EXPECT_THAT(r.out, HasSubstr("State: key -> value; the last write wins\n"));
+  for (const PluginLine& p : lines) {
+    if (p.name != "hashed") continue;
+    ASSERT_EQ(p.options.size(), 2u) << r.out;
+    EXPECT_THAT(p.options[0], ::testing::MatchesRegex("hash_bits +default 64 +bits of XXH3-64 .*"));
+    EXPECT_THAT(p.options[1], ::testing::MatchesRegex("value_dedup +default false +true: identical values .*"));
+    EXPECT_EQ(p.options[0].find("bits of"), p.options[1].find("true:"));  // the help column is aligned
+  }
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n    direct_max +no default +keys up to"));  // hybrid's
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("NOT LOADED")));
+}
+
+TEST(CliPlugins, JsonListsEveryPluginWithItsOptionsAndTheFailedFiles) {
+  CliEnv env;
+  const std::string file = FixtureFile("wrong_abi");
+  const ProcessResult r =
+      env.Run({"plugins", "--format", "json", "--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/wrong_abi"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc["plugins"].is_array());
+  EXPECT_EQ(doc["plugins"].size(), testing::kBuiltInPlugins);
+  bool saw_hashed = false;
+  bool saw_hybrid = false;
+  for (const nlohmann::json& p : doc["plugins"]) {
+    EXPECT_TRUE(p["kind"] == "type" || p["kind"] == "scheme") << p.dump();
+    EXPECT_TRUE(p["version"].is_number_unsigned()) << p.dump();
+    EXPECT_EQ(p["sdk"], std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor));
+    EXPECT_TRUE(fs::is_regular_file(p["file"].get<std::string>())) << p.dump();
+    EXPECT_TRUE(p["summary"].is_string() && !p["summary"].get<std::string>().empty()) << p.dump();
+    ASSERT_TRUE(p["options"].is_array()) << p.dump();
+    for (const nlohmann::json& o : p["options"]) {
+      EXPECT_TRUE(o["name"].is_string()) << o.dump();
+      EXPECT_TRUE(o["default"].is_string() || o["default"].is_null()) << o.dump();
+      EXPECT_TRUE(o["help"].is_string() && !o["help"].get<std::string>().empty()) << o.dump();
+    }
+    if (p["name"] == "hashed") {
+      saw_hashed = true;
+      ASSERT_EQ(p["options"].size(), 2u);
+      EXPECT_EQ(p["options"][0]["name"], "hash_bits");
+      EXPECT_EQ(p["options"][0]["default"], "64");
+    }
+    if (p["name"] == "hybrid") {
+      saw_hybrid = true;
+      EXPECT_EQ(p["options"][0]["name"], "direct_max");
+      EXPECT_TRUE(p["options"][0]["default"].is_null());
+    }
+  }
+  EXPECT_TRUE(saw_hashed && saw_hybrid) << r.out;
+  ASSERT_EQ(doc["failed"].size(), 1u) << r.out;
+  EXPECT_EQ(doc["failed"][0]["file"], file);
+  EXPECT_THAT(doc["failed"][0]["reason"].get<std::string>(), HasSubstr("built against plugin SDK"));
+}
+
+TEST(CliPlugins, TheTableListsTheFailedFilesAfterThePlugins) {
+  CliEnv env;
+  const std::string file = FixtureFile("wrong_abi");
+  const ProcessResult r = env.Run({"plugins", "--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/wrong_abi"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ParsePluginLines(r.out).size(), testing::kBuiltInPlugins);
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("\n\nNOT LOADED +REASON\n" + file + " +built against plugin SDK"));
+}
+
+TEST(CliPlugins, ShowsThePreviousSdkAPluginWasBuiltAgainst) {
+  CliEnv env;
+  const ProcessResult r =
+      env.Run({"plugins", "--format", "json", "--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/sdk_7_0_set"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  int seen = 0;
+  for (const nlohmann::json& p : doc["plugins"]) {
+    if (p["name"] != "member") continue;
+    ++seen;
+    EXPECT_EQ(p["sdk"], std::to_string(kAbiMajor) + ".0");
+  }
+  EXPECT_EQ(seen, 1) << r.out;
+}
+
+TEST(CliPlugins, RefusesAnUnknownFormat) {
+  CliEnv env;
+  const ProcessResult r = env.Run({"plugins", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--format: 'csv' is not one of table, json"));
+  EXPECT_EQ(r.out, "");
 }
 
 TEST(CliPlugins, FindsTheBuiltPluginsWithoutAnyConfig) {
