@@ -242,16 +242,16 @@ TEST_F(MapPluginsTest, OutlivesTheRegistryItWasMadeFrom) {
 }
 
 // The host hands create every option a plugin declares: the config's value, else the declared default. The
-// throwing_scheme fixture records in its layout what it received (and "(absent)" when nothing came).
+// throwing_scheme fixture's layout says whether it received throw_in ("length") or not ("length,no_throw_in").
 TEST_F(MapPluginsTest, HandsEachPluginTheDefaultsOfTheOptionsTheConfigLeavesOut) {
   ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
   std::unique_ptr<MapPlugins> plugins;
   Status s = Create(MakeMapConfig("m", "state", "throwing_scheme"), &plugins);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(plugins->scheme()->Layout().view(), "length,throw_in=none");  // the declared default
-  s = Create(MakeMapConfig("m", "state", "throwing_scheme", {{"throw_in", "Get"}}), &plugins);
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "length");  // the declared default ("none") came
+  s = Create(MakeMapConfig("m", "state", "throwing_scheme", {{"throw_in", "StoredKeySize"}}), &plugins);
   ASSERT_TRUE(s.ok()) << s.message();
-  EXPECT_EQ(plugins->scheme()->Layout().view(), "length,throw_in=Get");  // the config's value
+  EXPECT_EQ(plugins->scheme()->StoredKeySize(KeyPrefix(), Bytes(std::string_view("abc"))), 0u);  // the value came
 }
 
 // A scheme's exception in a call without an error channel (RowHasKey) made through the adapter the store type
