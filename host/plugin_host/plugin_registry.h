@@ -29,7 +29,7 @@ struct LoadedPlugin {
   std::shared_ptr<boost::dll::shared_library> library;
 };
 
-// A plugin file that did not load, and why (escaped for logs: LogValue).
+// A plugin file that did not load, and why (both as they are: escape them, LogValue, to print them).
 struct PluginFailure {
   std::string file;
   std::string reason;

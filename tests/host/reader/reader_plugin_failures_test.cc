@@ -37,5 +37,21 @@ TEST(ReaderPluginFailures, BadPluginFilesDoNotStopTheReader) {
   EXPECT_EQ(hit.value.view(), "France");
 }
 
+TEST(ReaderPluginFailures, AMapNeedingAPluginThatFailedSaysWhy) {
+  CliEnv env(std::string(testing::kCliConfig) + "[map.future]\ntype = state\nscheme = from_the_future\n");
+  ReaderOptions options;
+  options.config_path = env.config();
+  options.home = env.home();
+  options.plugin_dirs = {PLANB_FIXTURE_DIR "/wrong_abi"};
+  std::unique_ptr<Reader> reader;
+  const Status s = Reader::Open(options, &reader);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const LookupResult r = reader->Lookup("future", "k");
+  EXPECT_EQ(r.code, Code::kInvalidArgument);
+  EXPECT_THAT(r.error, ::testing::HasSubstr("future is unavailable: "));
+  EXPECT_THAT(r.error, ::testing::HasSubstr("[map.future]: unknown scheme 'from_the_future'"));
+  EXPECT_THAT(r.error, ::testing::HasSubstr("not loaded: " PLANB_FIXTURE_DIR "/wrong_abi/libplanb_wrong_abi.so"));
+}
+
 }  // namespace
 }  // namespace planb
