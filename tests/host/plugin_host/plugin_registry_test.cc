@@ -134,6 +134,14 @@ TEST(PluginRegistry, RecordsAnUnresolvedSymbolNamingIt) {
   EXPECT_FALSE(Contains(f.reason, "Bad file descriptor")) << f.reason;
 }
 
+TEST(PluginRegistry, RecordsAnEntryPointThatThrows) {
+  PluginRegistry registry;
+  ASSERT_TRUE(registry.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_entry"}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_EQ(f.file, PLANB_FIXTURE_DIR "/throwing_entry/libplanb_throwing_entry.so");
+  EXPECT_EQ(f.reason, "its entry point threw: injected failure in the entry point");
+}
+
 TEST(PluginRegistry, ConsidersOnlyRegularFilesNamedLibplanbSo) {
   TempDir dir;
   WriteFile(dir / "README.txt", "not a plugin\n");
