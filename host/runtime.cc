@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 
 #include "host/common/file_util.h"
+#include "host/common/log_text.h"
 
 namespace planb {
 
@@ -31,6 +33,10 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
     }
   }
   PLANB_RETURN_IF_ERROR(runtime->registry_.LoadDirectories(dirs));
+  // A file that failed does not stop the plugins that loaded; said once, here, for every command.
+  for (const PluginFailure& failure : runtime->registry_.failures()) {
+    std::cerr << "planb: plugin " << LogValue(failure.file) << " not loaded: " << LogValue(failure.reason) << "\n";
+  }
   PLANB_RETURN_IF_ERROR(runtime->catalog_.Build(runtime->config_, runtime->registry_));
 
   SetHomeFileMode(runtime->config_.file_mode);  // before anything is created in the home

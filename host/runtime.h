@@ -30,7 +30,8 @@ struct RuntimeOptions {
 class Runtime {
  public:
   // Reads the config, loads plugins (the built-in directory first, then every plugin_dir), checks every map,
-  // and creates the home's directories (unless options.read_only).
+  // and creates the home's directories (unless options.read_only). Each plugin file that failed to load is
+  // said once on stderr ("planb: plugin PATH not loaded: REASON") and does not stop the rest.
   static Status Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* out);
 
   const Config& config() const { return config_; }

@@ -45,7 +45,10 @@ const std::vector<CommandSpec>& Commands() {
       {"cleanup", "",
        "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
        "by readers on a schedule)", {}, 0, 0},
-      {"plugins", "", "list the loaded plugins: kind, name, version, file", {}, 0, 0},
+      {"plugins", "",
+       "list the loaded plugins (kind, name, version, SDK, file, summary, options with default and help) and the "
+       "plugin files that did not load; --format table (default) or json",
+       {"format"}, 0, 0},
       {"refresh", "[MAP...]",
        "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held", {}, 0, kMany},
       {"maintain", "",
@@ -90,7 +93,8 @@ po::options_description CommandOptions() {
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
-       "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json")
+       "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json; "
+       "plugins: table (default) or json")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),

@@ -38,7 +38,7 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
   Cursor cursor;
   PLANB_RETURN_IF_ERROR(cursor.Open(txn.get(), shard.data()));
   const Table table = shard.MakeTable(txn.get(), cursor.get());
-  Store& store = *plugins.store();
+  const GuardedStore& store = *plugins.store();
   ErrorBuffer error;
   Status failed;
   ScanStats stats;

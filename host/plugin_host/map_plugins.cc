@@ -4,6 +4,8 @@
 #include <boost/dll/shared_library.hpp>
 #include <vector>
 
+#include "host/common/log_text.h"
+
 namespace planb {
 namespace {
 
@@ -24,13 +26,51 @@ std::string DeclaredOptions(const PluginDescriptor* type, const PluginDescriptor
   return names.empty() ? "none" : names;
 }
 
-// The options of `config` that `d` declared, as the plugin ABI's array (views into `config`).
+// Every option `d` declares with the value `config` gives it, else its default (one with neither is left out),
+// as the plugin ABI's array (views into `config` and the descriptor).
 std::vector<PluginOption> OptionsFor(const PluginDescriptor* d, const MapConfig& config) {
   std::vector<PluginOption> options;
-  for (const auto& [name, value] : config.plugin_options) {
-    if (Declares(d, name)) options.push_back(PluginOption{name.c_str(), value.c_str()});
+  for (uint32_t i = 0; i < d->option_count; ++i) {
+    const OptionSpec& spec = d->options[i];
+    auto it = std::find_if(config.plugin_options.begin(), config.plugin_options.end(),
+                           [&spec](const auto& option) { return option.first == spec.name; });
+    if (it != config.plugin_options.end()) {
+      options.push_back(PluginOption{spec.name, it->second.c_str()});
+    } else if (spec.default_value != nullptr) {
+      options.push_back(PluginOption{spec.name, spec.default_value});
+    }
   }
   return options;
+}
+
+std::vector<PluginOption> DefaultOptions(const PluginDescriptor* d) { return OptionsFor(d, MapConfig()); }
+
+std::string Label(const LoadedPlugin& plugin) {
+  return std::string(plugin.descriptor->kind == PluginKind::kStoreType ? "store type '" : "scheme '") +
+         plugin.descriptor->name + "' (" + LogValue(plugin.file) + ")";
+}
+
+// Calls a plugin's create_* under a guard: an exception is an error naming the plugin.
+template <typename T>
+Status GuardedCreate(const std::string& label, T* (*create)(const PluginArgs*, ErrorBuffer*), const PluginArgs& args,
+                     ErrorBuffer* error, T** out) {
+  try {
+    *out = create(&args, error);
+  } catch (const std::exception& e) {
+    return Status(Code::kInternal, ThrewText(label, "create", e.what()));
+  } catch (...) {
+    return Status(Code::kInternal, ThrewText(label, "create", nullptr));
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+void GuardedDestroy(void (*destroy)(T*), T* object) {
+  try {
+    destroy(object);
+  } catch (...) {
+    // Nothing to do: the object is gone or leaked either way, and a destructor must not throw.
+  }
 }
 
 // Whether scheme `d`, with its default options, can serve a store type appending `suffix_size` bytes to each key.
@@ -38,10 +78,13 @@ bool ServesWithDefaults(const PluginDescriptor& d, const std::string& map_name, 
   PluginArgs args;
   args.map_name = map_name.c_str();
   args.key_suffix_size = suffix_size;
+  std::vector<PluginOption> options = DefaultOptions(&d);
+  args.options = options.data();
+  args.option_count = static_cast<uint32_t>(options.size());
   ErrorBuffer error;
-  KeyScheme* scheme = d.create_scheme(&args, &error);
-  if (scheme == nullptr) return false;
-  d.destroy_scheme(scheme);
+  KeyScheme* scheme = nullptr;
+  if (!GuardedCreate("", d.create_scheme, args, &error, &scheme).ok() || scheme == nullptr) return false;
+  GuardedDestroy(d.destroy_scheme, scheme);
   return true;
 }
 
@@ -104,12 +147,14 @@ Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registr
     args.options = options.data();
     args.option_count = static_cast<uint32_t>(options.size());
     args.key_suffix_size = td->key_suffix_size;
-    map->scheme_ = sd->create_scheme(&args, &error);
+    const std::string label = Label(map->scheme_plugin_);
+    PLANB_RETURN_IF_ERROR(GuardedCreate(label, sd->create_scheme, args, &error, &map->scheme_).WithContext(where));
     if (map->scheme_ == nullptr) {
       return Status(Code::kInvalidArgument, where + ": scheme '" + sd->name + "': " + error.message +
                                                 SchemesThatWould(registry, *sd, *td, config.name));
     }
-    map->scheme_tables_in_use_ = map->scheme_->TablesInUse();
+    PLANB_RETURN_IF_ERROR(GuardedScheme::Create(map->scheme_, label, &map->guarded_scheme_).WithContext(where));
+    map->scheme_tables_in_use_ = map->guarded_scheme_->TablesInUse();
     if (map->scheme_tables_in_use_ > sd->table_count) {
       return Status(Code::kInternal, where + ": scheme '" + sd->name + "' uses " +
                                          std::to_string(map->scheme_tables_in_use_) + " tables but declares " +
@@ -121,19 +166,21 @@ Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registr
   args.map_name = config.name.c_str();
   args.options = options.data();
   args.option_count = static_cast<uint32_t>(options.size());
-  args.scheme = map->scheme_;
-  map->store_ = td->create_store(&args, &error);
+  args.scheme = map->guarded_scheme_.get();
+  const std::string label = Label(map->type_);
+  PLANB_RETURN_IF_ERROR(GuardedCreate(label, td->create_store, args, &error, &map->store_).WithContext(where));
   if (map->store_ == nullptr) {
     return Status(Code::kInvalidArgument, where + ": type '" + config.type + "': " + error.message);
   }
+  map->guarded_store_ = std::make_unique<GuardedStore>(map->store_, label, map->guarded_scheme_.get());
   *out = std::move(map);
   return Status::Ok();
 }
 
 MapPlugins::~MapPlugins() {
   // The store may use the scheme until it is gone.
-  if (store_ != nullptr) type_.descriptor->destroy_store(store_);
-  if (scheme_ != nullptr) scheme_plugin_.descriptor->destroy_scheme(scheme_);
+  if (store_ != nullptr) GuardedDestroy(type_.descriptor->destroy_store, store_);
+  if (scheme_ != nullptr) GuardedDestroy(scheme_plugin_.descriptor->destroy_scheme, scheme_);
 }
 
 }  // namespace planb

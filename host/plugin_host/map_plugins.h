@@ -1,5 +1,7 @@
 // A map's store type and key scheme, instantiated from its config section. Checks every option of the section
-// against what the chosen plugins declare. Destroys what it created through the plugins that made it.
+// against what the chosen plugins declare and hands each plugin every option it declares (the config's value,
+// else its default). Every call into the plugins goes through the host's guards (guarded_store.h,
+// guarded_scheme.h). Destroys what it created through the plugins that made it.
 // Thread-safety: immutable after Create; store() and scheme() may be used from many threads.
 #pragma once
 
@@ -7,6 +9,8 @@
 #include <string>
 
 #include "host/config/config.h"
+#include "host/plugin_host/guarded_scheme.h"
+#include "host/plugin_host/guarded_store.h"
 #include "host/plugin_host/plugin_registry.h"
 #include "planb/plugin.h"
 #include "planb/status.h"
@@ -23,8 +27,9 @@ class MapPlugins {
   MapPlugins& operator=(const MapPlugins&) = delete;
 
   const MapConfig& config() const { return config_; }
-  Store* store() const { return store_; }
-  const KeyScheme* scheme() const { return scheme_; }  // null for types without a text key
+  const GuardedStore* store() const { return guarded_store_.get(); }
+  // The guarded adapter the store type also uses; null for types without a text key.
+  const KeyScheme* scheme() const { return guarded_scheme_.get(); }
   const PluginDescriptor& type_descriptor() const { return *type_.descriptor; }
   const PluginDescriptor* scheme_descriptor() const { return scheme_plugin_.descriptor; }
   // The scheme's tables this map creates and opens: the first N it declares (KeyScheme::TablesInUse).
@@ -39,6 +44,8 @@ class MapPlugins {
   LoadedPlugin scheme_plugin_;  // descriptor null when the type takes no scheme
   Store* store_ = nullptr;
   KeyScheme* scheme_ = nullptr;
+  std::unique_ptr<GuardedScheme> guarded_scheme_;
+  std::unique_ptr<GuardedStore> guarded_store_;
   uint32_t scheme_tables_in_use_ = 0;
 };
 

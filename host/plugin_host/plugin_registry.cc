@@ -1,5 +1,6 @@
 #include "host/plugin_host/plugin_registry.h"
 
+#include "host/common/log_text.h"
 #include "host/plugin_host/descriptor_copy.h"
 
 #include <dlfcn.h>
@@ -36,6 +37,12 @@ std::string HostLibraryPath() {
   return map->l_name;
 }
 
+bool IsPluginFileName(const std::string& name) {
+  const std::string prefix = PluginRegistry::kFilePrefix;
+  return name.size() > prefix.size() + 3 && name.compare(0, prefix.size(), prefix) == 0 &&
+         name.compare(name.size() - 3, 3, ".so") == 0;
+}
+
 }  // namespace
 
 std::string PluginRegistry::DefaultDirectory() {
@@ -59,36 +66,76 @@ std::string PluginRegistry::DefaultDirectory() {
 Status PluginRegistry::LoadDirectories(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) {
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) return Status::Invalid("plugin directory " + dir + " does not exist");
+    if (!fs::is_directory(dir, ec)) return Status::Invalid("plugin directory " + LogValue(dir) + " does not exist");
     std::vector<std::string> files;
     for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-      if (entry.path().extension() == ".so") files.push_back(entry.path().string());
+      if (IsPluginFileName(entry.path().filename().string()) && entry.is_regular_file(ec)) {
+        files.push_back(entry.path().string());
+      }
     }
-    if (ec) return Status::IOError("reading plugin directory " + dir + ": " + ec.message());
+    if (ec) return Status::IOError("reading plugin directory " + LogValue(dir) + ": " + ec.message());
     std::sort(files.begin(), files.end());
-    for (const std::string& file : files) PLANB_RETURN_IF_ERROR(LoadFile(file));
+    for (const std::string& file : files) {
+      std::string reason;
+      if (!Load(file, &reason).ok()) failures_.push_back(PluginFailure{file, reason});
+    }
   }
   return Status::Ok();
 }
 
 Status PluginRegistry::LoadFile(const std::string& path) {
+  std::string reason;
+  const Status s = Load(path, &reason);
+  if (s.ok()) return s;
+  return Status(s.code(), "plugin " + LogValue(path) + ": " + reason);
+}
+
+std::string PluginRegistry::FailuresText() const {
+  std::string text;
+  for (const PluginFailure& f : failures_) {
+    text += (text.empty() ? "; not loaded: " : ", ") + LogValue(f.file) + " (" + LogValue(f.reason) + ")";
+  }
+  return text;
+}
+
+Status PluginRegistry::Load(const std::string& path, std::string* reason) {
+  auto fail = [reason](std::string why) {
+    *reason = std::move(why);
+    return Status::Invalid(*reason);
+  };
+  // dlopen's own text says what is wrong (not an ELF file, an undefined symbol); Boost.DLL's error appends an
+  // errno that has nothing to do with it. The handle only pins the file while Boost opens it again.
+  ::dlerror();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* text = ::dlerror();
+    return fail(std::string("cannot be loaded: ") + (text != nullptr ? text : "dlopen failed"));
+  }
   auto library = std::make_shared<boost::dll::shared_library>();
+  boost::dll::fs::error_code ec;
+  library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
+  ::dlclose(handle);
+  if (ec) return fail("cannot be loaded: " + ec.message());
+  if (!library->has(kPluginSymbol)) return fail(std::string("not a Plan B plugin (no '") + kPluginSymbol + "' symbol)");
+  const PluginDescriptor* raw = nullptr;
   try {
-    library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+    raw = library->get<PluginEntryPoint>(kPluginSymbol)();
   } catch (const std::exception& e) {
-    return Status::Invalid("plugin " + path + ": cannot be loaded: " + e.what());
+    return fail(std::string("its entry point threw: ") + e.what());
+  } catch (...) {
+    return fail("its entry point threw a non-standard exception");
   }
-  if (!library->has(kPluginSymbol)) {
-    return Status::Invalid("plugin " + path + ": not a Plan B plugin (no '" + kPluginSymbol + "' symbol)");
-  }
-  const PluginDescriptor* raw = library->get<PluginEntryPoint>(kPluginSymbol)();
-  if (raw == nullptr) return Status::Invalid("plugin " + path + ": its entry point returned no descriptor");
+  if (raw == nullptr) return fail("its entry point returned no descriptor");
   std::unique_ptr<DescriptorCopy> copy;
-  PLANB_RETURN_IF_ERROR(DescriptorCopy::Copy(raw, path, &copy));
+  const Status copied = DescriptorCopy::Copy(raw, path, &copy);
+  if (!copied.ok()) {
+    const std::string prefix = "plugin " + LogValue(path) + ": ";
+    const std::string& m = copied.message();
+    return fail(m.compare(0, prefix.size(), prefix) == 0 ? m.substr(prefix.size()) : m);
+  }
   const PluginDescriptor* d = &copy->descriptor();
   if (const LoadedPlugin* other = Find(d->kind, d->name)) {
-    return Status::Invalid("plugin " + path + ": " + PluginKindName(d->kind) + " '" + d->name +
-                           "' is already provided by " + other->file);
+    return fail(std::string(PluginKindName(d->kind)) + " '" + d->name + "' is already provided by " + other->file);
   }
   plugins_.push_back(LoadedPlugin{d, raw->abi_minor, path, std::move(copy), std::move(library)});
   return Status::Ok();
@@ -110,8 +157,8 @@ Status PluginRegistry::Get(PluginKind kind, std::string_view name, const LoadedP
     known += known.empty() ? "" : ", ";
     known += p.descriptor->name;
   }
-  return Status::NotSupported(std::string("unknown ") + PluginKindName(kind) + " '" + std::string(name) +
-                              "' (known: " + (known.empty() ? "none" : known) + ")");
+  return Status::NotSupported(std::string("unknown ") + PluginKindName(kind) + " '" + LogValue(name) +
+                              "' (known: " + (known.empty() ? "none" : known) + FailuresText() + ")");
 }
 
 }  // namespace planb

@@ -1,5 +1,6 @@
-// Finds, loads and indexes plugins (Boost.DLL). Every *.so in the plugin directories is loaded; a file that
-// is not a Plan B plugin, has another ABI version or repeats a name is refused with an error naming the file.
+// Finds, loads and indexes plugins (Boost.DLL). Every regular file named libplanb_*.so in the plugin directories
+// is loaded; a file that cannot be loaded, is not a Plan B plugin, has another ABI version, a bad descriptor or
+// repeats a name is skipped and recorded (failures()) so that the plugins that did load still serve.
 // Ownership: each LoadedPlugin keeps its shared_library alive; whatever a plugin creates must hold on to
 // `library` (a shared_ptr) so the code outlives the objects. Thread-safety: immutable after loading.
 #pragma once
@@ -28,15 +29,30 @@ struct LoadedPlugin {
   std::shared_ptr<boost::dll::shared_library> library;
 };
 
+// A plugin file that did not load, and why (both as they are: escape them, LogValue, to print them).
+struct PluginFailure {
+  std::string file;
+  std::string reason;
+};
+
 class PluginRegistry {
  public:
-  // Loads every *.so file of every directory (in name order). Missing directories are an error.
+  static constexpr const char* kFilePrefix = "libplanb_";
+
+  // Loads every regular libplanb_*.so file of every directory (in name order). A missing or unreadable
+  // directory is an error; a file that fails to load is recorded in failures() and skipped.
   Status LoadDirectories(const std::vector<std::string>& dirs);
+  // Loads one file; an error names the file and why (nothing is recorded).
   Status LoadFile(const std::string& path);
+
+  // The files LoadDirectories skipped, in load order.
+  const std::vector<PluginFailure>& failures() const { return failures_; }
+  // "; not loaded: FILE (REASON), ..." when files failed, else "": for errors about a missing plugin.
+  std::string FailuresText() const;
 
   // nullptr when there is no plugin of that kind and name.
   const LoadedPlugin* Find(PluginKind kind, std::string_view name) const;
-  // As Find, but a miss is a NotSupported Status listing the names that exist.
+  // As Find, but a miss is a NotSupported Status listing the names that exist and the files that failed.
   Status Get(PluginKind kind, std::string_view name, const LoadedPlugin** out) const;
 
   const std::vector<LoadedPlugin>& plugins() const { return plugins_; }
@@ -47,7 +63,11 @@ class PluginRegistry {
   static std::string DefaultDirectory();
 
  private:
+  // Loads `path`; on failure `*reason` says why (without the path).
+  Status Load(const std::string& path, std::string* reason);
+
   std::vector<LoadedPlugin> plugins_;
+  std::vector<PluginFailure> failures_;
 };
 
 const char* PluginKindName(PluginKind kind);

@@ -92,7 +92,7 @@ Status ScanMapInTxn(const MapEnv& env, MDB_txn* txn, MDB_cursor* cursor_handle, 
     return Status::Ok();
   }
   const Table table = env.MakeTable(txn, cursor_handle);
-  const Store& store = *env.plugins().store();
+  const GuardedStore& store = *env.plugins().store();
 
   KeyRange range;
   ErrorBuffer error;

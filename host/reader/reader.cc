@@ -56,6 +56,10 @@ Status Reader::Impl::Open(const ReaderOptions& options, std::unique_ptr<Reader>*
     impl->known_maps_ += (impl->known_maps_.empty() ? "" : ", ") + name;
   }
   if (impl->known_maps_.empty()) impl->known_maps_ = "none";
+  // Maps set aside because a plugin they need did not load: said in the unknown-map error, with why.
+  for (const auto& [name, why] : impl->runtime_->catalog().unavailable()) {
+    impl->known_maps_ += "; " + name + " is unavailable: " + why.message();
+  }
   impl->serial_ = NextReaderSerial();
   // Storage nodes read their shards: the thread only reopens those that maintenance compacted and swapped.
   if (options.maintenance_interval_ms > 0) {

@@ -110,7 +110,7 @@ Status DecodeRows(const MapEnv& env) {
   Cursor plugin_cursor;
   PLANB_RETURN_IF_ERROR(plugin_cursor.Open(txn.get(), env.data()));
   const Table table = env.MakeTable(txn.get(), plugin_cursor.get());
-  const Store& store = *env.plugins().store();
+  const GuardedStore& store = *env.plugins().store();
   ErrorBuffer error;
   OwnFieldValues own(env.plugins().type_descriptor());
   uint64_t number = 0;

@@ -31,7 +31,7 @@ Status MapReader::Refresh() {
 
 Status MapReader::HasAnyRowOf(Bytes key, bool* any) const {
   *any = false;
-  const Store& store = *env_->plugins().store();
+  const GuardedStore& store = *env_->plugins().store();
   ScanBounds bounds;
   bounds.has_key = true;
   bounds.key = key;

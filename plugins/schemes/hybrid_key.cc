@@ -128,8 +128,9 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
 }
 
 const OptionSpec kOptions[] = {
-    {"direct_max", "the most the store type allows (state 510, temporal 500, session 492)",
-     "keys up to this many bytes are stored directly, longer ones hashed"},
+    {"direct_max", nullptr,
+     "keys up to this many bytes are stored directly, longer ones hashed (default: the most the store type "
+     "allows: state 510, temporal 500, session 492)"},
     {"hash_bits", "64", "bits of XXH3-64 kept in the LMDB key of hashed keys (8-64)"},
     value_dedup::kOption,
 };

@@ -42,7 +42,7 @@ Status DeleteRows(const std::shared_ptr<MapEnv>& env, const std::function<bool(c
   MapTxn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(env, true));
   const Table& table = txn.table();
-  Store* store = env->plugins().store();
+  const GuardedStore* store = env->plugins().store();
   ErrorBuffer error;
   MDB_val k;
   MDB_val v;

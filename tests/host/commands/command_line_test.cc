@@ -212,7 +212,7 @@ TEST(CliCommandLine, EachCommandsHelpListsOnlyItsOwnOptions) {
       {"serve", {"--bind", "--ready-file"}},
       {"stores", {}},
       {"cleanup", {}},
-      {"plugins", {}},
+      {"plugins", {"--format"}},
   };
   for (const auto& [command, options] : own) {
     const std::string text = UsageText(command);

@@ -241,5 +241,34 @@ TEST_F(MapPluginsTest, OutlivesTheRegistryItWasMadeFrom) {
   EXPECT_EQ(plugins->scheme()->StoredKeySize(KeyPrefix(), Bytes(std::string_view("abc"))), 7u);
 }
 
+// The host hands create every option a plugin declares: the config's value, else the declared default. The
+// throwing_scheme fixture's layout says whether it received throw_in ("length") or not ("length,no_throw_in").
+TEST_F(MapPluginsTest, HandsEachPluginTheDefaultsOfTheOptionsTheConfigLeavesOut) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
+  std::unique_ptr<MapPlugins> plugins;
+  Status s = Create(MakeMapConfig("m", "state", "throwing_scheme"), &plugins);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(plugins->scheme()->Layout().view(), "length");  // the declared default ("none") came
+  s = Create(MakeMapConfig("m", "state", "throwing_scheme", {{"throw_in", "StoredKeySize"}}), &plugins);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(plugins->scheme()->StoredKeySize(KeyPrefix(), Bytes(std::string_view("abc"))), 0u);  // the value came
+}
+
+// A scheme's exception in a call without an error channel (RowHasKey) made through the adapter the store type
+// holds: the adapter returns a safe value and the guarded store's call fails naming the scheme and the call.
+TEST_F(MapPluginsTest, ASchemeThrowingUnderTheStoreTypeFailsTheStoreCallNamingTheScheme) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
+  std::unique_ptr<MapPlugins> plugins;
+  ASSERT_TRUE(Create(MakeMapConfig("m", "state", "throwing_scheme", {{"throw_in", "StoredKeySize"}}), &plugins).ok());
+  EXPECT_EQ(plugins->scheme()->StoredKeySize(KeyPrefix(), Bytes(std::string_view("abc"))), 0u);  // safe value
+  const auto* guarded = static_cast<const GuardedScheme*>(plugins->scheme());
+  EXPECT_TRUE(guarded->failed());
+  ErrorBuffer error;
+  EXPECT_EQ(guarded->TakeFailure(&error), Code::kInternal);
+  EXPECT_TRUE(Contains(error.message, "scheme 'throwing_scheme' (" PLANB_FIXTURE_DIR
+                                      "/throwing_scheme/libplanb_throwing_scheme.so): KeyScheme::StoredKeySize threw: "
+                                      "injected failure in StoredKeySize")) << error.message;
+}
+
 }  // namespace
 }  // namespace planb

@@ -65,57 +65,109 @@ TEST(PluginRegistry, FindTellsKindsApart) {
   EXPECT_EQ(registry.Find(PluginKind::kStoreType, "State"), nullptr);  // names are exact
 }
 
-TEST(PluginRegistry, RefusesAnotherAbiVersion) {
+// The one failure `registry` recorded, or a test failure.
+PluginFailure OnlyFailure(const PluginRegistry& registry) {
+  EXPECT_EQ(registry.failures().size(), 1u);
+  return registry.failures().empty() ? PluginFailure{} : registry.failures().front();
+}
+
+TEST(PluginRegistry, RecordsAnotherAbiVersionAndGoesOn) {
   PluginRegistry registry;
   const Status s = registry.LoadDirectories({PLANB_FIXTURE_DIR "/wrong_abi"});
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), PLANB_FIXTURE_DIR "/wrong_abi/libwrong_abi_fixture.so")) << s.message();
+  ASSERT_TRUE(s.ok()) << s.message();
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_EQ(f.file, PLANB_FIXTURE_DIR "/wrong_abi/libplanb_wrong_abi.so");
   const std::string theirs = std::to_string(kAbiMajor + 1) + "." + std::to_string(kAbiMinor);
   const std::string ours = std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor);
-  EXPECT_TRUE(Contains(s.message(), "built against plugin SDK " + theirs)) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "this planb runs SDK " + ours)) << s.message();
+  EXPECT_TRUE(Contains(f.reason, "built against plugin SDK " + theirs)) << f.reason;
+  EXPECT_TRUE(Contains(f.reason, "this planb runs SDK " + ours)) << f.reason;
+  EXPECT_FALSE(Contains(f.reason, f.file)) << "the file is said beside the reason: " << f.reason;
   EXPECT_TRUE(registry.plugins().empty());
+}
+
+TEST(PluginRegistry, LoadFileOfAnotherAbiVersionIsAnErrorNamingTheFile) {
+  PluginRegistry registry;
+  const Status s = registry.LoadFile(PLANB_FIXTURE_DIR "/wrong_abi/libplanb_wrong_abi.so");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_TRUE(Contains(s.message(), "plugin " PLANB_FIXTURE_DIR "/wrong_abi/libplanb_wrong_abi.so: built against"))
+      << s.message();
+  EXPECT_TRUE(registry.failures().empty());
 }
 
 TEST(PluginRegistry, RefusesAStoreTypeWhoseKeySuffixLeavesNoRoomForAKey) {
   PluginRegistry registry;
-  const Status s = registry.LoadDirectories({PLANB_FIXTURE_DIR "/too_wide_suffix"});
-  EXPECT_FALSE(s.ok());
-  EXPECT_TRUE(Contains(s.message(), "store type 'too_wide_suffix' appends 511 bytes to each key, leaving no room for "
-                                    "a key in LMDB's 511-byte keys")) << s.message();
+  ASSERT_TRUE(registry.LoadDirectories({PLANB_FIXTURE_DIR "/too_wide_suffix"}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_TRUE(Contains(f.reason, "store type 'too_wide_suffix' appends 511 bytes to each key, leaving no room for "
+                                 "a key in LMDB's 511-byte keys")) << f.reason;
   EXPECT_EQ(registry.Find(PluginKind::kStoreType, "too_wide_suffix"), nullptr);
 }
 
-TEST(PluginRegistry, RefusesALibraryWithoutEntryPoint) {
+TEST(PluginRegistry, RecordsALibraryWithoutEntryPoint) {
   PluginRegistry registry;
-  const Status s = registry.LoadDirectories({PLANB_FIXTURE_DIR "/no_entry_point"});
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), PLANB_FIXTURE_DIR "/no_entry_point/libno_entry_point_fixture.so")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "not a Plan B plugin")) << s.message();
+  ASSERT_TRUE(registry.LoadDirectories({PLANB_FIXTURE_DIR "/no_entry_point"}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_EQ(f.file, PLANB_FIXTURE_DIR "/no_entry_point/libplanb_no_entry_point.so");
+  EXPECT_TRUE(Contains(f.reason, "not a Plan B plugin")) << f.reason;
   EXPECT_TRUE(registry.plugins().empty());
 }
 
-TEST(PluginRegistry, RefusesAFileThatIsNotAnElfLibrary) {
+TEST(PluginRegistry, RecordsAFileThatIsNotAnElfLibraryWithDlopensReason) {
   TempDir dir;
-  WriteFile(dir / "junk.so", "this is not a shared library\n");
+  WriteFile(dir / "libplanb_junk.so", "this is not a shared library\n");
   PluginRegistry registry;
-  const Status s = registry.LoadDirectories({dir.path()});
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), dir / "junk.so")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "cannot be loaded")) << s.message();
+  ASSERT_TRUE(registry.LoadDirectories({dir.path()}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_EQ(f.file, dir / "libplanb_junk.so");
+  EXPECT_TRUE(Contains(f.reason, "cannot be loaded")) << f.reason;
+  // dlerror's words (too short / invalid ELF header), not an unrelated errno appended by Boost.DLL.
+  EXPECT_TRUE(Contains(f.reason, "file too short") || Contains(f.reason, "invalid ELF header")) << f.reason;
+  EXPECT_FALSE(Contains(f.reason, "Bad file descriptor")) << f.reason;
 }
 
-TEST(PluginRegistry, IgnoresFilesWithoutSoExtension) {
+TEST(PluginRegistry, RecordsAnUnresolvedSymbolNamingIt) {
+  PluginRegistry registry;
+  ASSERT_TRUE(registry.LoadDirectories({PLANB_FIXTURE_DIR "/unresolved_symbol"}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_TRUE(Contains(f.reason, "undefined symbol: planb_fixture_symbol_nobody_defines")) << f.reason;
+  EXPECT_FALSE(Contains(f.reason, "Bad file descriptor")) << f.reason;
+}
+
+TEST(PluginRegistry, RecordsAnEntryPointThatThrows) {
+  PluginRegistry registry;
+  ASSERT_TRUE(registry.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_entry"}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_EQ(f.file, PLANB_FIXTURE_DIR "/throwing_entry/libplanb_throwing_entry.so");
+  EXPECT_EQ(f.reason, "its entry point threw: injected failure in the entry point");
+}
+
+TEST(PluginRegistry, ConsidersOnlyRegularFilesNamedLibplanbSo) {
   TempDir dir;
   WriteFile(dir / "README.txt", "not a plugin\n");
-  WriteFile(dir / "junk.so.bak", "not a plugin either\n");
+  WriteFile(dir / "junk.so", "no libplanb_ prefix\n");
+  WriteFile(dir / "libother.so", "another library's\n");
+  WriteFile(dir / "libplanb_junk.so.bak", "not a plugin either\n");
+  WriteFile(dir / "libplanb_.so", "no name\n");
+  std::filesystem::create_directory(dir / "libplanb_dir.so");
   PluginRegistry registry;
   const Status s = registry.LoadDirectories({dir.path()});
   EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_TRUE(registry.plugins().empty());
+  EXPECT_TRUE(registry.failures().empty());
+}
+
+TEST(PluginRegistry, FailedFilesDoNotStopTheOthers) {
+  TempDir dir;
+  WriteFile(dir / "libplanb_a_junk.so", "junk\n");
+  std::filesystem::copy_file(PLANB_FIXTURE_DIR "/id_table/libplanb_id_table.so", dir / "libplanb_b_id_table.so");
+  WriteFile(dir / "libplanb_c_junk.so", "junk\n");
+  PluginRegistry registry;
+  ASSERT_TRUE(registry.LoadDirectories({dir.path()}).ok());
+  EXPECT_NE(registry.Find(PluginKind::kKeyScheme, "id_table"), nullptr);
+  ASSERT_EQ(registry.failures().size(), 2u);
+  EXPECT_EQ(registry.failures()[0].file, dir / "libplanb_a_junk.so");
+  EXPECT_EQ(registry.failures()[1].file, dir / "libplanb_c_junk.so");
 }
 
 TEST(PluginRegistry, MissingDirectoryIsAnError) {
@@ -145,6 +197,27 @@ TEST(PluginRegistry, RefusesADuplicateNameNamingBothFiles) {
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(Contains(s.message(), "scheme 'hashed' is already provided by " + first)) << s.message();
   EXPECT_EQ(registry.plugins().size(), testing::kBuiltInPlugins);
+
+  TempDir dir;
+  std::filesystem::copy_file(first, dir / "libplanb_hashed_again.so");
+  ASSERT_TRUE(registry.LoadDirectories({dir.path()}).ok());
+  const PluginFailure f = OnlyFailure(registry);
+  EXPECT_EQ(f.file, dir / "libplanb_hashed_again.so");
+  EXPECT_TRUE(Contains(f.reason, "scheme 'hashed' is already provided by " + first)) << f.reason;
+  EXPECT_EQ(registry.plugins().size(), testing::kBuiltInPlugins);
+}
+
+TEST(PluginRegistry, GetOfAMissingNameNamesTheFilesThatFailed) {
+  PluginRegistry registry;
+  ASSERT_TRUE(LoadBuiltInPlugins(&registry).ok());
+  ASSERT_TRUE(registry.LoadDirectories({PLANB_FIXTURE_DIR "/wrong_abi"}).ok());
+  const LoadedPlugin* found = nullptr;
+  const Status s = registry.Get(PluginKind::kKeyScheme, "from_the_future", &found);
+  EXPECT_EQ(s.code(), Code::kNotSupported);
+  EXPECT_TRUE(Contains(s.message(), "unknown scheme 'from_the_future' (known: ")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "hashed")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "; not loaded: " PLANB_FIXTURE_DIR "/wrong_abi/libplanb_wrong_abi.so (built "
+                                    "against plugin SDK")) << s.message();
 }
 
 TEST(PluginRegistry, GetOfAnUnknownNameListsTheKnownOnes) {

@@ -1,0 +1,143 @@
+#include "host/plugin_host/guarded_scheme.h"
+
+#include <cstdio>
+#include <exception>
+
+#include "host/common/log_text.h"
+
+// Each method forwards under this guard; `fallback` is what a call returns after a throw.
+#define PLANB_GUARD_ERROR_CALL(call, expr)                                 \
+  try {                                                                    \
+    return expr;                                                           \
+  } catch (const std::exception& e) {                                      \
+    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);       \
+  } catch (...) {                                                          \
+    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);        \
+  }
+
+#define PLANB_GUARD_SILENT_CALL(call, expr, fallback) \
+  try {                                               \
+    return expr;                                      \
+  } catch (const std::exception& e) {                 \
+    RecordThrow("KeyScheme::" call, e.what());        \
+  } catch (...) {                                     \
+    RecordThrow("KeyScheme::" call, nullptr);         \
+  }                                                   \
+  return fallback;
+
+namespace planb {
+namespace {
+
+// The last failure of a call without an error channel on this thread (the scheme that failed, and what).
+thread_local const GuardedScheme* failed_scheme = nullptr;
+thread_local std::string failed_text;
+
+}  // namespace
+
+std::string ThrewText(const std::string& label, const char* call, const char* what) {
+  return label + ": " + call + (what != nullptr ? std::string(" threw: ") + LogValue(what) : " threw a non-standard exception");
+}
+
+Code ReportThrow(const std::string& label, const char* call, const char* what, ErrorBuffer* error) {
+  if (error != nullptr) std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", ThrewText(label, call, what).c_str());
+  return Code::kInternal;
+}
+
+Status GuardedScheme::Create(const KeyScheme* inner, std::string label, std::unique_ptr<GuardedScheme>* out) {
+  std::unique_ptr<GuardedScheme> scheme(new GuardedScheme(inner, std::move(label)));
+  const char* call = "KeyScheme::Layout";
+  try {
+    scheme->layout_ = std::string(inner->Layout().view());
+    call = "KeyScheme::TablesInUse";
+    scheme->tables_in_use_ = inner->TablesInUse();
+  } catch (const std::exception& e) {
+    return Status(Code::kInternal, ThrewText(scheme->label_, call, e.what()));
+  } catch (...) {
+    return Status(Code::kInternal, ThrewText(scheme->label_, call, nullptr));
+  }
+  *out = std::move(scheme);
+  return Status::Ok();
+}
+
+void GuardedScheme::RecordThrow(const char* call, const char* what) const {
+  std::string text = ThrewText(label_, call, what);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (first_failure_.empty()) first_failure_ = text;
+  }
+  failed_scheme = this;
+  failed_text = std::move(text);
+  failed_.store(true, std::memory_order_relaxed);
+}
+
+Code GuardedScheme::TakeFailure(ErrorBuffer* error) const {
+  std::string text;
+  if (failed_scheme == this) {
+    text = std::move(failed_text);
+    failed_scheme = nullptr;
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    text = first_failure_ + " (earlier)";
+  }
+  if (error != nullptr) std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", text.c_str());
+  return Code::kInternal;
+}
+
+Code GuardedScheme::FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
+                                   ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("FirstCandidate", inner_->FirstCandidate(table, key, intent, out, error))
+}
+
+bool GuardedScheme::RowHasKey(Bytes key, Bytes value) const {
+  PLANB_GUARD_SILENT_CALL("RowHasKey", inner_->RowHasKey(key, value), false)
+}
+
+Code GuardedScheme::NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
+                                  ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("NextCandidate", inner_->NextCandidate(table, key, after, prefix, error))
+}
+
+Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix,
+                              ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("NewPrefix", inner_->NewPrefix(table, key, taken, prefix, error))
+}
+
+uint32_t GuardedScheme::StoredKeySize(const KeyPrefix& prefix, Bytes key) const {
+  PLANB_GUARD_SILENT_CALL("StoredKeySize", inner_->StoredKeySize(prefix, key), 0u)
+}
+
+void GuardedScheme::WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const {
+  try {
+    inner_->WriteStoredKey(prefix, key, out);
+  } catch (const std::exception& e) {
+    RecordThrow("KeyScheme::WriteStoredKey", e.what());
+  } catch (...) {
+    RecordThrow("KeyScheme::WriteStoredKey", nullptr);
+  }
+}
+
+Code GuardedScheme::DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
+                              uint32_t* stored_key_size, ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("DecodeRow",
+                         inner_->DecodeRow(table, lmdb_key, value, key, prefix_size, stored_key_size, error))
+}
+
+Code GuardedScheme::EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
+                                ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("EncodeValue", inner_->EncodeValue(table, value, scratch, stored, error))
+}
+
+Code GuardedScheme::DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("DecodeValue", inner_->DecodeValue(table, stored, value, error))
+}
+
+Code GuardedScheme::ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("ReleaseValue", inner_->ReleaseValue(table, stored, error))
+}
+
+Code GuardedScheme::SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
+                                   ErrorBuffer* error) const {
+  PLANB_GUARD_ERROR_CALL("SweepUnusedKeys", inner_->SweepUnusedKeys(table, suffix_size, removed, error))
+}
+
+}  // namespace planb

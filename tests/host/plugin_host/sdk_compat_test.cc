@@ -1,0 +1,97 @@
+// Plugins of other SDK versions: a 7.0 store type (tests/fixtures/sdk_7_0_set.cc) loads into this 7.1 host and
+// works end to end; a newer minor and malformed field declarations are refused with clear reasons.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "host/cli/cli_test_env.h"
+#include "host/plugin_host/plugin_registry.h"
+
+namespace planb {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::CliEnv;
+using testing::ProcessResult;
+
+const std::string kSetDir = PLANB_FIXTURE_DIR "/sdk_7_0_set";
+
+TEST(SdkCompat, APluginOfSdk70LoadsWithItsFieldsReadAtItsStride) {
+  PluginRegistry registry;
+  ASSERT_TRUE(registry.LoadDirectories({kSetDir}).ok());
+  EXPECT_TRUE(registry.failures().empty()) << registry.FailuresText();
+  const LoadedPlugin* member = registry.Find(PluginKind::kStoreType, "member");
+  ASSERT_NE(member, nullptr);
+  EXPECT_EQ(member->abi_minor, 0u);
+  const PluginDescriptor& d = *member->descriptor;
+  EXPECT_EQ(d.abi_minor, 0u);
+  EXPECT_EQ(d.field_spec_size, sizeof(FieldSpec));  // the host's copy, at the host's stride
+  ASSERT_EQ(d.field_count, 2u);
+  // 7.0's FieldSpec has no flags: read at 7.1's stride, the second name would be garbage.
+  EXPECT_STREQ(d.fields[0].name, "Key");
+  EXPECT_EQ(d.fields[0].field, RowField::kKey);
+  EXPECT_STREQ(d.fields[1].name, "Member");
+  EXPECT_EQ(d.fields[1].kind, FieldKind::kText);
+  EXPECT_EQ(d.fields[1].field, RowField::kValue);
+  EXPECT_EQ(d.fields[0].flags, 0u);
+  EXPECT_EQ(d.fields[1].flags, 0u);
+}
+
+TEST(SdkCompat, APluginOfSdk70LoadsLooksUpAndQueriesThroughTheCli) {
+  CliEnv env("plugin_dir = " + kSetDir + "\n[map.members]\ntype = member\n");
+  const std::string input = env.Write(
+      "in.xml", testing::ReferenceData(testing::Ref("members", "alice", "") + "\n" +
+                                       testing::Ref("members", "bob", "ignored")));
+  ProcessResult r = env.Load({input});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = env.Lookup("members", "alice");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("present"));
+  r = env.Lookup("members", "bob");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("present"));
+  r = env.Lookup("members", "carol");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  r = env.Run({"query", "members", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Key,Member"));
+  EXPECT_THAT(r.out, HasSubstr("alice,present"));
+  EXPECT_THAT(r.out, HasSubstr("bob,present"));
+  EXPECT_EQ(r.err, "");
+}
+
+// The one failure of loading the fixture directory `name`.
+std::string RefusalOf(const std::string& name) {
+  PluginRegistry registry;
+  EXPECT_TRUE(registry.LoadDirectories({std::string(PLANB_FIXTURE_DIR) + "/" + name}).ok());
+  EXPECT_TRUE(registry.plugins().empty());
+  EXPECT_EQ(registry.failures().size(), 1u);
+  return registry.failures().empty() ? "" : registry.failures().front().reason;
+}
+
+TEST(SdkCompat, RefusesANewerMinorNamingThePluginAndBothVersions) {
+  const std::string reason = RefusalOf("newer_minor");
+  const std::string theirs = std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor + 1);
+  const std::string ours = std::to_string(kAbiMajor) + "." + std::to_string(kAbiMinor);
+  EXPECT_THAT(reason, HasSubstr("built against plugin SDK " + theirs + ", newer than this planb's SDK " + ours));
+  EXPECT_THAT(reason, HasSubstr("upgrade planb or rebuild the plugin"));
+}
+
+TEST(SdkCompat, RefusesAFieldOfAnUnknownKind) {
+  EXPECT_THAT(RefusalOf("unknown_field_kind"),
+              HasSubstr("store type 'bad_descriptor': its field 'Odd' has unknown kind 99"));
+}
+
+TEST(SdkCompat, RefusesAFieldNameDeclaredTwiceInAnyCase) {
+  EXPECT_THAT(RefusalOf("duplicate_field"),
+              HasSubstr("store type 'bad_descriptor' declares field 'KEY' twice (names are case-insensitive)"));
+}
+
+TEST(SdkCompat, RefusesAFieldBoundToAnUnknownRowMember) {
+  EXPECT_THAT(RefusalOf("unknown_row_field"),
+              HasSubstr("store type 'bad_descriptor': its field 'Odd' is bound to Row member 77, which is unknown"));
+}
+
+}  // namespace
+}  // namespace planb
