@@ -55,7 +55,11 @@ const std::vector<CommandSpec>& Commands() {
       {"bench", "--data FILE.xml...",
        "load each map of the files under every key scheme that can serve it, in a scratch home, and compare load "
        "and merge speed, lookup latency and bytes on disk; recommends a scheme per map",
-       {"data", "maps", "format", "chart", "lookups", "runs", "scratch"}, 0, 0},
+       {"data", "maps", "format", "chart", "lookups", "runs", "scratch", "type", "scheme", "option"}, 0, 0},
+      {"conform", "--type T --data FIRST.xml SECOND.xml --expect ROWS.csv",
+       "check a store type (and key scheme) through the real host: merges against the expected rows, narrowed "
+       "scans, DecodeRow, allocation-free warm lookups; TAP output, exit 0 only when every check passes",
+       {"type", "scheme", "option", "data", "expect", "map", "scratch"}, 0, 0},
   };
   return commands;
 }
@@ -118,7 +122,14 @@ po::options_description CommandOptions() {
       ("once", "maintain: one pass, then exit")
       ("map", po::value<std::string>()->value_name("MAP"), "maintain: only this map")
       ("scratch", po::value<std::string>()->value_name("DIR"),
-       "bench: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards");
+       "bench, conform: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards")
+      ("type", po::value<std::string>()->value_name("TYPE"),
+       "conform, bench: the store type to try (bench: without a config; needs --data)")
+      ("scheme", po::value<std::string>()->value_name("SCHEME"), "conform, bench --type: its key scheme")
+      ("option", po::value<std::vector<std::string>>()->value_name("NAME=VALUE")->composing(),
+       "conform, bench --type: an option of the map, as in its config section (repeatable)")
+      ("expect", po::value<std::string>()->value_name("ROWS.csv"),
+       "conform: the rows expected after both files, as `query --format csv` prints them");
   return command;
 }
 
@@ -233,6 +244,10 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
   out->once = vm.count("once") > 0;
   if (vm.count("map")) out->map = vm["map"].as<std::string>();
+  if (vm.count("type")) out->type = vm["type"].as<std::string>();
+  if (vm.count("scheme")) out->scheme = vm["scheme"].as<std::string>();
+  if (vm.count("option")) out->plugin_options = vm["option"].as<std::vector<std::string>>();
+  if (vm.count("expect")) out->expect = vm["expect"].as<std::string>();
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();
