@@ -32,8 +32,9 @@ struct ConformSummary {
 };
 
 // Sets up the scratch home and runs every check, printing TAP to `out`. kInvalidArgument (nothing printed on
-// `out` beyond what ran) for bad input: an unknown type or scheme, a bad option, a data file that does not load,
-// an unreadable CSV. A failed check is not an error: it is counted in `summary`.
+// `out`) for bad input: an unknown type or scheme, a bad option, a missing file, an empty CSV. A failed check is
+// not an error: it is counted in `summary`. Data that does not load (the type's Put refuses it, a record of
+// another map) fails the merge check, and the checks after it, as they have no rows.
 Status RunConformance(const ConformOptions& options, std::ostream& out, ConformSummary* summary);
 
 // "k=v" as given to --option: k letters, digits and '_'; v without line breaks or other control characters.

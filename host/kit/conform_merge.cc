@@ -142,8 +142,9 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::st
     return Status::Ok();
   }
   if (report.streams.empty() || report.streams[0].records.count(options.map) == 0) {
-    return Status::Invalid(LogValue(options.first) + " holds no record of map '" + options.map +
-                           "' (name it in each <map>, or pass --map)");
+    result->Fail(LogValue(options.first) + " holds no record of map '" + options.map +
+                 "' (name it in each <map>, or pass --map)");
+    return Status::Ok();
   }
 
   const std::string log = scratch + "/second-load.log";
