@@ -13,12 +13,15 @@
 
 namespace planb {
 
+// The map `conform` and `bench --type` make when --map names none: the data files' records name it in <map>.
+inline constexpr char kKitDefaultMap[] = "sample";
+
 struct ConformOptions {
   std::string type;    // the store type's plugin name
   std::string scheme;  // the key scheme's ("" = the type's default; nothing for types without one)
   std::vector<std::pair<std::string, std::string>> options;  // plugin options of the map, as in a map section
   std::vector<std::string> plugin_dirs;                      // where the author's plugins are
-  std::string map = "conform";                               // the map the data files' records name
+  std::string map = kKitDefaultMap;                          // the map the data files' records name
   std::string first;                                         // reference-data XML loaded first
   std::string second;                                        // then this one
   std::string expect;                                        // CSV: the rows after both (query --format csv)

@@ -181,7 +181,7 @@ TEST(Conform, DataOfAnotherMapFailsTheMergeCheckNamingTheMap) {
   args.insert(args.end(), {"--map", "other"});
   ProcessResult r = RunPlanb(args);
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("first.xml:2:3: map 'conform' is not in the config (configured maps: other)"));
+  EXPECT_THAT(r.out, HasSubstr("first.xml:2:3: map 'sample' is not in the config (configured maps: other)"));
   EXPECT_THAT(r.out, HasSubstr("not ok 2 - scan_ranges\n# no shard: nothing was merged (see the merge check)"));
 }
 
@@ -203,7 +203,7 @@ TEST(Conform, FirstFileWithoutRecordsFailsTheMergeCheck) {
   ProcessResult r = RunPlanb({"conform", "--type", "state", "--data", none, kData + "state/second.xml", "--expect",
                               kData + "state/expected.csv"});
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("none.xml holds no record of map 'conform' (name it in each <map>, or pass --map)"));
+  EXPECT_THAT(r.out, HasSubstr("none.xml holds no record of map 'sample' (name it in each <map>, or pass --map)"));
 }
 
 }  // namespace
