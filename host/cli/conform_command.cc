@@ -30,6 +30,11 @@ Status SelfPath(std::string* path) {
 
 int RunConformCommand(const CommandLine& cli, std::ostream& out, std::ostream& err) {
   ConformOptions options;
+  if (!cli.config.empty() || !cli.home.empty()) {
+    return Fail(Status::Invalid(std::string(cli.config.empty() ? "--home" : "--config") +
+                                " does not apply to conform: it makes a config and home of its own from the flags"),
+                err);
+  }
   if (!cli.type) return Fail(Status::Invalid("--type TYPE is required (the store type to check)"), err);
   options.type = *cli.type;
   if (cli.scheme) options.scheme = *cli.scheme;

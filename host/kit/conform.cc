@@ -1,5 +1,6 @@
 #include "host/kit/conform.h"
 
+#include <cctype>
 #include <filesystem>
 #include <memory>
 

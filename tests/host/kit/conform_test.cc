@@ -140,6 +140,12 @@ TEST(Conform, BadInputIsRefused) {
   const std::string second = state + "/second.xml";
   const std::string expect = state + "/expected.csv";
   ExpectRefused({"conform", "--data", first, second, "--expect", expect}, {"--type TYPE is required"});
+  std::vector<std::string> with_config = ConformArgs("state", state, expect);
+  with_config.insert(with_config.begin(), {"--config", dir / "planb.ini"});
+  ExpectRefused(with_config, {"--config does not apply to conform"});
+  std::vector<std::string> with_home = ConformArgs("state", state, expect);
+  with_home.insert(with_home.end(), {"--home", dir / "home"});
+  ExpectRefused(with_home, {"--home does not apply to conform"});
   ExpectRefused({"conform", "--type", "state", "--data", first, "--expect", expect}, {"--data takes two files", "got 1"});
   ExpectRefused({"conform", "--type", "state", "--data", first, second, first, "--expect", expect}, {"got 3"});
   ExpectRefused({"conform", "--type", "state", "--data", first, second}, {"--expect ROWS.csv is required"});
