@@ -1,4 +1,6 @@
 // The scan, DecodeRow and warm-lookup checks of `planb conform` (conform_checks.h).
+#include "host/kit/conform_checks.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -6,7 +8,6 @@
 #include "host/common/hex.h"
 #include "host/common/log_text.h"
 #include "host/kit/alloc_count.h"
-#include "host/kit/conform_checks.h"
 #include "host/kit/conform_rows.h"
 
 namespace planb {
@@ -184,9 +185,11 @@ Status CheckDecodeRows(const MapReader& reader, CheckResult* result) {
   MDB_val k;
   MDB_val v;
   uint64_t rows = 0;
-  for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+  for (rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+       rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
     ++rows;
-    const std::string where = "row " + std::to_string(rows) + " (LMDB key " + LogValue(HexString(Bytes(k).view())) + ")";
+    const std::string where =
+        "row " + std::to_string(rows) + " (LMDB key " + LogValue(HexString(Bytes(k).view())) + ")";
     ErrorBuffer error;
     Row first;
     own1.Attach(&first);
@@ -229,7 +232,8 @@ Status CheckDecodeRows(const MapReader& reader, CheckResult* result) {
     code = store.Get(table, axes.LookupOf(first), &found, &error);
     if (code != Code::kOk) {
       result->Fail(where + " " + LogValue(line) + ": a lookup of its " + (axes.key ? "key" : "KeyStart") +
-                   " at its instant " + (code == Code::kNotFound ? "finds nothing" : "fails: " + LogValue(error.message)));
+                   " at its instant " +
+                   (code == Code::kNotFound ? "finds nothing" : "fails: " + LogValue(error.message)));
     }
   }
   mdb_cursor_close(cursor);

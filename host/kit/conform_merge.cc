@@ -69,8 +69,9 @@ void CompareLines(const std::vector<std::string>& expected, const std::vector<st
   std::sort(expected_sorted.begin(), expected_sorted.end());
   std::sort(got_sorted.begin(), got_sorted.end());
   if (expected_sorted == got_sorted) {
-    result->Fail(what + ": the expected rows, in another order; rows are compared in `query --format csv` order "
-                        "(LMDB key order: a hashed scheme orders keys by their hash)");
+    result->Fail(what +
+                 ": the expected rows, in another order; rows are compared in `query --format csv` order "
+                 "(LMDB key order: a hashed scheme orders keys by their hash)");
   }
   if (expected.size() != got.size()) {
     result->Fail(what + ": " + std::to_string(got.size() - 1) + " row(s), expected " +
@@ -149,8 +150,7 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::st
 
   const std::string log = scratch + "/second-load.log";
   int wait_status = 0;
-  PLANB_RETURN_IF_ERROR(
-      LoadInterruptedAfterCommit(options.planb_exe, config_path, options.second, log, &wait_status));
+  PLANB_RETURN_IF_ERROR(LoadInterruptedAfterCommit(options.planb_exe, config_path, options.second, log, &wait_status));
   if (!WIFSIGNALED(wait_status) || WTERMSIG(wait_status) != SIGKILL) {
     std::string text;
     static_cast<void>(ReadSmallFile(log, &text));

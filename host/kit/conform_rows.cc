@@ -10,11 +10,20 @@ RowAxes RowAxes::Of(const PluginDescriptor& type) {
   bool start = false;
   for (uint32_t i = 0; i < type.field_count; ++i) {
     switch (type.fields[i].field) {
-      case RowField::kKey: axes.key = true; break;
-      case RowField::kKeyStart: axes.number = true; break;
-      case RowField::kEffectiveTime: effective = true; break;
-      case RowField::kStart: start = true; break;
-      default: break;
+      case RowField::kKey:
+        axes.key = true;
+        break;
+      case RowField::kKeyStart:
+        axes.number = true;
+        break;
+      case RowField::kEffectiveTime:
+        effective = true;
+        break;
+      case RowField::kStart:
+        start = true;
+        break;
+      default:
+        break;
     }
   }
   axes.time = start ? Time::kStart : effective ? Time::kEffective : Time::kNone;

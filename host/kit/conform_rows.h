@@ -19,9 +19,7 @@ struct RowAxes {
   enum class Time { kNone, kEffective, kStart } time = Time::kNone;
 
   static RowAxes Of(const PluginDescriptor& type);
-  int64_t TimeOf(const Row& row) const {
-    return time == Time::kStart ? row.session_start_ms : row.effective_time_ms;
-  }
+  int64_t TimeOf(const Row& row) const { return time == Time::kStart ? row.session_start_ms : row.effective_time_ms; }
   // Whether `row` satisfies `bounds` on these axes (the filter a query with the same conditions applies).
   bool Matches(const ScanBounds& bounds, const Row& row) const;
   // A lookup of the row: its key (ranged: KeyStart) at its instant.

@@ -23,7 +23,8 @@ class BenchType : public ::testing::Test {
   BenchType() : scratch_(dir_ / "scratch"), data_(dir_ / "sample.xml") {
     fs::create_directories(scratch_);
     std::string body;
-    for (int i = 0; i < kRecords; ++i) body += Ref("sample", "key-" + std::to_string(i), "value " + std::to_string(i)) + "\n";
+    for (int i = 0; i < kRecords; ++i)
+      body += Ref("sample", "key-" + std::to_string(i), "value " + std::to_string(i)) + "\n";
     WriteFile(data_, ReferenceData(body));
   }
   // planb bench ARGS --data sample.xml --runs 1 --lookups 100 --scratch S, run where there is no planb.ini.
@@ -90,8 +91,8 @@ TEST_F(BenchType, CsvAndTableShowTheRatioColumns) {
 }
 
 TEST_F(BenchType, WithoutSchemeEverySchemeIsTriedAndAnAuthorsPluginDirIsLoaded) {
-  ProcessResult r = Bench({"--type", "kit_ok", "--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/kit",
-                           "--format", "json"});
+  ProcessResult r =
+      Bench({"--type", "kit_ok", "--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/kit", "--format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json rows = nlohmann::json::parse(r.out);
   std::set<std::string> schemes;
@@ -110,8 +111,8 @@ TEST_F(BenchType, ConfigModeHasNoRawBaseline) {
 }
 
 TEST_F(BenchType, OptionsReachTheMap) {
-  const ProcessResult r = Bench({"--type", "state", "--scheme", "hashed", "--option", "value_dedup=true",
-                                 "--option", "hash_bits=64", "--format", "csv"});
+  const ProcessResult r = Bench({"--type", "state", "--scheme", "hashed", "--option", "value_dedup=true", "--option",
+                                 "hash_bits=64", "--format", "csv"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("\nsample,state,hashed,true,true,"));  // value_dedup=true is the configured one
 }

@@ -17,8 +17,7 @@ namespace fs = std::filesystem;
 const std::string kData = std::string(PLANB_SOURCE_DIR) + "/tests/host/kit/data/";
 const std::string kKitPlugins = std::string(PLANB_FIXTURE_DIR) + "/kit";
 
-std::vector<std::string> ConformArgs(const std::string& type, const std::string& data_dir,
-                                     const std::string& expect) {
+std::vector<std::string> ConformArgs(const std::string& type, const std::string& data_dir, const std::string& expect) {
   return {"conform", "--type", type, "--data", data_dir + "/first.xml", data_dir + "/second.xml", "--expect", expect};
 }
 
@@ -32,8 +31,9 @@ ProcessResult RunKit(const std::string& type, const std::string& expect, const s
 
 std::string DirectExpected(const TempDir& dir) {
   const std::string path = dir / "direct.csv";
-  WriteFile(path,
-            "Key,ValueType,Value\nalpha,string,1\nbeta,string,3\ndelta,string,<x/>\ngamma,string,\"4, with a comma\"\n");
+  WriteFile(
+      path,
+      "Key,ValueType,Value\nalpha,string,1\nbeta,string,3\ndelta,string,<x/>\ngamma,string,\"4, with a comma\"\n");
   return path;
 }
 
@@ -108,8 +108,9 @@ TEST(Conform, RowsInAnotherOrderAreNamedAsSuch) {
   TempDir dir;
   const std::string expect = dir / "sorted.csv";
   // The hashed scheme (state's default) orders rows by hash, not as written here.
-  WriteFile(expect, "Key,ValueType,Value\r\nalpha,string,1\r\nbeta,string,3\r\ndelta,string,<x/>\r\n"
-                    "gamma,string,\"4, with a comma\"\r\n");
+  WriteFile(expect,
+            "Key,ValueType,Value\r\nalpha,string,1\r\nbeta,string,3\r\ndelta,string,<x/>\r\n"
+            "gamma,string,\"4, with a comma\"\r\n");
   ProcessResult r = RunPlanb(ConformArgs("state", kData + "state", expect));
   EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("# rows after both files: the expected rows, in another order"));
@@ -146,7 +147,8 @@ TEST(Conform, BadInputIsRefused) {
   std::vector<std::string> with_home = ConformArgs("state", state, expect);
   with_home.insert(with_home.end(), {"--home", dir / "home"});
   ExpectRefused(with_home, {"--home does not apply to conform"});
-  ExpectRefused({"conform", "--type", "state", "--data", first, "--expect", expect}, {"--data takes two files", "got 1"});
+  ExpectRefused({"conform", "--type", "state", "--data", first, "--expect", expect},
+                {"--data takes two files", "got 1"});
   ExpectRefused({"conform", "--type", "state", "--data", first, second, first, "--expect", expect}, {"got 3"});
   ExpectRefused({"conform", "--type", "state", "--data", first, second}, {"--expect ROWS.csv is required"});
   ExpectRefused(ConformArgs("nosuch", state, expect), {"nosuch"});
