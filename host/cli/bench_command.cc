@@ -101,7 +101,8 @@ std::string Known(const PluginRegistry& registry, PluginKind kind) {
 // bench --type T [--scheme S] [--option k=v]... [--map NAME]: one map made from the flags instead of the config's
 // maps, benched beside the raw LMDB baseline. `config` is the runtime's with its maps replaced by that one.
 Status TypeBench(const Runtime& runtime, const CommandLine& cli, Config* config, BenchOptions* options) {
-  if (cli.maps) return Status::Invalid("--maps does not go with --type (the map is made from the flags; --map names it)");
+  if (cli.maps)
+    return Status::Invalid("--maps does not go with --type (the map is made from the flags; --map names it)");
   const PluginRegistry& registry = runtime.registry();
   const LoadedPlugin* type = registry.Find(PluginKind::kStoreType, *cli.type);
   if (type == nullptr) {
@@ -109,7 +110,8 @@ Status TypeBench(const Runtime& runtime, const CommandLine& cli, Config* config,
                            "' (loaded: " + Known(registry, PluginKind::kStoreType) + ")");
   }
   if (!type->descriptor->uses_key_scheme) {
-    return Status::Invalid("--type " + *cli.type + " takes no key scheme: bench compares key schemes (try planb "
+    return Status::Invalid("--type " + *cli.type +
+                           " takes no key scheme: bench compares key schemes (try planb "
                            "conform for the type itself)");
   }
   MapConfig map;

@@ -87,8 +87,7 @@ void AddRatios(const MapResult& map, const SchemeResult& r, std::vector<Cell>* c
   cells->push_back(Ratio(raw.load_rows_per_s, f.load_rows_per_s));
   cells->push_back(Ratio(raw.merge_rows_per_s, f.merge_rows_per_s));
   cells->push_back(f.hits.lookups > 0 && raw.hits.lookups > 0 ? Ratio(f.hits.p50_ns, raw.hits.p50_ns) : Cell{});
-  cells->push_back(f.misses.lookups > 0 && raw.misses.lookups > 0 ? Ratio(f.misses.p50_ns, raw.misses.p50_ns)
-                                                                   : Cell{});
+  cells->push_back(f.misses.lookups > 0 && raw.misses.lookups > 0 ? Ratio(f.misses.p50_ns, raw.misses.p50_ns) : Cell{});
 }
 
 std::vector<Cell> Cells(const MapResult& map, const SchemeResult& r) {

@@ -48,8 +48,8 @@ std::vector<std::string> PluginDirs(const PluginRegistry& registry) {
 
 // Every registered scheme (and value_dedup setting) for `map`: planned when the scheme can serve the map's type,
 // else a result saying why not.
-void PlanMap(const MapConfig& map, const PluginRegistry& registry, const std::string& only_scheme,
-             size_t map_index, MapResult* result, std::vector<PlannedTrial>* plan) {
+void PlanMap(const MapConfig& map, const PluginRegistry& registry, const std::string& only_scheme, size_t map_index,
+             MapResult* result, std::vector<PlannedTrial>* plan) {
   for (const LoadedPlugin& p : registry.plugins()) {
     const PluginDescriptor& d = *p.descriptor;
     if (d.kind != PluginKind::kKeyScheme) continue;
