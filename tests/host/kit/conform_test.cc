@@ -51,6 +51,22 @@ TEST(Conform, EveryBuiltInTypePassesEveryCheck) {
   }
 }
 
+TEST(Conform, StateUnderEveryKeySchemeAndValueDedupPassesEveryCheck) {
+  // hashed orders rows by hash (expected.csv); the other schemes by key (expected-key-order.csv).
+  for (const char* scheme : {"direct", "hashed", "hybrid", "lookup_table", "variable"}) {
+    for (const char* dedup : {"false", "true"}) {
+      SCOPED_TRACE(std::string(scheme) + " value_dedup=" + dedup);
+      const std::string dir = kData + "state";
+      std::vector<std::string> args = ConformArgs(
+          "state", dir, dir + (std::string(scheme) == "hashed" ? "/expected.csv" : "/expected-key-order.csv"));
+      args.insert(args.end(), {"--scheme", scheme, "--option", std::string("value_dedup=") + dedup});
+      ProcessResult r = RunPlanb(args);
+      EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+      EXPECT_THAT(r.out, HasSubstr("# 4 of 4 checks passed"));
+    }
+  }
+}
+
 TEST(Conform, FixtureWithoutBugsPassesAndLeavesNoScratch) {
   TempDir dir;
   const std::string scratch = dir / "scratch";
