@@ -30,6 +30,7 @@ int Run(int argc, char** argv) {
     std::cout << "planb " << PLANB_VERSION << " (plugin SDK " << kAbiMajor << "." << kAbiMinor << ")\n";
     return kExitOk;
   }
+  if (cli.command == "conform") return RunConformCommand(cli, std::cout, std::cerr);  // a scratch home of its own
   RuntimeOptions options;
   options.config_path = cli.config;
   options.home = cli.home;

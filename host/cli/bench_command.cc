@@ -14,6 +14,8 @@
 #include "host/cli/bench_output.h"
 #include "host/cli/commands.h"
 #include "host/common/log_text.h"
+#include "host/kit/conform.h"
+#include "host/plugin_host/map_plugins.h"
 #include "host/scheme_trial/scheme_bench.h"
 #include "host/scheme_trial/scratch_dir.h"
 #include "host/scheme_trial/svg_chart.h"
@@ -88,6 +90,57 @@ int Fail(const Status& s, std::ostream& err) {
   return kExitError;
 }
 
+std::string Known(const PluginRegistry& registry, PluginKind kind) {
+  std::string names;
+  for (const LoadedPlugin& p : registry.plugins()) {
+    if (p.descriptor->kind == kind) names += (names.empty() ? "" : ", ") + std::string(p.descriptor->name);
+  }
+  return names.empty() ? "none" : names;
+}
+
+// bench --type T [--scheme S] [--option k=v]... [--map NAME]: one map made from the flags instead of the config's
+// maps, benched beside the raw LMDB baseline. `config` is the runtime's with its maps replaced by that one.
+Status TypeBench(const Runtime& runtime, const CommandLine& cli, Config* config, BenchOptions* options) {
+  if (cli.maps)
+    return Status::Invalid("--maps does not go with --type (the map is made from the flags; --map names it)");
+  const PluginRegistry& registry = runtime.registry();
+  const LoadedPlugin* type = registry.Find(PluginKind::kStoreType, *cli.type);
+  if (type == nullptr) {
+    return Status::Invalid("--type: unknown store type '" + LogValue(*cli.type) +
+                           "' (loaded: " + Known(registry, PluginKind::kStoreType) + ")");
+  }
+  if (!type->descriptor->uses_key_scheme) {
+    return Status::Invalid("--type " + *cli.type +
+                           " takes no key scheme: bench compares key schemes (try planb "
+                           "conform for the type itself)");
+  }
+  MapConfig map;
+  map.name = NormaliseMapName(cli.map.value_or(kKitDefaultMap));
+  if (!IsValidMapName(map.name)) return Status::Invalid("--map " + LogValue(*cli.map) + ": not a map name");
+  map.type = *cli.type;
+  if (cli.scheme) {
+    if (registry.Find(PluginKind::kKeyScheme, *cli.scheme) == nullptr) {
+      return Status::Invalid("--scheme: unknown key scheme '" + LogValue(*cli.scheme) +
+                             "' (loaded: " + Known(registry, PluginKind::kKeyScheme) + ")");
+    }
+    map.scheme = *cli.scheme;
+    options->only_scheme = *cli.scheme;
+  }
+  for (const std::string& text : cli.plugin_options) {
+    std::pair<std::string, std::string> option;
+    PLANB_RETURN_IF_ERROR(ParseOptionArgument(text, &option));
+    map.plugin_options.push_back(std::move(option));
+  }
+  std::unique_ptr<MapPlugins> plugins;  // checks the options against the type's and scheme's declarations
+  PLANB_RETURN_IF_ERROR(MapPlugins::Create(map, registry, &plugins).WithContext("--type, --scheme, --option"));
+  config->maps.clear();
+  config->maps[map.name] = map;
+  options->maps = {map.name};
+  options->maps_named = true;
+  options->raw_baseline = true;
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
@@ -114,10 +167,18 @@ int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     Status s = CheckChartPath(*cli.chart);
     if (!s.ok()) return Fail(s, err);
   }
-  const std::string* names = cli.maps ? &*cli.maps : nullptr;
-  Status s = SelectBenchMaps(runtime.config(), runtime.registry(), names, &options.maps);
+  Config config = runtime.config();
+  Status s;
+  if (cli.type) {
+    s = TypeBench(runtime, cli, &config, &options);
+  } else if (cli.scheme || !cli.plugin_options.empty()) {
+    s = Status::Invalid(std::string(cli.scheme ? "--scheme" : "--option") + " goes with --type");
+  } else {
+    const std::string* names = cli.maps ? &*cli.maps : nullptr;
+    s = SelectBenchMaps(config, runtime.registry(), names, &options.maps);
+    options.maps_named = names != nullptr;
+  }
   if (!s.ok()) return Fail(s, err);
-  options.maps_named = names != nullptr;
   options.scratch_parent = cli.scratch ? *cli.scratch : DefaultScratchParent();
 
   StopSignals signals;
@@ -136,7 +197,7 @@ int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     };
   }
   BenchResult result;
-  s = RunSchemeBench(runtime.config(), runtime.registry(), options, &result);
+  s = RunSchemeBench(config, runtime.registry(), options, &result);
   if (progress_shown) err << "\r\033[K" << std::flush;
   if (g_stop.load()) {
     err << "planb: bench: interrupted; the scratch home was removed\n";

@@ -55,7 +55,40 @@ constexpr Field kFields[] = {
     {"recommendation", false, false},
     {"unusable", false, false},
 };
-constexpr size_t kFieldCount = sizeof(kFields) / sizeof(kFields[0]);
+constexpr size_t kBaseFieldCount = sizeof(kFields) / sizeof(kFields[0]);
+// With the raw LMDB baseline (bench --type): each figure's time relative to raw LMDB's (1.00 = as fast).
+constexpr Field kRatioFields[] = {
+    {"load_x_raw", true, true},
+    {"merge_x_raw", true, true},
+    {"hit_p50_x_raw", true, true},
+    {"miss_p50_x_raw", true, true},
+};
+constexpr char kRawScheme[] = "raw-lmdb";
+
+std::vector<Field> FieldsOf(const BenchResult& result) {
+  std::vector<Field> fields(std::begin(kFields), std::end(kFields));
+  if (result.raw_baseline) fields.insert(fields.end(), std::begin(kRatioFields), std::end(kRatioFields));
+  return fields;
+}
+
+// a / b to two decimals, absent when either is not a positive figure.
+Cell Ratio(double a, double b) {
+  if (!(a > 0) || !(b > 0)) return Cell{};
+  return NumberCell(std::round(a / b * 100) / 100, 2);
+}
+
+void AddRatios(const MapResult& map, const SchemeResult& r, std::vector<Cell>* cells) {
+  if (!map.raw || !r.figures) {
+    cells->insert(cells->end(), 4, Cell{});
+    return;
+  }
+  const TrialFigures& f = *r.figures;
+  const TrialFigures& raw = *map.raw;
+  cells->push_back(Ratio(raw.load_rows_per_s, f.load_rows_per_s));
+  cells->push_back(Ratio(raw.merge_rows_per_s, f.merge_rows_per_s));
+  cells->push_back(f.hits.lookups > 0 && raw.hits.lookups > 0 ? Ratio(f.hits.p50_ns, raw.hits.p50_ns) : Cell{});
+  cells->push_back(f.misses.lookups > 0 && raw.misses.lookups > 0 ? Ratio(f.misses.p50_ns, raw.misses.p50_ns) : Cell{});
+}
 
 std::vector<Cell> Cells(const MapResult& map, const SchemeResult& r) {
   std::vector<Cell> cells{TextCell(map.map), TextCell(map.type), TextCell(r.scheme), BoolCell(r.value_dedup),
@@ -82,6 +115,27 @@ std::vector<Cell> Cells(const MapResult& map, const SchemeResult& r) {
   return cells;
 }
 
+// The rows of `map`: one per scheme, then (with the baseline) raw LMDB's.
+std::vector<std::vector<Cell>> MapRows(const BenchResult& result, const MapResult& map) {
+  std::vector<std::vector<Cell>> rows;
+  std::vector<SchemeResult> schemes = map.schemes;
+  if (result.raw_baseline && map.raw) {
+    SchemeResult raw;
+    raw.scheme = kRawScheme;
+    raw.figures = map.raw;
+    schemes.push_back(std::move(raw));
+  }
+  for (const SchemeResult& r : schemes) {
+    std::vector<Cell> cells = Cells(map, r);
+    if (result.raw_baseline) {
+      AddRatios(map, r, &cells);
+      if (r.scheme == kRawScheme) cells[4] = BoolCell(false);  // "configured": raw LMDB never is
+    }
+    rows.push_back(std::move(cells));
+  }
+  return rows;
+}
+
 std::string Plain(const Cell& c, const char* absent) {
   switch (c.kind) {
     case Cell::Kind::kText:
@@ -99,11 +153,11 @@ std::string Plain(const Cell& c, const char* absent) {
 }
 
 void PrintCsv(const BenchResult& result, std::ostream& out) {
-  for (size_t i = 0; i < kFieldCount; ++i) out << (i ? "," : "") << kFields[i].name;
+  const std::vector<Field> fields = FieldsOf(result);
+  for (size_t i = 0; i < fields.size(); ++i) out << (i ? "," : "") << fields[i].name;
   out << "\n";
   for (const MapResult& map : result.maps) {
-    for (const SchemeResult& r : map.schemes) {
-      const std::vector<Cell> cells = Cells(map, r);
+    for (const std::vector<Cell>& cells : MapRows(result, map)) {
       for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << CsvField(Plain(cells[i], ""));
       out << "\n";
     }
@@ -111,14 +165,14 @@ void PrintCsv(const BenchResult& result, std::ostream& out) {
 }
 
 void PrintJson(const BenchResult& result, std::ostream& out) {
+  const std::vector<Field> fields = FieldsOf(result);
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const MapResult& map : result.maps) {
-    for (const SchemeResult& r : map.schemes) {
-      const std::vector<Cell> cells = Cells(map, r);
+    for (const std::vector<Cell>& cells : MapRows(result, map)) {
       nlohmann::ordered_json row = nlohmann::ordered_json::object();
       for (size_t i = 0; i < cells.size(); ++i) {
         const Cell& c = cells[i];
-        nlohmann::ordered_json& v = row[kFields[i].name];
+        nlohmann::ordered_json& v = row[fields[i].name];
         if (c.kind == Cell::Kind::kText)
           v = c.text;
         else if (c.kind == Cell::Kind::kBool)
@@ -144,17 +198,20 @@ size_t Width(const std::string& s) {
 }
 
 void PrintTable(const BenchResult& result, std::ostream& out) {
-  std::vector<size_t> columns;  // indices into kFields
-  for (size_t i = 0; i < kFieldCount; ++i) {
-    if (kFields[i].in_table) columns.push_back(i);
+  const std::vector<Field> fields = FieldsOf(result);
+  std::vector<size_t> columns;  // indices into fields
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].in_table) columns.push_back(i);
   }
   std::vector<std::vector<std::string>> lines(1);
-  for (size_t i : columns) lines[0].push_back(kFields[i].name);
+  for (size_t i : columns) lines[0].push_back(fields[i].name);
   for (const MapResult& map : result.maps) {
-    for (const SchemeResult& r : map.schemes) {
-      const std::vector<Cell> cells = Cells(map, r);
+    for (const std::vector<Cell>& cells : MapRows(result, map)) {
       std::vector<std::string> line;
-      for (size_t i : columns) line.push_back(Plain(cells[i], "-"));
+      for (size_t i : columns) {
+        const bool ratio = i >= kBaseFieldCount && cells[i].kind == Cell::Kind::kNumber;
+        line.push_back(Plain(cells[i], "-") + (ratio ? "x" : ""));
+      }
       lines.push_back(std::move(line));
     }
   }
@@ -166,7 +223,7 @@ void PrintTable(const BenchResult& result, std::ostream& out) {
     for (size_t c = 0; c < l.size(); ++c) {
       const std::string pad(widths[c] - Width(l[c]), ' ');
       const bool last = c + 1 == l.size();
-      out << (c == 0 ? "" : "  ") << (kFields[columns[c]].numeric ? pad + l[c] : last ? l[c] : l[c] + pad);
+      out << (c == 0 ? "" : "  ") << (fields[columns[c]].numeric ? pad + l[c] : last ? l[c] : l[c] + pad);
     }
     out << "\n";
   }
@@ -180,6 +237,11 @@ void PrintTable(const BenchResult& result, std::ostream& out) {
   }
   out << "\nLookups measured per scheme and run: hit_lookups and miss_lookups (up to " << result.lookups_asked
       << " each); each figure is the median of " << result.runs << " run(s).\n";
+  if (result.raw_baseline) {
+    out << "raw-lmdb: the same keys and values put into plain LMDB files (one mdb_put per row, one transaction per "
+           "file, then per batch into the shard) and read with mdb_get; the x_raw columns give each figure's time "
+           "relative to it (1.00x = as fast as raw LMDB).\n";
+  }
 }
 
 }  // namespace

@@ -26,5 +26,8 @@ int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& ou
 int RunRefreshCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // bench --data FILE.xml...: key schemes compared on the user's data (bench_command.cc); 130 when interrupted.
 int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// conform --type T --data FIRST SECOND --expect ROWS.csv: the plugin author's checks (conform_command.cc). Needs
+// no config and opens no runtime of the caller's: 0 when every check passed, 1 when one failed, 2 on bad input.
+int RunConformCommand(const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

@@ -58,7 +58,11 @@ const std::vector<CommandSpec>& Commands() {
       {"bench", "--data FILE.xml...",
        "load each map of the files under every key scheme that can serve it, in a scratch home, and compare load "
        "and merge speed, lookup latency and bytes on disk; recommends a scheme per map",
-       {"data", "maps", "format", "chart", "lookups", "runs", "scratch"}, 0, 0},
+       {"data", "maps", "format", "chart", "lookups", "runs", "scratch", "type", "scheme", "option", "map"}, 0, 0},
+      {"conform", "--type T --data FIRST.xml SECOND.xml --expect ROWS.csv",
+       "check a store type (and key scheme) through the real host: merges against the expected rows, narrowed "
+       "scans, DecodeRow, allocation-free warm lookups; TAP output, exit 0 only when every check passes",
+       {"type", "scheme", "option", "data", "expect", "map", "scratch"}, 0, 0},
   };
   return commands;
 }
@@ -112,7 +116,8 @@ po::options_description CommandOptions() {
       ("ready-file", po::value<std::string>()->value_name("FILE"),
        "serve: once serving, write the bound endpoint to FILE (for scripts and tests)")
       ("data", po::value<std::vector<std::string>>()->value_name("FILE.xml...")->multitoken()->composing(),
-       "bench: the reference-data files to measure with (required; several may follow one --data)")
+       "bench: the reference-data files to measure with (required; several may follow one --data); conform: "
+       "FIRST.xml SECOND.xml")
       ("maps", po::value<std::string>()->value_name("A,B"),
        "bench: only these maps (default: every map of the config whose type takes a key scheme)")
       ("chart", po::value<std::string>()->value_name("OUT.svg"), "bench: also draw the figures as an SVG chart")
@@ -120,9 +125,17 @@ po::options_description CommandOptions() {
        "bench: keys looked up per map and run, as hits and again as misses (default 100000)")
       ("runs", po::value<std::string>()->value_name("R"), "bench: runs per scheme; figures are medians (default 3)")
       ("once", "maintain: one pass, then exit")
-      ("map", po::value<std::string>()->value_name("MAP"), "maintain: only this map")
+      ("map", po::value<std::string>()->value_name("MAP"),
+       "maintain: only this map; conform, bench --type: the map the data's records name (default sample)")
       ("scratch", po::value<std::string>()->value_name("DIR"),
-       "bench: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards");
+       "bench, conform: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards")
+      ("type", po::value<std::string>()->value_name("TYPE"),
+       "conform, bench: the store type to try (bench: without a config; needs --data)")
+      ("scheme", po::value<std::string>()->value_name("SCHEME"), "conform, bench --type: its key scheme")
+      ("option", po::value<std::vector<std::string>>()->value_name("NAME=VALUE")->composing(),
+       "conform, bench --type: an option of the map, as in its config section (repeatable)")
+      ("expect", po::value<std::string>()->value_name("ROWS.csv"),
+       "conform: the rows expected after both files, as `query --format csv` prints them");
   return command;
 }
 
@@ -164,7 +177,7 @@ std::string UsageText(const std::string& command) {
   } else {
     out << CommandOptions() << "\n";
   }
-  out << "Exit status: 0 success, 1 key not found (lookup), 2 error, 130 interrupted (bench).\n";
+  out << "Exit status: 0 success, 1 key not found (lookup) or a check failed (conform), 2 error, 130 interrupted (bench).\n";
   return out.str();
 }
 
@@ -237,6 +250,10 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
   out->once = vm.count("once") > 0;
   if (vm.count("map")) out->map = vm["map"].as<std::string>();
+  if (vm.count("type")) out->type = vm["type"].as<std::string>();
+  if (vm.count("scheme")) out->scheme = vm["scheme"].as<std::string>();
+  if (vm.count("option")) out->plugin_options = vm["option"].as<std::vector<std::string>>();
+  if (vm.count("expect")) out->expect = vm["expect"].as<std::string>();
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

@@ -38,7 +38,11 @@ struct CommandLine {
   std::optional<std::string> runs;            // bench: text, checked by the command
   std::optional<std::string> scratch;         // bench: where the scratch home is made
   bool once = false;                          // maintain
-  std::optional<std::string> map;             // maintain: only this map
+  std::optional<std::string> map;             // maintain: only this map; conform: the map the data names
+  std::optional<std::string> type;            // conform, bench: the store type to try
+  std::optional<std::string> scheme;          // conform, bench: its key scheme
+  std::vector<std::string> plugin_options;    // conform, bench: --option NAME=VALUE, repeatable
+  std::optional<std::string> expect;          // conform: the expected rows (CSV)
   bool help = false;
   bool version = false;
 };

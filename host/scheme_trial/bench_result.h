@@ -33,12 +33,15 @@ struct MapResult {
   bool configured_value_dedup = false;
   std::vector<SchemeResult> schemes;
   std::string recommendation;  // "direct: fastest lookups (hit p50 95 ns)"; says so when none could be made
+  // The raw LMDB baseline's figures (raw_baseline.h), medians over the runs; absent unless asked for.
+  std::optional<TrialFigures> raw;
 };
 
 struct BenchResult {
   std::vector<MapResult> maps;
   uint32_t runs = 0;
   uint64_t lookups_asked = 0;  // --lookups: hits sampled per map (fewer when the map has fewer distinct keys)
+  bool raw_baseline = false;   // each map has `raw`: the output adds its row and the ratios to it
 };
 
 }  // namespace planb

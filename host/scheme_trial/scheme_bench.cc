@@ -10,6 +10,7 @@
 #include "host/common/log_text.h"
 #include "host/plugin_host/map_plugins.h"
 #include "host/scheme_trial/data_sample.h"
+#include "host/scheme_trial/raw_baseline.h"
 #include "host/scheme_trial/recommendation.h"
 #include "host/scheme_trial/scratch_dir.h"
 #include "host/scheme_trial/trial_config.h"
@@ -47,11 +48,12 @@ std::vector<std::string> PluginDirs(const PluginRegistry& registry) {
 
 // Every registered scheme (and value_dedup setting) for `map`: planned when the scheme can serve the map's type,
 // else a result saying why not.
-void PlanMap(const MapConfig& map, const PluginRegistry& registry, size_t map_index, MapResult* result,
-             std::vector<PlannedTrial>* plan) {
+void PlanMap(const MapConfig& map, const PluginRegistry& registry, const std::string& only_scheme, size_t map_index,
+             MapResult* result, std::vector<PlannedTrial>* plan) {
   for (const LoadedPlugin& p : registry.plugins()) {
     const PluginDescriptor& d = *p.descriptor;
     if (d.kind != PluginKind::kKeyScheme) continue;
+    if (!only_scheme.empty() && only_scheme != d.name) continue;
     for (bool dedup : {false, true}) {
       if (dedup && !DeclaresOption(d, "value_dedup")) continue;
       SchemeResult r;
@@ -171,7 +173,7 @@ Status RunSchemeBench(const Config& config, const PluginRegistry& registry, cons
     for (const auto& [option, value] : map.plugin_options) {
       if (option == "value_dedup") result.configured_value_dedup = value == "true";
     }
-    PlanMap(map, registry, out->maps.size(), &result, &plan);
+    PlanMap(map, registry, options.only_scheme, out->maps.size(), &result, &plan);
     out->maps.push_back(std::move(result));
   }
 
@@ -201,6 +203,23 @@ Status RunSchemeBench(const Config& config, const PluginRegistry& registry, cons
       runs.push_back(figures);
     }
     if (result.unusable.empty()) result.figures = Medians(runs);
+  }
+  if (options.raw_baseline) {
+    out->raw_baseline = true;
+    for (MapResult& map : out->maps) {
+      std::vector<TrialFigures> runs;
+      for (uint32_t run = 1; run <= options.runs; ++run) {
+        const std::string dir = scratch.path() + "/raw-" + map.map + "-" + std::to_string(run);
+        TrialFigures figures;
+        Status s = RunRawBaseline(map.map, samples.at(map.map), config.FindMap(map.map)->max_store_size, dir,
+                                  options.stop, &timings, &figures);
+        static_cast<void>(RemoveTree(dir));
+        if (options.stop != nullptr && options.stop->load()) return Status::Internal("interrupted");
+        PLANB_RETURN_IF_ERROR(s.WithContext("map " + map.map + ", raw LMDB baseline"));
+        runs.push_back(figures);
+      }
+      map.raw = Medians(runs);
+    }
   }
   for (MapResult& map : out->maps) Recommend(&map);
   return Status::Ok();

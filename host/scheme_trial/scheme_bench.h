@@ -37,6 +37,8 @@ struct BenchOptions {
   std::string scratch_parent;               // where the scratch directory is made
   const std::atomic<bool>* stop = nullptr;  // interrupts the run (kInternal "interrupted") once true; not owned
   std::function<void(const BenchProgress&)> progress;  // before each trial; may be empty
+  std::string only_scheme;    // "" = every scheme that can serve the map; else only this one (bench --scheme)
+  bool raw_baseline = false;  // also run the raw LMDB baseline per map and run (raw_baseline.h)
 };
 
 // The maps to bench: those named in `names` (comma-separated; every one configured and of a type that takes a

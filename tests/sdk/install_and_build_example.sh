@@ -12,10 +12,41 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/planb/plugin.h"
-cmake -S "$source_dir/examples/plugins/casefold_key" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake -S "$source_dir/examples/plugins/casefold_key" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build "$work/example" >/dev/null
 plugin="$work/example/libplanb_casefold_key.so"
 test -f "$plugin"
+# No build type given: the SDK made it Release, and the plugin was compiled optimised.
+grep -qx 'CMAKE_BUILD_TYPE:STRING=Release' "$work/example/CMakeCache.txt"
+grep -E '"command": .*casefold_key\.cc' "$work/example/compile_commands.json" | grep -q -- ' -O3 '
+# An explicit build type is the author's to keep.
+cmake -S "$source_dir/examples/plugins/casefold_key" -B "$work/example-debug" -DCMAKE_PREFIX_PATH="$work/prefix" \
+  -DCMAKE_BUILD_TYPE=Debug >/dev/null
+grep -qx 'CMAKE_BUILD_TYPE:STRING=Debug' "$work/example-debug/CMakeCache.txt"
+
+# The kit: the example's conformance test (planb_add_conformance_test -> the installed planb conform) passes...
+ctest --test-dir "$work/example" --output-on-failure >"$work/ctest.txt" || { cat "$work/ctest.txt" >&2; exit 1; }
+grep -q '100% tests passed, 0 tests failed out of 1' "$work/ctest.txt"
+conform_out=$(ctest --test-dir "$work/example" -V 2>&1)
+echo "$conform_out" | grep -q 'ok 4 - warm_lookups'
+# ...and fails, naming the row, when the expected model is wrong.
+example_src="$source_dir/examples/plugins/casefold_key"
+sed 's/team-platform/team-web/' "$example_src/conform/expected.csv" >"$work/wrong.csv"
+if "$work/prefix/bin/planb" conform --type state --scheme casefold --plugin-dir "$work/example" \
+  --data "$example_src/conform/first.xml" "$example_src/conform/second.xml" --expect "$work/wrong.csv" \
+  >"$work/conform.txt"; then
+  exit 1
+fi
+grep -q '^not ok 1 - merge$' "$work/conform.txt"
+grep -q 'expected web-01.example.net,string,team-web, got web-01.example.net,string,team-platform' "$work/conform.txt"
+# A short bench of the scheme beside raw LMDB.
+"$work/prefix/bin/planb" bench --type state --scheme casefold --plugin-dir "$work/example" --runs 1 --lookups 10 \
+  --format csv --data "$example_src/conform/first.xml" "$example_src/conform/second.xml" >"$work/bench.csv"
+head -1 "$work/bench.csv" | grep -q ',load_x_raw,merge_x_raw,hit_p50_x_raw,miss_p50_x_raw$'
+grep -q '^sample,state,casefold,false,true,5,4,' "$work/bench.csv"
+# Raw LMDB keys are the keys as written: WEB-01.Example.NET and web-01.example.net are two rows there.
+grep -q '^sample,state,raw-lmdb,false,false,5,5,.*,1.00,1.00,1.00,1.00$' "$work/bench.csv"
 
 cat >"$work/planb.ini" <<INI
 home = $work/home
@@ -74,4 +105,4 @@ if "$enrich" --config "$work/planb.ini" --map host_to_owner --time 2024-01-01T00
   exit 1
 fi
 grep -q "does not apply to map host_to_owner" "$work/err.txt"
-echo "installed SDK: example plugin built, loaded and used; planb_enrich built against libplanb_reader.so and run"
+echo "installed SDK: example plugin built (Release), conformance-tested, benched, loaded and used; planb_enrich built against libplanb_reader.so and run"

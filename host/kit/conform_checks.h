@@ -1,0 +1,42 @@
+// The checks of `planb conform` (conform.h). Each fills a CheckResult (the verdict, with notes saying what
+// differed) and returns a Status only for what stops the run: bad input or a failure of this machine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "host/kit/conform.h"
+#include "host/runtime.h"
+#include "host/storage/map_reader.h"
+
+namespace planb {
+
+struct CheckResult {
+  std::string name;
+  std::vector<std::string> notes;  // why it failed; empty = passed
+  bool ok() const { return notes.empty(); }
+  // Adds a note while there are fewer than a screenful (the first differences are the useful ones).
+  void Fail(const std::string& note);
+};
+
+// merge: loads options.first (in this process), then options.second in a child planb that is killed right after
+// its merge committed, so that the batch stays staged as after a crash; the rows must equal options.expect
+// (header and rows as `query --format csv`). Then this process merges the staged batch again, as a node does
+// after a restart: it must be skipped (content version unchanged) and leave every row as it was.
+Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::string& config_path,
+                  const std::string& scratch, CheckResult* result);
+
+// scan_ranges: for bounds drawn from the rows (exact keys present and absent, KeyStart and time ranges, empty
+// ranges), ScanMap narrowed by Store::ScanRange returns exactly what a full scan filtered the same way does.
+Status CheckScanRanges(const MapEnv& shard, CheckResult* result);
+
+// decode_row: every row of the data table decodes, and again to equal fields; its key / KeyStart / instant as
+// exact ScanBounds give a range holding its LMDB key; a lookup of its key (ranged: KeyStart) at its instant
+// (EffectiveTime; sessions: Start) finds a row.
+Status CheckDecodeRows(const MapReader& reader, CheckResult* result);
+
+// warm_lookups: every key of the map (hits) and as many absent keys (misses), looked up once to warm up and then
+// again while this process counts heap allocations (alloc_count.h): none allowed.
+Status CheckWarmLookups(const MapReader& reader, CheckResult* result);
+
+}  // namespace planb
