@@ -175,13 +175,13 @@ Status CheckScanRanges(const MapEnv& shard, CheckResult* result) {
 
 Status CheckDecodeRows(const MapReader& reader, CheckResult* result) {
   const Table& table = reader.table();
-  const Store& store = *reader.env().plugins().store();
+  const GuardedStore& store = *reader.env().plugins().store();
   const PluginDescriptor& type = reader.env().plugins().type_descriptor();
   const RowAxes axes = RowAxes::Of(type);
   MDB_cursor* cursor = nullptr;
   int rc = mdb_cursor_open(table.txn, table.dbi, &cursor);
   if (rc != MDB_SUCCESS) return Status::IOError(std::string("opening a cursor: ") + mdb_strerror(rc));
-  OwnFields own1(type), own2(type), own3(type);
+  OwnFieldValues own1(type), own2(type), own3(type);
   MDB_val k;
   MDB_val v;
   uint64_t rows = 0;
@@ -279,7 +279,7 @@ Status CheckWarmLookups(const MapReader& reader, CheckResult* result) {
     if (axes.time != RowAxes::Time::kNone && !axes.key) miss.lookup.time_ms = Plus(time_lo, -1);
   }
   Row row;
-  OwnFields own(type);
+  OwnFieldValues own(type);
   ErrorBuffer error;
   for (const Probe& p : probes) {  // warm up: pages in, memos filled
     own.Attach(&row);

@@ -56,7 +56,7 @@ std::string RowLine(const Row& row, const PluginDescriptor& type) {
   std::string line;
   for (uint32_t i = 0; i < type.field_count; ++i) {
     if (i > 0) line += ',';
-    line += CsvField(FieldText(row, type.fields[i]));
+    line += CsvField(FieldText(row, type.fields[i], i));
   }
   return line;
 }

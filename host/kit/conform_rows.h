@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "host/query/map_scan.h"
+#include "host/storage/own_fields.h"
 #include "planb/plugin.h"
 
 namespace planb {
@@ -34,18 +35,5 @@ std::string HeaderLine(const PluginDescriptor& type);
 // Every row `request` yields from `env`, as lines (RowLine), in scan order.
 Status ScanLines(const MapEnv& env, const ScanRequest& request, std::vector<std::string>* lines);
 
-// Room for the type's own fields (RowField::kOwn), pointed to by a Row.
-class OwnFields {
- public:
-  explicit OwnFields(const PluginDescriptor& type) : values_(type.field_count) {}
-  void Attach(Row* row) {
-    for (FieldValue& v : values_) v = FieldValue();
-    row->own_fields = values_.empty() ? nullptr : values_.data();
-    row->own_field_count = static_cast<uint32_t>(values_.size());
-  }
-
- private:
-  std::vector<FieldValue> values_;
-};
 
 }  // namespace planb
