@@ -97,7 +97,7 @@ KeyScheme* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
 void Destroy(KeyScheme* scheme) noexcept { delete static_cast<CasefoldKeyScheme*>(scheme); }
 
 const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;  // abi_version defaults to the SDK's kAbiVersion
+  PluginDescriptor d;  // abi_major/abi_minor default to the SDK's kAbiMajor/kAbiMinor
   d.kind = PluginKind::kKeyScheme;
   d.name = "casefold";
   d.version = 1;

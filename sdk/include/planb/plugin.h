@@ -1,7 +1,7 @@
 // The plugin entry point. A plugin .so named libplanb_<something>.so exports one C symbol, planb_plugin (use
 // PLANB_PLUGIN below), returning a pointer to a static PluginDescriptor. The host reads `abi_major` first and
 // refuses the file when it differs from its own, before touching any other field; a plugin built against an
-// older minor of the same major loads (docs/plugins.md "Growing the ABI" gives the rules that make that safe).
+// older minor of the same major loads (docs/plugins.md "Versions" gives the rules that make that safe).
 #pragma once
 
 #include <cstdint>

@@ -159,8 +159,9 @@ class Store {
   // Adds `record` to a batch table (the writer's LMDB of one stream). kInvalidArgument names what is wrong.
   virtual Code Put(const Table& batch, const Record& record, ErrorBuffer* error) = 0;
 
-  // Merges every row of `batch` into `shard` with this type's semantics (State: overwrite). Merging the same
-  // batch twice must leave the shard as merging it once. Runs inside the shard's write transaction.
+  // Merges every row of `batch` into `shard` with this type's semantics (State: overwrite; histogram: add).
+  // The host merges each batch into a shard at most once (it records the batch's id in this same transaction
+  // and skips a recorded batch), so additive merges are safe. Runs inside the shard's write transaction.
   virtual Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) = 0;
 
   // Looks `key` up. kOk fills `row`; kNotFound is a miss (no message built). Allocates nothing.

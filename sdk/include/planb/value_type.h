@@ -1,4 +1,4 @@
-// The byte stored before every value (on-disk format; bump kAbiVersion and store versions if it changes).
+// The byte stored before every value (on-disk format; a new SDK major and store versions if it changes).
 #pragma once
 
 #include <cstdint>
