@@ -33,9 +33,8 @@ Code ParseBucketOption(const PluginArgs& args, int64_t* width, ErrorBuffer* erro
   if (!ParseDuration(value, &ms) || ms <= 0) {
     Escaped shown;
     return Fail(error, Code::kInvalidArgument,
-                "map '%s': option %s = '%s' is not a positive duration (e.g. 500ms, 10s, 1m, 1h, 1d or PT1H30M)",
-                args.map_name != nullptr ? args.map_name : "?", kBucketOption,
-                Escape(Bytes(std::string_view(value)), &shown));
+                "option %s = '%s' is not a positive duration (e.g. 500ms, 10s, 1m, 1h, 1d or PT1H30M)",
+                kBucketOption, Escape(Bytes(std::string_view(value)), &shown));
   }
   *width = ms;
   return Code::kOk;

@@ -24,7 +24,7 @@ bool BucketStart(int64_t time_ms, int64_t width, int64_t* start);
 bool BucketHolds(int64_t start, int64_t width, int64_t time_ms);
 
 // The `bucket` option of `args` (kDefaultBucket when absent) as a positive number of ms; kInvalidArgument
-// naming the map, the option and the value otherwise.
+// naming the option and the value otherwise (the host puts the map's name in front).
 Code ParseBucketOption(const PluginArgs& args, int64_t* width, ErrorBuffer* error);
 
 // <value> text with XML whitespace around it removed.
