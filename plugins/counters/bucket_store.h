@@ -23,11 +23,10 @@
 #include <cstdint>
 #include <string>
 
+#include "buckets.h"
 #include "planb/encoding.h"
 #include "planb/keyed_rows.h"
 #include "planb/plugin.h"
-
-#include "buckets.h"
 
 namespace planb::counters {
 
@@ -94,8 +93,8 @@ class BucketStore final : public Store {
     uint8_t suffix[kStartSize];
     PutOrderedI64(suffix, lookup.time_ms);
     KeySearch search;
-    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(suffix, kStartSize), Seek::kAtOrBefore,
-                             Intent::kRead, &search, error);
+    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(suffix, kStartSize), Seek::kAtOrBefore, Intent::kRead,
+                             &search, error);
     if (code != Code::kOk) return code;
     Bytes key;
     BucketRow<Agg> found;
@@ -117,8 +116,7 @@ class BucketStore final : public Store {
 
   // Retention: a row goes when its whole bucket lies before the cut (start + width <= retain_from_ms); a bucket
   // holding the cut stays whole, so a count is never partly dropped. Condensation is not declared yet.
-  Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,
-                ErrorBuffer* error) override {
+  Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats, ErrorBuffer* error) override {
     if (!request.retain) return Code::kOk;
     MDB_val k;
     MDB_val v;
@@ -214,8 +212,8 @@ class BucketStore final : public Store {
     }
     if (search.key_found) {  // a narrower row of the key may start inside the new interval
       KeySearch next;
-      code = FindKeyedRow(table, *scheme_, key, Bytes(suffix, kStartSize), Seek::kAtOrAfter, Intent::kRead, &next,
-                          error);
+      code =
+          FindKeyedRow(table, *scheme_, key, Bytes(suffix, kStartSize), Seek::kAtOrAfter, Intent::kRead, &next, error);
       if (code != Code::kOk && code != Code::kNotFound) return code;
       if (code == Code::kOk) {
         Bytes found_key;
@@ -233,14 +231,14 @@ class BucketStore final : public Store {
   }
 
   // Adds `more` into the row `search` found (the cursor is on it), rewriting its aggregate in place.
-  Code AddInPlace(const Table& table, Bytes key, const KeySearch& search, const BucketRow<Agg>& found,
-                  const Agg& more, ErrorBuffer* error) const {
+  Code AddInPlace(const Table& table, Bytes key, const KeySearch& search, const BucketRow<Agg>& found, const Agg& more,
+                  ErrorBuffer* error) const {
     Agg sum = found.agg;
     if (!sum.Add(more)) {
       Escaped shown;
       IsoTime start;
-      return Fail(error, Code::kInvalidArgument, "%s key '%s', bucket starting %s: the sum leaves its range",
-                  row_kind_, Escape(key, &shown), FormatTime(found.start, &start));
+      return Fail(error, Code::kInvalidArgument, "%s key '%s', bucket starting %s: the sum leaves its range", row_kind_,
+                  Escape(key, &shown), FormatTime(found.start, &start));
     }
     // Copies first: the views point into the page the write replaces.
     const std::string row_key(static_cast<const char*>(search.row_key.mv_data), search.row_key.mv_size);

@@ -33,8 +33,8 @@ Code ParseBucketOption(const PluginArgs& args, int64_t* width, ErrorBuffer* erro
   if (!ParseDuration(value, &ms) || ms <= 0) {
     Escaped shown;
     return Fail(error, Code::kInvalidArgument,
-                "option %s = '%s' is not a positive duration (e.g. 500ms, 10s, 1m, 1h, 1d or PT1H30M)",
-                kBucketOption, Escape(Bytes(std::string_view(value)), &shown));
+                "option %s = '%s' is not a positive duration (e.g. 500ms, 10s, 1m, 1h, 1d or PT1H30M)", kBucketOption,
+                Escape(Bytes(std::string_view(value)), &shown));
   }
   *width = ms;
   return Code::kOk;
@@ -101,9 +101,9 @@ const char* FormatTime(int64_t ms, IsoTime* out) {
   const int64_t d = doy - (153 * mp + 2) / 5 + 1;
   const int64_t m = mp < 10 ? mp + 3 : mp - 9;
   const int64_t y = static_cast<int64_t>(yoe + era * 400) + (m <= 2);
-  std::snprintf(out->text, sizeof(out->text), "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64
-                ":%02" PRId64 ".%03" PRId64 "Z", y, m, d, rem / 3600000, rem / 60000 % 60, rem / 1000 % 60,
-                rem % 1000);
+  std::snprintf(out->text, sizeof(out->text),
+                "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%03" PRId64 "Z", y,
+                m, d, rem / 3600000, rem / 60000 % 60, rem / 1000 % 60, rem % 1000);
   return out->text;
 }
 

@@ -7,11 +7,10 @@
 // big-endian two's complement.
 #include <cstdint>
 
-#include "planb/encoding.h"
-#include "planb/plugin.h"
-
 #include "bucket_store.h"
 #include "buckets.h"
+#include "planb/encoding.h"
+#include "planb/plugin.h"
 
 namespace planb::counters {
 namespace {

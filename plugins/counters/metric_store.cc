@@ -11,11 +11,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "planb/encoding.h"
-#include "planb/plugin.h"
-
 #include "bucket_store.h"
 #include "buckets.h"
+#include "planb/encoding.h"
+#include "planb/plugin.h"
 
 namespace planb::counters {
 namespace {
@@ -56,8 +55,8 @@ struct Stats {
     }
     double v = 0;
     if (!ParseDecimal(TrimValue(record.value), &v)) {
-      return Fail(error, Code::kInvalidArgument,
-                  "<value> '%s' is not a finite decimal number (e.g. 12, -0.5, 1.5e3)", Escape(record.value, &shown));
+      return Fail(error, Code::kInvalidArgument, "<value> '%s' is not a finite decimal number (e.g. 12, -0.5, 1.5e3)",
+                  Escape(record.value, &shown));
     }
     out->count = 1;
     out->sum = out->min = out->max = v;

@@ -144,8 +144,7 @@ inline Status PutCounts(const std::shared_ptr<MapEnv>& env, const std::vector<Co
 }
 
 // The host's merge of `batch` into `shard` under `batch_id` (exactly once per shard).
-inline Status HostMerge(const MapEnv& batch, const MapEnv& shard, const std::string& batch_id,
-                        MapMergeResult* result) {
+inline Status HostMerge(const MapEnv& batch, const MapEnv& shard, const std::string& batch_id, MapMergeResult* result) {
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(batch.env(), MDB_RDONLY));
   return MergeIntoShard(batch.plugins(), batch, txn.get(), shard, batch_id, 1700000000000, result);

@@ -31,10 +31,10 @@ std::string Ref(const std::string& map, const std::string& key, const std::strin
 
 TEST(CountersCli, LoadsAndLooksUpBuckets) {
   CliEnv env(kConfig);
-  const std::string file = env.Write(
-      "a.xml", ReferenceData(Ref("hits", "/index", "2024-01-01T10:15:00Z", "") + "\n" +
-                             Ref("hits", "/index", "2024-01-01T10:59:59.999Z", "3") + "\n" +
-                             Ref("latency", "api", "2024-01-01T10:00:05Z", "11498.189")));
+  const std::string file =
+      env.Write("a.xml", ReferenceData(Ref("hits", "/index", "2024-01-01T10:15:00Z", "") + "\n" +
+                                       Ref("hits", "/index", "2024-01-01T10:59:59.999Z", "3") + "\n" +
+                                       Ref("latency", "api", "2024-01-01T10:00:05Z", "11498.189")));
   const ProcessResult load = env.Load({file});
   ASSERT_EQ(load.exit_code, 0) << load.err;
   const ProcessResult hit = env.Run({"lookup", "hits", "/index", "--time", "2024-01-01T10:00:00Z"});

@@ -38,7 +38,8 @@ bool Contains(const std::string& text, std::string_view part) { return text.find
 
 // One <reference> of map `map` (empty `value`: none).
 std::string Ref(const std::string& map, const std::string& key, int64_t time_ms, const std::string& value) {
-  std::string xml = "<reference><map>" + map + "</map><time>" + FormatIsoTime(time_ms) + "</time><key>" + key + "</key>";
+  std::string xml =
+      "<reference><map>" + map + "</map><time>" + FormatIsoTime(time_ms) + "</time><key>" + key + "</key>";
   if (!value.empty()) xml += "<value>" + value + "</value>";
   return xml + "</reference>\n";
 }
@@ -136,7 +137,7 @@ TEST(CountersOptionTest, ABucketThatIsNotAPositiveDurationIsRefusedNamingMapAndO
 TEST(CountersOptionTest, BucketsTakeTheConfigsDurationSyntax) {
   TempDir dir;
   const std::pair<const char*, int64_t> cases[] = {
-      {"500ms", 500}, {"10s", 10000}, {"1m", 60000},  {"1h", kHour},         {"1d", 24 * kHour},
+      {"500ms", 500},      {"10s", 10000},          {"1m", 60000},    {"1h", kHour},           {"1d", 24 * kHour},
       {"P1D", 24 * kHour}, {"PT1H30M", 90 * 60000}, {"pt0.25s", 250}, {"P1W", 7 * 24 * kHour}, {"7", -1}};
   int n = 0;
   for (const auto& [text, width] : cases) {

@@ -141,8 +141,12 @@ TEST_P(HistogramStoreTest, ExtremeTimesHaveBucketsOrAClearError) {
 
 TEST_P(HistogramStoreTest, ValuesAreWholeNumbersDefaultingToOne) {
   auto plugins = Plugins("");  // default 1m
-  auto env = Batch(plugins, {{"a", 10, {}}, {"a", 20, "41"}, {"a", 30, " \n\t7\r\n"}, {"a", 40, "-9"},
-                             {"b", kMinute, "0"}, {"c", 5, "9223372036854775807"}});
+  auto env = Batch(plugins, {{"a", 10, {}},
+                             {"a", 20, "41"},
+                             {"a", 30, " \n\t7\r\n"},
+                             {"a", 40, "-9"},
+                             {"b", kMinute, "0"},
+                             {"c", 5, "9223372036854775807"}});
   EXPECT_TRUE(Count(GetBucket(*env, "a", 0), "a", 0, 40));
   EXPECT_TRUE(Count(GetBucket(*env, "a", kMinute - 1), "a", 0, 40));
   EXPECT_TRUE(Miss(GetBucket(*env, "a", kMinute)));  // the default bucket is 1m
@@ -153,12 +157,18 @@ TEST_P(HistogramStoreTest, ValuesAreWholeNumbersDefaultingToOne) {
 TEST_P(HistogramStoreTest, MalformedValuesAreRefusedAndWriteNothing) {
   auto plugins = Plugins("1m");
   auto env = Batch(plugins, {{"a", 0, "3"}});
-  const std::vector<std::pair<std::string, std::string>> bad = {
-      {"abc", "not a whole number"}, {"1.5", "not a whole number"}, {"", "not a whole number"},
-      {"  ", "not a whole number"}, {"+1", "not a whole number"},   {"0x10", "not a whole number"},
-      {"1 2", "not a whole number"}, {"1e3", "not a whole number"}, {"--1", "not a whole number"},
-      {"9223372036854775808", "out of range"}, {"-9223372036854775809", "out of range"},
-      {std::string("1\0", 2), "not a whole number"}};
+  const std::vector<std::pair<std::string, std::string>> bad = {{"abc", "not a whole number"},
+                                                                {"1.5", "not a whole number"},
+                                                                {"", "not a whole number"},
+                                                                {"  ", "not a whole number"},
+                                                                {"+1", "not a whole number"},
+                                                                {"0x10", "not a whole number"},
+                                                                {"1 2", "not a whole number"},
+                                                                {"1e3", "not a whole number"},
+                                                                {"--1", "not a whole number"},
+                                                                {"9223372036854775808", "out of range"},
+                                                                {"-9223372036854775809", "out of range"},
+                                                                {std::string("1\0", 2), "not a whole number"}};
   for (const auto& [value, why] : bad) {
     const Status s = PutCounts(env, {{"a", 0, "5"}, {"b", 0, value}});  // the whole transaction fails
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << "'" << value << "'";

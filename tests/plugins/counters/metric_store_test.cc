@@ -68,8 +68,8 @@ std::string Shortest(double d) {
   if (b.code != Code::kOk || b.key != key || b.start != start || b.count != want.count || b.sum != want.sum ||
       b.min != want.min || b.max != want.max || b.mean != want.sum / static_cast<double>(want.count)) {
     return ::testing::AssertionFailure() << "got " << ::testing::PrintToString(b) << ", want count " << want.count
-                                         << " sum " << want.sum << " min " << want.min << " max " << want.max
-                                         << " at " << start;
+                                         << " sum " << want.sum << " min " << want.min << " max " << want.max << " at "
+                                         << start;
   }
   return ::testing::AssertionSuccess();
 }
@@ -103,8 +103,7 @@ class MetricStoreTest : public ::testing::TestWithParam<SchemeParam> {
 };
 
 TEST_P(MetricStoreTest, AggregatesCountSumMinMaxAndMean) {
-  auto env = Batch({{"a", 0, "3"}, {"a", 10, "-1.5"}, {"a", 59999, " 4.5e1 "}, {"a", kMinute, "0.25"},
-                    {"b", -1, "7"}});
+  auto env = Batch({{"a", 0, "3"}, {"a", 10, "-1.5"}, {"a", 59999, " 4.5e1 "}, {"a", kMinute, "0.25"}, {"b", -1, "7"}});
   EXPECT_TRUE(Is(GetBucket(*env, "a", 30000), "a", 0, {3, 46.5, -1.5, 45}));
   EXPECT_TRUE(Is(GetBucket(*env, "a", kMinute + 1), "a", kMinute, {1, 0.25, 0.25, 0.25}));
   EXPECT_TRUE(Is(GetBucket(*env, "b", -kMinute), "b", -kMinute, {1, 7, 7, 7}));
@@ -113,7 +112,10 @@ TEST_P(MetricStoreTest, AggregatesCountSumMinMaxAndMean) {
 }
 
 TEST_P(MetricStoreTest, SumsComeBackAsTheExactDouble) {
-  auto env = Batch({{"a", 0, "11498.189"}, {"b", 0, "0.1"}, {"b", 1, "0.2"}, {"c", 0, "5e-324"},
+  auto env = Batch({{"a", 0, "11498.189"},
+                    {"b", 0, "0.1"},
+                    {"b", 1, "0.2"},
+                    {"c", 0, "5e-324"},
                     {"d", 0, "1.7976931348623157e308"}});
   const Bucket a = GetBucket(*env, "a", 0);
   EXPECT_EQ(a.sum, 11498.189);
@@ -136,8 +138,9 @@ TEST_P(MetricStoreTest, SumsComeBackAsTheExactDouble) {
 TEST_P(MetricStoreTest, MalformedValuesAreRefusedAndWriteNothing) {
   auto env = Batch({{"a", 0, "1"}});
   const std::vector<std::optional<std::string>> bad = {
-      std::nullopt, "", " ", "abc", "nan", "NaN", "inf", "-inf", "infinity", "1e400", "-1e400", "1,5", "0x10",
-      "+1", "1.5.2", "1 2", "12abc", std::string("1\0", 2), "--1", "."};
+      std::nullopt, "",       " ",   "abc",  "nan", "NaN",   "inf", "-inf",  "infinity",
+      "1e400",      "-1e400", "1,5", "0x10", "+1",  "1.5.2", "1 2", "12abc", std::string("1\0", 2),
+      "--1",        "."};
   for (const auto& value : bad) {
     const Status s = PutCounts(env, {{"a", 5, "2"}, {"b", 0, value}});
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << "'" << value.value_or("(none)") << "'";
