@@ -81,6 +81,12 @@ class BucketStore final : public Store {
         BucketRow<Agg> row;
         Code code = Decode(batch, Bytes(k), Bytes(v), &key, &row, error);
         if (code != Code::kOk) return code;
+        int64_t aligned = 0;
+        if (!BucketStart(row.start, row.width, &aligned) || aligned != row.start) {
+          return Fail(error, Code::kCorruption,
+                      "a batch's %s row has a bucket of %lld ms starting at %lld ms: not aligned", row_kind_,
+                      static_cast<long long>(row.width), static_cast<long long>(row.start));
+        }
         code = AddRow(shard, key, row, error);
         if (code != Code::kOk) return code;
         ++stats->rows_written;

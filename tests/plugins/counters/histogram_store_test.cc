@@ -12,6 +12,7 @@
 
 #include "host/ingest/load_job.h"
 #include "host/storage/map_reader.h"
+#include "planb/encoding.h"
 #include "plugins/counters/bucket_fixture.h"
 #include "support/heap_trap.h"
 #include "support/maintain_fixture.h"
@@ -364,6 +365,33 @@ TEST_P(HistogramStoreTest, RowsOfAnotherWidthAddIntoAWiderBucketOrAreRefused) {
   EXPECT_EQ(t.code(), Code::kInvalidArgument) << t.message();
   EXPECT_TRUE(Count(GetBucket(*minutes_only, "b", 30 * kMinute), "b", 30 * kMinute, 1));
   EXPECT_TRUE(Miss(GetBucket(*minutes_only, "b", 0)));
+}
+
+TEST_P(HistogramStoreTest, ABatchRowWithABadWidthIsRefusedAndTheShardKept) {
+  auto plugins = Plugins("1m");
+  auto shard = Batch(plugins, {{"a", kMinute, {}}});
+  for (uint64_t width : {uint64_t{0}, uint64_t{7}, uint64_t{1} << 63}) {
+    auto batch = Batch(plugins, {{"a", kMinute, {}}});
+    {
+      // The width is the 8 bytes before the count, at the end of the row's value.
+      Txn txn;
+      ASSERT_TRUE(txn.Begin(batch->env(), 0).ok());
+      Cursor cursor;
+      ASSERT_TRUE(cursor.Open(txn.get(), batch->data()).ok());
+      Bytes k;
+      Bytes v;
+      ASSERT_TRUE(cursor.Get(MDB_FIRST, &k, &v));
+      std::string key(k.view());
+      std::string value(v.view());
+      PutU64(reinterpret_cast<uint8_t*>(&value[value.size() - 16]), width);
+      cursor.Close();
+      ASSERT_TRUE(txn.Put(batch->data(), Bytes(key), Bytes(value)).ok());
+      ASSERT_TRUE(txn.Commit().ok());
+    }
+    const Status s = MergeInto(batch, shard);
+    EXPECT_EQ(s.code(), Code::kCorruption) << width << ": " << s.message();
+    EXPECT_TRUE(Count(GetBucket(*shard, "a", kMinute), "a", kMinute, 1));
+  }
 }
 
 TEST_P(HistogramStoreTest, DeleteRowRemovesOneBucket) {
