@@ -3,8 +3,8 @@
 // duration, default 1m), aligned to the Unix epoch. A lookup at T returns the count of the bucket holding T.
 // Merges add: the host merges each batch into a shard once (loading a file again is a new batch and counts again).
 //
-// On-disk format (version 1; bump kVersion if it changes): bucket_store.h, with Agg = the count as 8 bytes,
-// big-endian two's complement.
+// On-disk format (version 1; bump kVersion if it changes): bucket_store.h, with the aggregate = the count as 8
+// bytes, big-endian two's complement.
 #include <cstdint>
 
 #include "bucket_store.h"
@@ -18,46 +18,45 @@ namespace {
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kCountField = 2;  // Count's position in kFields
 
-struct Count {
-  static constexpr uint32_t kSize = 8;
-  int64_t count = 0;
-
-  static Code FromRecord(const Record& record, Count* out, ErrorBuffer* error) {
-    if (!record.has_value) {
-      out->count = 1;
-      return Code::kOk;
-    }
+Code FromRecord(const Record& record, uint8_t* out, ErrorBuffer* error) {
+  int64_t count = 1;
+  if (record.has_value) {
     Escaped shown;
     if (record.value_type != ValueType::kString) {
       return Fail(error, Code::kInvalidArgument, "<value> of a histogram record must be a whole number, not XML");
     }
-    const Bytes text = TrimValue(record.value);
     bool out_of_range = false;
-    if (!ParseWholeNumber(text, &out->count, &out_of_range)) {
+    if (!ParseWholeNumber(TrimValue(record.value), &count, &out_of_range)) {
       return Fail(error, Code::kInvalidArgument,
                   out_of_range ? "<value> '%s' is out of range (a signed 64-bit whole number)"
                                : "<value> '%s' is not a whole number (e.g. 1, 42, -3)",
                   Escape(record.value, &shown));
     }
-    return Code::kOk;
   }
-
-  bool Add(const Count& more) { return !__builtin_add_overflow(count, more.count, &count); }
-  void Encode(uint8_t* out) const { PutU64(out, static_cast<uint64_t>(count)); }
-  static bool Decode(const uint8_t* in, Count* out) {
-    out->count = static_cast<int64_t>(GetU64(in));
-    return true;
-  }
-  void Fill(Row* row) const {
-    if (row->own_field_count > kCountField) row->own_fields[kCountField].number = count;
-  }
-};
-
-Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  return CreateBucketStore<Count>(args, error, "histogram");
+  PutU64(out, static_cast<uint64_t>(count));
+  return Code::kOk;
 }
 
-void Destroy(Store* store) noexcept { delete static_cast<BucketStore<Count>*>(store); }
+bool Add(uint8_t* into, const uint8_t* more) {
+  int64_t sum;
+  if (__builtin_add_overflow(static_cast<int64_t>(GetU64(into)), static_cast<int64_t>(GetU64(more)), &sum)) {
+    return false;
+  }
+  PutU64(into, static_cast<uint64_t>(sum));
+  return true;
+}
+
+bool Valid(const uint8_t*) { return true; }  // every 64-bit pattern is a count
+
+void Fill(const uint8_t* bytes, Row* row) {
+  if (row->own_field_count > kCountField) row->own_fields[kCountField].number = static_cast<int64_t>(GetU64(bytes));
+}
+
+const Aggregate kCount = {"histogram", 8, &FromRecord, &Add, &Valid, &Fill};
+
+Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept { return CreateBucketStore(args, error, kCount); }
+
+void Destroy(Store* store) noexcept { DestroyBucketStore(store); }
 
 const FieldSpec kFields[] = {
     {"Key", FieldKind::kText, RowField::kKey},

@@ -5,8 +5,9 @@
 // again). Sums are IEEE doubles added in merge order, so shards that merged the same batches in another order
 // may differ in the last bits of a sum.
 //
-// On-disk format (version 1; bump kVersion if it changes): bucket_store.h, with Agg = count (8 bytes, big-endian
-// two's complement, > 0), then sum, min and max (8 bytes each: the IEEE-754 bits, big-endian; finite, min <= max).
+// On-disk format (version 1; bump kVersion if it changes): bucket_store.h, with the aggregate = count (8 bytes,
+// big-endian two's complement, > 0), then sum, min and max (8 bytes each: the IEEE-754 bits, big-endian; finite,
+// min <= max).
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -41,70 +42,68 @@ double GetDouble(const uint8_t* in) {
 }
 
 struct Stats {
-  static constexpr uint32_t kSize = 32;
   int64_t count = 0;
   double sum = 0;
   double min = 0;
   double max = 0;
-
-  static Code FromRecord(const Record& record, Stats* out, ErrorBuffer* error) {
-    if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value> (a number)");
-    Escaped shown;
-    if (record.value_type != ValueType::kString) {
-      return Fail(error, Code::kInvalidArgument, "<value> of a metric record must be a number, not XML");
-    }
-    double v = 0;
-    if (!ParseDecimal(TrimValue(record.value), &v)) {
-      return Fail(error, Code::kInvalidArgument, "<value> '%s' is not a finite decimal number (e.g. 12, -0.5, 1.5e3)",
-                  Escape(record.value, &shown));
-    }
-    out->count = 1;
-    out->sum = out->min = out->max = v;
-    return Code::kOk;
-  }
-
-  bool Add(const Stats& more) {
-    int64_t count_sum;
-    const double total = sum + more.sum;
-    if (__builtin_add_overflow(count, more.count, &count_sum) || !std::isfinite(total)) return false;
-    count = count_sum;
-    sum = total;
-    min = std::fmin(min, more.min);
-    max = std::fmax(max, more.max);
-    return true;
-  }
-
-  void Encode(uint8_t* out) const {
-    PutU64(out, static_cast<uint64_t>(count));
-    PutDouble(out + 8, sum);
-    PutDouble(out + 16, min);
-    PutDouble(out + 24, max);
-  }
-
-  static bool Decode(const uint8_t* in, Stats* out) {
-    out->count = static_cast<int64_t>(GetU64(in));
-    out->sum = GetDouble(in + 8);
-    out->min = GetDouble(in + 16);
-    out->max = GetDouble(in + 24);
-    return out->count > 0 && std::isfinite(out->sum) && std::isfinite(out->min) && std::isfinite(out->max) &&
-           out->min <= out->max;
-  }
-
-  void Fill(Row* row) const {
-    if (row->own_field_count <= kMeanField) return;
-    row->own_fields[kCountField].number = count;
-    row->own_fields[kSumField].real = sum;
-    row->own_fields[kMinField].real = min;
-    row->own_fields[kMaxField].real = max;
-    row->own_fields[kMeanField].real = sum / static_cast<double>(count);
-  }
 };
 
-Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
-  return CreateBucketStore<Stats>(args, error, "metric");
+void Encode(const Stats& s, uint8_t* out) {
+  PutU64(out, static_cast<uint64_t>(s.count));
+  PutDouble(out + 8, s.sum);
+  PutDouble(out + 16, s.min);
+  PutDouble(out + 24, s.max);
 }
 
-void Destroy(Store* store) noexcept { delete static_cast<BucketStore<Stats>*>(store); }
+Stats DecodeStats(const uint8_t* in) {
+  return Stats{static_cast<int64_t>(GetU64(in)), GetDouble(in + 8), GetDouble(in + 16), GetDouble(in + 24)};
+}
+
+Code FromRecord(const Record& record, uint8_t* out, ErrorBuffer* error) {
+  if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value> (a number)");
+  Escaped shown;
+  if (record.value_type != ValueType::kString) {
+    return Fail(error, Code::kInvalidArgument, "<value> of a metric record must be a number, not XML");
+  }
+  double v = 0;
+  if (!ParseDecimal(TrimValue(record.value), &v)) {
+    return Fail(error, Code::kInvalidArgument, "<value> '%s' is not a finite decimal number (e.g. 12, -0.5, 1.5e3)",
+                Escape(record.value, &shown));
+  }
+  Encode(Stats{1, v, v, v}, out);
+  return Code::kOk;
+}
+
+bool Add(uint8_t* into, const uint8_t* more) {
+  Stats a = DecodeStats(into);
+  const Stats b = DecodeStats(more);
+  int64_t count;
+  const double sum = a.sum + b.sum;
+  if (__builtin_add_overflow(a.count, b.count, &count) || !std::isfinite(sum)) return false;
+  Encode(Stats{count, sum, std::fmin(a.min, b.min), std::fmax(a.max, b.max)}, into);
+  return true;
+}
+
+bool Valid(const uint8_t* bytes) {
+  const Stats s = DecodeStats(bytes);
+  return s.count > 0 && std::isfinite(s.sum) && std::isfinite(s.min) && std::isfinite(s.max) && s.min <= s.max;
+}
+
+void Fill(const uint8_t* bytes, Row* row) {
+  if (row->own_field_count <= kMeanField) return;
+  const Stats s = DecodeStats(bytes);
+  row->own_fields[kCountField].number = s.count;
+  row->own_fields[kSumField].real = s.sum;
+  row->own_fields[kMinField].real = s.min;
+  row->own_fields[kMaxField].real = s.max;
+  row->own_fields[kMeanField].real = s.sum / static_cast<double>(s.count);
+}
+
+const Aggregate kStats = {"metric", 32, &FromRecord, &Add, &Valid, &Fill};
+
+Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept { return CreateBucketStore(args, error, kStats); }
+
+void Destroy(Store* store) noexcept { DestroyBucketStore(store); }
 
 const FieldSpec kFields[] = {
     {"Key", FieldKind::kText, RowField::kKey},
