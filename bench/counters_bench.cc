@@ -18,6 +18,12 @@
 //                                             open in setup): the store's Merge adding each batch row into the
 //                                             shard's, the batch id recorded, the commit.
 // Every batch hits buckets the shard already has (counts grow; rows do not), as a counter's steady state does.
+//
+// Measured (defaults, 2 cores shared with other work, one repetition; x raw of the same run): lookup hits
+// histogram_hashed 1.26, _direct 1.06, metric_hashed 1.60, _direct 1.73; misses 1.03 to 1.35; merges of 20000
+// events histogram_hashed 1.17, _direct 0.92, metric_hashed 1.48, _direct 1.34. A lookup is a seek and at most
+// one step back where raw is one mdb_get of a computed key; a merge searches each row's bucket (and, for a new
+// bucket of a key with rows, its neighbour) where raw finds its key directly.
 #include <benchmark/benchmark.h>
 #include <lmdb.h>
 
