@@ -3,7 +3,8 @@
 //
 // Accepted input (element names and map names case-insensitive; keys case-sensitive):
 //   <referenceData xmlns="reference-data:2">
-//     <reference><map/> [<time/>] (<key/> | <range><from/><to/></range> | <from/><to/>) <value/></reference>
+//     <reference><map/> [<time/>] (<key/> | <range><from/><to/></range> | <from/><to/>) [<value/>]</reference>
+//     (<value> is optional here: store types that need one refuse a record without it, histogram counts it as 1)
 //     <session><map/><key/><time/>[<timeout/>]</session>
 //   </referenceData>
 // A <value> holding child elements becomes ValueType::kXmlFragment: a well-formed fragment that declares every

@@ -31,7 +31,7 @@ std::string ClusterFixture::MapSections() const {
     if (in_section) sections += line + "\n";
   }
   if (in_section) sections += map_extra_;
-  return sections;
+  return sections + extra_map_sections;
 }
 
 // Quick failure detection: a node that does not answer fails the load after 2 x 1 s, not 3 x 5 s + 2 x 10 s.

@@ -34,6 +34,9 @@ class ClusterFixture {
   const std::string& endpoint(int i) const { return endpoints_[i]; }
   // Extra top-level config lines for every node (e.g. "max_batch_size = 1MiB\n"); set before StartNode.
   std::string top_level_extra;
+  // Map sections added after examples/planb.ini's on every node, the processing node and the reference home
+  // (e.g. a histogram map); set before StartNode.
+  std::string extra_map_sections;
 
   // Starts storage node `i` (on a free port the first time, on the same endpoint after) and waits until it
   // serves; false when it did not come up (its log is in the test output).

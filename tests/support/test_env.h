@@ -10,9 +10,9 @@
 
 namespace planb::testing {
 
-// The plugins built with planb: the store types state, temporal, ranged, temporal_ranged, session, and the key
-// schemes hashed, direct, hybrid, lookup_table and variable.
-inline constexpr size_t kBuiltInPlugins = 10;
+// The plugins built with planb: the store types state, temporal, ranged, temporal_ranged, session, histogram,
+// metric, and the key schemes hashed, direct, hybrid, lookup_table and variable.
+inline constexpr size_t kBuiltInPlugins = 12;
 
 // A fresh directory under $TMPDIR, removed (with everything in it) on destruction.
 class TempDir {

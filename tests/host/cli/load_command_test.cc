@@ -258,7 +258,7 @@ TEST(CliLoad, RefusesAReferenceWithoutKey) {
 
 TEST(CliLoad, RefusesAReferenceWithoutValue) {
   ExpectLoadRefused(ReferenceData("  <reference><map>city_to_country</map><key>Paris</key></reference>"),
-                    {"bad.xml:2:3:", "without <value>"});
+                    {"bad.xml:2:3:", "map city_to_country", "<reference> has no <value>"});
 }
 
 TEST(CliLoad, RefusesAMapNotInTheConfig) {

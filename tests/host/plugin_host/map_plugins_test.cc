@@ -195,9 +195,9 @@ TEST_F(MapPluginsTest, LookupTableAndVariableRefuseEachMalformedOption) {
 }
 
 TEST_F(MapPluginsTest, RefusesAnUnknownTypeListingTheKnownOnes) {
-  const std::string message = ErrorOf(MakeMapConfig("m", "histogram", ""), Code::kNotSupported);
+  const std::string message = ErrorOf(MakeMapConfig("m", "sketch", ""), Code::kNotSupported);
   EXPECT_TRUE(Contains(message, "[map.m]")) << message;
-  EXPECT_TRUE(Contains(message, "unknown type 'histogram' (known: ranged, session, state, temporal_ranged, temporal)"))
+  EXPECT_TRUE(Contains(message, "unknown type 'sketch' (known: histogram, metric, ranged, session, state, temporal_ranged, temporal)"))
       << message;
 }
 

@@ -232,10 +232,10 @@ TEST(PluginRegistry, GetOfAnUnknownNameListsTheKnownOnes) {
   EXPECT_TRUE(Contains(s.message(), "direct")) << s.message();
   EXPECT_FALSE(Contains(s.message(), "state")) << s.message();  // only names of the kind asked for
 
-  s = registry.Get(PluginKind::kStoreType, "histogram", &found);
+  s = registry.Get(PluginKind::kStoreType, "sketch", &found);
   EXPECT_EQ(s.code(), Code::kNotSupported);
   EXPECT_TRUE(Contains(s.message(),
-                       "unknown type 'histogram' (known: ranged, session, state, temporal_ranged, temporal)"))
+                       "unknown type 'sketch' (known: histogram, metric, ranged, session, state, temporal_ranged, temporal)"))
       << s.message();
 
   s = registry.Get(PluginKind::kStoreType, "state", &found);

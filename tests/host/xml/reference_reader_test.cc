@@ -189,6 +189,13 @@ TEST(ReferenceReader, AcceptsAnXml11Prolog) {
   EXPECT_EQ(recs[0].value, "v");
 }
 
+TEST(ReferenceReader, ReadsAReferenceWithoutValueForTheStoreTypeToJudge) {
+  auto recs = ReadOk(Doc("<reference><map>m</map><key>k</key></reference>"));
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_FALSE(recs[0].has_value);
+  EXPECT_EQ(recs[0].value, "");
+}
+
 TEST(ReferenceReader, ReadsAnEmptyValueAsAnEmptyString) {
   auto recs =
       ReadOk(Doc("<reference><map>m</map><key>k</key><value/></reference>"
@@ -262,7 +269,6 @@ TEST(ReferenceReaderErrors, RefusesReferencesMissingChildren) {
   ExpectError(Doc("<reference><key>k</key><value>v</value></reference>"), "doc:2:1: ", "<reference> without <map>");
   ExpectError(Doc("<reference><map>m</map><value>v</value></reference>"),
               "doc:2:1: ", "<reference> without <key> or <range>");
-  ExpectError(Doc("<reference><map>m</map><key>k</key></reference>"), "doc:2:1: ", "<reference> without <value>");
   ExpectError(Doc("<reference><map>m</map><from>1</from><value>v</value></reference>"),
               "doc:2:24: ", "<from> without <to>");
   ExpectError(Doc("<reference><map>m</map><to>1</to><value>v</value></reference>"),
