@@ -108,74 +108,6 @@ bool Zone(std::string_view s, size_t* pos, int64_t* offset_ms) {
   return true;
 }
 
-bool MulAdd(int64_t acc, int64_t mul, int64_t add, int64_t* out) {
-  int64_t product;
-  return !__builtin_mul_overflow(acc, mul, &product) && !__builtin_add_overflow(product, add, out);
-}
-
-// Reads one or more digits as an int64, refusing overflow.
-bool Number(std::string_view s, size_t* pos, int64_t* out) {
-  const size_t start = *pos;
-  int64_t v = 0;
-  while (*pos < s.size() && IsDigit(s[*pos])) {
-    if (!MulAdd(v, 10, s[*pos] - '0', &v)) return false;
-    ++*pos;
-  }
-  *out = v;
-  return *pos > start;
-}
-
-char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
-
-// ISO-8601 "PnWnDTnHnMn.nS" (case-insensitive, like java.time.Duration). Only seconds may carry a fraction.
-bool ParseIsoDuration(std::string_view s, int64_t* ms) {
-  size_t pos = 1;  // past 'P'
-  int64_t total = 0;
-  bool any = false;
-  bool in_time = false;
-  // Each designator must come after the previous one: "P1D1W" is refused.
-  int last_rank = -1;
-  while (pos < s.size()) {
-    if (Upper(s[pos]) == 'T') {
-      if (in_time) return false;
-      in_time = true;
-      ++pos;
-      if (pos == s.size()) return false;  // "P1DT" names no time part
-      continue;
-    }
-    int64_t n = 0;
-    if (!Number(s, &pos, &n)) return false;
-    int64_t frac_ms = 0;
-    const bool has_fraction = pos < s.size() && (s[pos] == '.' || s[pos] == ',');
-    if (has_fraction && !Fraction(s, &pos, &frac_ms)) return false;
-    if (pos == s.size()) return false;
-    const char unit = Upper(s[pos++]);
-    int64_t unit_ms;
-    int rank;
-    if (!in_time && unit == 'W') {
-      unit_ms = kMsPerWeek, rank = 0;
-    } else if (!in_time && unit == 'D') {
-      unit_ms = kMsPerDay, rank = 1;
-    } else if (in_time && unit == 'H') {
-      unit_ms = kMsPerHour, rank = 2;
-    } else if (in_time && unit == 'M') {
-      unit_ms = kMsPerMinute, rank = 3;
-    } else if (in_time && unit == 'S') {
-      unit_ms = kMsPerSecond, rank = 4;
-    } else {
-      return false;  // years and months (variable length), or a misplaced designator
-    }
-    if (rank <= last_rank || (has_fraction && unit != 'S')) return false;
-    last_rank = rank;
-    int64_t part;
-    if (!MulAdd(n, unit_ms, frac_ms, &part) || __builtin_add_overflow(total, part, &total)) return false;
-    any = true;
-  }
-  if (!any) return false;
-  *ms = total;
-  return true;
-}
-
 }  // namespace
 
 // A year: four digits, or ISO 8601's expanded form (a sign and 4 to 9 digits), which FormatIsoTime writes for
@@ -250,35 +182,6 @@ std::string FormatIsoTime(int64_t ms) {
                 static_cast<long long>(rem / kMsPerMinute % 60), static_cast<long long>(rem / kMsPerSecond % 60),
                 static_cast<long long>(rem % kMsPerSecond));
   return buf;
-}
-
-bool ParseDuration(std::string_view s, int64_t* ms) {
-  if (s.empty()) return false;
-  if (s[0] == 'P' || s[0] == 'p') return ParseIsoDuration(s, ms);
-  // Short form: digits then exactly one lower-case unit. "m" is minutes; upper-case "M" is refused because in
-  // ISO-8601 it could mean months.
-  size_t pos = 0;
-  int64_t n;
-  if (!Number(s, &pos, &n)) return false;
-  const std::string_view unit = s.substr(pos);
-  int64_t unit_ms;
-  if (unit == "ms") {
-    unit_ms = 1;
-  } else if (unit == "s") {
-    unit_ms = kMsPerSecond;
-  } else if (unit == "m") {
-    unit_ms = kMsPerMinute;
-  } else if (unit == "h") {
-    unit_ms = kMsPerHour;
-  } else if (unit == "d") {
-    unit_ms = kMsPerDay;
-  } else {
-    return false;
-  }
-  int64_t total;
-  if (__builtin_mul_overflow(n, unit_ms, &total)) return false;
-  *ms = total;
-  return true;
 }
 
 }  // namespace planb

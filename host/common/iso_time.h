@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "planb/duration.h"
+
 namespace planb {
 
 // Parses an ISO-8601 date-time such as "2024-01-01T08:10:22.023Z", "2024-01-01T08:10:22Z",
@@ -20,8 +22,6 @@ int64_t CurrentTimeMs();
 // Formats as "2024-01-01T08:10:22.023Z" (always milliseconds, always Z).
 std::string FormatIsoTime(int64_t ms);
 
-// Parses a duration: "15m", "30s", "2h", "1d", "500ms", or ISO-8601 ("PT15M", "P1DT2H", "PT0.5S", "P2W").
-// Years and months are refused (their length varies). Negative durations are refused. False on anything else.
-bool ParseDuration(std::string_view text, int64_t* ms);
+// ParseDuration ("15m", "PT15M"...): planb/duration.h, shared with plugins.
 
 }  // namespace planb

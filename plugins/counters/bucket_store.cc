@@ -269,4 +269,32 @@ Store* CreateBucketStore(const PluginArgs* args, ErrorBuffer* error, const Aggre
 
 void DestroyBucketStore(Store* store) { delete static_cast<BucketStore*>(store); }
 
+namespace {
+const OptionSpec kBucketOptions[] = {
+    {kBucketOption, kDefaultBucket, "width of a time bucket, aligned to the Unix epoch (e.g. 10s, 1m, 1h, 1d)"},
+};
+}  // namespace
+
+PluginDescriptor BucketStoreDescriptor(const char* name, uint32_t version, const char* summary,
+                                       const FieldSpec* fields, uint32_t field_count,
+                                       Store* (*create)(const PluginArgs*, ErrorBuffer*), void (*destroy)(Store*)) {
+  PluginDescriptor d;
+  d.kind = PluginKind::kStoreType;
+  d.name = name;
+  d.version = version;
+  d.summary = summary;
+  d.options = kBucketOptions;
+  d.option_count = sizeof(kBucketOptions) / sizeof(kBucketOptions[0]);
+  d.uses_key_scheme = true;
+  d.key_suffix_size = kStartSize;
+  d.lookup_key = LookupKeyKind::kText;
+  d.lookup_uses_time = true;
+  d.maintenance = kMaintainRetain;
+  d.fields = fields;
+  d.field_count = field_count;
+  d.create_store = create;
+  d.destroy_store = destroy;
+  return d;
+}
+
 }  // namespace planb::counters

@@ -45,4 +45,10 @@ struct Aggregate {
 Store* CreateBucketStore(const PluginArgs* args, ErrorBuffer* error, const Aggregate& aggregate);
 void DestroyBucketStore(Store* store);
 
+// What both types' descriptors share: a text key through the map's scheme, lookups at an instant, the bucket
+// start as the key suffix, retention, and the one option `bucket`; the caller names the type and its fields.
+PluginDescriptor BucketStoreDescriptor(const char* name, uint32_t version, const char* summary,
+                                       const FieldSpec* fields, uint32_t field_count,
+                                       Store* (*create)(const PluginArgs*, ErrorBuffer*), void (*destroy)(Store*));
+
 }  // namespace planb::counters

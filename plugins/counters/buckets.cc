@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "duration.h"
+#include "planb/duration.h"
 
 namespace planb::counters {
 

@@ -116,29 +116,9 @@ const FieldSpec kFields[] = {
 };
 static_assert(sizeof(kFields) / sizeof(kFields[0]) == kMeanField + 1, "Mean is the last field");
 
-const OptionSpec kOptions[] = {
-    {kBucketOption, kDefaultBucket, "width of a time bucket, aligned to the Unix epoch (e.g. 10s, 1m, 1h, 1d)"},
-};
-
-const PluginDescriptor kDescriptor = [] {
-  PluginDescriptor d;
-  d.kind = PluginKind::kStoreType;
-  d.name = "metric";
-  d.version = kVersion;
-  d.summary = "Metric: key + time bucket -> count, sum, min, max, mean of decimal values; merges add";
-  d.options = kOptions;
-  d.option_count = sizeof(kOptions) / sizeof(kOptions[0]);
-  d.uses_key_scheme = true;
-  d.key_suffix_size = kStartSize;
-  d.lookup_key = LookupKeyKind::kText;
-  d.lookup_uses_time = true;
-  d.maintenance = kMaintainRetain;
-  d.fields = kFields;
-  d.field_count = sizeof(kFields) / sizeof(kFields[0]);
-  d.create_store = &Create;
-  d.destroy_store = &Destroy;
-  return d;
-}();
+const PluginDescriptor kDescriptor =
+    BucketStoreDescriptor("metric", kVersion, "Metric: key + time bucket -> count, sum, min, max, mean of decimal values; merges add", kFields,
+                          sizeof(kFields) / sizeof(kFields[0]), &Create, &Destroy);
 
 }  // namespace
 }  // namespace planb::counters

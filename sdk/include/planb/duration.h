@@ -1,24 +1,33 @@
-#include "duration.h"
+// Durations as Plan B's config writes them, for the host and for plugins' options alike (the histogram's
+// `bucket`): the short form "500ms", "10s", "1m", "1h", "1d" (digits, then exactly one lower-case unit; "M" is
+// refused, as ISO-8601 could mean months) or ISO-8601 "PnWnDTnHnMn.nS" (case-insensitive, like
+// java.time.Duration; only seconds take a fraction, to the millisecond), e.g. "PT1H30M". Years and months are
+// refused (their length varies); so is any sign: a duration is never negative. Header-only: no ABI.
+#pragma once
 
-namespace planb::counters {
-namespace {
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
 
-constexpr int64_t kSecond = 1000;
-constexpr int64_t kMinute = 60 * kSecond;
-constexpr int64_t kHour = 60 * kMinute;
-constexpr int64_t kDay = 24 * kHour;
-constexpr int64_t kWeek = 7 * kDay;
+namespace planb {
+namespace duration_internal {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+inline constexpr int64_t kSecond = 1000;
+inline constexpr int64_t kMinute = 60 * kSecond;
+inline constexpr int64_t kHour = 60 * kMinute;
+inline constexpr int64_t kDay = 24 * kHour;
+inline constexpr int64_t kWeek = 7 * kDay;
 
-bool MulAdd(int64_t acc, int64_t mul, int64_t add, int64_t* out) {
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+inline char Upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+inline bool MulAdd(int64_t acc, int64_t mul, int64_t add, int64_t* out) {
   int64_t product;
   return !__builtin_mul_overflow(acc, mul, &product) && !__builtin_add_overflow(product, add, out);
 }
 
 // One or more digits as an int64, refusing overflow.
-bool Number(std::string_view s, size_t* pos, int64_t* out) {
+inline bool Number(std::string_view s, size_t* pos, int64_t* out) {
   const size_t start = *pos;
   int64_t v = 0;
   while (*pos < s.size() && IsDigit(s[*pos])) {
@@ -30,7 +39,7 @@ bool Number(std::string_view s, size_t* pos, int64_t* out) {
 }
 
 // ".nnn" or ",nnn" as milliseconds (digits past the third are ignored, as the host does); none is 0.
-bool Fraction(std::string_view s, size_t* pos, int64_t* ms) {
+inline bool Fraction(std::string_view s, size_t* pos, int64_t* ms) {
   *ms = 0;
   if (*pos >= s.size() || (s[*pos] != '.' && s[*pos] != ',')) return true;
   ++*pos;
@@ -45,7 +54,7 @@ bool Fraction(std::string_view s, size_t* pos, int64_t* ms) {
   return true;
 }
 
-bool ParseIsoDuration(std::string_view s, int64_t* ms) {
+inline bool ParseIsoDuration(std::string_view s, int64_t* ms) {
   size_t pos = 1;  // past 'P'
   int64_t total = 0;
   bool any = false;
@@ -90,9 +99,11 @@ bool ParseIsoDuration(std::string_view s, int64_t* ms) {
   return true;
 }
 
-}  // namespace
+}  // namespace duration_internal
 
-bool ParseDuration(std::string_view s, int64_t* ms) {
+// False when `text` is not a duration or it overflows a signed 64-bit count of milliseconds.
+inline bool ParseDuration(std::string_view s, int64_t* ms) {
+  using namespace duration_internal;
   if (s.empty()) return false;
   if (s[0] == 'P' || s[0] == 'p') return ParseIsoDuration(s, ms);
   size_t pos = 0;
@@ -113,7 +124,10 @@ bool ParseDuration(std::string_view s, int64_t* ms) {
   } else {
     return false;
   }
-  return !__builtin_mul_overflow(n, unit_ms, ms);
+  int64_t total;
+  if (__builtin_mul_overflow(n, unit_ms, &total)) return false;
+  *ms = total;
+  return true;
 }
 
-}  // namespace planb::counters
+}  // namespace planb
