@@ -1,4 +1,4 @@
-// The planb configuration file (INI, read with Boost.Program_options) and its validation.
+// The planb configuration file (INI, read exactly by host/config/ini_reader.h) and its validation.
 //
 //   home = /var/lib/planb            # optional; --home overrides it; default ./planb-home
 //   plugin_dir = /opt/planb/plugins  # repeatable; default: the plugins installed or built with planb

@@ -1,15 +1,14 @@
 #include "host/config/ini_reader.h"
 
-#include <exception>
-#include <sstream>
-
-#include <boost/program_options/options_description.hpp>
-#include <boost/program_options/parsers.hpp>
+#include <cstdio>
 
 namespace planb {
 namespace {
 
-constexpr std::string_view kBlank = " \t\r\n";
+constexpr std::string_view kBlank = " \t";
+constexpr std::string_view kBom = "\xEF\xBB\xBF";
+
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
 
 std::string_view Trim(std::string_view s) {
   const size_t begin = s.find_first_not_of(kBlank);
@@ -17,76 +16,64 @@ std::string_view Trim(std::string_view s) {
   return s.substr(begin, s.find_last_not_of(kBlank) - begin + 1);
 }
 
-// Boost's own line handling (common_config_file_iterator::get, Boost 1.74): '#' starts a comment, the
-// rest is trimmed of " \t\r\n", and "[...]" is a header whatever it holds.
-std::string_view CleanLine(std::string_view line) { return Trim(line.substr(0, line.find('#'))); }
+// Where a lone '#' starts an inline comment, or npos. A '#' touching other text is text: Z85 keys hold '#'.
+size_t InlineComment(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '#') continue;
+    const bool starts_word = i == 0 || IsBlank(line[i - 1]);
+    const bool ends_word = i + 1 == line.size() || IsBlank(line[i + 1]);
+    if (starts_word && ends_word) return i;
+  }
+  return std::string_view::npos;
+}
 
-bool IsHeader(std::string_view s) { return s.size() >= 2 && s.front() == '[' && s.back() == ']'; }
-
-// The prefix Boost puts before the keys under `raw_header` (the untrimmed text between the brackets).
-std::string BoostPrefix(std::string_view raw_header) {
-  std::string prefix(raw_header);
-  if (!prefix.empty() && prefix.back() != '.') prefix += '.';
-  return prefix;
+// Index of the first control character other than tab, or npos. DEL counts: nothing in a config needs it.
+size_t FindControl(std::string_view line) {
+  for (size_t i = 0; i < line.size(); ++i) {
+    const auto c = static_cast<unsigned char>(line[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return i;
+  }
+  return std::string_view::npos;
 }
 
 }  // namespace
 
-// Boost flattens "[s] k = v" into the key "s.k", which loses where a section ends: [map.a.b] and
-// [map.a] with key "b.type" look the same, [map] and [map.] too, and a header with no keys vanishes.
-// So a first pass finds the headers and counts the key lines under each, and Boost's options (in file
-// order) are dealt out by those counts. The first pass also refuses "[]" before Boost sees it: Boost
-// reads the last character of the empty section name.
+// Boost.Program_options (which this replaces) cut every line at its first '#', so a Z85 key holding '#' lost
+// its tail without a word; its line handling could not be told otherwise, hence this reader.
 Status ReadIni(std::string_view name, std::string_view text, std::vector<IniSection>* sections) {
+  if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
   std::vector<IniSection> result(1);
-  std::vector<std::string> prefixes(1);
-  std::vector<size_t> key_lines(1, 0);
-  for (size_t pos = 0; pos <= text.size();) {
+  size_t line_number = 0;
+  for (size_t pos = 0; pos < text.size();) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = CleanLine(text.substr(pos, end - pos));
+    std::string_view line = text.substr(pos, end - pos);
     pos = end + 1;
-    if (line.empty()) continue;
-    if (!IsHeader(line)) {
-      ++key_lines.back();
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::string where = std::string(name) + ": line " + std::to_string(line_number) + ": ";
+    if (const size_t at = FindControl(line); at != std::string_view::npos) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(line[at]));
+      return Status::Invalid(where + "control character " + code + " at column " + std::to_string(at + 1));
+    }
+    line = Trim(line);
+    if (line.empty() || line.front() == '#' || line.front() == ';') continue;
+    line = Trim(line.substr(0, InlineComment(line)));
+    if (line.front() == '[') {
+      if (line.back() != ']') return Status::Invalid(where + "'" + std::string(line) + "' has no closing ']'");
+      const std::string_view header = Trim(line.substr(1, line.size() - 2));
+      if (header.empty()) return Status::Invalid(where + "'" + std::string(line) + "' is a section with no name");
+      result.push_back(IniSection{std::string(header), {}});
       continue;
     }
-    const std::string_view raw_header = line.substr(1, line.size() - 2);
-    if (Trim(raw_header).empty()) {
-      return Status::Invalid(std::string(name) + ": '" + std::string(line) + "' is a section with no name");
+    const size_t equals = line.find('=');
+    if (equals == std::string_view::npos) {
+      return Status::Invalid(where + "'" + std::string(line) + "' is neither [section] nor key = value");
     }
-    result.push_back(IniSection{std::string(Trim(raw_header)), {}});
-    prefixes.push_back(BoostPrefix(raw_header));
-    key_lines.push_back(0);
-  }
-
-  std::vector<boost::program_options::option> options;
-  try {
-    std::istringstream in{std::string(text)};
-    options = boost::program_options::parse_config_file(
-                  in, boost::program_options::options_description(), /*allow_unregistered=*/true)
-                  .options;
-  } catch (const std::exception& e) {
-    return Status::Invalid(std::string(name) + ": " + e.what());
-  }
-
-  size_t next = 0;
-  for (size_t i = 0; i < result.size(); ++i) {
-    const std::string where = std::string(name) + (i == 0 ? "" : ": [" + result[i].header + "]");
-    for (size_t n = 0; n < key_lines[i]; ++n, ++next) {
-      // Only a Boost whose line rules differ from CleanLine's could get here.
-      if (next >= options.size() || options[next].string_key.compare(0, prefixes[i].size(), prefixes[i]) != 0) {
-        return Status::Internal(where + ": the INI reader lost track of the sections");
-      }
-      const boost::program_options::option& option = options[next];
-      std::string key = option.string_key.substr(prefixes[i].size());
-      std::string value = option.value.empty() ? std::string() : option.value.front();
-      if (key.empty()) return Status::Invalid(where + ": '= " + value + "' has no key before the '='");
-      result[i].entries.emplace_back(std::move(key), std::move(value));
-    }
-  }
-  if (next != options.size()) {
-    return Status::Internal(std::string(name) + ": the INI reader lost track of the sections");
+    const std::string_view key = Trim(line.substr(0, equals));
+    if (key.empty()) return Status::Invalid(where + "'" + std::string(line) + "' has no key before the '='");
+    result.back().entries.emplace_back(std::string(key), std::string(Trim(line.substr(equals + 1))));
   }
   *sections = std::move(result);
   return Status::Ok();

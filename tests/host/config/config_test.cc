@@ -282,7 +282,7 @@ TEST(ParseConfig, RefusesUnknownSectionKind) {
 TEST(ParseConfig, RefusesSectionWithoutName) {
   EXPECT_EQ(ErrorOf("[map.]\ntype = state\n"), "planb.ini: [map.]: section needs a name, as in [map.NAME]");
   EXPECT_TRUE(Contains(ErrorOf("[map]\ntype = state\n"), "[map]: section needs a name"));
-  EXPECT_TRUE(Contains(ErrorOf("[]\ntype = state\n"), "planb.ini: '[]' is a section with no name"));
+  EXPECT_TRUE(Contains(ErrorOf("[]\ntype = state\n"), "planb.ini: line 1: '[]' is a section with no name"));
   EXPECT_TRUE(Contains(ErrorOf("[  ]\n"), "is a section with no name"));
 }
 
@@ -378,8 +378,8 @@ TEST(ParseConfig, RefusesLineWithoutEquals) {
 }
 
 TEST(ParseConfig, RefusesEmptyKey) {
-  EXPECT_EQ(ErrorOf("[map.city]\ntype = state\n= 5\n"), "planb.ini: [map.city]: '= 5' has no key before the '='");
-  EXPECT_TRUE(Contains(ErrorOf("= 5\n"), "planb.ini: '= 5' has no key"));
+  EXPECT_EQ(ErrorOf("[map.city]\ntype = state\n= 5\n"), "planb.ini: line 3: '= 5' has no key before the '='");
+  EXPECT_TRUE(Contains(ErrorOf("= 5\n"), "planb.ini: line 1: '= 5' has no key"));
 }
 
 // --- FindMap ---
