@@ -31,6 +31,7 @@ int Run(int argc, char** argv) {
     return kExitOk;
   }
   if (cli.command == "conform") return RunConformCommand(cli, std::cout, std::cerr);  // a scratch home of its own
+  if (cli.command == "keygen") return RunKeygenCommand(cli, std::cout, std::cerr);  // no config, no home
   RuntimeOptions options;
   options.config_path = cli.config;
   options.home = cli.home;

@@ -29,5 +29,7 @@ int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
 // conform --type T --data FIRST SECOND --expect ROWS.csv: the plugin author's checks (conform_command.cc). Needs
 // no config and opens no runtime of the caller's: 0 when every check passed, 1 when one failed, 2 on bad input.
 int RunConformCommand(const CommandLine& cli, std::ostream& out, std::ostream& err);
+// keygen NAME [--dir DIR]: writes NAME.key and NAME.pub (keygen_command.cc). Needs no config or home.
+int RunKeygenCommand(const CommandLine& cli, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

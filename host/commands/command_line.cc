@@ -63,6 +63,10 @@ const std::vector<CommandSpec>& Commands() {
        "check a store type (and key scheme) through the real host: merges against the expected rows, narrowed "
        "scans, DecodeRow, allocation-free warm lookups; TAP output, exit 0 only when every check passes",
        {"type", "scheme", "option", "data", "expect", "map", "scratch"}, 0, 0},
+      {"keygen", "NAME",
+       "write a CURVE key pair: DIR/NAME.key (the secret, mode 0600) and DIR/NAME.pub (the Z85 public key); "
+       "never overwrites (docs/security.md)",
+       {"dir"}, 1, 1},
   };
   return commands;
 }
@@ -135,7 +139,8 @@ po::options_description CommandOptions() {
       ("option", po::value<std::vector<std::string>>()->value_name("NAME=VALUE")->composing(),
        "conform, bench --type: an option of the map, as in its config section (repeatable)")
       ("expect", po::value<std::string>()->value_name("ROWS.csv"),
-       "conform: the rows expected after both files, as `query --format csv` prints them");
+       "conform: the rows expected after both files, as `query --format csv` prints them")
+      ("dir", po::value<std::string>()->value_name("DIR"), "keygen: write the key files here (default: .)");
   return command;
 }
 
@@ -254,6 +259,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("scheme")) out->scheme = vm["scheme"].as<std::string>();
   if (vm.count("option")) out->plugin_options = vm["option"].as<std::vector<std::string>>();
   if (vm.count("expect")) out->expect = vm["expect"].as<std::string>();
+  if (vm.count("dir")) out->dir = vm["dir"].as<std::string>();
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

@@ -43,6 +43,7 @@ struct CommandLine {
   std::optional<std::string> scheme;          // conform, bench: its key scheme
   std::vector<std::string> plugin_options;    // conform, bench: --option NAME=VALUE, repeatable
   std::optional<std::string> expect;          // conform: the expected rows (CSV)
+  std::optional<std::string> dir;             // keygen: where the key files go (default: .)
   bool help = false;
   bool version = false;
 };

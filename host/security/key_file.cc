@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "host/common/log_text.h"
+
 namespace planb {
 namespace {
 
@@ -100,7 +102,7 @@ bool IsValidKeyName(std::string_view name) {
 Status WriteKeyPair(const std::string& dir, const std::string& name, CurveKeyPair* pair, std::string* key_path,
                     std::string* pub_path) {
   if (!IsValidKeyName(name)) {
-    return Status::Invalid("'" + name +
+    return Status::Invalid("'" + LogValue(name) +
                            "' is not a key name (letters, digits, '-', '_', '.', not starting with '.'; at most 200)");
   }
   const std::string key_file = (std::filesystem::path(dir) / (name + ".key")).string();
