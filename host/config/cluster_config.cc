@@ -7,6 +7,7 @@
 
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
+#include "host/config/security_config.h"
 
 namespace planb {
 namespace {
@@ -155,7 +156,13 @@ Status ApplyNodeSection(const std::string& name, const std::vector<std::pair<std
   NodeConfig node;
   node.name = name;
   for (const auto& [key, value] : entries) {
-    if (key != "endpoint") return Status::Invalid(key + ": unknown key (known: endpoint)");
+    if (key == "public_key") {
+      std::string public_key;
+      PLANB_RETURN_IF_ERROR(ParsePublicKey(value, &public_key).WithContext(key));
+      node.public_key = std::move(public_key);
+      continue;
+    }
+    if (key != "endpoint") return Status::Invalid(key + ": unknown key (known: endpoint, public_key)");
     if (!IsValidEndpoint(value)) {
       return Status::Invalid("endpoint: '" + value + "' is not tcp://HOST:PORT (port 1..65535)");
     }

@@ -11,6 +11,7 @@
 #include "host/common/numbers.h"
 #include "host/config/cluster_config.h"
 #include "host/config/ini_reader.h"
+#include "host/config/security_config.h"
 
 namespace planb {
 namespace {
@@ -93,6 +94,13 @@ constexpr TopLevelKey kTopLevelKeys[] = {
     {"delete_orphans_after", false,
      [](const std::string& value, const std::string&, Config* config) {
        return ParseMinDuration(value, 0, &config->delete_orphans_after_ms);
+     }},
+    {"secret_key_file", false, ApplySecretKeyFile},
+    {"allow_plaintext", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       if (value != "true" && value != "false") return Status::Invalid("'" + value + "' is not true or false");
+       config->allow_plaintext = value == "true";
+       return Status::Ok();
      }},
 };
 
@@ -227,6 +235,7 @@ constexpr SectionKind kSectionKinds[] = {
      [](const std::string& name, const Entries& entries, Config* config) {
        return ApplyNodeSection(name, entries, &config->cluster);
      }},
+    {"client", ApplyClientSection},
 };
 
 Status ApplySection(const IniSection& section, Config* config) {
@@ -289,6 +298,7 @@ Status ParseConfig(std::string_view name, std::string_view text, const std::stri
     PLANB_RETURN_IF_ERROR(ApplySection(sections[i], &result).WithContext(where));
   }
   PLANB_RETURN_IF_ERROR(FinishCluster(&result.cluster).WithContext(file));
+  PLANB_RETURN_IF_ERROR(FinishSecurity(&result).WithContext(file));
   *config = std::move(result);
   return Status::Ok();
 }

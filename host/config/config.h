@@ -35,6 +35,14 @@
 //   min_time_to_keep_env_open = 1m      # an environment unused this long is closed by cleanup
 //   [node.node1a]
 //   endpoint = tcp://10.0.0.1:7601   # where node1a's `planb serve` listens
+//   public_key = Z85                 # node1a's CURVE public key (its NAME.pub); every node has one or none does
+// Keys and rights (docs/security.md; read and checked here, enforced by the sockets from the next step on):
+//   secret_key_file = node1a.key     # this node's own key pair (planb keygen); mode 0600 or narrower
+//   allow_plaintext = false          # serve may bind a non-loopback address without keys
+//   [client.loader1]                 # on storage nodes: one section per client allowed in
+//   public_key = Z85, Z85            # the client's key(s): two while a key is rotated
+//   allow = upload, read             # any non-empty subset of upload, read, snapshot
+//   maps = a, b                      # optional: only these configured maps (default: every map)
 #pragma once
 
 #include <cstdint>
@@ -44,6 +52,10 @@
 #include <utility>
 #include <vector>
 
+#include <optional>
+#include <set>
+
+#include "host/security/curve_key.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -70,7 +82,26 @@ struct MapConfig {
 
 struct NodeConfig {
   std::string name;
-  std::string endpoint;  // tcp://HOST:PORT
+  std::string endpoint;                   // tcp://HOST:PORT
+  std::optional<std::string> public_key;  // Z85 CURVE key (valid); absent when the config gives none
+};
+
+// What a [client.NAME] section may do on a storage node (docs/security.md); bits of ClientConfig::rights.
+enum class Right : uint32_t { kUpload = 1, kRead = 2, kSnapshot = 4 };
+
+struct ClientConfig {
+  std::string name;                      // valid node name
+  std::vector<std::string> public_keys;  // Z85, valid, distinct; one, or two while a key is rotated
+  uint32_t rights = 0;                   // Right bits; never 0
+  std::optional<std::set<std::string>> maps;  // configured map names; absent: every map
+
+  bool Allows(Right right, std::string_view map) const;  // map as the user wrote it: lower-cased first
+};
+
+// This node's own key pair, read from secret_key_file.
+struct OwnKey {
+  std::string file;  // the path read (resolved against the config's directory)
+  CurveKeyPair keys;
 };
 
 struct ClusterConfig {
@@ -105,8 +136,13 @@ struct Config {
   ClusterConfig cluster;
   int64_t maintain_interval_ms = 60 * 60 * 1000;
   int64_t delete_orphans_after_ms = 24 * 60 * 60 * 1000;
+  std::optional<OwnKey> own_key;  // secret_key_file; absent when not set
+  bool allow_plaintext = false;
+  std::map<std::string, ClientConfig> clients;  // [client.NAME] sections, by name; no key in two of them
 
   const MapConfig* FindMap(std::string_view name) const;  // name as the user wrote it: lower-cased first
+  // The client whose public_key list holds `public_key`, or nullptr.
+  const ClientConfig* FindClientByKey(std::string_view public_key) const;
 };
 
 // Reads and validates `path`. Errors name the file, the section and the key, e.g.

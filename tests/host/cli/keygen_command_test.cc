@@ -94,3 +94,28 @@ TEST(KeygenCommand, RefusesBadInput) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+// keygen's files used as the config names them: accepted; a malformed client section stops a command with exit 2.
+TEST(KeygenCommand, ItsFilesConfigureKeysAndRights) {
+  TempDir dir;
+  ASSERT_EQ(RunPlanb({"keygen", "self", "--dir", dir.path()}).exit_code, 0);
+  ASSERT_EQ(RunPlanb({"keygen", "loader", "--dir", dir.path()}).exit_code, 0);
+  std::string loader_pub = ReadFile(dir / "loader.pub");
+  loader_pub.pop_back();  // the newline
+  const std::string base = "home = home\nsecret_key_file = self.key\n[map.a]\ntype = state\n[client.loader]\n"
+                           "public_key = " + loader_pub + "\n";
+  WriteFile(dir / "good.ini", base + "allow = upload, snapshot\nmaps = a\n");
+  ProcessResult r = RunPlanb({"--config", dir / "good.ini", "stores"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  WriteFile(dir / "bad.ini", base + "allow = upload, delete\n");
+  r = RunPlanb({"--config", dir / "bad.ini", "stores"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "planb: " + dir / "bad.ini" +
+                       ": [client.loader]: allow: 'delete' is not a right (upload, read, snapshot)\n");
+}
+
+}  // namespace
+}  // namespace planb

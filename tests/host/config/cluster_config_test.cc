@@ -88,7 +88,7 @@ TEST(ClusterConfig, RefusesMalformedNodeSections) {
   EXPECT_NE(ErrorOf("[node.n1]\nendpoint = tcp://:80\n").find("is not tcp://HOST:PORT"), std::string::npos);
   EXPECT_EQ(ErrorOf("[node.n1]\n"), "planb.ini: [node.n1]: endpoint: missing (e.g. endpoint = tcp://10.0.0.1:7601)");
   EXPECT_EQ(ErrorOf("[node.n1]\nendpoint = tcp://h:1\nport = 2\n"),
-            "planb.ini: [node.n1]: port: unknown key (known: endpoint)");
+            "planb.ini: [node.n1]: port: unknown key (known: endpoint, public_key)");
   EXPECT_NE(ErrorOf("[node.a/b]\nendpoint = tcp://h:1\n").find("invalid node name 'a/b'"), std::string::npos);
   EXPECT_NE(ErrorOf("[node.n1]\nendpoint = tcp://h:1\nendpoint = tcp://h:2\n").find("endpoint: given twice"),
             std::string::npos);

@@ -216,7 +216,7 @@ TEST(ParseConfig, LeavesConfigUntouchedOnError) {
 TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   const std::string message = ErrorOf("home = /h\nnode_nmae = a\n");
   EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, maintain_interval, "
-            "delete_orphans_after, node_name, node_list, "
+            "delete_orphans_after, secret_key_file, allow_plaintext, node_name, node_list, "
             "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
             "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
             "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, remote_read_timeout)");
@@ -274,7 +274,7 @@ TEST(ParseConfig, RefusesSectionStyleKeyAtTopLevel) {
 }
 
 TEST(ParseConfig, RefusesUnknownSectionKind) {
-  EXPECT_EQ(ErrorOf("[foo.bar]\nx = 1\n"), "planb.ini: [foo.bar]: unknown section kind 'foo' (known: [map.NAME], [node.NAME])");
+  EXPECT_EQ(ErrorOf("[foo.bar]\nx = 1\n"), "planb.ini: [foo.bar]: unknown section kind 'foo' (known: [map.NAME], [node.NAME], [client.NAME])");
   EXPECT_TRUE(Contains(ErrorOf("[mapx]\ntype = state\n"), "[mapx]: unknown section kind 'mapx'"));
   EXPECT_TRUE(Contains(ErrorOf("[nodes]\n"), "[nodes]: unknown section kind 'nodes'"));  // even with no keys
 }
