@@ -83,7 +83,7 @@ struct MapConfig {
 struct NodeConfig {
   std::string name;
   std::string endpoint;                   // tcp://HOST:PORT
-  std::optional<std::string> public_key;  // Z85 CURVE key (valid); absent when the config gives none
+  std::optional<std::string> public_key = std::nullopt;  // Z85 CURVE key (valid); absent when none is given
 };
 
 // What a [client.NAME] section may do on a storage node (docs/security.md); bits of ClientConfig::rights.
