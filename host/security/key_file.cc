@@ -17,15 +17,18 @@ namespace {
 constexpr size_t kMaxKeyNameLength = 200;
 constexpr off_t kMaxKeyFileSize = 4096;
 
+// Paths in messages come from the command line or the config: escaped (no forged lines), capped generously.
+std::string Shown(const std::string& path) { return LogValue(path, 4096); }
+
 std::string Errno(const std::string& path, const char* what) {
-  return path + ": " + what + ": " + std::strerror(errno);
+  return Shown(path) + ": " + what + ": " + std::strerror(errno);
 }
 
 // Writes all of `text` to a new file (O_EXCL) with exactly `mode` and syncs it. On failure the file is removed.
 Status CreateExclusive(const std::string& path, const std::string& text, mode_t mode) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) {
-    if (errno == EEXIST) return Status::Invalid(path + ": exists; nothing was written (keygen never overwrites)");
+    if (errno == EEXIST) return Status::Invalid(Shown(path) + ": exists; nothing was written (keygen never overwrites)");
     return Status::IOError(Errno(path, "cannot create"));
   }
   size_t done = 0;
@@ -111,7 +114,7 @@ Status WriteKeyPair(const std::string& dir, const std::string& name, CurveKeyPai
   struct stat st;
   for (const std::string& path : {key_file, pub_file}) {
     if (::lstat(path.c_str(), &st) == 0) {
-      return Status::Invalid(path + ": exists; nothing was written (keygen never overwrites)");
+      return Status::Invalid(Shown(path) + ": exists; nothing was written (keygen never overwrites)");
     }
   }
   CurveKeyPair generated;
@@ -142,14 +145,14 @@ Status ReadKeyFile(const std::string& path, CurveKeyPair* pair) {
   if (::fstat(fd, &st) != 0) {
     status = Status::IOError(Errno(path, "cannot stat"));
   } else if (!S_ISREG(st.st_mode)) {
-    status = Status::Invalid(path + ": not a regular file");
+    status = Status::Invalid(Shown(path) + ": not a regular file");
   } else if ((st.st_mode & 077) != 0) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
-    status = Status::Invalid(path + ": mode " + mode +
-                             " lets others read the secret key; it must be 0600 or narrower (chmod 600 " + path + ")");
+    status = Status::Invalid(Shown(path) + ": mode " + mode + " lets others read the secret key; it must be 0600 or " +
+                             "narrower (chmod 600 " + Shown(path) + ")");
   } else if (st.st_size > kMaxKeyFileSize) {
-    status = Status::Invalid(path + ": " + std::to_string(st.st_size) + " bytes: not a key file (at most 4096)");
+    status = Status::Invalid(Shown(path) + ": " + std::to_string(st.st_size) + " bytes: not a key file (at most 4096)");
   } else {
     char buffer[kMaxKeyFileSize + 1];
     size_t size = 0;
@@ -161,7 +164,7 @@ Status ReadKeyFile(const std::string& path, CurveKeyPair* pair) {
       size += static_cast<size_t>(n);
     }
     if (status.ok() && size > static_cast<size_t>(kMaxKeyFileSize)) {
-      status = Status::Invalid(path + ": grew past 4096 bytes while read: not a key file");
+      status = Status::Invalid(Shown(path) + ": grew past 4096 bytes while read: not a key file");
     }
     text.assign(buffer, size);
     std::memset(buffer, 0, sizeof buffer);
@@ -169,7 +172,7 @@ Status ReadKeyFile(const std::string& path, CurveKeyPair* pair) {
   ::close(fd);
   PLANB_RETURN_IF_ERROR(status);
   CurveKeyPair parsed;
-  PLANB_RETURN_IF_ERROR(ParseKeyText(text, &parsed).WithContext(path));
+  PLANB_RETURN_IF_ERROR(ParseKeyText(text, &parsed).WithContext(Shown(path)));
   *pair = std::move(parsed);
   return Status::Ok();
 }

@@ -113,6 +113,9 @@ TEST(KeyFile, RefusesAnUnwritableOrMissingDirectory) {
   Status s = Write(dir / "absent", "k", &pair);
   EXPECT_EQ(s.code(), Code::kIOError);
   EXPECT_TRUE(Contains(s.message(), dir / "absent/k.key: cannot create")) << s.message();
+  s = Write(dir / "new\nline", "k", &pair);  // a path from outside is escaped in the message
+  EXPECT_TRUE(Contains(s.message(), "new\\nline/k.key: cannot create")) << s.message();
+  EXPECT_FALSE(Contains(s.message(), "\n"));
   // Not a directory: works as root too (a chmod 0500 directory does not stop root).
   WriteFile(dir / "file", "x");
   s = Write(dir / "file", "k", &pair);
