@@ -23,6 +23,12 @@ std::vector<const planb::PluginDescriptor*> StoreTypes() {
 
 }  // namespace
 
+// Loads the plugins before the first input, so that libFuzzer sees their coverage counters from the start.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)planb::fuzz::Plugins();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<const planb::PluginDescriptor*> types = StoreTypes();
   if (size == 0) return 0;

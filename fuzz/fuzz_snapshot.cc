@@ -13,6 +13,12 @@
 #include "host/storage/lmdb_verifier.h"
 #include "host/transfer/batch_zip.h"
 
+// Loads the plugins before the first input, so that libFuzzer sees their coverage counters from the start.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  (void)planb::fuzz::Catalog();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const planb::MapCatalog& catalog = planb::fuzz::Catalog();
   const std::string zip = planb::fuzz::ScratchDir() + "/snapshot.zip";
