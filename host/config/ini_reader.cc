@@ -6,6 +6,8 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
 
+#include "host/common/option_error.h"
+
 namespace planb {
 namespace {
 
@@ -66,6 +68,8 @@ Status ReadIni(std::string_view name, std::string_view text, std::vector<IniSect
     options = boost::program_options::parse_config_file(
                   in, boost::program_options::options_description(), /*allow_unregistered=*/true)
                   .options;
+  } catch (const boost::program_options::error& e) {
+    return Status::Invalid(std::string(name) + ": " + OptionErrorText(e));
   } catch (const std::exception& e) {
     return Status::Invalid(std::string(name) + ": " + e.what());
   }
