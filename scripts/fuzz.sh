@@ -36,7 +36,8 @@ CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DPLANB_BUILD_FUZZERS=ON -DPLA
 if ((seeds)); then
   cmake --build "$build" -j"$jobs" --target make_fuzz_seeds
   "$build/bin/make_fuzz_seeds" "$root/fuzz/corpus"
-  echo "fuzz.sh: generated seeds written under fuzz/corpus/"
+  (cd "$root" && python3 fuzz/extract_text_seeds.py)
+  echo "fuzz.sh: seeds written under fuzz/corpus/ (gen-* by make_fuzz_seeds, t-* by extract_text_seeds.py)"
   exit 0
 fi
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
