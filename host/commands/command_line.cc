@@ -4,6 +4,8 @@
 #include <boost/program_options.hpp>
 #include <sstream>
 
+#include "host/common/option_error.h"
+
 namespace planb {
 
 namespace po = boost::program_options;
@@ -224,7 +226,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
     po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    return Status::Invalid(e.what());
+    return Status::Invalid(OptionErrorText(e));
   }
   std::vector<std::string> words;
   if (vm.count("positional")) words = vm["positional"].as<std::vector<std::string>>();
