@@ -11,7 +11,6 @@ constexpr int64_t kMsPerSecond = 1000;
 constexpr int64_t kMsPerMinute = 60 * kMsPerSecond;
 constexpr int64_t kMsPerHour = 60 * kMsPerMinute;
 constexpr int64_t kMsPerDay = 24 * kMsPerHour;
-constexpr int64_t kMsPerWeek = 7 * kMsPerDay;
 
 // Howard Hinnant's days_from_civil / civil_from_days (proleptic Gregorian, day 0 = 1970-01-01). Eras of 400
 // years make the leap rules a table-free computation and keep it exact for negative days; int64 holds every
