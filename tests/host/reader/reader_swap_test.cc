@@ -80,7 +80,7 @@ class ReaderSwapTest : public ::testing::Test {
     ::close(from_child[1]);
     commands_ = ::fdopen(to_child[1], "w");
     answers_ = ::fdopen(from_child[0], "r");
-    OpenRuntime();
+    ReopenRuntime();
   }
   void TearDown() override {
     if (commands_ != nullptr) std::fclose(commands_);  // EOF: the child exits
@@ -92,6 +92,15 @@ class ReaderSwapTest : public ::testing::Test {
   }
   void OpenRuntime() {
     const Status s = OpenTestRuntime(dir_.path(), StateMapSection("m", "hashed"), &runtime_);
+    ASSERT_TRUE(s.ok()) << s.message();
+  }
+  // The runtime again on the config as written: rewriting it (OpenRuntime) while the child's Reader reads it
+  // could hand the child a truncated file with no maps.
+  void ReopenRuntime() {
+    RuntimeOptions options;
+    options.config_path = dir_.path() + "/planb.ini";
+    options.home = dir_.path() + "/home";
+    const Status s = Runtime::Open(options, &runtime_);
     ASSERT_TRUE(s.ok()) << s.message();
   }
   // One command to the child and its answer ("<gone>" when it died).
