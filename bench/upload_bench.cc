@@ -52,7 +52,9 @@ class MoveSink : public BatchSink {
  public:
   explicit MoveSink(std::string dir) : dir_(std::move(dir)) {}
 
-  Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override {
+  Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
+                uint64_t* sequence) override {
+    (void)scope;  // plaintext: every map
     std::lock_guard<std::mutex> lock(mu_);
     *sequence = ++last_sequence_;
     const std::string path = dir_ + "/" + std::to_string(*sequence) + ".zip";

@@ -89,7 +89,7 @@ Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::str
       local = i;
       continue;
     }
-    const UploadTarget target{delivery.node, cluster.nodes.at(delivery.node).endpoint};
+    const UploadTarget target = AddressOf(cluster, delivery.node);
     uploads.emplace_back([&context, target, &zip_path, &batch_id, settings, &delivery, &progress, &progress_mutex, i] {
       std::function<void(uint64_t)> report;
       if (progress) {

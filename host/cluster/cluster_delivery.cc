@@ -25,10 +25,10 @@ void ClusterDelivery::Check(const protocol::PrepareRequest& request, std::vector
       check.status = Status::Invalid("no endpoint: add [node." + check.node + "] endpoint = tcp://HOST:PORT");
       continue;
     }
-    const std::string endpoint = found->second.endpoint;
+    const NodeAddress node = AddressOf(cluster, check.node);
     const int64_t timeout_ms = cluster.request_timeout_ms;
-    asks.emplace_back([this, &request, &check, endpoint, timeout_ms] {
-      check.status = PrepareOnNode(context_, endpoint, request, timeout_ms, &check.reply);
+    asks.emplace_back([this, &request, &check, node, timeout_ms] {
+      check.status = PrepareOnNode(context_, node, request, timeout_ms, &check.reply);
     });
   }
   for (std::thread& ask : asks) ask.join();

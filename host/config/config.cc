@@ -99,7 +99,7 @@ constexpr TopLevelKey kTopLevelKeys[] = {
     {"allow_plaintext", false,
      [](const std::string& value, const std::string&, Config* config) {
        if (value != "true" && value != "false") return Status::Invalid("'" + value + "' is not true or false");
-       config->allow_plaintext = value == "true";
+       config->cluster.allow_plaintext = value == "true";
        return Status::Ok();
      }},
 };

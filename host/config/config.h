@@ -88,6 +88,7 @@ struct NodeConfig {
 
 // What a [client.NAME] section may do on a storage node (docs/security.md); bits of ClientConfig::rights.
 enum class Right : uint32_t { kUpload = 1, kRead = 2, kSnapshot = 4 };
+const char* RightName(Right right);  // "upload", "read", "snapshot": as the config spells it
 
 struct ClientConfig {
   std::string name;                      // valid node name
@@ -97,6 +98,11 @@ struct ClientConfig {
 
   bool Allows(Right right, std::string_view map) const;  // map as the user wrote it: lower-cased first
 };
+
+// The maps a client's request may touch: absent, every map; else only these (normalised names).
+using MapScope = std::optional<std::set<std::string>>;
+// Whether `scope` lets a request touch `map` (as the peer wrote it: lower-cased first).
+bool ScopeAllows(const MapScope& scope, std::string_view map);
 
 // This node's own key pair, read from secret_key_file.
 struct OwnKey {
@@ -119,8 +125,19 @@ struct ClusterConfig {
   uint64_t max_remote_where_terms = 10000;
   uint64_t max_remote_rows_examined = 100000000;
   int64_t remote_read_timeout_ms = 50 * 1000;
+  // Node traffic's keys and rights (docs/security.md).
+  std::optional<OwnKey> own_key;  // secret_key_file; absent when not set
+  bool allow_plaintext = false;
+  std::map<std::string, ClientConfig> clients;  // [client.NAME] sections, by name; no key in two of them
 
   bool single_node() const { return node_list.empty(); }
+  // Whether node traffic is CURVE: the nodes have public keys (then all of them do, and own_key is set).
+  bool curve() const;
+  // The keys to talk to node `name` with: its public key and this node's pair; absent without CURVE.
+  // REQUIRES: `name` is in `nodes`.
+  std::optional<CurveClientKeys> KeysFor(const std::string& name) const;
+  // The client whose public_key list holds `public_key`, or nullptr.
+  const ClientConfig* FindClientByKey(std::string_view public_key) const;
   // Whether this node is one of the storage nodes (a single node always is).
   bool IsStorageNode() const;
 };
@@ -136,13 +153,8 @@ struct Config {
   ClusterConfig cluster;
   int64_t maintain_interval_ms = 60 * 60 * 1000;
   int64_t delete_orphans_after_ms = 24 * 60 * 60 * 1000;
-  std::optional<OwnKey> own_key;  // secret_key_file; absent when not set
-  bool allow_plaintext = false;
-  std::map<std::string, ClientConfig> clients;  // [client.NAME] sections, by name; no key in two of them
 
   const MapConfig* FindMap(std::string_view name) const;  // name as the user wrote it: lower-cased first
-  // The client whose public_key list holds `public_key`, or nullptr.
-  const ClientConfig* FindClientByKey(std::string_view public_key) const;
 };
 
 // Reads and validates `path`. Errors name the file, the section and the key, e.g.

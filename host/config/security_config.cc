@@ -1,5 +1,6 @@
 #include "host/config/security_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -59,12 +60,33 @@ Status ParseRights(const std::string& value, uint32_t* rights) {
 
 }  // namespace
 
+const char* RightName(Right right) {
+  for (const auto& [name, value] : kRights) {
+    if (value == right) return name;
+  }
+  return "unknown right";
+}
+
 bool ClientConfig::Allows(Right right, std::string_view map) const {
   if ((rights & static_cast<uint32_t>(right)) == 0) return false;
   return !maps.has_value() || maps->count(NormaliseMapName(map)) > 0;
 }
 
-const ClientConfig* Config::FindClientByKey(std::string_view public_key) const {
+bool ScopeAllows(const MapScope& scope, std::string_view map) {
+  return !scope.has_value() || scope->count(NormaliseMapName(map)) > 0;
+}
+
+bool ClusterConfig::curve() const {
+  return std::any_of(nodes.begin(), nodes.end(), [](const auto& node) { return node.second.public_key.has_value(); });
+}
+
+std::optional<CurveClientKeys> ClusterConfig::KeysFor(const std::string& name) const {
+  const auto node = nodes.find(name);
+  if (node == nodes.end() || !node->second.public_key.has_value() || !own_key.has_value()) return std::nullopt;
+  return CurveClientKeys{*node->second.public_key, own_key->keys};
+}
+
+const ClientConfig* ClusterConfig::FindClientByKey(std::string_view public_key) const {
   for (const auto& [name, client] : clients) {
     for (const std::string& key : client.public_keys) {
       if (key == public_key) return &client;
@@ -87,7 +109,7 @@ Status ApplySecretKeyFile(const std::string& value, const std::string& base_dir,
                  ? value
                  : (std::filesystem::path(base_dir) / value).string();
   PLANB_RETURN_IF_ERROR(ReadKeyFile(own.file, &own.keys));
-  config->own_key = std::move(own);
+  config->cluster.own_key = std::move(own);
   return Status::Ok();
 }
 
@@ -127,13 +149,13 @@ Status ApplyClientSection(const std::string& name, const std::vector<std::pair<s
     return Status::Invalid("public_key: missing (the client's NAME.pub from planb keygen)");
   }
   if (!have_allow) return Status::Invalid("allow: missing (any of upload, read, snapshot)");
-  config->clients.emplace(name, std::move(client));
+  config->cluster.clients.emplace(name, std::move(client));
   return Status::Ok();
 }
 
 Status FinishSecurity(Config* config) {
   std::map<std::string, std::string> owner;  // public key -> client name
-  for (const auto& [name, client] : config->clients) {
+  for (const auto& [name, client] : config->cluster.clients) {
     const std::string where = "[client." + name + "]: ";
     if (client.maps.has_value()) {
       for (const std::string& map : *client.maps) {
@@ -159,11 +181,25 @@ Status FinishSecurity(Config* config) {
     return Status::Invalid("[node." + without_key->name + "]: public_key: missing, while [node." + with_key->name +
                            "] has one (once keys are configured every connection is authenticated)");
   }
-  if (!config->own_key.has_value() && (with_key != nullptr || !config->clients.empty())) {
+  const ClusterConfig& cluster = config->cluster;
+  if (!cluster.own_key.has_value() && (with_key != nullptr || !cluster.clients.empty())) {
     return Status::Invalid(std::string("secret_key_file: missing: ") +
                            (with_key != nullptr ? "[node." + with_key->name + "] has a public_key"
-                                                : "[client." + config->clients.begin()->first + "] is configured") +
+                                                : "[client." + cluster.clients.begin()->first + "] is configured") +
                            ", and this node needs its own key pair to use it (planb keygen)");
+  }
+  if (with_key == nullptr && !cluster.clients.empty()) {
+    return Status::Invalid("[client." + cluster.clients.begin()->first +
+                           "]: clients are configured but no [node.NAME] has a public_key: without the nodes' keys "
+                           "no connection is authenticated (add public_key to every [node.NAME])");
+  }
+  // A storage node serves with its own key: it must be the one its clients were given.
+  const auto self = cluster.nodes.find(cluster.node_name);
+  if (self != cluster.nodes.end() && self->second.public_key.has_value() && cluster.own_key.has_value() &&
+      *self->second.public_key != cluster.own_key->keys.public_key) {
+    return Status::Invalid("[node." + self->first + "]: public_key: not the public key of secret_key_file " +
+                           cluster.own_key->file + " (" + cluster.own_key->keys.public_key +
+                           "): this node would not be able to prove its identity to its clients");
   }
   return Status::Ok();
 }

@@ -51,12 +51,12 @@ Status VerifyDeleteEntries(const MapCatalog& catalog, const std::string& zip_pat
 }  // namespace
 
 Status VerifyBatch(const Runtime& runtime, const std::string& zip_path, const std::string& scratch_dir,
-                   const UnzipLimits& limits, const VerifyOptions& options) {
-  return VerifyBatch(runtime.catalog(), zip_path, scratch_dir, limits, options);
+                   const UnzipLimits& limits, const VerifyOptions& options, const MapScope& scope) {
+  return VerifyBatch(runtime.catalog(), zip_path, scratch_dir, limits, options, scope);
 }
 
 Status VerifyBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& scratch_dir,
-                   const UnzipLimits& limits, const VerifyOptions& options) {
+                   const UnzipLimits& limits, const VerifyOptions& options, const MapScope& scope) {
   struct stat st;
   if (::lstat(scratch_dir.c_str(), &st) == 0) {
     // Not ours: never removed. A crashed verifier's leftovers are for the caller to clear at start-up.
@@ -68,6 +68,9 @@ Status VerifyBatch(const MapCatalog& catalog, const std::string& zip_path, const
   scratch_limits.sync = false;
   scratch_limits.allow_deletes = true;
   Status s = UnzipBatch(zip_path, scratch_dir, scratch_limits, &maps);
+  for (size_t i = 0; s.ok() && i < maps.size(); ++i) {
+    if (!ScopeAllows(scope, maps[i])) s = Status::PermissionDenied("not authorised for upload on " + maps[i]);
+  }
   std::vector<std::string> data_maps;
   if (s.ok()) s = VerifyDeleteEntries(catalog, zip_path, scratch_dir, maps, &data_maps);
   if (s.ok()) s = VerifyExtractedBatch(catalog, zip_path, scratch_dir, data_maps, options);

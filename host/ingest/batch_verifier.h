@@ -18,10 +18,14 @@ namespace planb {
 // An existing scratch_dir is refused (kInvalidArgument) and left alone: clear leftovers of a crash at start-up.
 // Errors name the zip and the map: kInvalidArgument (rules, unknown map, meta mismatch), kCorruption (corrupt
 // LMDB, a row that does not decode, an unusable map size, CRC, the deadline), kIOError/kFull (local disk).
+// A batch naming a map outside `scope` (the sender's client may not upload to it) is refused with
+// kPermissionDenied "not authorised for upload on MAP" before its files are verified.
 Status VerifyBatch(const Runtime& runtime, const std::string& zip_path, const std::string& scratch_dir,
-                   const UnzipLimits& limits, const VerifyOptions& options = VerifyOptions());
+                   const UnzipLimits& limits, const VerifyOptions& options = VerifyOptions(),
+                   const MapScope& scope = std::nullopt);
 // The same against `catalog` alone (the maps this process knows; what VerifyBatch takes from the runtime).
 Status VerifyBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& scratch_dir,
-                   const UnzipLimits& limits, const VerifyOptions& options = VerifyOptions());
+                   const UnzipLimits& limits, const VerifyOptions& options = VerifyOptions(),
+                   const MapScope& scope = std::nullopt);
 
 }  // namespace planb

@@ -9,7 +9,7 @@ AcceptWorker MakeAcceptWorker(BatchSink& sink) {
       "accept worker",
       [&sink](AcceptJob& job) {
         AcceptResult result{job.token, Status(), 0};
-        result.status = sink.Accept(job.path, job.batch_id, &result.sequence);
+        result.status = sink.Accept(job.path, job.batch_id, job.scope, &result.sequence);
         if (result.status.ok()) FaultPoint("receive.after_stage");
         return result;
       },

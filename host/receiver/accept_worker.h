@@ -17,6 +17,7 @@ struct AcceptJob {
   Token token;
   std::string path;
   std::string batch_id;
+  MapScope scope;  // the maps the sender's client may upload to
 };
 
 struct AcceptResult {

@@ -9,7 +9,7 @@ ReadWorker MakeReadWorker(BatchSink& sink, size_t threads) {
       "read worker",
       [&sink](ReadJob& job) {
         ReadJobResult result{{}, job.request_id, Status(), {}};
-        result.status = sink.ExecuteRead(job.args, &result.result.exit_code, &result.result.out, &result.result.err);
+        result.status = sink.ExecuteRead(job.args, job.scope, &result.result.exit_code, &result.result.out, &result.result.err);
         result.routing_id = std::move(job.routing_id);  // only now: on a throw the failure result needs it
         return result;
       },

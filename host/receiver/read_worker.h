@@ -18,6 +18,7 @@ struct ReadJob {
   std::string routing_id;
   uint64_t request_id = 0;
   std::vector<std::string> args;
+  MapScope scope;  // the maps the sender's client may read
 };
 
 struct ReadJobResult {

@@ -13,7 +13,8 @@ namespace planb {
 using protocol::Command;
 using protocol::UploadState;
 
-void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                                       MapScope scope) {
   protocol::BeginRequest begin;
   Status status = protocol::DecodeBegin(payload, &begin);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
@@ -45,6 +46,7 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
       // The same zip again: a sender retrying after a lost connection. Resume where our copy ends; a committed
       // upload answers "everything is here", so the sender's COMMIT rejoins it instead of staging it twice.
       upload.set_flags(begin.flags);
+      if (upload.state == UploadState::kReceiving) upload.scope = scope;  // what is verified: the resumer's rights
       if (upload.state != UploadState::kReceiving) upload.last_touch = Clock::now();
       ready.token = upload.token();
       ready.resume_offset = upload.received();
@@ -67,6 +69,7 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
   const Token token = NewToken();
   std::string path = settings_.receive_dir + "/" + token.Hex() + ".part";
   auto upload = std::make_unique<UploadSession>(token, path, begin);
+  upload->scope = std::move(scope);
   status = upload->Create();
   if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
   uploads_.emplace(token, std::move(upload));
@@ -148,7 +151,7 @@ void UploadReceiver::Impl::HandleCommit(const std::string& routing_id, uint64_t 
       return ReplyError(routing_id, request_id, status, upload->batch_id());
     }
     upload->state = UploadState::kVerifying;
-    worker_.Submit({upload->token(), upload->part_path(), upload->batch_id()});
+    worker_.Submit({upload->token(), upload->part_path(), upload->batch_id(), upload->scope});
   }
   // A repeated COMMIT (its reply was lost) answers where the upload stands.
   Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(CurrentStatus(*upload)));
@@ -181,7 +184,8 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
   waiters_.push_back({routing_id, request_id, request.token, Clock::now() + std::chrono::milliseconds(hold_ms)});
 }
 
-void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                                      MapScope scope) {
   if (payload.size() > protocol::kMaxReadRequest) {
     return ReplyError(routing_id, request_id,
                       Status::Invalid("request too large (" + std::to_string(payload.size()) + " bytes, limit " +
@@ -197,13 +201,17 @@ void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t re
     const std::string message = "busy: " + std::to_string(pending) + " READ requests in progress, retry later";
     return ReplyError(routing_id, request_id, Status(Code::kFull, message), "");
   }
-  read_worker_.Submit({routing_id, request_id, std::move(read.args)});
+  read_worker_.Submit({routing_id, request_id, std::move(read.args), std::move(scope)});
 }
 
-void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t request_id,
-                                         std::string_view payload) {
+void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                                         const zmq::message_t& from) {
   protocol::PrepareRequest request;
   Status status = protocol::DecodePrepare(payload, &request);
+  MapScope scope;
+  for (size_t i = 0; status.ok() && i < request.maps.size(); ++i) {
+    status = access_.Check(from, Right::kUpload, &request.maps[i].map, &scope);
+  }
   protocol::PrepareReply reply;
   if (status.ok()) status = sink_.CheckLoad(request, &reply);
   if (status.ok() && reply.maps.size() != request.maps.size()) {

@@ -26,6 +26,19 @@ constexpr auto kMergeCheckInterval = std::chrono::milliseconds(20);
 
 std::string_view View(const zmq::message_t& m) { return {static_cast<const char*>(m.data()), m.size()}; }
 
+// The right each request needs (docs/security.md): everything a load asks is `upload`.
+Right RightOf(Command command) {
+  switch (command) {
+    case Command::kRead:
+      return Right::kRead;
+    case Command::kSnapshot:
+    case Command::kFetch:
+      return Right::kSnapshot;
+    default:  // BEGIN, CHUNK, COMMIT, STATUS, PREPARE
+      return Right::kUpload;
+  }
+}
+
 }  // namespace
 
 Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* bound) {
@@ -34,6 +47,11 @@ Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* boun
     router_->set(zmq::sockopt::linger, 0);
     // A frame far past the chunk size cannot be a chunk: zmq drops such a peer instead of buffering it.
     router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(settings_.chunk_size) * 2 + 65536);
+    const Status secured = access_.Secure(context_, *router_);
+    if (!secured.ok()) {
+      router_.reset();
+      return secured;
+    }
     router_->bind(endpoint);
     *bound = router_->get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
@@ -67,12 +85,15 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(w.deadline - now);
       wait = std::max(std::chrono::milliseconds(0), std::min(wait, left));
     }
+    zmq::socket_t* zap = access_.zap_socket();
     zmq::pollitem_t items[] = {{router_->handle(), 0, ZMQ_POLLIN, 0},
                                {worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
                                {read_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
-                               {snapshot_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0}};
+                               {snapshot_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {zap == nullptr ? nullptr : zap->handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, 4, wait);
+      zmq::poll(items, zap == nullptr ? 4 : 5, wait);
+      access_.ServeZap();  // handshakes first: a connection waits for its answer before it sends anything
       TakeAcceptResults();  // these also drain the wake-up sockets
       TakeReadResults();
       TakeSnapshotResults();
@@ -123,10 +144,13 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
                                       " (header, payload" + (expected == 3 ? ", chunk bytes)" : ")")),
                       "");
   }
+  MapScope scope;
+  status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
+  if (!status.ok()) return ReplyError(routing_id, header.request_id, status, "");
   std::string_view payload = View(frames[2]);
   switch (command) {
     case Command::kBegin:
-      return HandleBegin(routing_id, header.request_id, payload);
+      return HandleBegin(routing_id, header.request_id, payload, std::move(scope));
     case Command::kChunk:
       return HandleChunk(routing_id, header.request_id, payload, View(frames[3]));
     case Command::kCommit:
@@ -134,13 +158,13 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
     case Command::kStatus:
       return HandleStatus(routing_id, header.request_id, payload);
     case Command::kRead:
-      return HandleRead(routing_id, header.request_id, payload);
+      return HandleRead(routing_id, header.request_id, payload, std::move(scope));
     case Command::kSnapshot:
-      return HandleSnapshot(routing_id, header.request_id, payload);
+      return HandleSnapshot(routing_id, header.request_id, payload, frames[1]);
     case Command::kFetch:
       return HandleFetch(routing_id, header.request_id, payload);
     case Command::kPrepare:
-      return HandlePrepare(routing_id, header.request_id, payload);
+      return HandlePrepare(routing_id, header.request_id, payload, frames[1]);
     default:
       return;
   }

@@ -16,6 +16,8 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/config/config.h"
+#include "host/receiver/client_access.h"
 #include "host/receiver/snapshot_offer.h"
 #include "host/storage/content_version.h"
 #include "host/transfer/protocol.h"
@@ -32,17 +34,20 @@ class BatchSink {
   enum class MergeState { kPending, kMerged, kFailed };
   virtual ~BatchSink() = default;
   // Verifies the complete zip at `zip_path` and moves it into staging/. On error the file is left for the
-  // receiver to delete and nothing is staged; the status goes back to the sender as is.
-  virtual Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) = 0;
+  // receiver to delete and nothing is staged; the status goes back to the sender as is. A batch naming a map
+  // outside `scope` (the maps its sender's client may upload to) is refused (kPermissionDenied).
+  virtual Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
+                        uint64_t* sequence) = 0;
   // Whether staged batch `sequence` has been merged; kFailed with `error` when its merge failed (it stays queued
   // and is retried, so kFailed may later become kMerged).
   virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;
   // Runs the read-only command `args` (READ: "lookup" or "query", then its CLI tokens; the receiver has already
   // refused other commands and global options) and fills its exit status, stdout and stderr. A non-OK status
-  // means the request was refused, not that the command failed; it goes back as an ERROR reply.
-  virtual Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
-                             std::string* err) {
-    (void)args, (void)exit_code, (void)out, (void)err;
+  // means the request was refused, not that the command failed; it goes back as an ERROR reply: among them
+  // kPermissionDenied for a map outside `scope` (the maps the sender's client may read).
+  virtual Status ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code,
+                             std::string* out, std::string* err) {
+    (void)args, (void)scope, (void)exit_code, (void)out, (void)err;
     return Status::NotSupported("this node does not run READ requests");
   }
   // SNAPSHOT: a zip of a consistent copy of `map`'s shard newer than `have`, or not_modified when the shard is at
@@ -83,6 +88,8 @@ struct ReceiverSettings {
   // Snapshot zips held open for FETCH at once (one fd each, until idle_upload_expiry_ms without a FETCH); a
   // SNAPSHOT that would open one more is answered ERROR kFull "busy: ...".
   uint32_t max_served_snapshots = 64;
+  // CURVE and the clients' rights (client_access.h); by default plaintext, every peer may do everything.
+  AccessSettings access;
 };
 inline constexpr uint32_t kHeldStatusPerOpenUpload = 4;
 

@@ -33,6 +33,7 @@ class UploadReceiver::Impl {
         settings_(std::move(settings)),
         sink_(sink),
         log_(std::move(log)),
+        access_(settings_.access, [this](const std::string& line) { Log(line); }),
         worker_(MakeAcceptWorker(sink)),
         read_worker_(MakeReadWorker(sink)),
         snapshot_worker_(MakeSnapshotWorker(sink)) {
@@ -77,16 +78,19 @@ class UploadReceiver::Impl {
   void LogPeerError(const std::string& what, const Status& status, const std::string& about);
 
   // receiver_commands.cc
-  void HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  void HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload, MapScope scope);
   void HandleChunk(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                    std::string_view bytes);
   void HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload);
-  void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload);
-  void HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload, MapScope scope);
+  // `from`: the request's header frame, whose client access_ checks for each map asked about.
+  void HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                     const zmq::message_t& from);
 
   // upload_receiver_snapshots.cc
-  void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                      const zmq::message_t& from);
   void HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   // Answers a prepared SNAPSHOT: NOT_MODIFIED, or an offer of the zip (opened and served under a new token).
   void OfferSnapshot(SnapshotJobResult& result);
@@ -112,6 +116,7 @@ class UploadReceiver::Impl {
   ReceiverSettings settings_;
   BatchSink& sink_;
   LogFunction log_;
+  ClientAccess access_;
   AcceptWorker worker_;
   ReadWorker read_worker_;
   SnapshotWorker snapshot_worker_;

@@ -16,7 +16,7 @@ namespace planb {
 using protocol::Command;
 
 void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_t request_id,
-                                          std::string_view payload) {
+                                          std::string_view payload, const zmq::message_t& from) {
   protocol::SnapshotRequest request;
   Status status = protocol::DecodeSnapshot(payload, &request);
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
@@ -28,6 +28,9 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
                                               "starting with a letter)"),
                               "");
   }
+  MapScope scope;
+  status = access_.Check(from, Right::kSnapshot, &request.map, &scope);
+  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, request.map);
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
     // The requester treats "busy:" like a node that does not answer: it tries the next node.

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "host/config/config.h"
 #include "host/transfer/protocol.h"
 #include "planb/status.h"
 
@@ -50,6 +51,7 @@ class UploadSession {
   protocol::UploadState state = protocol::UploadState::kReceiving;
   uint64_t sequence = 0;  // staged: the staging sequence from BatchSink::Accept
   Status error;           // failed: why
+  MapScope scope;         // the maps its sender's client may upload to (the last BEGIN's, after a resume)
   // When the upload last moved on: begun, bytes received, committed, verified; for a finished one also a STATUS
   // or BEGIN about it. A receiving upload that gets only BEGINs, STATUS polls or empty chunks is not moving on
   // and expires after upload_idle_timeout, so nobody can hold a slot and its reservation by talking.

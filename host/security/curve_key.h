@@ -16,6 +16,13 @@ struct CurveKeyPair {
   std::string secret_key;  // Z85, 40 characters; never logged
 };
 
+// What a client socket needs to talk CURVE to one server: the server's public key (the handshake fails unless
+// the server proves it holds the matching secret) and the client's own pair.
+struct CurveClientKeys {
+  std::string server_public_key;  // Z85
+  CurveKeyPair own;
+};
+
 // Whether libzmq can do CURVE (zmq_has("curve")); the error says how to get a libzmq that can.
 Status RequireCurve();
 // True when `key` is 40 characters of the Z85 alphabet that decode to 32 bytes (no 5-character group over

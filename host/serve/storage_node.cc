@@ -83,6 +83,17 @@ uint64_t CountWhereTerms(const std::string& where) {
 
 }  // namespace
 
+bool ListensBeyondThisHost(const std::string& endpoint) {
+  if (endpoint.rfind("ipc://", 0) == 0 || endpoint.rfind("inproc://", 0) == 0) return false;
+  // Another transport is not ours to judge: treated as open. Without one, zmq refuses the bind itself.
+  if (endpoint.rfind("tcp://", 0) != 0) return endpoint.find("://") != std::string::npos;
+  std::string host = endpoint.substr(6, endpoint.rfind(':') == std::string::npos || endpoint.rfind(':') < 6
+                                            ? std::string::npos
+                                            : endpoint.rfind(':') - 6);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  return !(host == "localhost" || host == "::1" || (host.rfind("127.", 0) == 0 && host.size() > 4));
+}
+
 StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log)
     : runtime_(runtime), options_(std::move(options)), log_(log), snapshots_(runtime) {}
 
@@ -136,6 +147,21 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   settings.receive_dir = runtime_.home().receive();
   settings.max_upload_bytes = cluster.max_batch_size;
   settings.idle_upload_expiry_ms = cluster.upload_idle_timeout_ms;
+  if (cluster.curve()) {
+    settings.access.server_key = cluster.own_key->keys;
+    settings.access.clients = cluster.clients;
+  } else if (ListensBeyondThisHost(endpoint)) {
+    // Like Redis' protected mode: an open port in plaintext lets anyone who reaches it write, read and copy
+    // every map, so it takes an explicit choice.
+    if (!cluster.allow_plaintext) {
+      return Status::Invalid("serve: refusing to bind " + endpoint +
+                             " without keys: anyone who can reach it could upload into, read and copy every map. "
+                             "Configure CURVE keys (docs/security.md), bind a loopback address, or set "
+                             "allow_plaintext = true");
+    }
+    Log("WARNING: serving " + endpoint + " in plaintext without authentication (allow_plaintext = true): anyone "
+        "who can reach it can upload into, read and copy every map");
+  }
   UploadReceiver receiver(context, settings, *this, [this](const std::string& line) { Log(line); });
   std::string bound;
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
@@ -150,7 +176,8 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
       return ready.WithContext("serve: --ready-file");
     }
   }
-  Log("serving " + bound + " (home " + runtime_.home().root() + ")");
+  Log("serving " + bound + " (home " + runtime_.home().root() + ", " +
+      (cluster.curve() ? "CURVE, " + std::to_string(cluster.clients.size()) + " client(s) allowed" : "plaintext") + ")");
   Status served = receiver.Run(stop);
   Log("stopping");
   stopping_ = true;
@@ -160,11 +187,12 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   return served;
 }
 
-Status StorageNode::Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) {
+Status StorageNode::Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
+                           uint64_t* sequence) {
   const UnzipLimits limits{runtime_.config().cluster.max_batch_size};
   // The sender knows its batch by id, not by this node's file name: errors lead with the id.
   const std::string context = "batch " + batch_id;
-  PLANB_RETURN_IF_ERROR(VerifyBatch(runtime_, zip_path, CheckDirFor(zip_path), limits).WithContext(context));
+  PLANB_RETURN_IF_ERROR(VerifyBatch(runtime_, zip_path, CheckDirFor(zip_path), limits, VerifyOptions(), scope).WithContext(context));
   StagingStore staging(runtime_.home());
   PLANB_RETURN_IF_ERROR(staging.Stage(zip_path, sequence).WithContext(context));
   {
@@ -197,8 +225,8 @@ BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* 
   return MergeState::kPending;
 }
 
-Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
-                                std::string* err) {
+Status StorageNode::ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code,
+                                std::string* out, std::string* err) {
   CommandLine cli;
   Status parsed = ParseCommandLine(args, &cli);
   if (!parsed.ok()) return Status::Invalid("READ: " + parsed.message());
@@ -214,6 +242,10 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, int* exit_
   // budget is charged per row only: the client waits instead (host/cli/remote_lookup.h).
   if (cli.min_version) {
     return Status::Invalid("READ refuses --min-version: a node does not wait inside a READ (the client waits)");
+  }
+  // The map is the first argument of both commands (without one, the command itself says what is missing).
+  if (!cli.args.empty() && !ScopeAllows(scope, cli.args[0])) {
+    return Status::PermissionDenied("not authorised for read on " + LogValue(cli.args[0]));
   }
   const ClusterConfig& cluster = runtime_.config().cluster;
   if (cli.where) {

@@ -32,6 +32,11 @@ struct ServeOptions {
   int64_t merge_retry_ms = 5000;
 };
 
+// Whether binding `endpoint` may be reached from other machines: a tcp:// address other than 127.x.x.x,
+// localhost and [::1] (a wildcard, 0.0.0.0, any other address or host name), or a transport other than tcp://,
+// ipc:// and inproc://. Without keys such a bind needs allow_plaintext.
+bool ListensBeyondThisHost(const std::string& endpoint);
+
 class StorageNode final : public BatchSink {
  public:
   // `log` gets one line per event (timestamped by the caller's sink).
@@ -43,12 +48,13 @@ class StorageNode final : public BatchSink {
   Status Run(const std::atomic<bool>& stop);
 
   // BatchSink
-  Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override;
+  Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
+                uint64_t* sequence) override;
   MergeState MergeStateOf(uint64_t sequence, std::string* error) override;
   // Runs `planb lookup|query ...` against this node's runtime, exactly as the CLI on this node would (stdout past
   // protocol::kMaxReadOutput: exit 2 and kReadOutputTooLarge). Refuses tokens that do not parse as a lookup or
   // query, or that carry a global option.
-  Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
+  Status ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code, std::string* out,
                      std::string* err) override;
   // A zip of a consistent copy of the shard of `map` in outgoing/, or not modified (SnapshotSource::Prepare).
   Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) override;

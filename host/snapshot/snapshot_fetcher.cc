@@ -125,7 +125,8 @@ class NodeFetch {
   NodeFetch(RequestChannel& channel, const Request& request, FetchOutcome* outcome)
       : channel_(channel), request_(request), outcome_(outcome) {}
 
-  // A non-OK status is a local failure that ends the whole fetch; else `verdict` and `why`.
+  // A non-OK status ends the whole fetch (a local failure, or kPermissionDenied: this client may not fetch from
+  // the node, or the node did not prove its identity); else `verdict` and `why`.
   Status Run(Verdict* verdict, std::string* why);
 
  private:
@@ -149,6 +150,10 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   bool timed_out = false;
   const Status awaited = channel_.Await(Clock::now() + std::chrono::milliseconds(request_.timeout_ms),
                                         [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+  // Refused keys and unproven identities end the fetch: a client misconfigured for a node is told so.
+  if (awaited.code() == Code::kPermissionDenied) {
+    return Status::PermissionDenied("not authorised for snapshot on " + request_.map + ": " + awaited.message());
+  }
   if (!awaited.ok()) {
     *why = awaited.message();
     return Status::Ok();
@@ -158,6 +163,11 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
     return Status::Ok();
   }
   if (reply.command == static_cast<uint16_t>(Command::kError)) {
+    protocol::ErrorReply error;
+    if (protocol::DecodeError(reply.payload, &error).ok() &&
+        protocol::CodeFromWire(error.code) == Code::kPermissionDenied) {
+      return Status::PermissionDenied(error.message);
+    }
     bool no_data = false;
     ReadError(reply, "SNAPSHOT", &no_data, why);
     if (no_data) *verdict = Verdict::kNoData;
@@ -373,7 +383,7 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
       why = "no endpoint: add [node." + node + "] endpoint = tcp://HOST:PORT";
     } else {
       try {
-        RequestChannel channel(context, found->second.endpoint, cluster.request_timeout_ms, &next_request_id);
+        RequestChannel channel(context, AddressOf(cluster, node), cluster.request_timeout_ms, &next_request_id);
         PLANB_RETURN_IF_ERROR(
             NodeFetch(channel, request, outcome).Run(&verdict, &why).WithContext("snapshot of " + map + " from " + node));
       } catch (const zmq::error_t& e) {

@@ -6,22 +6,27 @@
 
 namespace planb {
 
-Status PrepareOnNode(zmq::context_t& context, const std::string& endpoint, const protocol::PrepareRequest& request,
+Status PrepareOnNode(zmq::context_t& context, const NodeAddress& node, const protocol::PrepareRequest& request,
                      int64_t timeout_ms, protocol::PrepareReply* reply) {
   using protocol::Command;
   const std::string timed_out_message = "timed out after " + std::to_string(timeout_ms) + " ms";
   try {
     uint64_t next_request_id = 1;
-    RequestChannel channel(context, endpoint, timeout_ms, &next_request_id);
+    RequestChannel channel(context, node, timeout_ms, &next_request_id);
     uint64_t request_id = 0;
     if (!channel.Send(Command::kPrepare, protocol::EncodePrepare(request), nullptr, &request_id)) {
       return Status::IOError(timed_out_message + " sending PREPARE");
     }
     RequestChannel::Reply answer;
     bool timed_out = false;
-    PLANB_RETURN_IF_ERROR(channel.Await(RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms),
-                                        [request_id](uint64_t id) { return id == request_id; }, &answer,
-                                        &timed_out));
+    const Status awaited = channel.Await(RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms),
+                                         [request_id](uint64_t id) { return id == request_id; }, &answer, &timed_out);
+    if (awaited.code() == Code::kPermissionDenied) {
+      std::string maps;
+      for (const protocol::PrepareMap& map : request.maps) maps += (maps.empty() ? "" : ", ") + map.map;
+      return Status::PermissionDenied("not authorised for upload on " + maps + ": " + awaited.message());
+    }
+    PLANB_RETURN_IF_ERROR(awaited);
     if (timed_out) return Status::IOError(timed_out_message + " waiting for the PREPARE_REPLY");
     if (answer.command == static_cast<uint16_t>(Command::kError)) {
       protocol::ErrorReply error;
@@ -33,7 +38,7 @@ Status PrepareOnNode(zmq::context_t& context, const std::string& endpoint, const
     }
     PLANB_RETURN_IF_ERROR(protocol::DecodePrepareReply(answer.payload, reply).WithContext("bad reply to PREPARE"));
   } catch (const zmq::error_t& e) {
-    return Status::IOError("endpoint " + endpoint + ": " + e.what());
+    return Status::IOError("endpoint " + node.endpoint + ": " + e.what());
   }
   if (reply->maps.size() != request.maps.size()) {
     return Status::Invalid("PREPARE_REPLY answers " + std::to_string(reply->maps.size()) + " maps, not " +

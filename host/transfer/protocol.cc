@@ -447,7 +447,7 @@ Status DecodePrepareReply(std::string_view payload, PrepareReply* m) {
 }
 
 Code CodeFromWire(uint16_t code) {
-  if (code > static_cast<uint16_t>(Code::kInternal)) return Code::kInternal;
+  if (code > static_cast<uint16_t>(Code::kPermissionDenied)) return Code::kInternal;
   return static_cast<Code>(code);
 }
 

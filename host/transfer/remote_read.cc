@@ -14,13 +14,13 @@ constexpr int64_t kMinQueryTimeoutMs = 60 * 1000;
 
 // One attempt on one node. OK with `*answered` set when the node gave a READ_RESULT; OK without it (and `why`
 // for the summary) when the next node should be tried; an error when the request itself was refused.
-Status AskNode(zmq::context_t& context, const std::string& endpoint, int64_t timeout_ms,
+Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout_ms,
                const protocol::ReadRequest& request, protocol::ReadResult* result, bool* answered, std::string* why) {
   *answered = false;
   uint64_t next_request_id = 1;
   RequestChannel::Reply reply;
   try {
-    RequestChannel channel(context, endpoint, timeout_ms, &next_request_id);
+    RequestChannel channel(context, node, timeout_ms, &next_request_id);
     const auto deadline = RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms);
     uint64_t request_id = 0;
     if (!channel.Send(protocol::Command::kRead, protocol::EncodeRead(request), nullptr, &request_id)) {
@@ -29,6 +29,8 @@ Status AskNode(zmq::context_t& context, const std::string& endpoint, int64_t tim
     }
     bool timed_out = false;
     Status status = channel.Await(deadline, [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+    // Refused keys and unproven identities are final: a client misconfigured for one node is told so.
+    if (status.code() == Code::kPermissionDenied) return Status::PermissionDenied("not authorised for read: " + status.message());
     if (!status.ok()) {
       *why = status.message();
       return Status::Ok();
@@ -38,7 +40,7 @@ Status AskNode(zmq::context_t& context, const std::string& endpoint, int64_t tim
       return Status::Ok();
     }
   } catch (const zmq::error_t& e) {
-    *why = "endpoint " + endpoint + ": " + e.what();
+    *why = "endpoint " + node.endpoint + ": " + e.what();
     return Status::Ok();
   }
   if (reply.command == static_cast<uint16_t>(protocol::Command::kReadResult)) {
@@ -60,7 +62,7 @@ Status AskNode(zmq::context_t& context, const std::string& endpoint, int64_t tim
     const Code code = protocol::CodeFromWire(error.code);
     // Every node refuses a request it cannot run alike; anything else (busy, a node without READ) is this
     // node's own state, and another node may answer.
-    if (code == Code::kInvalidArgument) return Status(code, error.message);
+    if (code == Code::kInvalidArgument || code == Code::kPermissionDenied) return Status(code, error.message);
     *why = error.message;
     return Status::Ok();
   }
@@ -92,7 +94,7 @@ Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const s
     if (found == cluster.nodes.end() || found->second.endpoint.empty()) {
       why = "no endpoint: add [node." + node + "] endpoint = tcp://HOST:PORT";
     } else {
-      PLANB_RETURN_IF_ERROR(AskNode(context, found->second.endpoint, timeout_ms, request, &result, &answered, &why)
+      PLANB_RETURN_IF_ERROR(AskNode(context, AddressOf(cluster, node), timeout_ms, request, &result, &answered, &why)
                                 .WithContext("storage node " + node));
     }
     if (answered) {

@@ -16,7 +16,8 @@ namespace planb {
 // `*node_used` names the node that answered. Each attempt waits request_timeout for a lookup and
 // max(request_timeout, 60 s) for a query. A node that times out, cannot be reached or is busy is skipped; an
 // ERROR refusing the request itself (kInvalidArgument: a command or option READ does not run) is final, since
-// every node would refuse it alike. Errors: "--remote needs a node_list in the config" without a node list;
+// every node would refuse it alike; so is kPermissionDenied (the node does not know this client's key, did not
+// prove its identity, or this client may not read the map: "not authorised for read on MAP"). Errors: "--remote needs a node_list in the config" without a node list;
 // kIOError "no storage node answered: node1 (timed out after 5000 ms), node2 (...)" when all fail.
 // A request over protocol::kMaxReadRequest is refused here: kInvalidArgument "request too large (N bytes, limit
 // M)" (split a lookup's keys with SplitLookupArgs first).

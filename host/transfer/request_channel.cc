@@ -16,13 +16,20 @@ std::string NewMonitorAddress() {
   return "inproc://planb-request-channel-monitor-" + std::to_string(next.fetch_add(1));
 }
 
-constexpr int kMonitoredEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED;
+constexpr int kMonitoredEvents = ZMQ_EVENT_CONNECTED | ZMQ_EVENT_CONNECT_RETRIED | ZMQ_EVENT_DISCONNECTED |
+                                  ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                                  ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
 }  // namespace
 
-RequestChannel::RequestChannel(zmq::context_t& context, const std::string& endpoint, int64_t send_timeout_ms,
+NodeAddress AddressOf(const ClusterConfig& cluster, const std::string& node) {
+  return NodeAddress{node, cluster.nodes.at(node).endpoint, cluster.KeysFor(node)};
+}
+
+RequestChannel::RequestChannel(zmq::context_t& context, const NodeAddress& node, int64_t send_timeout_ms,
                                uint64_t* next_request_id)
-    : endpoint_(endpoint),
+    : endpoint_(node.endpoint),
+      curve_(node.keys.has_value()),
       socket_(context, zmq::socket_type::dealer),
       monitor_(context, zmq::socket_type::pair),
       next_request_id_(next_request_id) {
@@ -36,7 +43,14 @@ RequestChannel::RequestChannel(zmq::context_t& context, const std::string& endpo
   // No reply is larger than a READ_RESULT's output cap (a FETCH_DATA chunk is far smaller): a node sending more
   // has its connection dropped by zmq before the frame is allocated, and the request times out.
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(2 * protocol::kMaxReadOutput + (1 << 20)));
-  socket_.connect(endpoint);
+  if (curve_) {
+    // The handshake fails unless the node proves it holds the secret of curve_serverkey.
+    socket_.set(zmq::sockopt::curve_serverkey, node.keys->server_public_key);
+    socket_.set(zmq::sockopt::curve_publickey, node.keys->own.public_key);
+    socket_.set(zmq::sockopt::curve_secretkey, node.keys->own.secret_key);
+    own_public_key_ = node.keys->own.public_key;
+  }
+  socket_.connect(endpoint_);
 }
 
 RequestChannel::~RequestChannel() { (void)zmq_socket_monitor(socket_.handle(), nullptr, 0); }
@@ -50,7 +64,27 @@ bool RequestChannel::DrainMonitor() {
     if (frames.empty() || frames[0].size() < 2) continue;
     uint16_t event = 0;
     std::memcpy(&event, frames[0].data(), sizeof event);
-    if (event == ZMQ_EVENT_CONNECTED) {
+    uint32_t value = 0;
+    if (frames[0].size() >= 6) std::memcpy(&value, static_cast<const char*>(frames[0].data()) + 2, sizeof value);
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH && curve_) {
+      // The node's ZAP handler said no (400): the key is in none of its [client.NAME] sections.
+      handshake_failure_ = Status::PermissionDenied(
+          "the node does not know this client's key " + own_public_key_ +
+          " (it is in none of the node's [client.NAME] sections; handshake status " + std::to_string(value) + ")");
+    } else if ((event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) &&
+               curve_) {
+      // The node could not read our HELLO, sealed for the configured public key: it holds another secret, or it
+      // does not speak CURVE at all.
+      handshake_failure_ = Status::PermissionDenied(
+          "the node at " + endpoint_ +
+          " did not prove its identity: the CURVE handshake failed (it does not hold the secret of the public_key "
+          "configured for it, or it does not use CURVE)");
+    } else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL && value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      handshake_failure_ = Status::PermissionDenied(
+          "the node at " + endpoint_ +
+          " requires CURVE: this client connects in plaintext (configure secret_key_file and every [node.NAME] "
+          "public_key, docs/security.md)");
+    } else if (event == ZMQ_EVENT_CONNECTED) {
       connected_ = true;
       failed = false;
     } else if (event == ZMQ_EVENT_DISCONNECTED) {
@@ -87,9 +121,13 @@ Status RequestChannel::Await(Clock::time_point deadline, const std::function<boo
     }
     const zmq::pollitem_t& item = items[0];
     // A reply already here wins over a refusal seen since (the node answered, then went away).
-    if ((item.revents & ZMQ_POLLIN) == 0 && (items[1].revents & ZMQ_POLLIN) != 0 && DrainMonitor()) {
-      refused_ = true;
-      return Status::IOError("connection refused by " + endpoint_);
+    if ((item.revents & ZMQ_POLLIN) == 0 && (items[1].revents & ZMQ_POLLIN) != 0) {
+      const bool refused = DrainMonitor();
+      if (!handshake_failure_.ok()) return handshake_failure_;
+      if (refused) {
+        refused_ = true;
+        return Status::IOError("connection refused by " + endpoint_);
+      }
     }
     if ((item.revents & ZMQ_POLLIN) == 0) {
       if (Clock::now() >= deadline) {

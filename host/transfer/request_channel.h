@@ -2,20 +2,34 @@
 // (docs/protocol.md): requests go out with increasing request ids, replies come back matched by request id.
 // UploadBatch opens one channel per attempt and drops it (linger 0) when the attempt ends. A monitor on the
 // socket tells a node that is down (its port refuses the connection) from a slow one, so callers can say
-// "connection refused" at once instead of after the whole timeout.
+// "connection refused" at once instead of after the whole timeout, and a failed CURVE handshake from a slow
+// node: a node that does not know this client's key, or that cannot prove it is the node configured (a wrong
+// public key, or no CURVE), fails at once and for good (kPermissionDenied).
 // Thread-safety: one thread at a time (a zmq socket).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
+#include "host/config/config.h"
+#include "host/security/curve_key.h"
 #include "host/transfer/protocol.h"
 #include "planb/status.h"
 
 namespace planb {
+
+// A storage node as a client reaches it: its name (for messages), endpoint and, with CURVE, the keys.
+struct NodeAddress {
+  std::string node_name;
+  std::string endpoint;                 // tcp://HOST:PORT
+  std::optional<CurveClientKeys> keys;  // absent: plaintext
+};
+// `node`'s address from the config. REQUIRES: `node` is in cluster.nodes.
+NodeAddress AddressOf(const ClusterConfig& cluster, const std::string& node);
 
 class RequestChannel {
  public:
@@ -28,10 +42,10 @@ class RequestChannel {
     zmq::message_t data;    // frame C, handed over without a copy
   };
 
-  // Connects a DEALER to `endpoint`; a send waits at most `send_timeout_ms` for room in the queue. Request ids
-  // come from `*next_request_id`, which outlives the channel so that ids keep increasing across reconnects.
-  // Throws zmq::error_t (EINVAL and the like for a malformed endpoint).
-  RequestChannel(zmq::context_t& context, const std::string& endpoint, int64_t send_timeout_ms,
+  // Connects a DEALER to `node` (CURVE when it has keys); a send waits at most `send_timeout_ms` for room in the
+  // queue. Request ids come from `*next_request_id`, which outlives the channel so that ids keep increasing
+  // across reconnects. Throws zmq::error_t (EINVAL and the like for a malformed endpoint or key).
+  RequestChannel(zmq::context_t& context, const NodeAddress& node, int64_t send_timeout_ms,
                  uint64_t* next_request_id);
   ~RequestChannel();
   RequestChannel(const RequestChannel&) = delete;
@@ -44,18 +58,24 @@ class RequestChannel {
   // (an earlier request) and dropped. `*timed_out` when none came. Non-OK for a reply that does not decode
   // (another version, bad header, not 2 or 3 frames): final, retrying cannot help. Non-OK too, kIOError
   // "connection refused by ENDPOINT", as soon as a connection attempt failed while not connected (nobody listens at the
-  // endpoint: the node is down or restarting); refused() then says so, as retrying later may help. Throws
-  // zmq::error_t on transport errors.
+  // endpoint: the node is down or restarting); refused() then says so, as retrying later may help.
+  // kPermissionDenied, final, when the handshake failed: the node does not know this client's key ("the node
+  // does not know this client's key ..."; callers say for which action and maps), or the node did not prove
+  // its identity. Throws zmq::error_t on transport errors.
   Status Await(Clock::time_point deadline, const std::function<bool(uint64_t)>& awaited, Reply* reply, bool* timed_out);
 
   // Whether the last Await ended on a refused connection.
   bool refused() const { return refused_; }
 
  private:
-  // Reads the monitor's pending events; true when a connection attempt failed while not connected.
+  // Reads the monitor's pending events; true when a connection attempt failed while not connected. A failed
+  // handshake sets handshake_failure_.
   bool DrainMonitor();
 
   std::string endpoint_;
+  bool curve_ = false;
+  std::string own_public_key_;  // CURVE: for the message when the node refuses it
+  Status handshake_failure_;
   zmq::socket_t socket_;
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connect events
   bool connected_ = false;

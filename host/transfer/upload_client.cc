@@ -180,7 +180,7 @@ AttemptEnd Uploader::Attempt() {
   try {
     try {
       channel_ =
-          std::make_unique<RequestChannel>(context_, target_.endpoint, settings_.request_timeout_ms, &next_request_id_);
+          std::make_unique<RequestChannel>(context_, target_, settings_.request_timeout_ms, &next_request_id_);
     } catch (const zmq::error_t& e) {
       return Final(Status::Invalid("cannot connect to " + target_.endpoint + ": " + e.what()));
     }

@@ -12,6 +12,7 @@
 
 #include <zmq.hpp>
 
+#include "host/transfer/request_channel.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -29,10 +30,7 @@ struct UploadSettings {
   std::function<void(int next_attempt, const Status& failure)> on_retry;
 };
 
-struct UploadTarget {
-  std::string node_name;
-  std::string endpoint;  // e.g. tcp://127.0.0.1:7601
-};
+using UploadTarget = NodeAddress;  // request_channel.h: the node's name, endpoint and CURVE keys
 
 struct UploadOutcome {
   uint64_t sequence = 0;      // the node's staging sequence number for the batch

@@ -23,6 +23,7 @@ enum class Code : int32_t {
   kNotSupported = 5,
   kFull = 6,             // map or disk full
   kInternal = 7,
+  kPermissionDenied = 8, // the host's: a storage node refused a client (key not listed, right or map not allowed)
 };
 
 inline const char* CodeName(Code c) {
@@ -35,6 +36,7 @@ inline const char* CodeName(Code c) {
     case Code::kNotSupported: return "not supported";
     case Code::kFull: return "full";
     case Code::kInternal: return "internal error";
+    case Code::kPermissionDenied: return "permission denied";
   }
   return "unknown error";
 }
@@ -92,6 +94,7 @@ class [[nodiscard]] Status {
   static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
   static Status NotSupported(std::string m) { return Status(Code::kNotSupported, std::move(m)); }
   static Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
+  static Status PermissionDenied(std::string m) { return Status(Code::kPermissionDenied, std::move(m)); }
   // The status of a plugin call that returned `code` and wrote its message into `error`.
   static Status FromPlugin(Code code, const ErrorBuffer& error) {
     return Status(code, error.message[0] != '\0' ? std::string(error.message) : CodeName(code));

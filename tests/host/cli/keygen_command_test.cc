@@ -105,8 +105,11 @@ TEST(KeygenCommand, ItsFilesConfigureKeysAndRights) {
   ASSERT_EQ(RunPlanb({"keygen", "loader", "--dir", dir.path()}).exit_code, 0);
   std::string loader_pub = ReadFile(dir / "loader.pub");
   loader_pub.pop_back();  // the newline
-  const std::string base = "home = home\nsecret_key_file = self.key\n[map.a]\ntype = state\n[client.loader]\n"
-                           "public_key = " + loader_pub + "\n";
+  std::string self_pub = ReadFile(dir / "self.pub");
+  self_pub.pop_back();
+  const std::string base = "home = home\nsecret_key_file = self.key\nnode_name = self\n[node.self]\n"
+                           "endpoint = tcp://127.0.0.1:1\npublic_key = " + self_pub +
+                           "\n[map.a]\ntype = state\n[client.loader]\npublic_key = " + loader_pub + "\n";
   WriteFile(dir / "good.ini", base + "allow = upload, snapshot\nmaps = a\n");
   ProcessResult r = RunPlanb({"--config", dir / "good.ini", "stores"});
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -276,7 +276,7 @@ void LoadCapital(ClusterFixture& cluster, const std::string& capital) {
 protocol::ErrorReply ReadError(const std::string& endpoint, const std::vector<std::string>& args, int64_t timeout_ms) {
   zmq::context_t context;
   uint64_t next_request_id = 1;
-  RequestChannel channel(context, endpoint, timeout_ms, &next_request_id);
+  RequestChannel channel(context, NodeAddress{"node", endpoint, std::nullopt}, timeout_ms, &next_request_id);
   uint64_t request_id = 0;
   EXPECT_TRUE(channel.Send(protocol::Command::kRead, protocol::EncodeRead({args}), nullptr, &request_id));
   RequestChannel::Reply reply;

@@ -2,6 +2,7 @@
 // malformed version refused naming the file, the section and the key.
 #include <sys/stat.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,7 @@ class SecurityConfigTest : public ::testing::Test {
     const Status s = Parse(text, &config);
     EXPECT_FALSE(s.ok()) << text;
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
-    EXPECT_TRUE(config.clients.empty());
+    EXPECT_TRUE(config.cluster.clients.empty());
     return s.message();
   }
 
@@ -65,36 +66,36 @@ TEST_F(SecurityConfigTest, ReadsKeysAndRights) {
                                   "[client.reader]\npublic_key=" + self_.public_key + "\nallow=snapshot\nmaps = B\n",
                          &config);
   ASSERT_TRUE(s.ok()) << s.message();
-  ASSERT_TRUE(config.own_key.has_value());
-  EXPECT_EQ(config.own_key->file, dir_ / "self.key");
-  EXPECT_EQ(config.own_key->keys.secret_key, self_.secret_key);
-  EXPECT_EQ(config.own_key->keys.public_key, self_.public_key);
-  EXPECT_TRUE(config.allow_plaintext);
+  ASSERT_TRUE(config.cluster.own_key.has_value());
+  EXPECT_EQ(config.cluster.own_key->file, dir_ / "self.key");
+  EXPECT_EQ(config.cluster.own_key->keys.secret_key, self_.secret_key);
+  EXPECT_EQ(config.cluster.own_key->keys.public_key, self_.public_key);
+  EXPECT_TRUE(config.cluster.allow_plaintext);
   EXPECT_EQ(config.cluster.nodes.at("n1").public_key, k3_);
-  const ClientConfig& loader = config.clients.at("loader-1");
+  const ClientConfig& loader = config.cluster.clients.at("loader-1");
   EXPECT_EQ(loader.public_keys, (std::vector<std::string>{k1_, k2_}));
   EXPECT_EQ(loader.rights, static_cast<uint32_t>(Right::kUpload) | static_cast<uint32_t>(Right::kRead));
   EXPECT_FALSE(loader.maps.has_value());
   EXPECT_TRUE(loader.Allows(Right::kUpload, "a"));
   EXPECT_TRUE(loader.Allows(Right::kRead, "anything"));
   EXPECT_FALSE(loader.Allows(Right::kSnapshot, "a"));
-  const ClientConfig& reader = config.clients.at("reader");
+  const ClientConfig& reader = config.cluster.clients.at("reader");
   EXPECT_EQ(reader.maps, (std::set<std::string>{"b"}));
   EXPECT_TRUE(reader.Allows(Right::kSnapshot, "B"));
   EXPECT_FALSE(reader.Allows(Right::kSnapshot, "a"));
   EXPECT_FALSE(reader.Allows(Right::kRead, "b"));
-  EXPECT_EQ(config.FindClientByKey(k2_), &loader);
-  EXPECT_EQ(config.FindClientByKey(self_.public_key), &reader);
-  EXPECT_EQ(config.FindClientByKey(k3_), nullptr);
-  EXPECT_EQ(config.FindClientByKey(""), nullptr);
+  EXPECT_EQ(config.cluster.FindClientByKey(k2_), &loader);
+  EXPECT_EQ(config.cluster.FindClientByKey(self_.public_key), &reader);
+  EXPECT_EQ(config.cluster.FindClientByKey(k3_), nullptr);
+  EXPECT_EQ(config.cluster.FindClientByKey(""), nullptr);
 }
 
 TEST_F(SecurityConfigTest, DefaultsAreNoKeysAndNoPlaintextOverride) {
   Config config;
   ASSERT_TRUE(Parse("[map.a]\ntype = state\n", &config).ok());
-  EXPECT_FALSE(config.own_key.has_value());
-  EXPECT_FALSE(config.allow_plaintext);
-  EXPECT_TRUE(config.clients.empty());
+  EXPECT_FALSE(config.cluster.own_key.has_value());
+  EXPECT_FALSE(config.cluster.allow_plaintext);
+  EXPECT_TRUE(config.cluster.clients.empty());
   ASSERT_TRUE(Parse("allow_plaintext = false\n[node.n]\nendpoint = tcp://h:1\n", &config).ok());
   EXPECT_FALSE(config.cluster.nodes.at("n").public_key.has_value());
 }
@@ -108,7 +109,7 @@ TEST_F(SecurityConfigTest, ReadsKeysHoldingEveryZ85SpecialCharacter) {
                            &config);
     ASSERT_TRUE(s.ok()) << c << ": " << s.message();
     EXPECT_EQ(config.cluster.nodes.at("n").public_key, key);
-    EXPECT_EQ(config.clients.at("c").public_keys, (std::vector<std::string>{KeyWith(c, '1'), key}));
+    EXPECT_EQ(config.cluster.clients.at("c").public_keys, (std::vector<std::string>{KeyWith(c, '1'), key}));
   }
 }
 
@@ -213,6 +214,30 @@ TEST_F(SecurityConfigTest, RefusesClientsWithoutOwnKey) {
   EXPECT_EQ(ErrorOf("[client.a]\npublic_key = " + k1_ + "\nallow = read\n"),
             "planb.ini: secret_key_file: missing: [client.a] is configured, and this node needs its own key pair to "
             "use it (planb keygen)");
+}
+
+TEST_F(SecurityConfigTest, RefusesClientsWithoutNodeKeys) {
+  EXPECT_EQ(ErrorOf(Base() + "[node.n1]\nendpoint = tcp://h:1\n[client.a]\npublic_key = " + k1_ + "\nallow = read\n"),
+            "planb.ini: [client.a]: clients are configured but no [node.NAME] has a public_key: without the nodes' "
+            "keys no connection is authenticated (add public_key to every [node.NAME])");
+}
+
+// A storage node serves with secret_key_file: its [node.SELF] public_key must be that key's, or no client could
+// ever connect to it.
+TEST_F(SecurityConfigTest, RefusesOwnNodeKeyOtherThanTheSecretKeyFiles) {
+  const std::string top = "node_name = n1\nnode_list = ,n1\n";
+  const std::string nodes = "[node.n1]\nendpoint = tcp://h:1\npublic_key = ";
+  EXPECT_EQ(ErrorOf(top + Base() + nodes + k1_ + "\n"),
+            "planb.ini: [node.n1]: public_key: not the public key of secret_key_file " + dir_ / "self.key" + " (" +
+                self_.public_key + "): this node would not be able to prove its identity to its clients");
+  Config config;
+  const Status s = Parse(top + Base() + nodes + self_.public_key + "\n", &config);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_TRUE(config.cluster.curve());
+  const std::optional<CurveClientKeys> keys = config.cluster.KeysFor("n1");
+  ASSERT_TRUE(keys.has_value());
+  EXPECT_EQ(keys->server_public_key, self_.public_key);
+  EXPECT_EQ(keys->own.secret_key, self_.secret_key);
 }
 
 }  // namespace

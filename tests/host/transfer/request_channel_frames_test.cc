@@ -21,7 +21,8 @@ class RequestChannelFramesTest : public ::testing::Test {
   RequestChannelFramesTest() : router_(context_, zmq::socket_type::router) {
     router_.set(zmq::sockopt::linger, 0);
     router_.bind("tcp://127.0.0.1:*");
-    channel_ = std::make_unique<RequestChannel>(context_, router_.get(zmq::sockopt::last_endpoint), 1000, &next_id_);
+    channel_ = std::make_unique<RequestChannel>(
+        context_, NodeAddress{"node", router_.get(zmq::sockopt::last_endpoint), std::nullopt}, 1000, &next_id_);
   }
   // Sends `command` and returns the routing id the router saw it from (and its request id).
   std::string SendAndReceive(protocol::Command command, uint64_t* request_id) {

@@ -22,7 +22,8 @@ class RequestChannelTest : public ::testing::Test {
   RequestChannelTest() : node_(context_, zmq::socket_type::router) {
     node_.set(zmq::sockopt::linger, 0);
     node_.bind("tcp://127.0.0.1:*");
-    channel_ = std::make_unique<RequestChannel>(context_, node_.get(zmq::sockopt::last_endpoint), 1000, &next_id_);
+    channel_ = std::make_unique<RequestChannel>(
+        context_, NodeAddress{"node", node_.get(zmq::sockopt::last_endpoint), std::nullopt}, 1000, &next_id_);
   }
   // The next request as the node sees it: routing id, header, payload(, chunk).
   std::vector<zmq::message_t> NodeReceive() {
@@ -125,7 +126,7 @@ TEST_F(RequestChannelTest, ReplyWithBadMagicIsFinal) {
 TEST_F(RequestChannelTest, NobodyListeningIsRefusedBeforeTheDeadline) {
   const std::string down = testing::UnusedEndpoint(context_);
   uint64_t id = 1;
-  RequestChannel channel(context_, down, 1000, &id);
+  RequestChannel channel(context_, NodeAddress{"down", down, std::nullopt}, 1000, &id);
   uint64_t request_id = 0;
   ASSERT_TRUE(channel.Send(Command::kStatus, protocol::EncodeStatus({Token{0, 1}, 0}), nullptr, &request_id));
   RequestChannel::Reply reply;
@@ -141,7 +142,7 @@ TEST_F(RequestChannelTest, NobodyListeningIsRefusedBeforeTheDeadline) {
 TEST_F(RequestChannelTest, ANodeThatAcceptsButNeverAnswersTimesOutNotRefused) {
   testing::SilentNode silent(context_);
   uint64_t id = 1;
-  RequestChannel channel(context_, silent.endpoint(), 1000, &id);
+  RequestChannel channel(context_, NodeAddress{"silent", silent.endpoint(), std::nullopt}, 1000, &id);
   uint64_t request_id = 0;
   ASSERT_TRUE(channel.Send(Command::kStatus, protocol::EncodeStatus({Token{0, 1}, 0}), nullptr, &request_id));
   RequestChannel::Reply reply;

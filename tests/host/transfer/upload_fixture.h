@@ -68,8 +68,10 @@ class TestSink : public BatchSink {
     std::filesystem::create_directories(staging_dir_);
   }
 
-  Status Accept(const std::string& zip_path, const std::string& batch_id, uint64_t* sequence) override {
+  Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
+                uint64_t* sequence) override {
     std::lock_guard<std::mutex> lock(mu_);
+    accept_scopes_.push_back(scope);
     if (refusal_) return *refusal_;
     *sequence = ++last_sequence_;
     std::string path = staging_dir_ + "/" + std::to_string(*sequence) + ".zip";
@@ -93,10 +95,11 @@ class TestSink : public BatchSink {
 
   // READ: answers exit code = number of args, out = the args joined by '|', err = "err"; while holding reads
   // (HoldReads), waits until ReleaseReads.
-  Status ExecuteRead(const std::vector<std::string>& args, int* exit_code, std::string* out,
+  Status ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code, std::string* out,
                      std::string* err) override {
     std::unique_lock<std::mutex> lock(mu_);
     ++reads_started_;
+    read_scopes_.push_back(scope);
     changed_.notify_all();
     // HoldReads holds every read; HoldReadsOf(arg) only those with `arg` among their args.
     changed_.wait(lock, [&] {
@@ -106,6 +109,15 @@ class TestSink : public BatchSink {
     for (const std::string& arg : args) *out += (out->empty() ? "" : "|") + arg;
     *err = "err";
     return Status::Ok();
+  }
+  // The scopes the receiver passed with each Accept and ExecuteRead, in call order.
+  std::vector<MapScope> accept_scopes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return accept_scopes_;
+  }
+  std::vector<MapScope> read_scopes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return read_scopes_;
   }
   void HoldReads() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -152,6 +164,8 @@ class TestSink : public BatchSink {
  private:
   std::string staging_dir_;
   std::mutex mu_;
+  std::vector<MapScope> accept_scopes_;
+  std::vector<MapScope> read_scopes_;
   std::condition_variable changed_;
   uint64_t last_sequence_ = 0;
   std::vector<Staged> staged_;
