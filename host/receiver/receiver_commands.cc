@@ -211,6 +211,7 @@ void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t
   MapScope scope;
   for (size_t i = 0; status.ok() && i < request.maps.size(); ++i) {
     status = access_.Check(from, Right::kUpload, &request.maps[i].map, &scope);
+    if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
   }
   protocol::PrepareReply reply;
   if (status.ok()) status = sink_.CheckLoad(request, &reply);

@@ -146,7 +146,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   }
   MapScope scope;
   status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
-  if (!status.ok()) return ReplyError(routing_id, header.request_id, status, "");
+  if (!status.ok()) return ReplyRefused(routing_id, header.request_id, status);
   std::string_view payload = View(frames[2]);
   switch (command) {
     case Command::kBegin:
@@ -192,6 +192,11 @@ void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t re
                                       const std::string& batch_id) {
   LogPeerError("upload error", status,
                batch_id.empty() ? "from sender " + HexString(routing_id) : "for batch " + LogValue(batch_id));
+  Reply(routing_id, Command::kError, request_id,
+        protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+void UploadReceiver::Impl::ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status) {
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }

@@ -69,6 +69,8 @@ class UploadReceiver::Impl {
   // Answers ERROR and logs the error with the batch id when known, else with the sender's routing id.
   void ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
                   const std::string& batch_id);
+  // Answers ERROR for a request access_ refused (and logged, once a minute per client, right and map).
+  void ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status);
   void Log(const std::string& line) {
     if (log_) log_(line);
   }

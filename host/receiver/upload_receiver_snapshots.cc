@@ -30,7 +30,7 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
   }
   MapScope scope;
   status = access_.Check(from, Right::kSnapshot, &request.map, &scope);
-  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, request.map);
+  if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
     // The requester treats "busy:" like a node that does not answer: it tries the next node.

@@ -151,9 +151,10 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   const Status awaited = channel_.Await(Clock::now() + std::chrono::milliseconds(request_.timeout_ms),
                                         [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
   // Refused keys and unproven identities end the fetch: a client misconfigured for a node is told so.
-  if (awaited.code() == Code::kPermissionDenied) {
+  if (channel_.key_refused()) {
     return Status::PermissionDenied("not authorised for snapshot on " + request_.map + ": " + awaited.message());
   }
+  if (awaited.code() == Code::kPermissionDenied) return awaited;
   if (!awaited.ok()) {
     *why = awaited.message();
     return Status::Ok();

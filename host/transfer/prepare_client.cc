@@ -21,7 +21,7 @@ Status PrepareOnNode(zmq::context_t& context, const NodeAddress& node, const pro
     bool timed_out = false;
     const Status awaited = channel.Await(RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms),
                                          [request_id](uint64_t id) { return id == request_id; }, &answer, &timed_out);
-    if (awaited.code() == Code::kPermissionDenied) {
+    if (channel.key_refused()) {
       std::string maps;
       for (const protocol::PrepareMap& map : request.maps) maps += (maps.empty() ? "" : ", ") + map.map;
       return Status::PermissionDenied("not authorised for upload on " + maps + ": " + awaited.message());

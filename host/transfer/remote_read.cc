@@ -30,7 +30,8 @@ Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout
     bool timed_out = false;
     Status status = channel.Await(deadline, [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
     // Refused keys and unproven identities are final: a client misconfigured for one node is told so.
-    if (status.code() == Code::kPermissionDenied) return Status::PermissionDenied("not authorised for read: " + status.message());
+    if (channel.key_refused()) return Status::PermissionDenied("not authorised for read: " + status.message());
+    if (status.code() == Code::kPermissionDenied) return status;
     if (!status.ok()) {
       *why = status.message();
       return Status::Ok();

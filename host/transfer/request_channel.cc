@@ -68,6 +68,7 @@ bool RequestChannel::DrainMonitor() {
     if (frames[0].size() >= 6) std::memcpy(&value, static_cast<const char*>(frames[0].data()) + 2, sizeof value);
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH && curve_) {
       // The node's ZAP handler said no (400): the key is in none of its [client.NAME] sections.
+      key_refused_ = true;
       handshake_failure_ = Status::PermissionDenied(
           "the node does not know this client's key " + own_public_key_ +
           " (it is in none of the node's [client.NAME] sections; handshake status " + std::to_string(value) + ")");

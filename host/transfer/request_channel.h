@@ -66,6 +66,9 @@ class RequestChannel {
 
   // Whether the last Await ended on a refused connection.
   bool refused() const { return refused_; }
+  // Whether the node refused this client's key at the handshake (kPermissionDenied; not: the node did not
+  // prove its identity). Callers name the action and maps it was refused for.
+  bool key_refused() const { return key_refused_; }
 
  private:
   // Reads the monitor's pending events; true when a connection attempt failed while not connected. A failed
@@ -76,6 +79,7 @@ class RequestChannel {
   bool curve_ = false;
   std::string own_public_key_;  // CURVE: for the message when the node refuses it
   Status handshake_failure_;
+  bool key_refused_ = false;
   zmq::socket_t socket_;
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connect events
   bool connected_ = false;

@@ -2,6 +2,9 @@
 
 #include <filesystem>
 #include <sstream>
+#include <stdexcept>
+
+#include "host/security/key_file.h"
 
 namespace planb::testing {
 
@@ -40,12 +43,30 @@ std::string ClusterFixture::ClusterKeys(const std::string& node_name, bool with_
   std::string text = "node_name = " + node_name + "\nnode_list = ";
   for (int i = 0; i < nodes_; ++i) text += "," + this->node_name(i);
   text += "\nrequest_timeout = 1s\nsend_part_attempts = 2\nsend_part_retry_delay = 50ms\n" + top_level_extra + extra;
+  if (curve_) text += "secret_key_file = " + dir_ / ("keys/" + node_name + ".key") + "\n";
   for (int i = 0; i < nodes_; ++i) {
     // A storage node binds the port given with --bind; its config only needs some endpoint for each node.
     const std::string endpoint = with_endpoints && !endpoints_[i].empty() ? endpoints_[i] : "tcp://127.0.0.1:*";
     text += "[node." + this->node_name(i) + "]\nendpoint = " + endpoint + "\n";
+    if (curve_) text += "public_key = " + keys_.at(this->node_name(i)).public_key + "\n";
   }
-  return text;
+  return text + client_sections;
+}
+
+void ClusterFixture::EnableCurve() {
+  curve_ = true;
+  for (int i = 0; i < nodes_; ++i) NewKey(node_name(i));
+  NewKey("proc");
+}
+
+const CurveKeyPair& ClusterFixture::NewKey(const std::string& name) {
+  fs::create_directories(dir_ / "keys");
+  CurveKeyPair pair;
+  std::string key_path;
+  std::string pub_path;
+  const Status s = WriteKeyPair(dir_ / "keys", name, &pair, &key_path, &pub_path);
+  if (!s.ok()) throw std::runtime_error("keys for " + name + ": " + s.message());
+  return keys_[name] = pair;
 }
 
 bool ClusterFixture::StartNode(int i, const std::vector<std::string>& env) {

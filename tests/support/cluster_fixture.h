@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host/security/curve_key.h"
 #include "support/node_process.h"
 #include "support/test_env.h"
 
@@ -37,6 +38,16 @@ class ClusterFixture {
   // Map sections added after examples/planb.ini's on every node, the processing node and the reference home
   // (e.g. a histogram map); set before StartNode.
   std::string extra_map_sections;
+  // Sections added to every config the fixture writes after its node sections (e.g. [client.proc] ...); set
+  // before StartNode.
+  std::string client_sections;
+
+  // CURVE from now on: every config the fixture writes names its node's key (<dir>/keys/NAME.key) and gives
+  // every [node.X] its public key. Makes the keys of the storage nodes and of "proc"; others with NewKey.
+  void EnableCurve();
+  // A key pair for `name` (<dir>/keys/NAME.key, .pub), made now.
+  const CurveKeyPair& NewKey(const std::string& name);
+  const CurveKeyPair& key(const std::string& name) const { return keys_.at(name); }
 
   // Starts storage node `i` (on a free port the first time, on the same endpoint after) and waits until it
   // serves; false when it did not come up (its log is in the test output).
@@ -65,6 +76,8 @@ class ClusterFixture {
   std::string map_extra_;
   std::vector<std::string> endpoints_;  // "" until the node first served
   std::vector<std::unique_ptr<ServeProcess>> processes_;
+  bool curve_ = false;
+  std::map<std::string, CurveKeyPair> keys_;  // by node or client name
 };
 
 }  // namespace planb::testing

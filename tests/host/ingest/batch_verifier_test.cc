@@ -338,6 +338,18 @@ TEST_F(BatchVerifierTest, LeavesExistingScratchAlone) {
   EXPECT_EQ(ReadFile(Scratch() + "/mine"), "keep");
 }
 
+// A client allowed some maps only (its [client.NAME] maps): a batch naming another is refused before its files
+// are verified; one within them passes.
+TEST_F(BatchVerifierTest, RefusesAMapOutsideTheSendersScope) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"d", "m"}, 10));
+  Status s = VerifyBatch(*node_, zip, Scratch(), UnzipLimits(), VerifyOptions(), MapScope{std::set<std::string>{"d"}});
+  EXPECT_EQ(s.code(), Code::kPermissionDenied) << s.message();
+  EXPECT_EQ(s.message(), "not authorised for upload on m");
+  EXPECT_FALSE(std::filesystem::exists(Scratch()));
+  s = VerifyBatch(*node_, zip, Scratch(), UnzipLimits(), VerifyOptions(), MapScope{std::set<std::string>{"d", "m"}});
+  EXPECT_TRUE(s.ok()) << s.message();
+}
+
 // ---- Rows the store type cannot decode (the merge would fail on them for ever) ----
 
 TEST_F(BatchVerifierTest, RefusesStateRowWithValueShorterThanItsStoredKey) {
