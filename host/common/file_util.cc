@@ -17,7 +17,12 @@ namespace planb {
 namespace fs = std::filesystem;
 
 namespace {
-Status Errno(const std::string& what) { return Status::IOError(what + ": " + std::strerror(errno)); }
+// A full disk (or quota) is kFull and says so first: callers retry it later rather than treat it as a fault.
+Status Errno(const std::string& what) {
+  const int error = errno;
+  if (error == ENOSPC || error == EDQUOT) return Status(Code::kFull, "disk full: " + what + ": " + std::strerror(error));
+  return Status::IOError(what + ": " + std::strerror(error));
+}
 
 std::atomic<mode_t> home_file_mode{0640};
 }  // namespace
@@ -76,6 +81,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
     if (n < 0) {
       Status s = Errno("writing " + temp);
       ::close(fd);
+      ::unlink(temp.c_str());  // a full disk must not keep what little it has in a half-written temp file
       return s;
     }
     written += static_cast<size_t>(n);
@@ -83,6 +89,7 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
   if (::fsync(fd) != 0) {
     Status s = Errno("syncing " + temp);
     ::close(fd);
+    ::unlink(temp.c_str());
     return s;
   }
   ::close(fd);
