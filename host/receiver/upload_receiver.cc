@@ -47,6 +47,7 @@ Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* boun
     router_->set(zmq::sockopt::linger, 0);
     // A frame far past the chunk size cannot be a chunk: zmq drops such a peer instead of buffering it.
     router_->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(settings_.chunk_size) * 2 + 65536);
+    router_->set(zmq::sockopt::handshake_ivl, static_cast<int>(std::clamp<int64_t>(settings_.handshake_timeout_ms, 1, INT32_MAX)));
     const Status secured = access_.Secure(context_, *router_);
     if (!secured.ok()) {
       router_.reset();

@@ -88,6 +88,9 @@ struct ReceiverSettings {
   // Snapshot zips held open for FETCH at once (one fd each, until idle_upload_expiry_ms without a FETCH); a
   // SNAPSHOT that would open one more is answered ERROR kFull "busy: ...".
   uint32_t max_served_snapshots = 64;
+  // A connection that has not finished its ZMTP handshake (greeting, and with CURVE the key exchange) this long
+  // is closed: a peer that connects and then sends nothing, or trickles bytes, holds a socket for no longer.
+  int64_t handshake_timeout_ms = 10 * 1000;
   // CURVE and the clients' rights (client_access.h); by default plaintext, every peer may do everything.
   AccessSettings access;
 };
