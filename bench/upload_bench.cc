@@ -6,6 +6,8 @@
 // staged). The receiver writes the chunks to receive/, checks size and XXH3 checksum, fsyncs and hands the file
 // to a sink that moves it (durably) into accepted/; so both sides end with one fsynced copy of the bytes, and the
 // ratio is what the protocol, ZeroMQ and the checksum add to a local copy. Deleting the copies is setup.
+// upload_batch_curve does the same to a second receiver with CURVE on (its ZAP handler admitting the client's
+// key; keys from libzmq's generator): the ratio between the two is what encryption and authentication cost.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -27,6 +29,7 @@
 
 #include "host/common/file_util.h"
 #include "host/receiver/upload_receiver.h"
+#include "host/security/curve_key.h"
 #include "host/transfer/upload_client.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
@@ -124,7 +127,8 @@ struct Fixture {
   size_t size = 0;
   std::string copy_path;
   zmq::context_t* context = nullptr;
-  std::string endpoint;
+  NodeAddress plain;  // the plaintext receiver
+  NodeAddress curve;  // the CURVE receiver, with the client's keys
   MoveSink* sink = nullptr;
 };
 
@@ -154,14 +158,14 @@ void RawCopy(benchmark::State& state, Fixture* f) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f->size));
 }
 
-void Upload(benchmark::State& state, Fixture* f) {
+void Upload(benchmark::State& state, Fixture* f, const NodeAddress* node) {
   UploadSettings settings;
   settings.chunk_size = kBlock;
   int batch = 0;
   for (auto _ : state) {
     UploadOutcome outcome;
-    Status s = UploadBatch(*f->context, {"bench", f->endpoint}, f->source, "bench/upload-" + std::to_string(batch++),
-                           settings, &outcome);
+    Status s = UploadBatch(*f->context, *node, f->source, "bench/upload-" + std::to_string(batch++), settings,
+                           &outcome);
     state.PauseTiming();
     if (s.ok() && (outcome.bytes_sent != f->size || outcome.attempts != 1)) {
       s = Status::Internal("sent " + std::to_string(outcome.bytes_sent) + " of " + std::to_string(f->size) +
@@ -210,27 +214,50 @@ int main(int argc, char** argv) {
   CheckSetup(planb::MakeDirectories(g_root + "/accepted"));
 
   zmq::context_t context;
+  zmq::context_t curve_context;  // one ZAP handler per context: the CURVE receiver has its own
   MoveSink sink(g_root + "/accepted");
   std::mutex log_mu;
   std::vector<std::string> log;
   planb::ReceiverSettings settings;
   settings.receive_dir = g_root + "/receive";
   settings.chunk_size = kBlock;
+  planb::CurveKeyPair server_keys;
+  planb::CurveKeyPair client_keys;
+  CheckSetup(planb::GenerateKeyPair(&server_keys));
+  CheckSetup(planb::GenerateKeyPair(&client_keys));
+  planb::ReceiverSettings curve_settings = settings;
+  curve_settings.receive_dir = g_root + "/receive-curve";
+  curve_settings.access.server_key = server_keys;
+  planb::ClientConfig client;
+  client.name = "bench";
+  client.public_keys = {client_keys.public_key};
+  client.rights = static_cast<uint32_t>(planb::Right::kUpload);
+  curve_settings.access.clients.emplace(client.name, client);
   planb::Status run_status;
+  planb::Status curve_run_status;
   {
-    planb::UploadReceiver receiver(context, settings, sink, [&](const std::string& line) {
+    auto log_line = [&](const std::string& line) {
       std::lock_guard<std::mutex> lock(log_mu);
       log.push_back(line);
-    });
-    CheckSetup(receiver.Bind("tcp://127.0.0.1:*", &fixture.endpoint));
+    };
+    planb::UploadReceiver receiver(context, settings, sink, log_line);
+    planb::UploadReceiver curve_receiver(curve_context, curve_settings, sink, log_line);
+    fixture.plain.node_name = "bench";
+    fixture.curve = {"bench-curve", "", planb::CurveClientKeys{server_keys.public_key, client_keys}};
+    CheckSetup(receiver.Bind("tcp://127.0.0.1:*", &fixture.plain.endpoint));
+    CheckSetup(curve_receiver.Bind("tcp://127.0.0.1:*", &fixture.curve.endpoint));
     std::atomic<bool> stop{false};
     std::thread runner([&] { run_status = receiver.Run(stop); });
+    std::thread curve_runner([&] { curve_run_status = curve_receiver.Run(stop); });
     fixture.context = &context;
     fixture.sink = &sink;
 
     const std::string group = "upload_" + std::to_string(mb) + "MiB/";
     for (auto* b : {benchmark::RegisterBenchmark((group + "raw_file_copy").c_str(), RawCopy, &fixture),
-                    benchmark::RegisterBenchmark((group + "upload_batch_loopback").c_str(), Upload, &fixture)}) {
+                    benchmark::RegisterBenchmark((group + "upload_batch_loopback").c_str(), Upload, &fixture,
+                                                 &fixture.plain),
+                    benchmark::RegisterBenchmark((group + "upload_batch_curve").c_str(), Upload, &fixture,
+                                                 &fixture.curve)}) {
       b->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
     }
     RatioReporter reporter;
@@ -238,9 +265,10 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     stop = true;
     runner.join();
+    curve_runner.join();
   }
-  if (!run_status.ok()) {
-    std::fprintf(stderr, "receiver failed: %s\n", run_status.message().c_str());
+  if (!run_status.ok() || !curve_run_status.ok()) {
+    std::fprintf(stderr, "receiver failed: %s%s\n", run_status.message().c_str(), curve_run_status.message().c_str());
     for (const std::string& line : log) std::fprintf(stderr, "  %s\n", line.c_str());
     return 1;
   }
