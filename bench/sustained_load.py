@@ -193,7 +193,7 @@ class Run:
         self.loads = []            # (loader, batch, pid, start, end, exit code, stderr)
         self.loaded = []           # (key, value) of batches whose load returned 0
         self.expected = {}         # key -> value, every batch meant to be loaded
-        self.lookups = []          # (mode, phase, seconds, keys asked, found, exit code, fetched a snapshot)
+        self.lookups = []          # (mode, phase, seconds, keys asked, found, exit code)
         self.errors = {}           # kind -> [count, sample messages]
         self.pending = {n: {} for n in NODES}  # node -> {(loader, pid): load return time}
         self.lags = {n: [] for n in NODES}     # node -> seconds from a load's return to its batch leaving staging/
@@ -287,8 +287,8 @@ class Run:
             fetched = count_snapshots(self.c, reader) > snapshots  # this process fetched a newer snapshot
             found = self.check_lookup(reader, where, keys, r)
             with self.lock:
-                self.lookups.append((f"{where}, {count} key{'s' if count > 1 else ''}/process", phase, seconds,
-                                     count, found, r.returncode, fetched))
+                mode = f"{where}{' + fetch' if fetched else ''}, {count} key{'s' if count > 1 else ''}/process"
+                self.lookups.append((mode, phase, seconds, count, found, r.returncode))
 
     def check_lookup(self, reader, where, keys, r):
         """Counts the keys found; a value that is not the one loaded, or exit 2, is an error (exit 1: a miss)."""
@@ -452,10 +452,10 @@ def report(run, args, load_seconds, merge_seconds):
     print(f"\n  Lookups of {STATE_MAP} (latency of one `planb lookup` process: start-up + CURVE handshake or snapshot "
           f"open + lookups)")
     print(f"  'load' = while loading and merging; 'idle' = the {args.idle_seconds:g} s after everything merged; "
-          f"fetched = processes that fetched a newer snapshot first")
-    print(f"  {'mode':<28}{'phase':<6}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
-          f"{'us/key p50':>12}{'fetched':>9}{'missed/asked':>15}")
-    modes = sorted({l[0] for l in run.lookups}, key=lambda m: (m.split(",")[0], "/" not in m, len(m), m))
+          f"'+ fetch' = the process fetched a newer snapshot first")
+    print(f"  {'mode':<36}{'phase':<6}{'n':>6}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+          f"{'us/key p50':>12}{'missed/asked':>15}")
+    modes = sorted({l[0] for l in run.lookups}, key=lambda m: (m.split(",")[0], int(m.split(", ")[1].split()[0])))
     for mode in modes:
         for phase in ("load", "idle"):
             rows = [l for l in run.lookups if l[0] == mode and l[1] == phase]
@@ -465,9 +465,8 @@ def report(run, args, load_seconds, merge_seconds):
             per_key = [l[2] / l[3] for l in rows]
             missed = sum(l[3] - l[4] for l in rows)
             asked = sum(l[3] for l in rows)
-            fetches = str(sum(1 for l in rows if l[6])) if mode.startswith("snapshot") else "-"
-            print(f"  {mode:<28}{phase:<6}{len(rows):>6}{ms(percentile(lat, 50)):>9}{ms(percentile(lat, 99)):>9}"
-                  f"{ms(max(lat)):>9}{percentile(per_key, 50) * 1e6:>12.0f}{fetches:>9}{f'{missed}/{asked}':>15}")
+            print(f"  {mode:<36}{phase:<6}{len(rows):>6}{ms(percentile(lat, 50)):>9}{ms(percentile(lat, 99)):>9}"
+                  f"{ms(max(lat)):>9}{percentile(per_key, 50) * 1e6:>12.0f}{f'{missed}/{asked}':>15}")
     fetched = ", ".join(f"{r} {count_snapshots(run.c, r)}" for r in READERS)
     print(f"  snapshots of {STATE_MAP} fetched (min_time_to_keep_snapshots = 1s): {fetched}")
     errors = sum(e[0] for e in run.errors.values())
