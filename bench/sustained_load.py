@@ -480,8 +480,10 @@ def main():
     p.add_argument("--batches", type=int, default=50, help="batches per loader (default 50)")
     p.add_argument("--keys", type=int, default=1000, help="distinct keys per batch (default 1000)")
     p.add_argument("--lookup-batch", type=int, default=100, help="keys per batched lookup (default 100)")
-    p.add_argument("--idle-seconds", type=float, default=3.0, help="lookups after the merges, for comparison")
-    p.add_argument("--planb", default=os.path.join(root, "build", "bin", "planb"))
+    p.add_argument("--idle-seconds", type=float, default=3.0,
+                   help="seconds of lookups after everything merged, for comparison (default 3)")
+    p.add_argument("--planb", default=os.path.join(root, "build", "bin", "planb"),
+                   help="the planb program (default: build/bin/planb of this checkout)")
     p.add_argument("--load-twice", action="store_true",
                    help="load one batch file once more at the end (a new batch): the checks must then fail, "
                         "which shows that they catch a doubled batch")
