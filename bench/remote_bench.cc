@@ -3,7 +3,8 @@
 //
 // The node is a real StorageNode (its ExecuteRead runs the lookup command, exactly as `planb serve` does) behind a
 // real UploadReceiver on tcp://127.0.0.1:*; the client is RemoteRead, as the CLI uses it. So the ratio is what
-// ZeroMQ, the protocol, the read worker's hand-off and one fresh DEALER connection per request add to the command.
+// ZeroMQ, the protocol, the read worker's hand-off and one fresh DEALER connection per request add to the command;
+// `remote_curve` asks a second node over CURVE (one handshake per request, as each CLI call makes).
 // PLANB_BENCH_REMOTE_KEYS (default 100000) keys in a state map (hashed scheme); batches of 1000 keys.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct Fixture {
   std::unique_ptr<Runtime> runtime;  // the node's (a single node: it stores and serves its own shard)
   std::vector<std::string> keys;     // loaded keys, shuffled
   std::unique_ptr<ServingNode> node;
+  std::unique_ptr<ServingNode> curve_node;  // the same runtime, served over CURVE
 };
 
 // `lookup city KEY...` as tokens.
@@ -73,12 +75,14 @@ void InProcess(benchmark::State& state, Fixture* f, size_t batch) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
 }
 
-void Remote(benchmark::State& state, Fixture* f, size_t batch) {
+void Remote(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
   size_t next = 0;
   for (auto _ : state) {
     int exit_code = 2;
     std::string out, err, node;
-    Status s = RemoteRead(f->node->context(), f->node->client(), LookupArgs(f->keys, next, batch), &exit_code, &out, &err, &node);
+    ServingNode& serving = curve ? *f->curve_node : *f->node;
+    Status s = RemoteRead(serving.context(), serving.client(), LookupArgs(f->keys, next, batch), &exit_code, &out, &err,
+                          &node);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       break;
@@ -96,6 +100,7 @@ void Setup(Fixture* f, size_t count) {
   std::shuffle(f->keys.begin(), f->keys.end(), std::mt19937_64(42));
 
   f->node = std::make_unique<ServingNode>(*f->runtime);
+  f->curve_node = std::make_unique<ServingNode>(*f->runtime, true);
 }
 
 }  // namespace
@@ -111,12 +116,15 @@ int main(int argc, char** argv) {
   Fixture f;
   Setup(&f, count);
   benchmark::RegisterBenchmark("remote_lookup/single/raw_in_process_command", InProcess, &f, size_t{1})->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/single/remote", Remote, &f, size_t{1})->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/single/remote", Remote, &f, size_t{1}, false)->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/single/remote_curve", Remote, &f, size_t{1}, true)->UseRealTime();
   benchmark::RegisterBenchmark("remote_lookup/batch_1000/raw_in_process_command", InProcess, &f, kBatch)
       ->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/batch_1000/remote", Remote, &f, kBatch)->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/batch_1000/remote", Remote, &f, kBatch, false)->UseRealTime();
+  benchmark::RegisterBenchmark("remote_lookup/batch_1000/remote_curve", Remote, &f, kBatch, true)->UseRealTime();
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  f.curve_node.reset();
   f.node.reset();
   benchmark::Shutdown();
   return 0;

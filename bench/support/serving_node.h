@@ -18,11 +18,13 @@ namespace planb::bench {
 
 class ServingNode {
  public:
-  // Serves `runtime`'s home (its shards must be built already) until destruction.
-  explicit ServingNode(Runtime& runtime);
+  // Serves `runtime`'s home (its shards must be built already) until destruction; with `curve`, over CURVE,
+  // admitting one client (client()'s key) with every right.
+  explicit ServingNode(Runtime& runtime, bool curve = false);
   ~ServingNode();
 
-  // node_list = node1 at the bound endpoint; request_timeout 60 s (a big shard's first copy takes a while).
+  // node_list = node1 at the bound endpoint (with CURVE: its public key and the client's own key pair);
+  // request_timeout 60 s (a big shard's first copy takes a while).
   const ClusterConfig& client() const { return client_; }
   zmq::context_t& context() { return context_; }
 
