@@ -1,6 +1,6 @@
 // A storage node (a real `planb serve`) whose home is on a small tmpfs that fills up (issue 16, "Faults"): a load
 // is refused before anything is staged, a staged batch's merge fails with "disk full" and stays queued, a
-// snapshot cannot be made, and no shard changes; once space returns the merge resumes by itself and everything
+// snapshot cannot be made, maintenance refuses to compact, and no shard changes; once space returns the merge resumes by itself and everything
 // reads as it should. Skipped where a tmpfs cannot be mounted (not root).
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -89,7 +89,8 @@ std::string MakeBatch(const std::string& dir) {
 }
 
 TEST(DiskFullNode, NothingIsWrittenWhileFullAndWorkResumesWhenSpaceReturns) {
-  ClusterFixture cluster(1);
+  // Every shard with a tenth of its pages free is compacted by maintenance: here, every shard, every pass.
+  ClusterFixture cluster(1, "reclaim_free_share = 0.1\n");
   Tmpfs disk(cluster.home(0), uint64_t{256} << 20);
   if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(disk.error());
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
@@ -131,6 +132,13 @@ TEST(DiskFullNode, NothingIsWrittenWhileFullAndWorkResumesWhenSpaceReturns) {
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.err, HasSubstr("node1 (SNAPSHOT refused (full)"));
   EXPECT_TRUE(fs::is_empty(cluster.home(0) + "/outgoing")) << "a failed snapshot copy must not be left behind";
+  // Maintenance would compact every shard (a copy beside it): it refuses, saying why, and changes nothing.
+  const std::vector<std::string> maintain = {"--config", cluster.config(0), "--home", cluster.home(0), "maintain",
+                                             "--once"};
+  r = RunPlanb(maintain);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("planb: maintain: city_to_country: failed: not enough disk to compact "));
+  EXPECT_THAT(r.err, HasSubstr("the shard is left as it was"));
   EXPECT_EQ(cluster.Dump(0), loaded);
   EXPECT_TRUE(cluster.process(0).running());
 
@@ -154,6 +162,10 @@ TEST(DiskFullNode, NothingIsWrittenWhileFullAndWorkResumesWhenSpaceReturns) {
   r = cluster.RunOnReader("reader", {"lookup", "country_to_capital", "Wales"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "Cardiff\n");
+  r = RunPlanb(maintain);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  r = lookup("country_to_capital", "Albania");
+  EXPECT_EQ(r.out, "Tirana\n");
 }
 
 }  // namespace
