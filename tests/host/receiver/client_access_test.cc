@@ -165,6 +165,28 @@ TEST_F(ClientAccessTest, EachRequestNeedsItsRightAndMap) {
   EXPECT_THAT(log, HasSubstr("refused client reader: not authorised for snapshot on a"));
 }
 
+// Key rotation: a client section listing the new key beside the old one admits both, as the same client.
+TEST_F(UploadFixture, BothKeysOfARotatingClientAreAdmitted) {
+  const CurveKeyPair server = NewKeys();
+  const CurveKeyPair old_key = NewKeys();
+  const CurveKeyPair new_key = NewKeys();
+  ReceiverSettings settings = Settings();
+  settings.access.server_key = server;
+  ClientConfig loader = Client("loader", old_key, static_cast<uint32_t>(Right::kUpload), std::nullopt);
+  loader.public_keys = {new_key.public_key, old_key.public_key};
+  settings.access.clients.emplace("loader", loader);
+  StartReceiver(settings);
+  WriteZip("b.zip", 1000);
+  for (const CurveKeyPair* own : {&old_key, &new_key}) {
+    UploadOutcome outcome;
+    const Status s = UploadBatch(context_, NodeAddress{"node1", endpoint(), CurveClientKeys{server.public_key, *own}},
+                                 dir_ / "b.zip", own == &old_key ? "n/old" : "n/new", TestUploadSettings(), &outcome);
+    EXPECT_TRUE(s.ok()) << s.message();
+  }
+  EXPECT_EQ(sink_.staged().size(), 2u);
+  EXPECT_THAT(receiver_->Log(), Not(HasSubstr("refused")));
+}
+
 TEST_F(ClientAccessTest, ReadRunsWithTheClientsMaps) {
   uint64_t next_id = 1;
   RequestChannel channel(context_, As(reader_, server_.public_key), 5000, &next_id);
