@@ -64,8 +64,8 @@ class ClientAccessTest : public UploadFixture {
     settings.send_part_attempts = 3;
     return settings;
   }
-  // Sends one request as `own` and returns the ERROR the node answers (the test fails on any other reply).
-  protocol::ErrorReply ErrorFor(const CurveKeyPair& own, Command command, const std::string& payload) {
+  // Sends one request as `own` and returns the node's reply (the test fails when none comes).
+  RequestChannel::Reply Ask(const CurveKeyPair& own, Command command, const std::string& payload) {
     uint64_t next_id = 1;
     RequestChannel channel(context_, As(own, server_.public_key), 5000, &next_id);
     uint64_t id = 0;
@@ -76,6 +76,11 @@ class ClientAccessTest : public UploadFixture {
                                    [id](uint64_t got) { return got == id; }, &reply, &timed_out);
     EXPECT_TRUE(s.ok()) << s.message();
     EXPECT_FALSE(timed_out);
+    return reply;
+  }
+  // The same, for a request the node answers with ERROR (the test fails on any other reply).
+  protocol::ErrorReply ErrorFor(const CurveKeyPair& own, Command command, const std::string& payload) {
+    const RequestChannel::Reply reply = Ask(own, command, payload);
     protocol::ErrorReply error;
     EXPECT_EQ(reply.command, static_cast<uint16_t>(Command::kError)) << protocol::CommandName(reply.command);
     EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
@@ -188,16 +193,7 @@ TEST_F(UploadFixture, BothKeysOfARotatingClientAreAdmitted) {
 }
 
 TEST_F(ClientAccessTest, ReadRunsWithTheClientsMaps) {
-  uint64_t next_id = 1;
-  RequestChannel channel(context_, As(reader_, server_.public_key), 5000, &next_id);
-  uint64_t id = 0;
-  ASSERT_TRUE(channel.Send(Command::kRead, protocol::EncodeRead({{"lookup", "b", "k"}}), nullptr, &id));
-  RequestChannel::Reply reply;
-  bool timed_out = false;
-  const Status s = channel.Await(std::chrono::steady_clock::now() + kTestDeadline,
-                                 [id](uint64_t got) { return got == id; }, &reply, &timed_out);
-  ASSERT_TRUE(s.ok()) << s.message();
-  ASSERT_FALSE(timed_out);
+  const RequestChannel::Reply reply = Ask(reader_, Command::kRead, protocol::EncodeRead({{"lookup", "b", "k"}}));
   EXPECT_EQ(reply.command, static_cast<uint16_t>(Command::kReadResult));
   ASSERT_EQ(sink_.read_scopes().size(), 1u);
   EXPECT_EQ(sink_.read_scopes()[0], (MapScope{std::set<std::string>{"b"}}));
