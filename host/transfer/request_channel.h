@@ -26,7 +26,7 @@ namespace planb {
 struct NodeAddress {
   std::string node_name;
   std::string endpoint;                 // tcp://HOST:PORT
-  std::optional<CurveClientKeys> keys;  // absent: plaintext
+  std::optional<CurveClientKeys> keys = std::nullopt;  // absent: plaintext
 };
 // `node`'s address from the config. REQUIRES: `node` is in cluster.nodes.
 NodeAddress AddressOf(const ClusterConfig& cluster, const std::string& node);

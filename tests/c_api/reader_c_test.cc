@@ -1,0 +1,106 @@
+// The C API (planb/reader_c.h) from C and from Python (ctypes), against a home the real `planb load` filled with
+// the example data: every answer is the one `planb lookup` gives for the same key, and errors say what is wrong.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "host/cli/cli_test_env.h"
+#include "planb/reader.h"
+
+namespace planb {
+namespace {
+
+using testing::ProcessResult;
+using testing::RunPlanb;
+using testing::TempDir;
+using ::testing::HasSubstr;
+
+class ReaderCTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string config = testing::ReadFile(std::string(PLANB_SOURCE_DIR) + "/examples/planb.ini");
+    config.replace(config.find("home = ../planb-home"), 20, "home = " + dir_ / "home");
+    testing::WriteFile(config_, config);
+    std::vector<std::string> args = {"--config", config_, "load"};
+    for (const char* file : {"reference-data.xml", "store-types.xml"}) {
+      args.push_back(std::string(PLANB_SOURCE_DIR) + "/examples/data/" + file);
+    }
+    const ProcessResult load = RunPlanb(args);
+    ASSERT_EQ(load.exit_code, 0) << load.err;
+  }
+
+  // "LABEL: 0 VALUE" with the value `planb lookup` prints for `args`.
+  std::string Found(const std::string& label, std::vector<std::string> args) const {
+    args.insert(args.begin(), {"--config", config_, "lookup"});
+    const ProcessResult r = RunPlanb(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return label + ": 0 " + r.out.substr(0, r.out.size() - 1) + "\n";
+  }
+  // "LABEL: 0 session START END" in milliseconds, from the ISO times `planb lookup` prints.
+  std::string Session(const std::string& label, std::vector<std::string> args) const {
+    args.insert(args.begin(), {"--config", config_, "lookup"});
+    const ProcessResult r = RunPlanb(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream words(r.out);
+    std::string start, end;
+    words >> start >> end;
+    int64_t start_ms = 0, end_ms = 0;
+    EXPECT_TRUE(Reader::ParseTime(start, &start_ms) && Reader::ParseTime(end, &end_ms)) << r.out;
+    return label + ": 0 session " + std::to_string(start_ms) + " " + std::to_string(end_ms) + "\n";
+  }
+
+  TempDir dir_;
+  const std::string config_ = dir_ / "planb.ini";
+};
+
+TEST_F(ReaderCTest, FromCEveryAnswerIsPlanbLookupsAndErrorsSayWhy) {
+  testing::ProcessSpec spec;
+  spec.binary = PLANB_READER_C_CHECK;
+  spec.args = {config_, dir_ / "home"};
+  const ProcessResult r = testing::RunProcess(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string expected = Found("text", {"country_to_capital", "Japan"}) + "miss: 1 \n" +
+                         Found("number", {"employeeIdToOffice", "1555"}) +
+                         Found("temporal", {"user_to_department", "alice", "--time", "2024-02-01T00:00:00Z"}) +
+                         Found("temporal_ranged", {"ip_range_to_site", "167887879", "--time", "2024-01-15T00:00:00Z"}) +
+                         Session("session", {"user_app_sessions", "alice_payroll", "--time", "2024-01-01T09:10:00Z"});
+  EXPECT_EQ(r.out.substr(0, expected.size()), expected);
+  // The epoch is asked about (alice had no department then), not taken for "now".
+  const ProcessResult epoch = RunPlanb({"--config", config_, "lookup", "user_to_department", "alice", "--time",
+                                        "1970-01-01T00:00:00Z"});
+  EXPECT_EQ(epoch.exit_code, 1);
+  EXPECT_THAT(r.out, HasSubstr("\nepoch: 1 \n"));
+  EXPECT_THAT(r.out, HasSubstr("\nmany: 0\n" + Found("many", {"country_to_capital", "Japan"}) + "many: 1 \n" +
+                               Found("many", {"country_to_capital", "Albania"})));
+  EXPECT_THAT(r.out, HasSubstr("\ndescribe: 0 number_keys 0 uses_time 1 has_value 0 has_session 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nunknown map: 2 "));
+  EXPECT_THAT(r.out, HasSubstr("no_such_map"));
+  EXPECT_THAT(r.out, HasSubstr("\ntext key on a number map: 2 "));
+  EXPECT_THAT(r.out, HasSubstr("\ndescribe unknown: 2 "));
+  EXPECT_THAT(r.out, HasSubstr("\nbad time: 2\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nopen missing config: NULL, message cut to 15 bytes\n"));
+}
+
+TEST_F(ReaderCTest, FromPythonThroughCtypes) {
+  testing::ProcessSpec spec;
+  spec.binary = "/usr/bin/python3";
+  if (!std::filesystem::exists(spec.binary)) GTEST_SKIP() << "no /usr/bin/python3 here";
+  spec.args = {std::string(PLANB_SOURCE_DIR) + "/tests/c_api/reader_ctypes.py", PLANB_READER_LIBRARY, config_,
+               dir_ / "home"};
+  const ProcessResult r = testing::RunProcess(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out, Found("text", {"country_to_capital", "Japan"}) + "miss: 1 \n" +
+                       Session("session", {"user_app_sessions", "alice_payroll", "--time", "2024-01-01T09:10:00Z"}) +
+                       "many: 0\n" + Found("many", {"country_to_capital", "Japan"}) + "many: 1 \n" +
+                       Found("many", {"country_to_capital", "Albania"}) +
+                       r.out.substr(r.out.find("unknown map: 2 ")));
+  EXPECT_THAT(r.out, HasSubstr("unknown map: 2 "));
+  EXPECT_THAT(r.out, HasSubstr("no_such_map"));
+}
+
+}  // namespace
+}  // namespace planb
