@@ -69,12 +69,15 @@ planb="$work/prefix/bin/planb"
 test "$("$planb" --config "$work/planb.ini" lookup host_to_owner web-01.example.net)" = "team-web"
 test "$("$planb" --config "$work/planb.ini" lookup host_to_owner DB-02.EXAMPLE.NET)" = "team-data"
 
-# The reader library: installed with its header, exporting planb::Reader and nothing else.
+# The reader library: installed with its headers, exporting planb::Reader and its C API (planb_reader_*,
+# planb_parse_time) and nothing else.
 lib="$work/prefix/lib/libplanb_reader.so"
 test -f "$lib"
 test -f "$work/prefix/include/planb/reader.h"
+test -f "$work/prefix/include/planb/reader_c.h"
 leaked=$(nm -DC --defined-only "$lib" |
-  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Refresh|Describe|Maintain|ParseTime|FormatTime)(\[abi:cxx11\])?\(' ||
+  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Refresh|Describe|Maintain|ParseTime|FormatTime)(\[abi:cxx11\])?\(' |
+  grep -v -E '^[0-9a-f]+ T (planb_reader_[a-z_]+|planb_parse_time)$' ||
   true)
 if [ -n "$leaked" ]; then
   echo "libplanb_reader.so exports more than planb::Reader:" >&2
