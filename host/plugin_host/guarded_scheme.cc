@@ -107,6 +107,9 @@ uint32_t GuardedScheme::StoredKeySize(const KeyPrefix& prefix, Bytes key) const 
 }
 
 void GuardedScheme::WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const {
+  // A throw this thread has not reported yet (StoredKeySize's, whose fallback 0 sized `out`) fails the write
+  // anyway: the room reserved cannot be trusted, so the plugin must not write into it (ASan caught the overflow).
+  if (failed_scheme == this) return;
   try {
     inner_->WriteStoredKey(prefix, key, out);
   } catch (const std::exception& e) {

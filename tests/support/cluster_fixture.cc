@@ -42,7 +42,9 @@ std::string ClusterFixture::ClusterKeys(const std::string& node_name, bool with_
                                         const std::string& extra) const {
   std::string text = "node_name = " + node_name + "\nnode_list = ";
   for (int i = 0; i < nodes_; ++i) text += "," + this->node_name(i);
-  text += "\nrequest_timeout = 1s\nsend_part_attempts = 2\nsend_part_retry_delay = 50ms\n" + top_level_extra + extra;
+  // Longer under a sanitizer's slowdown (TestTimeScale; remote_command_test reads it back).
+  text += "\nrequest_timeout = " + std::to_string(TestTimeScale()) +
+          "s\nsend_part_attempts = 2\nsend_part_retry_delay = 50ms\n" + top_level_extra + extra;
   if (curve_) text += "secret_key_file = " + dir_ / ("keys/" + node_name + ".key") + "\n";
   for (int i = 0; i < nodes_; ++i) {
     // A storage node binds the port given with --bind; its config only needs some endpoint for each node.

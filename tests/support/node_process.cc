@@ -41,7 +41,7 @@ constexpr uint32_t kChanges = IN_CREATE | IN_DELETE | IN_MODIFY | IN_MOVED_FROM 
 
 bool WaitUntil(const std::function<bool()>& condition, const std::vector<std::string>& watched,
                std::chrono::milliseconds deadline, pid_t pid) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
+  const auto end = std::chrono::steady_clock::now() + deadline * TestTimeScale();
   // Watches first, then the check: a change between the two still wakes the wait below.
   Fd changes{::inotify_init1(IN_NONBLOCK | IN_CLOEXEC)};
   if (changes.fd < 0) throw std::runtime_error("inotify_init1 failed");

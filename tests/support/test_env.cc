@@ -91,6 +91,15 @@ ProcessResult RunPlanb(const std::vector<std::string>& args, const std::string& 
   return RunProcess(spec);
 }
 
+int TestTimeScale() {
+  static const int scale = [] {
+    const char* text = std::getenv("PLANB_TEST_TIME_SCALE");
+    const int value = text == nullptr ? 1 : std::atoi(text);
+    return value >= 1 ? value : 1;
+  }();
+  return scale;
+}
+
 std::string SharedDataDir() {
   const char* env = std::getenv("PLANB_SHARED_DATA");
   std::string dir = env != nullptr ? env : PLANB_SHARED_DATA_DIR;

@@ -59,4 +59,8 @@ ProcessResult RunPlanb(const std::vector<std::string>& args, const std::string& 
 // The test data set directory ../shared/data when present, else "".
 std::string SharedDataDir();
 
+// How much longer than usual waits on a condition may take: $PLANB_TEST_TIME_SCALE (a whole number >= 1; the
+// sanitizer passes set it, scripts/sanitize.sh), else 1. WaitUntil's deadlines are multiplied by it.
+int TestTimeScale();
+
 }  // namespace planb::testing

@@ -18,6 +18,7 @@ using ::planb::testing::ClusterFixture;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::Ref;
 using ::planb::testing::ReferenceData;
+using ::planb::testing::TestTimeScale;
 using ::planb::testing::WriteFile;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
@@ -70,7 +71,8 @@ TEST(FreshRead, RefreshFetchesNowAndAVersionThatNeverComesFailsClearly) {
 
   r = cluster.RunOnReader("reader", {"lookup", "--min-version", "3", kMap, "Wales"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("content version 3 did not arrive within 10000 ms"));
+  EXPECT_THAT(r.err, HasSubstr("content version 3 did not arrive within " + std::to_string(10000 * TestTimeScale()) +
+                               " ms"));
   EXPECT_THAT(r.err, HasSubstr("the newest snapshot is at 2"));
   r = cluster.RunOnReader("reader", {"lookup", "--min-version", "two", kMap, "Wales"});
   EXPECT_EQ(r.exit_code, 2);

@@ -23,6 +23,7 @@ using ::planb::testing::ClusterFixture;
 using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::RunPlanb;
+using ::planb::testing::TestTimeScale;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -297,7 +298,7 @@ protocol::ErrorReply ReadError(const std::string& endpoint, const std::vector<st
 // 10 x request_timeout, and the client dropped --min-version, so `lookup --remote --min-version N` did not wait.
 // The node refuses the option at once; the client waits, polling the node.
 TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
-  ClusterFixture cluster(1);  // request_timeout = 1s: a wait for a version lasts up to 10 s
+  ClusterFixture cluster(1);  // request_timeout = 1s (x TestTimeScale): a wait for a version lasts 10 times that
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   LoadCapital(cluster, "Cardiff");  // content version 1
   cluster.WriteReaderConfig("client");
@@ -323,7 +324,8 @@ TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
   r = client({"lookup", "--remote", "--min-version", "2", map, "Wales"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "planb: country_to_capital: content version 2 did not arrive within 10000 ms (10 x request_timeout);"
+  EXPECT_EQ(r.err, "planb: country_to_capital: content version 2 did not arrive within " +
+                       std::to_string(10000 * TestTimeScale()) + " ms (10 x request_timeout);"
                    " storage node node1's shard is at 1\n");
 
   // One that comes while the client waits: the answer is read from it.

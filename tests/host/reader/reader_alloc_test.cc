@@ -206,6 +206,7 @@ class ReaderAllocTest : public ::testing::Test {
 };
 
 TEST_F(ReaderAllocTest, TheTrapCatchesTheFirstLookupOfAMapOnAThread) {
+  PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   // A positive control: the rare path (a new thread context, a transaction begun) allocates, and is caught.
   // (Another map first, so that this thread's table exists: glibc would otherwise abort on its own, unable to
   // register the table's destructor.)
@@ -220,6 +221,7 @@ TEST_F(ReaderAllocTest, TheTrapCatchesTheFirstLookupOfAMapOnAThread) {
 // as warm lookups do, only writes the transaction id into the parent's reader slot in the shared lock file; the
 // parent waits for the child meanwhile, and its next lookup resets the slot before renewing.
 TEST_F(ReaderAllocTest, WarmLookupsOnShardsAllocateNothing) {
+  PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   Warm();
   const auto result = RunWithoutHeap([this] { return LookUpEverything(); });
   ASSERT_TRUE(result.forked);
@@ -230,6 +232,7 @@ TEST_F(ReaderAllocTest, WarmLookupsOnShardsAllocateNothing) {
 }
 
 TEST_F(ReaderAllocTest, WarmLookupsOnLockFreeCopiesAllocateNothing) {
+  PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   // Each map with data swapped for a read-only copy opened MDB_NOLOCK, as snapshots are: renew touches no
   // shared memory at all.
   Reader::Impl* impl = Reader::Impl::Of(*reader_);

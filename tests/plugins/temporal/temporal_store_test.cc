@@ -689,6 +689,7 @@ INSTANTIATE_TEST_SUITE_P(TemporalSchemes, TemporalStoreLoadTest, ::testing::Valu
 // --- Warm lookups allocate nothing (STYLE.md, "Lookup path") ---
 
 TEST(TemporalStoreAlloc, TheHeapTrapCatchesAnAllocation) {
+  PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   // A positive control, so that the clean runs below mean something.
   const auto result = RunWithoutHeap([] {
     std::string* volatile text = new std::string(100, 'x');
@@ -702,6 +703,7 @@ TEST(TemporalStoreAlloc, TheHeapTrapCatchesAnAllocation) {
 class TemporalStoreAllocTest : public TemporalStoreLoadTest {};
 
 TEST_P(TemporalStoreAllocTest, WarmLookupsAllocateNothing) {
+  PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   Events events;
   for (int i = 0; i < 500; ++i) {
     for (int64_t t : {100, 200, 300}) {
