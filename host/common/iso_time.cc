@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "planb/duration.h"
+
 namespace planb {
 namespace {
 
@@ -67,20 +69,9 @@ bool Consume(std::string_view s, size_t* pos, char c) {
   return false;
 }
 
-// Reads ".ddd..." (or ",ddd...", which ISO-8601 allows too) as milliseconds, truncating past the third digit.
-bool Fraction(std::string_view s, size_t* pos, int64_t* ms) {
-  *ms = 0;
-  if (!Consume(s, pos, '.') && !Consume(s, pos, ',')) return true;
-  int digits = 0;
-  while (*pos < s.size() && IsDigit(s[*pos])) {
-    if (digits < 3) *ms = *ms * 10 + (s[*pos] - '0');
-    ++digits;
-    ++*pos;
-  }
-  if (digits == 0) return false;
-  for (int i = digits; i < 3; ++i) *ms *= 10;
-  return true;
-}
+// ".ddd..." (or ",ddd...", which ISO-8601 allows too) as milliseconds, truncating past the third digit: the
+// fraction durations read too (planb/duration.h), one reading for both.
+using duration_internal::Fraction;
 
 // "Z", "+HH:MM", "+HHMM" or "+HH" (and '-'). A time without a zone is refused: the stored instant is UTC and a
 // local time would silently shift by the writer's offset.

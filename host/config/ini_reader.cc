@@ -2,19 +2,14 @@
 
 #include <cstdio>
 
+#include "host/common/text_lines.h"
+
 namespace planb {
 namespace {
 
-constexpr std::string_view kBlank = " \t";
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
 
 bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view Trim(std::string_view s) {
-  const size_t begin = s.find_first_not_of(kBlank);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kBlank) - begin + 1);
-}
 
 // Where a lone '#' starts an inline comment, or npos. A '#' touching other text is text: Z85 keys hold '#'.
 size_t InlineComment(std::string_view line) {
@@ -43,38 +38,32 @@ size_t FindControl(std::string_view line) {
 Status ReadIni(std::string_view name, std::string_view text, std::vector<IniSection>* sections) {
   if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
   std::vector<IniSection> result(1);
-  size_t line_number = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  PLANB_RETURN_IF_ERROR(ForEachLine(text, [&](std::string_view line, size_t line_number) {
     const std::string where = std::string(name) + ": line " + std::to_string(line_number) + ": ";
     if (const size_t at = FindControl(line); at != std::string_view::npos) {
       char code[8];
       std::snprintf(code, sizeof code, "0x%02x", static_cast<unsigned char>(line[at]));
       return Status::Invalid(where + "control character " + code + " at column " + std::to_string(at + 1));
     }
-    line = Trim(line);
-    if (line.empty() || line.front() == '#' || line.front() == ';') continue;
-    line = Trim(line.substr(0, InlineComment(line)));
+    line = TrimBlanks(line);
+    if (line.empty() || line.front() == '#' || line.front() == ';') return Status::Ok();
+    line = TrimBlanks(line.substr(0, InlineComment(line)));
     if (line.front() == '[') {
       if (line.back() != ']') return Status::Invalid(where + "'" + std::string(line) + "' has no closing ']'");
-      const std::string_view header = Trim(line.substr(1, line.size() - 2));
+      const std::string_view header = TrimBlanks(line.substr(1, line.size() - 2));
       if (header.empty()) return Status::Invalid(where + "'" + std::string(line) + "' is a section with no name");
       result.push_back(IniSection{std::string(header), {}});
-      continue;
+      return Status::Ok();
     }
     const size_t equals = line.find('=');
     if (equals == std::string_view::npos) {
       return Status::Invalid(where + "'" + std::string(line) + "' is neither [section] nor key = value");
     }
-    const std::string_view key = Trim(line.substr(0, equals));
+    const std::string_view key = TrimBlanks(line.substr(0, equals));
     if (key.empty()) return Status::Invalid(where + "'" + std::string(line) + "' has no key before the '='");
-    result.back().entries.emplace_back(std::string(key), std::string(Trim(line.substr(equals + 1))));
-  }
+    result.back().entries.emplace_back(std::string(key), std::string(TrimBlanks(line.substr(equals + 1))));
+    return Status::Ok();
+  }));
   *sections = std::move(result);
   return Status::Ok();
 }

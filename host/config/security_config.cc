@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 
+#include "host/common/text_lines.h"
 #include "host/security/key_file.h"
 
 namespace planb {
@@ -15,20 +16,15 @@ constexpr size_t kMaxClientKeys = 8;
 constexpr std::pair<const char*, Right> kRights[] = {
     {"upload", Right::kUpload}, {"read", Right::kRead}, {"snapshot", Right::kSnapshot}};
 
-std::string_view Trim(std::string_view s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
 
 // "a, b,c": the trimmed items, each non-empty and given once (Z85 has no ',' nor blank, so keys split exactly).
 Status SplitList(const std::string& value, std::vector<std::string>* items) {
-  if (Trim(value).empty()) return Status::Invalid("empty value");
+  if (TrimBlanks(value).empty()) return Status::Invalid("empty value");
   std::vector<std::string> result;
   for (size_t start = 0; start <= value.size();) {
     size_t comma = value.find(',', start);
     if (comma == std::string::npos) comma = value.size();
-    const std::string item(Trim(std::string_view(value).substr(start, comma - start)));
+    const std::string item(TrimBlanks(std::string_view(value).substr(start, comma - start)));
     if (item.empty()) return Status::Invalid("'" + value + "' has an empty item (a stray comma)");
     for (const std::string& seen : result) {
       if (seen == item) return Status::Invalid("'" + value + "' lists '" + item + "' twice");

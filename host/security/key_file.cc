@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "host/common/log_text.h"
+#include "host/common/text_lines.h"
 
 namespace planb {
 namespace {
@@ -47,33 +48,20 @@ Status CreateExclusive(const std::string& path, const std::string& text, mode_t 
   return status;
 }
 
-std::string_view Trim(std::string_view s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
-
 // The lines of a key file; see the header for the format.
 Status ParseKeyText(std::string_view text, CurveKeyPair* pair) {
   bool have_public = false;
   bool have_secret = false;
-  size_t line_number = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    line = Trim(line);
-    if (line.empty() || line.front() == '#') continue;
+  PLANB_RETURN_IF_ERROR(ForEachLine(text, [&](std::string_view line, size_t line_number) {
+    line = TrimBlanks(line);
+    if (line.empty() || line.front() == '#') return Status::Ok();
     const std::string where = "line " + std::to_string(line_number) + ": ";
     const size_t equals = line.find('=');
-    const std::string_view key = Trim(line.substr(0, equals == std::string_view::npos ? 0 : equals));
+    const std::string_view key = TrimBlanks(line.substr(0, equals == std::string_view::npos ? 0 : equals));
     if (key != "public_key" && key != "secret_key") {
       return Status::Invalid(where + "not 'public_key = Z85' or 'secret_key = Z85'");
     }
-    const std::string_view value = Trim(line.substr(equals + 1));
+    const std::string_view value = TrimBlanks(line.substr(equals + 1));
     const bool is_public = key == "public_key";
     bool& have = is_public ? have_public : have_secret;
     if (have) return Status::Invalid(where + std::string(key) + " given twice");
@@ -81,7 +69,8 @@ Status ParseKeyText(std::string_view text, CurveKeyPair* pair) {
     const std::string problem = Z85KeyProblem(value);
     if (!problem.empty()) return Status::Invalid(where + std::string(key) + " " + problem);
     (is_public ? pair->public_key : pair->secret_key) = std::string(value);
-  }
+    return Status::Ok();
+  }));
   if (!have_secret) return Status::Invalid("no secret_key line (is this a .pub file?)");
   if (!have_public) return Status::Invalid("no public_key line");
   std::string derived;
