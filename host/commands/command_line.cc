@@ -65,6 +65,10 @@ const std::vector<CommandSpec>& Commands() {
        "check a store type (and key scheme) through the real host: merges against the expected rows, narrowed "
        "scans, DecodeRow, allocation-free warm lookups; TAP output, exit 0 only when every check passes",
        {"type", "scheme", "option", "data", "expect", "map", "scratch"}, 0, 0},
+      {"enrich", "[FILE...]",
+       "add the answers of lookups to each event of JSON lines or CSV (FILEs, else standard input) and write them "
+       "to standard output; a summary on stderr (docs/enrich.md)",
+       {"lookup", "fallback", "on-miss", "input", "output", "strict"}, 0, kMany},
       {"keygen", "NAME",
        "write a CURVE key pair: DIR/NAME.key (the secret, mode 0600) and DIR/NAME.pub (the Z85 public key); "
        "never overwrites (docs/security.md)",
@@ -142,7 +146,19 @@ po::options_description CommandOptions() {
        "conform, bench --type: an option of the map, as in its config section (repeatable)")
       ("expect", po::value<std::string>()->value_name("ROWS.csv"),
        "conform: the rows expected after both files, as `query --format csv` prints them")
-      ("dir", po::value<std::string>()->value_name("DIR"), "keygen: write the key files here (default: .)");
+      ("dir", po::value<std::string>()->value_name("DIR"), "keygen: write the key files here (default: .)")
+      ("lookup", po::value<std::vector<std::string>>()->value_name("TARGET=MAP:FIELD[@TIMEFIELD]")->composing(),
+       "enrich: write the answer for FIELD's value in MAP (at the instant TIMEFIELD holds: ISO-8601 or epoch ms) "
+       "at TARGET; dotted paths (client.ip) in JSON, column names in CSV (repeatable)")
+      ("fallback", po::value<std::vector<std::string>>()->value_name("TARGET=VALUE")->composing(),
+       "enrich: write VALUE at TARGET when its lookup misses (repeatable)")
+      ("on-miss", po::value<std::string>()->value_name("keep|drop|tag"),
+       "enrich: an event with a miss (no fallback) is kept as it is (default), dropped, or tagged with "
+       "\"planb_miss\":[TARGET...]")
+      ("input", po::value<std::string>()->value_name("json|csv"), "enrich: JSON lines (default) or CSV with a header")
+      ("output", po::value<std::string>()->value_name("json|csv"), "enrich: as --input (default); csv input may be "
+       "written as json")
+      ("strict", "enrich: a malformed event is an error naming its line (default: passed through and counted)");
   return command;
 }
 
@@ -262,6 +278,12 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("option")) out->plugin_options = vm["option"].as<std::vector<std::string>>();
   if (vm.count("expect")) out->expect = vm["expect"].as<std::string>();
   if (vm.count("dir")) out->dir = vm["dir"].as<std::string>();
+  if (vm.count("lookup")) out->enrich_lookups = vm["lookup"].as<std::vector<std::string>>();
+  if (vm.count("fallback")) out->fallbacks = vm["fallback"].as<std::vector<std::string>>();
+  if (vm.count("on-miss")) out->on_miss = vm["on-miss"].as<std::string>();
+  if (vm.count("input")) out->input = vm["input"].as<std::string>();
+  if (vm.count("output")) out->output = vm["output"].as<std::string>();
+  out->strict = vm.count("strict") > 0;
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

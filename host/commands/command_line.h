@@ -44,6 +44,12 @@ struct CommandLine {
   std::vector<std::string> plugin_options;    // conform, bench: --option NAME=VALUE, repeatable
   std::optional<std::string> expect;          // conform: the expected rows (CSV)
   std::optional<std::string> dir;             // keygen: where the key files go (default: .)
+  std::vector<std::string> enrich_lookups;    // enrich: --lookup TARGET=MAP:FIELD[@TIMEFIELD], repeatable
+  std::vector<std::string> fallbacks;         // enrich: --fallback TARGET=VALUE, repeatable
+  std::optional<std::string> on_miss;         // enrich: keep (default), drop, tag
+  std::optional<std::string> input;           // enrich: json (default), csv
+  std::optional<std::string> output;          // enrich: json, csv (default: as --input)
+  bool strict = false;                        // enrich: a malformed event is an error
   bool help = false;
   bool version = false;
 };

@@ -1,0 +1,23 @@
+#include "host/enrich/enrich_counts.h"
+
+namespace planb {
+
+std::string SummaryText(const EnrichSpec& spec, const EnrichCounts& counts) {
+  std::string text = "planb enrich: " + std::to_string(counts.events) + " events, " +
+                     std::to_string(counts.malformed) + " malformed (passed through unchanged)";
+  if (spec.on_miss == OnMiss::kDrop) text += ", " + std::to_string(counts.dropped) + " dropped on a miss";
+  text += "\n";
+  for (size_t j = 0; j < spec.lookups.size() && j < counts.lookups.size(); ++j) {
+    const EnrichLookup& l = spec.lookups[j];
+    const LookupCounts& c = counts.lookups[j];
+    text += "  " + l.target.text + "=" + l.map + ":" + l.field.text + (l.time_field ? "@" + l.time_field->text : "") +
+            ": " + std::to_string(c.hits) + " hits, " + std::to_string(c.misses) + " misses";
+    if (l.fallback) text += " (" + std::to_string(c.fallbacks) + " answered by the fallback)";
+    if (l.time_field) text += ", " + std::to_string(c.skipped) + " skipped (no time)";
+    if (c.blocked > 0) text += ", " + std::to_string(c.blocked) + " not written (a parent of the target is not an object)";
+    text += "\n";
+  }
+  return text;
+}
+
+}  // namespace planb

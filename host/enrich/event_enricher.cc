@@ -1,0 +1,182 @@
+#include "host/enrich/event_enricher.h"
+
+#include <charconv>
+
+#include "host/common/iso_time.h"
+#include "host/common/log_text.h"
+#include "host/enrich/answer_text.h"
+#include "host/enrich/json_text.h"
+#include "host/enrich/line_source.h"
+
+namespace planb {
+
+namespace {
+
+constexpr size_t kBatchEvents = 256;
+constexpr uint64_t kWarningsShown = 10;
+
+bool IsNumberStart(char c) { return c == '-' || (c >= '0' && c <= '9'); }
+
+// Epoch milliseconds (a whole number, as a JSON number or a string of digits) or an ISO-8601 time.
+bool ParseEventTime(std::string_view text, int64_t* ms) {
+  if (!text.empty() && IsNumberStart(text[0])) {
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, *ms);
+    if (ec == std::errc() && ptr == end) return true;
+  }
+  return ParseIsoTime(text, ms);
+}
+
+}  // namespace
+
+EventEnricher::EventEnricher(Reader* reader, const EnrichSpec& spec, std::vector<MapInfo> infos,
+                             std::ostream& warnings)
+    : reader_(reader), spec_(spec), warnings_(warnings), batch_(reader, spec.lookups, std::move(infos)) {
+  counts_.lookups.resize(spec.lookups.size());
+}
+
+Status EventEnricher::Run(std::istream& in, const std::string& name, std::ostream& out) {
+  return spec_.input == EventFormat::kJson ? RunJson(in, name, out) : RunCsv(in, name, out);
+}
+
+Status EventEnricher::Malformed(const std::string& name, uint64_t line, const std::string& why) {
+  ++counts_.malformed;
+  const std::string where = LogValue(name) + ":" + std::to_string(line) + ": ";
+  if (spec_.strict) return Status::Invalid(where + why);
+  if (counts_.malformed <= kWarningsShown) {
+    warnings_ << "planb enrich: warning: " << where << why << "; passed through unchanged"
+              << (counts_.malformed == kWarningsShown ? " (further malformed events are counted, not shown)" : "")
+              << "\n";
+  }
+  return Status::Ok();
+}
+
+bool EventEnricher::KeyOf(std::string_view raw, std::string* scratch, std::string_view* key) const {
+  if (raw.empty()) return false;
+  if (raw[0] == '"') {
+    *key = JsonStringText(raw, scratch);
+    return true;
+  }
+  if (!IsNumberStart(raw[0])) return false;
+  *key = raw;
+  return true;
+}
+
+void EventEnricher::AskJson(size_t e, size_t j, std::string_view line) {
+  const EnrichLookup& lookup = spec_.lookups[j];
+  const size_t slot = e * spec_.lookups.size() + j;
+  LookupTime time = LookupTime::Now();
+  if (lookup.time_field) {
+    std::string_view raw;
+    std::string_view text;
+    int64_t ms = 0;
+    if (!FindJsonValue(line, *lookup.time_field, &raw) || !KeyOf(raw, &time_scratch_, &text) ||
+        !ParseEventTime(text, &ms)) {
+      skipped_[slot] = 1;
+      return;
+    }
+    time = LookupTime::At(ms);
+  }
+  std::string_view raw;
+  std::string_view key;
+  if (!FindJsonValue(line, lookup.field, &raw) || !KeyOf(raw, &key_scratch_[slot], &key)) return;  // a miss
+  batch_.Ask(e, j, key, time);
+}
+
+void EventEnricher::WriteJson(size_t e, std::string_view line) {
+  const size_t per_event = spec_.lookups.size();
+  edit_.assign(line);
+  bool missed = false;
+  value_.clear();  // the planb_miss array, when tagging
+  for (size_t j = 0; j < per_event; ++j) {
+    const size_t slot = e * per_event + j;
+    const EnrichLookup& lookup = spec_.lookups[j];
+    LookupCounts& c = counts_.lookups[j];
+    answer_.clear();
+    if (skipped_[slot]) {
+      ++c.skipped;
+      continue;
+    }
+    if (const LookupResult* r = batch_.Answer(e, j)) {
+      ++c.hits;
+      AppendAnswerJson(batch_.info(j), *r, &answer_);
+    } else {
+      ++c.misses;
+      if (!lookup.fallback) {
+        missed = true;
+        if (spec_.on_miss == OnMiss::kTag) {
+          value_.push_back(value_.empty() ? '[' : ',');
+          AppendJsonString(lookup.target.text, &value_);
+        }
+        continue;
+      }
+      ++c.fallbacks;
+      AppendJsonString(*lookup.fallback, &answer_);
+    }
+    edited_.clear();
+    if (WriteJsonValue(edit_, lookup.target, answer_, &edited_) == JsonWrite::kBlocked) ++c.blocked;
+    edit_.swap(edited_);
+  }
+  if (missed && spec_.on_miss == OnMiss::kDrop) {
+    ++counts_.dropped;
+    return;
+  }
+  if (missed && spec_.on_miss == OnMiss::kTag) {
+    static const JsonPath kMissPath{"planb_miss", {"planb_miss"}};
+    value_.push_back(']');
+    edited_.clear();
+    (void)WriteJsonValue(edit_, kMissPath, value_, &edited_);  // the top level is an object: never blocked
+    edit_.swap(edited_);
+  }
+  out_.append(edit_);
+  out_.push_back('\n');
+}
+
+Status EventEnricher::RunJson(std::istream& in, const std::string& name, std::ostream& out) {
+  LineSource source(in, name, JsonLineChecker::Padding());
+  const size_t per_event = spec_.lookups.size();
+  for (;;) {
+    Status s = source.Next(kBatchEvents, &lines_);
+    if (!s.ok()) return s;
+    if (lines_.empty()) return Status::Ok();
+    size_t n = lines_.size();
+    valid_.assign(n, 0);
+    skipped_.assign(n * per_event, 0);
+    if (key_scratch_.size() < n * per_event) key_scratch_.resize(n * per_event);
+    batch_.Start(n);
+    Status stop;  // --strict: the events before the malformed one are still written
+    for (size_t e = 0; e < n; ++e) {
+      if (!checker_.Check(lines_[e], true, &why_)) {
+        stop = Malformed(name, source.first_line() + e, "not a JSON object (" + why_ + ")");
+        if (!stop.ok()) {
+          n = e;
+          break;
+        }
+        continue;
+      }
+      valid_[e] = 1;
+      for (size_t j = 0; j < per_event; ++j) AskJson(e, j, lines_[e]);
+    }
+    s = batch_.Run();
+    if (!s.ok()) return s;
+    out_.clear();
+    for (size_t e = 0; e < n; ++e) {
+      if (valid_[e]) {
+        WriteJson(e, lines_[e]);
+      } else {
+        out_.append(lines_[e]);
+        out_.push_back('\n');
+      }
+    }
+    counts_.events += n + (stop.ok() ? 0 : 1);  // the malformed line that stopped --strict was read too
+    out.write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    if (!out) return Status::IOError("writing the enriched events failed");
+    if (!stop.ok()) return stop;
+  }
+}
+
+Status EventEnricher::RunCsv(std::istream&, const std::string& name, std::ostream&) {
+  return Status::NotSupported(name + ": CSV input is not there yet");
+}
+
+}  // namespace planb

@@ -1,0 +1,72 @@
+// `planb enrich`'s engine: reads events (JSON lines or CSV rows), asks their lookups of the Reader a batch at a
+// time (lookup_batch.h), writes each event with its answers, and counts what happened (enrich_counts.h).
+//   JSON lines: each line must be one JSON object, checked in full (json_line_checker.h); the answer goes to the
+//     TARGET path, creating parent objects; every byte it does not replace stays as it came.
+//   CSV (RFC 4180, a header line): FIELD, TIMEFIELD and TARGET are columns; a TARGET the header lacks becomes a
+//     new last column. CSV rows may be written as JSON objects of their columns (--output json).
+// A malformed event (not one JSON object; a CSV row with another number of fields than the header) passes
+// through unchanged with a warning (the first few are shown, all are counted); with `strict` it stops the run
+// with an error naming the input and line. Misses follow EnrichSpec::on_miss.
+// Thread-safety: one per thread (it holds a LookupBatch and its buffers).
+#pragma once
+
+#include <istream>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "host/enrich/enrich_counts.h"
+#include "host/enrich/enrich_spec.h"
+#include "host/enrich/json_line_checker.h"
+#include "host/enrich/lookup_batch.h"
+#include "planb/reader.h"
+
+namespace planb {
+
+class EventEnricher {
+ public:
+  // `infos[j]` describes spec.lookups[j].map (Reader::Describe). Warnings go to `warnings`.
+  // REQUIRES: `reader` and `spec` outlive this.
+  EventEnricher(Reader* reader, const EnrichSpec& spec, std::vector<MapInfo> infos, std::ostream& warnings);
+
+  // Enriches every event of `in` (named `name` in messages) onto `out`. Errors: --strict on a malformed event,
+  // a read or write failure, a map failing (lookup_batch.h).
+  Status Run(std::istream& in, const std::string& name, std::ostream& out);
+
+  const EnrichCounts& counts() const { return counts_; }
+
+ private:
+  Status RunJson(std::istream& in, const std::string& name, std::ostream& out);
+  Status RunCsv(std::istream& in, const std::string& name, std::ostream& out);
+  // A malformed event: counted, warned about (the first few), or with --strict the error to stop with.
+  Status Malformed(const std::string& name, uint64_t line, const std::string& why);
+  // Event e's lookup j asks `raw` (a JSON value's text, or a CSV cell when `cell`): its key and time.
+  void AskJson(size_t e, size_t j, std::string_view line);
+  // The key a JSON value gives: a string's text, a number as written; false for the rest (objects, true...).
+  bool KeyOf(std::string_view raw, std::string* scratch, std::string_view* key) const;
+  // Writes event e's answers into the JSON text `line`, appending the result (and '\n') to out_; or nothing
+  // when the event is dropped.
+  void WriteJson(size_t e, std::string_view line);
+
+  Reader* reader_;
+  const EnrichSpec& spec_;
+  std::ostream& warnings_;
+  LookupBatch batch_;
+  JsonLineChecker checker_;
+  EnrichCounts counts_;
+  // Reused batch to batch: nothing allocated per event once warm.
+  std::vector<std::string_view> lines_;
+  std::vector<char> valid_;
+  std::vector<std::string> key_scratch_;  // events x lookups: keys unescaped from JSON strings
+  std::vector<char> skipped_;             // events x lookups: no time, not asked
+  std::string time_scratch_;
+  std::string value_;
+  std::string answer_;
+  std::string edit_;
+  std::string edited_;
+  std::string out_;
+  std::string why_;
+};
+
+}  // namespace planb

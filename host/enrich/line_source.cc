@@ -1,0 +1,65 @@
+#include "host/enrich/line_source.h"
+
+#include <cstring>
+
+namespace planb {
+
+namespace {
+constexpr size_t kBlock = size_t{1} << 20;
+}
+
+LineSource::LineSource(std::istream& in, std::string name, size_t padding, size_t max_line)
+    : in_(in), name_(std::move(name)), padding_(padding), max_line_(max_line), buffer_(kBlock + padding, '\0') {}
+
+// Moves what is unread to the front and reads more after it, growing the buffer when one line fills it.
+Status LineSource::Refill() {
+  const size_t capacity = buffer_.size() - padding_;
+  if (begin_ > 0) {
+    std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
+    end_ -= begin_;
+    begin_ = 0;
+  }
+  if (end_ == capacity) {
+    if (capacity >= max_line_) {
+      return Status::Invalid(name_ + ":" + std::to_string(next_line_) + ": line longer than " +
+                             std::to_string(max_line_ >> 20) + " MiB");
+    }
+    buffer_.resize(std::min(capacity * 2, max_line_) + padding_, '\0');
+  }
+  in_.read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - padding_ - end_));
+  const size_t got = static_cast<size_t>(in_.gcount());
+  end_ += got;
+  if (got == 0) {
+    if (in_.bad()) return Status::IOError(name_ + ": read failed: " + std::strerror(errno));
+    eof_ = true;
+  }
+  std::memset(buffer_.data() + end_, 0, padding_);
+  return Status::Ok();
+}
+
+Status LineSource::Next(size_t max, std::vector<std::string_view>* lines) {
+  lines->clear();
+  first_line_ = next_line_;
+  for (;;) {
+    const char* data = buffer_.data();
+    while (lines->size() < max && begin_ < end_) {
+      const void* newline = std::memchr(data + begin_, '\n', end_ - begin_);
+      if (newline == nullptr) {
+        if (!eof_) break;
+        lines->emplace_back(data + begin_, end_ - begin_);  // the last line, without a newline
+        begin_ = end_;
+        ++next_line_;
+        break;
+      }
+      const size_t at = static_cast<size_t>(static_cast<const char*>(newline) - data);
+      lines->emplace_back(data + begin_, at - begin_);
+      begin_ = at + 1;
+      ++next_line_;
+    }
+    if (!lines->empty() || eof_) return Status::Ok();
+    Status s = Refill();
+    if (!s.ok()) return s;
+  }
+}
+
+}  // namespace planb
