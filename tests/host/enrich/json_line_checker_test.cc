@@ -1,0 +1,44 @@
+// JsonLineChecker: one valid JSON object per line, checked in full, by simdjson and its fallback.
+#include "host/enrich/json_line_checker.h"
+
+#include <gtest/gtest.h>
+
+namespace planb {
+namespace {
+
+bool Check(JsonLineChecker& checker, const std::string& line, std::string* why) {
+  return checker.Check(line, false, why);
+}
+
+TEST(JsonLineChecker, AcceptsObjectsWithAnyValidContent) {
+  JsonLineChecker checker;
+  std::string why;
+  for (const char* good : {"{}", "{\"a\":1.50,\"b\":-0,\"c\":1e2}", "{\"big\":123456789012345678901234567890}",
+                           "{\"x\":1e400}", "{\"u\":\"caf\\u00e9 \xF0\x9F\x98\x80\"}", " {\"a\":1} \r"}) {
+    EXPECT_TRUE(Check(checker, good, &why)) << good << ": " << why;
+  }
+}
+
+TEST(JsonLineChecker, RefusesWhatIsNotOneObjectWhereverTheFaultIs) {
+  JsonLineChecker checker;
+  for (const char* bad : {"", "  ", "[1]", "\"a\"", "1", "{\"a\":1", "{\"a\":1}}", "{\"a\":1} {\"b\":2}",
+                          "{\"a\":1,\"never_read\":tru}", "{\"a\":\"\xFF\"}", "{\"a\":\"\xC3\"}",
+                          "{\"a\":1,\"b\":[1,2}", "{\"big\":123456789012345678901234567890,\"b\":x}",
+                          "{\"a\":\"tab\there\"}"}) {
+    std::string why;
+    EXPECT_FALSE(Check(checker, bad, &why)) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+}
+
+TEST(JsonLineChecker, ReadsOnlyTheLineWhenPadded) {
+  JsonLineChecker checker;
+  // The bytes after the line (the next line, here) do not count.
+  const std::string block = "{\"a\":1}\n{broken" + std::string(JsonLineChecker::Padding(), 'x');
+  std::string why;
+  EXPECT_TRUE(checker.Check(std::string_view(block.data(), 7), true, &why)) << why;
+  EXPECT_FALSE(checker.Check(std::string_view(block.data() + 8, 7), true, &why));
+}
+
+}  // namespace
+}  // namespace planb
