@@ -27,6 +27,8 @@ int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
 }
 
 // "17/May/2015:10:05:03 +0000" -> ms since the epoch; false when it is not that shape.
+}  // namespace
+
 bool ParseApacheTime(const char* text, int64_t* out) {
   static const char kMonths[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
   int day = 0, year = 0, hour = 0, minute = 0, second = 0, zone = 0;
@@ -44,8 +46,6 @@ bool ParseApacheTime(const char* text, int64_t* out) {
          second * kSecond - offset;
   return true;
 }
-
-}  // namespace
 
 std::vector<SessionEvent> SyntheticSessionEvents(size_t count) {
   std::mt19937_64 rng(42);

@@ -25,4 +25,7 @@ std::vector<SessionEvent> GitCommitEvents(std::string* why_missing);
 // Unparseable lines are skipped. Empty, with the reason, when absent.
 std::vector<SessionEvent> ApacheLogEvents(std::string* why_missing);
 
+// An Apache log time ("17/May/2015:10:05:03 +0000", what follows the '[') in milliseconds since the epoch.
+bool ParseApacheTime(const char* text, int64_t* out);
+
 }  // namespace planb::bench

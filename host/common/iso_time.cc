@@ -153,7 +153,15 @@ int64_t CurrentTimeMs() {
       .count();
 }
 
-std::string FormatIsoTime(int64_t ms) {
+namespace {
+// `width` decimal digits of 0 <= value < 10^width.
+char* Digits(char* p, int64_t value, int width) {
+  for (int i = width - 1; i >= 0; --i, value /= 10) p[i] = static_cast<char>('0' + value % 10);
+  return p + width;
+}
+}  // namespace
+
+size_t FormatIsoTime(int64_t ms, char* buf) {
   // Floor division, so instants before 1970 fall on the earlier day with a positive time of day.
   int64_t days = ms / kMsPerDay;
   int64_t rem = ms % kMsPerDay;
@@ -163,15 +171,35 @@ std::string FormatIsoTime(int64_t ms) {
   }
   int64_t y, m, d;
   CivilFromDays(days, &y, &m, &d);
-  char buf[64];
+  char* p = buf;
   // Years outside 0000-9999 (reachable only through offsets or extreme values) use ISO's expanded form.
-  const char* year_format = y < 0 ? "-%04lld" : (y > 9999 ? "+%lld" : "%04lld");
-  int n = std::snprintf(buf, sizeof(buf), year_format, static_cast<long long>(y < 0 ? -y : y));
-  std::snprintf(buf + n, sizeof(buf) - n, "-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(m),
-                static_cast<long long>(d), static_cast<long long>(rem / kMsPerHour),
-                static_cast<long long>(rem / kMsPerMinute % 60), static_cast<long long>(rem / kMsPerSecond % 60),
-                static_cast<long long>(rem % kMsPerSecond));
-  return buf;
+  if (y < 0 || y > 9999) {
+    const int n = std::snprintf(buf, kIsoTimeBufferSize, y < 0 ? "-%04lld" : "+%lld",
+                                static_cast<long long>(y < 0 ? -y : y));
+    p += n;
+  } else {
+    p = Digits(p, y, 4);
+  }
+  // By hand, not snprintf: planb enrich formats two of these per session answer.
+  *p++ = '-';
+  p = Digits(p, m, 2);
+  *p++ = '-';
+  p = Digits(p, d, 2);
+  *p++ = 'T';
+  p = Digits(p, rem / kMsPerHour, 2);
+  *p++ = ':';
+  p = Digits(p, rem / kMsPerMinute % 60, 2);
+  *p++ = ':';
+  p = Digits(p, rem / kMsPerSecond % 60, 2);
+  *p++ = '.';
+  p = Digits(p, rem % kMsPerSecond, 3);
+  *p++ = 'Z';
+  return static_cast<size_t>(p - buf);
+}
+
+std::string FormatIsoTime(int64_t ms) {
+  char buf[kIsoTimeBufferSize];
+  return std::string(buf, FormatIsoTime(ms, buf));
 }
 
 }  // namespace planb

@@ -21,6 +21,9 @@ int64_t CurrentTimeMs();
 
 // Formats as "2024-01-01T08:10:22.023Z" (always milliseconds, always Z).
 std::string FormatIsoTime(int64_t ms);
+// The same into `buf` (at least kIsoTimeBufferSize bytes, not terminated), returning its length; no allocation.
+inline constexpr size_t kIsoTimeBufferSize = 48;
+size_t FormatIsoTime(int64_t ms, char* buf);
 
 // ParseDuration ("15m", "PT15M"...): planb/duration.h, shared with plugins.
 

@@ -10,6 +10,17 @@ namespace planb {
 
 namespace {
 
+void AppendTime(int64_t ms, std::string* out) {
+  char buf[kIsoTimeBufferSize];
+  out->append(buf, FormatIsoTime(ms, buf));
+}
+
+void AppendTimeString(int64_t ms, std::string* out) {
+  out->push_back('"');
+  AppendTime(ms, out);  // nothing in it needs escaping
+  out->push_back('"');
+}
+
 template <typename T>
 void AppendNumber(T value, std::string* out) {
   char buffer[64];
@@ -42,7 +53,7 @@ void AppendFieldsObject(const MapInfo& info, const LookupResult& result, std::st
     switch (field.kind) {
       case FieldKind::kText: AppendJsonString(v.text.view(), out); break;
       case FieldKind::kNumber: AppendNumber(v.number, out); break;
-      case FieldKind::kDate: AppendJsonString(FormatIsoTime(v.number), out); break;
+      case FieldKind::kDate: AppendTimeString(v.number, out); break;
       case FieldKind::kDouble:
         if (std::isfinite(v.real)) AppendNumber(v.real, out);
         else out->append("null");
@@ -60,9 +71,9 @@ void AppendAnswerJson(const MapInfo& info, const LookupResult& result, std::stri
     AppendFieldsObject(info, result, out);
   } else if (info.has_session) {
     out->append("{\"start\":");
-    AppendJsonString(FormatIsoTime(result.session_start_ms), out);
+    AppendTimeString(result.session_start_ms, out);
     out->append(",\"end\":");
-    AppendJsonString(FormatIsoTime(result.session_end_ms), out);
+    AppendTimeString(result.session_end_ms, out);
     out->push_back('}');
   } else {
     AppendJsonString(result.value.view(), out);
@@ -73,9 +84,9 @@ void AppendAnswerCell(const MapInfo& info, const LookupResult& result, std::stri
   if (HasOwnFields(info, result)) {
     AppendFieldsObject(info, result, out);
   } else if (info.has_session) {
-    out->append(FormatIsoTime(result.session_start_ms));
+    AppendTime(result.session_start_ms, out);
     out->push_back('/');
-    out->append(FormatIsoTime(result.session_end_ms));
+    AppendTime(result.session_end_ms, out);
   } else {
     out->append(result.value.view());
   }

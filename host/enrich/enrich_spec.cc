@@ -38,7 +38,7 @@ Status ParseLookup(std::string_view text, EnrichLookup* out) {
   const std::string_view map = rest.substr(0, colon);
   std::string_view field = rest.substr(colon + 1);
   std::optional<std::string_view> time_field;
-  const size_t at = field.rfind('@');
+  const size_t at = field.find('@');  // the first: time fields are often named @timestamp
   if (at != std::string_view::npos) {
     time_field = field.substr(at + 1);
     field = field.substr(0, at);
@@ -92,7 +92,7 @@ Status ParseEventFormat(std::string_view option, std::string_view text, EventFor
 Status CheckTargets(const std::vector<EnrichLookup>& lookups) {
   if (lookups.empty()) return Status::Invalid("no --lookup given: say what to look up, e.g. --lookup geo.country=ip_to_country:client.ip");
   for (size_t i = 0; i < lookups.size(); ++i) {
-    if (lookups[i].target.text == "planb_miss") {
+    if (lookups[i].target.parts[0] == "planb_miss") {
       return Status::Invalid("--lookup target planb_miss is where --on-miss tag writes: choose another");
     }
     for (size_t j = 0; j < i; ++j) {

@@ -33,6 +33,13 @@ EventEnricher::EventEnricher(Reader* reader, const EnrichSpec& spec, std::vector
                              std::ostream& warnings)
     : reader_(reader), spec_(spec), warnings_(warnings), batch_(reader, spec.lookups, std::move(infos)) {
   counts_.lookups.resize(spec.lookups.size());
+  for (size_t j = 0; j < spec.lookups.size(); ++j) {
+    const std::string& head = spec.lookups[j].target.parts[0];
+    heads_.push_back(JsonPath{head, {head}});
+    bool shared = false;
+    for (size_t k = 0; k < j; ++k) shared |= spec.lookups[k].target.parts[0] == head;
+    head_shared_.push_back(shared);
+  }
 }
 
 Status EventEnricher::Run(std::istream& in, const std::string& name, std::ostream& out) {
@@ -83,9 +90,53 @@ void EventEnricher::AskJson(size_t e, size_t j, std::string_view line) {
   batch_.Ask(e, j, key, time);
 }
 
+void EventEnricher::AskFromDocument(size_t e, size_t j, std::string_view line) {
+  const EnrichLookup& lookup = spec_.lookups[j];
+  const size_t slot = e * spec_.lookups.size() + j;
+  std::string_view text;
+  head_absent_[slot] = checker_.Find(heads_[j], &text) == JsonFind::kAbsent;
+  LookupTime time = LookupTime::Now();
+  if (lookup.time_field) {
+    const JsonFind found = checker_.Find(*lookup.time_field, &text);
+    int64_t ms = 0;
+    if (found == JsonFind::kNumber) (void)FindJsonValue(line, *lookup.time_field, &text);
+    if ((found != JsonFind::kString && found != JsonFind::kNumber) || !ParseEventTime(text, &ms)) {
+      skipped_[slot] = 1;
+      return;
+    }
+    time = LookupTime::At(ms);
+  }
+  switch (checker_.Find(lookup.field, &text)) {
+    case JsonFind::kString:
+      key_scratch_[slot].assign(text);  // the document's strings go with the next line's parse
+      batch_.Ask(e, j, key_scratch_[slot], time);
+      return;
+    case JsonFind::kNumber:
+      if (FindJsonValue(line, lookup.field, &text)) batch_.Ask(e, j, text, time);  // as written: 1.50 stays 1.50
+      return;
+    default:
+      return;  // absent, or not a key (an object, true...): a miss
+  }
+}
+
 void EventEnricher::WriteJson(size_t e, std::string_view line) {
   const size_t per_event = spec_.lookups.size();
-  edit_.assign(line);
+  // Each write reads the text so far and writes into the other buffer: no copy of an event that gets no write.
+  std::string_view current = line;
+  std::string* buffers[2] = {&edit_, &edited_};
+  int next = 0;
+  const auto write = [&](const JsonPath& path, std::string_view value, bool head_absent) {
+    buffers[next]->clear();
+    JsonWrite written = JsonWrite::kInserted;
+    if (head_absent) {
+      InsertAtTopLevelEnd(current, path, value, buffers[next]);
+    } else {
+      written = WriteJsonValue(current, path, value, buffers[next]);
+    }
+    current = *buffers[next];
+    next ^= 1;
+    return written;
+  };
   bool missed = false;
   value_.clear();  // the planb_miss array, when tagging
   for (size_t j = 0; j < per_event; ++j) {
@@ -113,9 +164,7 @@ void EventEnricher::WriteJson(size_t e, std::string_view line) {
       ++c.fallbacks;
       AppendJsonString(*lookup.fallback, &answer_);
     }
-    edited_.clear();
-    if (WriteJsonValue(edit_, lookup.target, answer_, &edited_) == JsonWrite::kBlocked) ++c.blocked;
-    edit_.swap(edited_);
+    if (write(lookup.target, answer_, head_absent_[slot] && !head_shared_[j]) == JsonWrite::kBlocked) ++c.blocked;
   }
   if (missed && spec_.on_miss == OnMiss::kDrop) {
     ++counts_.dropped;
@@ -124,11 +173,9 @@ void EventEnricher::WriteJson(size_t e, std::string_view line) {
   if (missed && spec_.on_miss == OnMiss::kTag) {
     static const JsonPath kMissPath{"planb_miss", {"planb_miss"}};
     value_.push_back(']');
-    edited_.clear();
-    (void)WriteJsonValue(edit_, kMissPath, value_, &edited_);  // the top level is an object: never blocked
-    edit_.swap(edited_);
+    (void)write(kMissPath, value_, false);  // the top level is an object: never blocked
   }
-  out_.append(edit_);
+  out_.append(current);
   out_.push_back('\n');
 }
 
@@ -142,6 +189,7 @@ Status EventEnricher::RunJson(std::istream& in, const std::string& name, std::os
     size_t n = lines_.size();
     valid_.assign(n, 0);
     skipped_.assign(n * per_event, 0);
+    head_absent_.assign(n * per_event, 0);
     if (key_scratch_.size() < n * per_event) key_scratch_.resize(n * per_event);
     batch_.Start(n);
     Status stop;  // --strict: the events before the malformed one are still written
@@ -155,7 +203,13 @@ Status EventEnricher::RunJson(std::istream& in, const std::string& name, std::os
         continue;
       }
       valid_[e] = 1;
-      for (size_t j = 0; j < per_event; ++j) AskJson(e, j, lines_[e]);
+      for (size_t j = 0; j < per_event; ++j) {
+        if (checker_.has_document()) {
+          AskFromDocument(e, j, lines_[e]);
+        } else {
+          AskJson(e, j, lines_[e]);
+        }
+      }
     }
     s = batch_.Run();
     if (!s.ok()) return s;

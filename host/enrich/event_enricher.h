@@ -43,6 +43,9 @@ class EventEnricher {
   Status Malformed(const std::string& name, uint64_t line, const std::string& why);
   // Event e's lookup j asks `raw` (a JSON value's text, or a CSV cell when `cell`): its key and time.
   void AskJson(size_t e, size_t j, std::string_view line);
+  // The same from the document the checker parsed (faster: simdjson's tape skips what lies between), noting
+  // whether the target's first member is absent, so that writing it needs no scan of the line.
+  void AskFromDocument(size_t e, size_t j, std::string_view line);
   // The key a JSON value gives: a string's text, a number as written; false for the rest (objects, true...).
   bool KeyOf(std::string_view raw, std::string* scratch, std::string_view* key) const;
   // Writes event e's answers into the JSON text `line`, appending the result (and '\n') to out_; or nothing
@@ -60,6 +63,9 @@ class EventEnricher {
   std::vector<char> valid_;
   std::vector<std::string> key_scratch_;  // events x lookups: keys unescaped from JSON strings
   std::vector<char> skipped_;             // events x lookups: no time, not asked
+  std::vector<char> head_absent_;         // events x lookups: the target's first member is not in the event
+  std::vector<JsonPath> heads_;           // per lookup: its target's first member
+  std::vector<char> head_shared_;         // per lookup: an earlier lookup's target starts with the same member
   std::string time_scratch_;
   std::string value_;
   std::string answer_;

@@ -8,6 +8,7 @@ namespace planb {
 
 struct JsonLineChecker::Parser {
   simdjson::dom::parser dom;
+  simdjson::dom::element root;
 };
 
 JsonLineChecker::JsonLineChecker() : parser_(std::make_unique<Parser>()) {}
@@ -21,10 +22,12 @@ bool JsonLineChecker::Check(std::string_view line, bool padded, std::string* why
     copy_.append(Padding(), '\0');
     line = std::string_view(copy_.data(), line.size());
   }
-  simdjson::dom::element root;
+  has_document_ = false;
+  simdjson::dom::element& root = parser_->root;
   const simdjson::error_code error = parser_->dom.parse(line.data(), line.size(), false).get(root);
   if (error == simdjson::SUCCESS) {
-    if (root.is_object()) return true;
+    has_document_ = root.is_object();
+    if (has_document_) return true;
     *why = "not an object";
     return false;
   }
@@ -33,6 +36,25 @@ bool JsonLineChecker::Check(std::string_view line, bool padded, std::string* why
   if (error == simdjson::NUMBER_ERROR && IsJsonGrammar(line, true)) return true;
   *why = simdjson::error_message(error);
   return false;
+}
+
+JsonFind JsonLineChecker::Find(const JsonPath& path, std::string_view* text) const {
+  simdjson::dom::element at = parser_->root;
+  for (const std::string& part : path.parts) {
+    simdjson::dom::object object;
+    if (at.get_object().get(object) != simdjson::SUCCESS) return JsonFind::kAbsent;
+    if (object.at_key(part).get(at) != simdjson::SUCCESS) return JsonFind::kAbsent;
+  }
+  switch (at.type()) {
+    case simdjson::dom::element_type::STRING:
+      return at.get_string().get(*text) == simdjson::SUCCESS ? JsonFind::kString : JsonFind::kOther;
+    case simdjson::dom::element_type::INT64:
+    case simdjson::dom::element_type::UINT64:
+    case simdjson::dom::element_type::DOUBLE:
+      return JsonFind::kNumber;
+    default:
+      return JsonFind::kOther;
+  }
 }
 
 }  // namespace planb

@@ -8,7 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "host/enrich/json_text.h"
+
 namespace planb {
+
+enum class JsonFind { kAbsent, kString, kNumber, kOther };
 
 class JsonLineChecker {
  public:
@@ -24,10 +28,19 @@ class JsonLineChecker {
   // `padded`: the caller guarantees Padding() readable bytes after the line (else it is copied first).
   bool Check(std::string_view line, bool padded, std::string* why);
 
+  // Whether the last line Check accepted was parsed by simdjson, whose document Find then reads (false after a
+  // line only the grammar fallback accepted, or one refused).
+  bool has_document() const { return has_document_; }
+  // The value at `path` in that document: kString sets `*text` to the string's text (a view valid until the
+  // next Check); a number's text as written must be read from the line (json_text.h: FindJsonValue).
+  // REQUIRES: has_document().
+  JsonFind Find(const JsonPath& path, std::string_view* text) const;
+
  private:
   struct Parser;
   std::unique_ptr<Parser> parser_;
   std::string copy_;  // for lines not padded
+  bool has_document_ = false;
 };
 
 }  // namespace planb

@@ -1,6 +1,7 @@
 #include "host/enrich/json_text.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace planb {
 
@@ -13,14 +14,18 @@ size_t SkipSpace(std::string_view s, size_t i) {
   return i;
 }
 
-// s[i] is '"': the index after the closing quote (s.size() when unterminated).
+// s[i] is '"': the index after the closing quote (s.size() when unterminated). Strings hold most of an event's
+// bytes (requests, user agents), so the search for the quote goes by memchr: a quote ends the string unless an
+// odd number of backslashes precedes it.
 size_t SkipString(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') {
-      ++i;
-    } else if (s[i] == '"') {
-      return i + 1;
-    }
+  for (++i; i < s.size();) {
+    const void* found = std::memchr(s.data() + i, '"', s.size() - i);
+    if (found == nullptr) return s.size();
+    const size_t quote = static_cast<size_t>(static_cast<const char*>(found) - s.data());
+    size_t backslashes = 0;
+    while (quote - backslashes > i && s[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote + 1;
+    i = quote + 1;
   }
   return s.size();
 }
@@ -235,7 +240,31 @@ size_t CheckValue(std::string_view s, size_t i, int depth) {
   }
 }
 
+// `json` with path.parts[from...] as nested members holding `value_json`, added before the '}' at `close`.
+void AppendInsertion(std::string_view json, size_t close, bool empty, const JsonPath& path, size_t from,
+                     std::string_view value_json, std::string* out) {
+  out->append(json.substr(0, close));
+  if (!empty) out->push_back(',');
+  for (size_t q = from; q < path.parts.size(); ++q) {
+    AppendJsonString(path.parts[q], out);
+    out->push_back(':');
+    if (q + 1 < path.parts.size()) out->push_back('{');
+  }
+  out->append(value_json);
+  out->append(path.parts.size() - from - 1, '}');
+  out->append(json.substr(close));
+}
+
 }  // namespace
+
+void InsertAtTopLevelEnd(std::string_view json, const JsonPath& path, std::string_view value_json,
+                         std::string* out) {
+  // The top-level object's '}' is the last one of the text; what precedes it is '{' only when it is empty.
+  const size_t close = json.rfind('}');
+  size_t before = close;
+  while (before > 0 && IsSpace(json[before - 1])) --before;
+  AppendInsertion(json, close, before > 0 && json[before - 1] == '{', path, 0, value_json, out);
+}
 
 Status ParseJsonPath(std::string_view text, JsonPath* out) {
   JsonPath path;
@@ -290,17 +319,7 @@ JsonWrite WriteJsonValue(std::string_view json, const JsonPath& path, std::strin
       i = member.value_begin;
       continue;
     }
-    // Absent: the rest of the path becomes nested members at the end of this object.
-    out->append(json.substr(0, member.close));
-    if (!member.empty) out->push_back(',');
-    for (size_t q = p; q < path.parts.size(); ++q) {
-      AppendJsonString(path.parts[q], out);
-      out->push_back(':');
-      if (q + 1 < path.parts.size()) out->push_back('{');
-    }
-    out->append(value_json);
-    out->append(path.parts.size() - p - 1, '}');
-    out->append(json.substr(member.close));
+    AppendInsertion(json, member.close, member.empty, path, p, value_json, out);
     return JsonWrite::kInserted;
   }
   out->append(json);

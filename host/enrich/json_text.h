@@ -36,6 +36,11 @@ enum class JsonWrite {
 // On kBlocked `out` gets `json` unchanged.
 JsonWrite WriteJsonValue(std::string_view json, const JsonPath& path, std::string_view value_json, std::string* out);
 
+// WriteJsonValue for a path whose first member the top-level object lacks (its parsed document said so): adds the
+// members as the object's last without reading its members. REQUIRES: `json` is a checked object without
+// path.parts[0].
+void InsertAtTopLevelEnd(std::string_view json, const JsonPath& path, std::string_view value_json, std::string* out);
+
 // The text of a JSON string token (`raw` with its quotes): a view into `raw` when it has no escapes, else
 // unescaped into `scratch` (\uXXXX pairs as UTF-8). REQUIRES: `raw` is a checked string token.
 std::string_view JsonStringText(std::string_view raw, std::string* scratch);

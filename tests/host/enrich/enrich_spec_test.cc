@@ -19,6 +19,10 @@ TEST(EnrichSpec, ParsesLookups) {
   ASSERT_TRUE(ParseLookup("dept=user_to_department:user@event.time", &l).ok());
   ASSERT_TRUE(l.time_field.has_value());
   EXPECT_EQ(l.time_field->parts, (std::vector<std::string>{"event", "time"}));
+  // The first '@' ends FIELD: Logstash and Elastic name their time field @timestamp.
+  ASSERT_TRUE(ParseLookup("s=sessions:client.ip@@timestamp", &l).ok());
+  EXPECT_EQ(l.field.text, "client.ip");
+  EXPECT_EQ(l.time_field->text, "@timestamp");
 }
 
 TEST(EnrichSpec, RefusesMalformedLookupsNamingThem) {

@@ -31,6 +31,27 @@ TEST(JsonLineChecker, RefusesWhatIsNotOneObjectWhereverTheFaultIs) {
   }
 }
 
+TEST(JsonLineChecker, FindsValuesInTheParsedDocument) {
+  JsonLineChecker checker;
+  std::string why;
+  ASSERT_TRUE(checker.Check(R"({"a":{"b":"t\u00e9"},"n":1.50,"o":{},"a":{"b":"second"}})", false, &why)) << why;
+  ASSERT_TRUE(checker.has_document());
+  JsonPath path;
+  std::string_view text;
+  ASSERT_TRUE(ParseJsonPath("a.b", &path).ok());
+  EXPECT_EQ(checker.Find(path, &text), JsonFind::kString);
+  EXPECT_EQ(text, "t\xC3\xA9");  // unescaped, and the first of repeated names, as FindJsonValue
+  ASSERT_TRUE(ParseJsonPath("n", &path).ok());
+  EXPECT_EQ(checker.Find(path, &text), JsonFind::kNumber);
+  ASSERT_TRUE(ParseJsonPath("o", &path).ok());
+  EXPECT_EQ(checker.Find(path, &text), JsonFind::kOther);
+  ASSERT_TRUE(ParseJsonPath("n.x", &path).ok());
+  EXPECT_EQ(checker.Find(path, &text), JsonFind::kAbsent);
+  // A line only the grammar fallback accepts has no document: callers read the text instead.
+  ASSERT_TRUE(checker.Check(R"({"big":123456789012345678901234567890})", false, &why));
+  EXPECT_FALSE(checker.has_document());
+}
+
 TEST(JsonLineChecker, ReadsOnlyTheLineWhenPadded) {
   JsonLineChecker checker;
   // The bytes after the line (the next line, here) do not count.

@@ -71,6 +71,18 @@ TEST(JsonText, ReplacesInsertsAndCreatesParents) {
   EXPECT_EQ(Write(R"({"geo":{"a":[1,2]},"b":2})", "geo", R"("x")", JsonWrite::kReplaced), R"({"geo":"x","b":2})");
 }
 
+TEST(JsonText, InsertsAtTheTopLevelEndWithoutReadingMembers) {
+  const auto insert = [](const std::string& json, const std::string& path) {
+    std::string out;
+    InsertAtTopLevelEnd(json, Path(path), "1", &out);
+    EXPECT_TRUE(IsJsonGrammar(out, true)) << out;
+    return out;
+  };
+  EXPECT_EQ(insert(R"({"a":{"b":{}}} )", "x.y"), R"({"a":{"b":{}},"x":{"y":1}} )");
+  EXPECT_EQ(insert("{ }\r", "x"), "{ \"x\":1}\r");
+  EXPECT_EQ(insert(R"( {"s":"}"} )", "x"), R"( {"s":"}","x":1} )");
+}
+
 TEST(JsonText, StringTextUnescapes) {
   std::string scratch;
   EXPECT_EQ(JsonStringText(R"("plain")", &scratch), "plain");
