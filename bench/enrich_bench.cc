@@ -192,7 +192,8 @@ void EnrichJson(benchmark::State& state, bool with_sessions) {
   std::ostringstream warnings;
   EventEnricher enricher(fixture->reader.get(), spec, infos, warnings);
   for (auto _ : state) {
-    std::istringstream in(fixture->jsonl);
+    std::istringstream stream(fixture->jsonl);
+    StreamByteSource in(stream);
     CheckSetup(enricher.Run(in, "apache", out));
   }
   size_t found = 0;

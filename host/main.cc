@@ -33,7 +33,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "conform") return RunConformCommand(cli, std::cout, std::cerr);  // a scratch home of its own
   if (cli.command == "enrich") {  // a Reader of its own
     std::ios::sync_with_stdio(false);
-    return RunEnrichCommand(cli, std::cin, std::cout, std::cerr);
+    return RunEnrichCommand(cli, std::cout, std::cerr);
   }
   if (cli.command == "keygen") return RunKeygenCommand(cli, std::cout, std::cerr);  // no config, no home
   RuntimeOptions options;

@@ -30,9 +30,10 @@ int RunBenchCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
 // no config and opens no runtime of the caller's: 0 when every check passed, 1 when one failed, 2 on bad input.
 int RunConformCommand(const CommandLine& cli, std::ostream& out, std::ostream& err);
 // enrich --lookup TARGET=MAP:FIELD[@TIMEFIELD]... [FILE...]: events from FILEs (or `in`) with the answers of
-// their lookups, through planb::Reader (host/enrich/event_enricher.h). Opens its own Reader, not a Runtime:
+// their lookups, through planb::Reader (host/enrich/event_enricher.h); reads the files, else standard input, as
+// their bytes arrive. Opens its own Reader, not a Runtime:
 // 0 when done, 2 on bad arguments, --strict on a malformed event, or a map failing.
-int RunEnrichCommand(const CommandLine& cli, std::istream& in, std::ostream& out, std::ostream& err);
+int RunEnrichCommand(const CommandLine& cli, std::ostream& out, std::ostream& err);
 // keygen NAME [--dir DIR]: writes NAME.key and NAME.pub (keygen_command.cc). Needs no config or home.
 int RunKeygenCommand(const CommandLine& cli, std::ostream& out, std::ostream& err);
 

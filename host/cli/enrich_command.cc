@@ -1,6 +1,8 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 
 #include "host/cli/commands.h"
@@ -48,7 +50,7 @@ Status DescribeMaps(Reader& reader, const EnrichSpec& spec, std::vector<MapInfo>
 
 }  // namespace
 
-int RunEnrichCommand(const CommandLine& cli, std::istream& in, std::ostream& out, std::ostream& err) {
+int RunEnrichCommand(const CommandLine& cli, std::ostream& out, std::ostream& err) {
   EnrichSpec spec;
   Status s = BuildSpec(cli, &spec);
   if (!s.ok()) {
@@ -77,17 +79,16 @@ int RunEnrichCommand(const CommandLine& cli, std::istream& in, std::ostream& out
   std::vector<std::string> files = cli.args;
   if (files.empty()) files.push_back("-");
   for (const std::string& file : files) {
-    std::ifstream stream;
-    std::istream* input = &in;
-    if (file != "-") {
-      stream.open(file, std::ios::binary);
-      if (!stream) {
-        s = Status::IOError(LogValue(file) + ": cannot open: " + std::strerror(errno));
-        break;
-      }
-      input = &stream;
+    const bool standard_input = file == "-";
+    const int fd = standard_input ? STDIN_FILENO : ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      s = Status::IOError(LogValue(file) + ": cannot open: " + std::strerror(errno));
+      break;
     }
-    s = enricher.Run(*input, file == "-" ? "stdin" : file, out);
+    const std::string name = standard_input ? "stdin" : file;
+    FdByteSource input(fd, name);
+    s = enricher.Run(input, name, out);
+    if (!standard_input) ::close(fd);
     if (!s.ok()) break;
   }
   out.flush();

@@ -42,7 +42,7 @@ EventEnricher::EventEnricher(Reader* reader, const EnrichSpec& spec, std::vector
   }
 }
 
-Status EventEnricher::Run(std::istream& in, const std::string& name, std::ostream& out) {
+Status EventEnricher::Run(ByteSource& in, const std::string& name, std::ostream& out) {
   return spec_.input == EventFormat::kJson ? RunJson(in, name, out) : RunCsv(in, name, out);
 }
 
@@ -179,7 +179,7 @@ void EventEnricher::WriteJson(size_t e, std::string_view line) {
   out_.push_back('\n');
 }
 
-Status EventEnricher::RunJson(std::istream& in, const std::string& name, std::ostream& out) {
+Status EventEnricher::RunJson(ByteSource& in, const std::string& name, std::ostream& out) {
   LineSource source(in, name, JsonLineChecker::Padding());
   const size_t per_event = spec_.lookups.size();
   for (;;) {
@@ -224,12 +224,13 @@ Status EventEnricher::RunJson(std::istream& in, const std::string& name, std::os
     }
     counts_.events += n + (stop.ok() ? 0 : 1);  // the malformed line that stopped --strict was read too
     out.write(out_.data(), static_cast<std::streamsize>(out_.size()));
+    out.flush();  // downstream sees each batch now, not when a buffer fills
     if (!out) return Status::IOError("writing the enriched events failed");
     if (!stop.ok()) return stop;
   }
 }
 
-Status EventEnricher::RunCsv(std::istream&, const std::string& name, std::ostream&) {
+Status EventEnricher::RunCsv(ByteSource&, const std::string& name, std::ostream&) {
   return Status::NotSupported(name + ": CSV input is not there yet");
 }
 

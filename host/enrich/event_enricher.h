@@ -19,6 +19,7 @@
 #include "host/enrich/enrich_counts.h"
 #include "host/enrich/enrich_spec.h"
 #include "host/enrich/json_line_checker.h"
+#include "host/enrich/line_source.h"
 #include "host/enrich/lookup_batch.h"
 #include "planb/reader.h"
 
@@ -32,13 +33,14 @@ class EventEnricher {
 
   // Enriches every event of `in` (named `name` in messages) onto `out`. Errors: --strict on a malformed event,
   // a read or write failure, a map failing (lookup_batch.h).
-  Status Run(std::istream& in, const std::string& name, std::ostream& out);
+  // Each batch is written and flushed as soon as it is done.
+  Status Run(ByteSource& in, const std::string& name, std::ostream& out);
 
   const EnrichCounts& counts() const { return counts_; }
 
  private:
-  Status RunJson(std::istream& in, const std::string& name, std::ostream& out);
-  Status RunCsv(std::istream& in, const std::string& name, std::ostream& out);
+  Status RunJson(ByteSource& in, const std::string& name, std::ostream& out);
+  Status RunCsv(ByteSource& in, const std::string& name, std::ostream& out);
   // A malformed event: counted, warned about (the first few), or with --strict the error to stop with.
   Status Malformed(const std::string& name, uint64_t line, const std::string& why);
   // Event e's lookup j asks `raw` (a JSON value's text, or a CSV cell when `cell`): its key and time.

@@ -1,5 +1,8 @@
 #include "host/enrich/line_source.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 
 namespace planb {
@@ -8,7 +11,25 @@ namespace {
 constexpr size_t kBlock = size_t{1} << 20;
 }
 
-LineSource::LineSource(std::istream& in, std::string name, size_t padding, size_t max_line)
+Status FdByteSource::Read(char* buffer, size_t size, size_t* got) {
+  for (;;) {
+    const ssize_t n = ::read(fd_, buffer, size);
+    if (n >= 0) {
+      *got = static_cast<size_t>(n);
+      return Status::Ok();
+    }
+    if (errno != EINTR) return Status::IOError(name_ + ": read failed: " + std::strerror(errno));
+  }
+}
+
+Status StreamByteSource::Read(char* buffer, size_t size, size_t* got) {
+  in_.read(buffer, static_cast<std::streamsize>(size));
+  *got = static_cast<size_t>(in_.gcount());
+  if (*got == 0 && in_.bad()) return Status::IOError("read failed");
+  return Status::Ok();
+}
+
+LineSource::LineSource(ByteSource& in, std::string name, size_t padding, size_t max_line)
     : in_(in), name_(std::move(name)), padding_(padding), max_line_(max_line), buffer_(kBlock + padding, '\0') {}
 
 // Moves what is unread to the front and reads more after it, growing the buffer when one line fills it.
@@ -26,13 +47,11 @@ Status LineSource::Refill() {
     }
     buffer_.resize(std::min(capacity * 2, max_line_) + padding_, '\0');
   }
-  in_.read(buffer_.data() + end_, static_cast<std::streamsize>(buffer_.size() - padding_ - end_));
-  const size_t got = static_cast<size_t>(in_.gcount());
+  size_t got = 0;
+  Status s = in_.Read(buffer_.data() + end_, buffer_.size() - padding_ - end_, &got);
+  if (!s.ok()) return s;
   end_ += got;
-  if (got == 0) {
-    if (in_.bad()) return Status::IOError(name_ + ": read failed: " + std::strerror(errno));
-    eof_ = true;
-  }
+  eof_ = got == 0;
   std::memset(buffer_.data() + end_, 0, padding_);
   return Status::Ok();
 }

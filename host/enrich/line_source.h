@@ -1,5 +1,7 @@
 // The lines of a stream, read in large blocks and handed out in batches as views into the block, each with
 // `padding` readable bytes after it (what simdjson reads past a document's end): no copy per line.
+// Reads return what is there (a pipe's events as they arrive): a batch never waits for more lines than are
+// ready, so a slow stream is enriched event by event rather than a megabyte at a time.
 // A line is what lies between newlines ('\n'; a '\r' before it stays part of the line); the last line needs no
 // newline. View lifetime: the lines of one Next stay valid until the next call.
 #pragma once
@@ -14,10 +16,40 @@
 
 namespace planb {
 
+// Where the bytes come from.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Up to `size` bytes into `buffer`: what is available, waiting only while nothing is; *got = 0 at the end.
+  virtual Status Read(char* buffer, size_t size, size_t* got) = 0;
+};
+
+// A file descriptor (standard input, a file, a pipe), read with read(2). Not owned.
+class FdByteSource final : public ByteSource {
+ public:
+  FdByteSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  Status Read(char* buffer, size_t size, size_t* got) override;
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
+// A std::istream (tests, benchmarks): reads fill the whole request unless the stream ends.
+class StreamByteSource final : public ByteSource {
+ public:
+  explicit StreamByteSource(std::istream& in) : in_(in) {}
+  Status Read(char* buffer, size_t size, size_t* got) override;
+
+ private:
+  std::istream& in_;
+};
+
 class LineSource {
  public:
   // `name` names the input in errors. A line longer than `max_line` bytes is an error (the input is not lines).
-  LineSource(std::istream& in, std::string name, size_t padding, size_t max_line = size_t{64} << 20);
+  // REQUIRES: `in` outlives this.
+  LineSource(ByteSource& in, std::string name, size_t padding, size_t max_line = size_t{64} << 20);
 
   // Up to `max` next lines into `lines` (cleared first); none at the end of the input.
   Status Next(size_t max, std::vector<std::string_view>* lines);
@@ -27,7 +59,7 @@ class LineSource {
  private:
   Status Refill();
 
-  std::istream& in_;
+  ByteSource& in_;
   std::string name_;
   size_t padding_;
   size_t max_line_;
