@@ -1,32 +1,12 @@
 #include "host/enrich/line_source.h"
 
-#include <unistd.h>
-
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 namespace planb {
 
 namespace {
 constexpr size_t kBlock = size_t{1} << 20;
-}
-
-Status FdByteSource::Read(char* buffer, size_t size, size_t* got) {
-  for (;;) {
-    const ssize_t n = ::read(fd_, buffer, size);
-    if (n >= 0) {
-      *got = static_cast<size_t>(n);
-      return Status::Ok();
-    }
-    if (errno != EINTR) return Status::IOError(name_ + ": read failed: " + std::strerror(errno));
-  }
-}
-
-Status StreamByteSource::Read(char* buffer, size_t size, size_t* got) {
-  in_.read(buffer, static_cast<std::streamsize>(size));
-  *got = static_cast<size_t>(in_.gcount());
-  if (*got == 0 && in_.bad()) return Status::IOError("read failed");
-  return Status::Ok();
 }
 
 LineSource::LineSource(ByteSource& in, std::string name, size_t padding, size_t max_line)
@@ -38,6 +18,7 @@ Status LineSource::Refill() {
   if (begin_ > 0) {
     std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
     end_ -= begin_;
+    scanned_ -= std::min(scanned_, begin_);
     begin_ = 0;
   }
   if (end_ == capacity) {
@@ -62,8 +43,11 @@ Status LineSource::Next(size_t max, std::vector<std::string_view>* lines) {
   for (;;) {
     const char* data = buffer_.data();
     while (lines->size() < max && begin_ < end_) {
-      const void* newline = std::memchr(data + begin_, '\n', end_ - begin_);
+      // A long line arriving in small reads is searched once, not from its start after every read.
+      const size_t from = std::max(begin_, scanned_);
+      const void* newline = std::memchr(data + from, '\n', end_ - from);
       if (newline == nullptr) {
+        scanned_ = end_;
         if (!eof_) break;
         lines->emplace_back(data + begin_, end_ - begin_);  // the last line, without a newline
         begin_ = end_;

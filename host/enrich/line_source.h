@@ -12,38 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "host/common/byte_source.h"
 #include "planb/status.h"
 
 namespace planb {
-
-// Where the bytes come from.
-class ByteSource {
- public:
-  virtual ~ByteSource() = default;
-  // Up to `size` bytes into `buffer`: what is available, waiting only while nothing is; *got = 0 at the end.
-  virtual Status Read(char* buffer, size_t size, size_t* got) = 0;
-};
-
-// A file descriptor (standard input, a file, a pipe), read with read(2). Not owned.
-class FdByteSource final : public ByteSource {
- public:
-  FdByteSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
-  Status Read(char* buffer, size_t size, size_t* got) override;
-
- private:
-  int fd_;
-  std::string name_;
-};
-
-// A std::istream (tests, benchmarks): reads fill the whole request unless the stream ends.
-class StreamByteSource final : public ByteSource {
- public:
-  explicit StreamByteSource(std::istream& in) : in_(in) {}
-  Status Read(char* buffer, size_t size, size_t* got) override;
-
- private:
-  std::istream& in_;
-};
 
 class LineSource {
  public:
@@ -66,6 +38,7 @@ class LineSource {
   std::vector<char> buffer_;  // capacity + padding_
   size_t begin_ = 0;          // unread data is [begin_, end_)
   size_t end_ = 0;
+  size_t scanned_ = 0;        // [begin_, scanned_) holds no newline
   bool eof_ = false;
   uint64_t next_line_ = 1;
   uint64_t first_line_ = 1;
