@@ -1,20 +1,15 @@
 // planb enrich as pipelines run it: a long-running filter that answers each event as it arrives (never waiting for
 // a full batch), and the shell commands docs/enrich.md gives for Vector, Logstash and Fluent Bit, run through
 // /bin/sh on real shards (the three tools are not packaged for Debian 12: the shell stands in for them).
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <string>
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
 #include "support/cluster_fixture.h"
+#include "support/filter_process.h"
 
 namespace planb {
 namespace {
@@ -93,63 +88,20 @@ TEST_F(EnrichPipes, FluentBitExecInputCommand) {
   EXPECT_THAT(r.out, HasSubstr(R"("client":{"ip":"192.0.2.1"},"user":"alice","geo":{"country":"unknown"}})"));
 }
 
-// Reads from `fd` until a newline, or false after `deadline`.
-bool ReadLine(int fd, std::string* line, std::chrono::milliseconds deadline) {
-  const auto end = std::chrono::steady_clock::now() + deadline * testing::TestTimeScale();
-  line->clear();
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    char c;
-    if (::read(fd, &c, 1) != 1) return false;
-    if (c == '\n') return true;
-    line->push_back(c);
-  }
-}
-
 TEST_F(EnrichPipes, AnswersEachEventAsItArrives) {
-  int to_child[2];
-  int from_child[2];
-  ASSERT_EQ(::pipe(to_child), 0);
-  ASSERT_EQ(::pipe(from_child), 0);
-  // Everything the child needs is built before fork: it only calls async-signal-safe functions.
-  const std::string binary = PLANB_BINARY;
-  std::vector<std::string> args = {binary, "--home", env_.home(), "--config", env_.config(), "enrich",
-                                   "--lookup", "c=ip_to_country:ip"};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::dup2(to_child[0], STDIN_FILENO);
-    ::dup2(from_child[1], STDOUT_FILENO);
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, STDERR_FILENO);
-    for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) ::close(fd);
-    ::execv(binary.c_str(), argv.data());
-    ::_exit(127);
-  }
-  ::close(to_child[0]);
-  ::close(from_child[1]);
+  testing::FilterProcess enrich(PLANB_BINARY, {"--home", env_.home(), "--config", env_.config(), "enrich",
+                                               "--lookup", "c=ip_to_country:ip"});
+  ASSERT_TRUE(enrich.started());
   // One event at a time: each answer must come back while the input stays open.
   for (const auto& [ip, country] : std::vector<std::pair<std::string, std::string>>{{"10.1.2.3", "GB"},
                                                                                      {"10.9.9.9", "FR"}}) {
-    const std::string event = "{\"ip\":\"" + ip + "\"}\n";
-    ASSERT_EQ(::write(to_child[1], event.data(), event.size()), static_cast<ssize_t>(event.size()));
+    ASSERT_TRUE(enrich.Write("{\"ip\":\"" + ip + "\"}\n"));
     std::string line;
-    ASSERT_TRUE(ReadLine(from_child[0], &line, std::chrono::seconds(20))) << "no answer for " << ip;
+    ASSERT_TRUE(enrich.ReadLine(&line)) << "no answer for " << ip << "\n" << enrich.err();
     EXPECT_EQ(line, "{\"ip\":\"" + ip + "\",\"c\":\"" + country + "\"}");
   }
-  ::close(to_child[1]);
-  std::string rest;
-  EXPECT_FALSE(ReadLine(from_child[0], &rest, std::chrono::seconds(20)));  // the end: nothing more
-  ::close(from_child[0]);
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_EQ(enrich.Finish(), 0) << enrich.err();
+  EXPECT_THAT(enrich.err(), HasSubstr("planb enrich: 2 events, 0 malformed"));
 }
 
 }  // namespace
