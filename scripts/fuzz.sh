@@ -29,10 +29,10 @@ launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
-# -O1: the usual trade for fuzzing (fast enough to run, quick to build, sane stacks). No NDEBUG: asserts stay on.
+# -O1 -g1: the usual trade for fuzzing (fast enough to run, quick to build, stacks with file:line). No NDEBUG: asserts stay on.
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -DPLANB_BUILD_FUZZERS=ON -DPLANB_BUILD_TESTS=OFF \
-  -DPLANB_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" \
-  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g" "${launcher[@]}" >/dev/null
+  -DPLANB_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
+  "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1" "${launcher[@]}" >/dev/null
 if ((seeds)); then
   cmake --build "$build" -j"$jobs" --target make_fuzz_seeds
   "$build/bin/make_fuzz_seeds" "$root/fuzz/corpus"
