@@ -47,8 +47,10 @@ void AppendFieldsObject(const MapInfo& info, const LookupResult& result, std::st
     if (!Written(info, field)) continue;
     if (!first) out->push_back(',');
     first = false;
-    AppendJsonString(field.name, out);
-    out->push_back(':');
+    // Lower case, as `planb lookup --format json` names them ("count"); field names are letters, digits and '_'.
+    out->push_back('"');
+    for (char c : field.name) out->push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
+    out->append("\":");
     const FieldValue& v = result.fields[i];
     switch (field.kind) {
       case FieldKind::kText: AppendJsonString(v.text.view(), out); break;

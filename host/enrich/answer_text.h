@@ -3,7 +3,8 @@
 //   sessions                                   JSON: {"start":"ISO-8601","end":"ISO-8601"}; CSV: "START/END"
 //                                              (an ISO 8601 interval)
 //   types with fields of their own (metric,    JSON: an object of the fields `planb lookup` shows (numbers as
-//   histogram)                                 numbers, dates as ISO-8601, text as strings); CSV: that object's text
+//   histogram)                                 numbers, dates as ISO-8601, text as strings; names in lower case as
+//                                              `planb lookup --format json` writes them); CSV: that object's text
 #pragma once
 
 #include <string>

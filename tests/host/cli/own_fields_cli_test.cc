@@ -184,3 +184,22 @@ TEST(OwnFieldsRemote, RemoteOutputEqualsTheNodesOwn) {
 
 }  // namespace
 }  // namespace planb
+
+namespace planb {
+namespace {
+
+// planb enrich writes an answer of a type with fields of its own as an object of the fields lookup shows.
+TEST_F(OwnFieldsCli, EnrichWritesTheShownFieldsAsAnObject) {
+  testing::ProcessSpec spec;
+  spec.binary = PLANB_BINARY;
+  spec.args = {"--home", env_.home(), "--config", env_.config(), "enrich", "--lookup", "score=scores:k"};
+  spec.stdin_text = "{\"k\":\"b\"}\n{\"k\":\"c\"}\n";
+  const ProcessResult r = testing::RunProcess(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"k\":\"b\",\"score\":{\"count\":-7,\"ratio\":11498.189}}\n"
+            "{\"k\":\"c\",\"score\":{\"count\":9223372036854775807,\"ratio\":-1500}}\n");
+}
+
+}  // namespace
+}  // namespace planb
