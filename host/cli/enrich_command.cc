@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <iostream>
 
@@ -76,6 +77,17 @@ int RunEnrichCommand(const CommandLine& cli, std::ostream& out, std::ostream& er
     return kExitError;
   }
   EventEnricher enricher(reader.get(), spec, std::move(infos), err);
+  // A progress line when a person watches stderr and the events go elsewhere (not into the same terminal).
+  const bool progress = ::isatty(STDERR_FILENO) != 0 && ::isatty(STDOUT_FILENO) == 0;
+  auto last = std::chrono::steady_clock::now();
+  if (progress) {
+    enricher.set_progress([&err, &last](uint64_t events) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last < std::chrono::milliseconds(250)) return;
+      last = now;
+      err << "\r\033[Kplanb enrich: " << events << " events" << std::flush;
+    });
+  }
   std::vector<std::string> files = cli.args;
   if (files.empty()) files.push_back("-");
   for (const std::string& file : files) {
@@ -92,6 +104,7 @@ int RunEnrichCommand(const CommandLine& cli, std::ostream& out, std::ostream& er
     if (!s.ok()) break;
   }
   out.flush();
+  if (progress) err << "\r\033[K";  // clear the progress line
   err << SummaryText(spec, enricher.counts());
   if (!s.ok()) {
     err << "planb enrich: " << s.message() << "\n";

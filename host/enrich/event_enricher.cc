@@ -226,6 +226,7 @@ Status EventEnricher::RunJson(ByteSource& in, const std::string& name, std::ostr
     out.write(out_.data(), static_cast<std::streamsize>(out_.size()));
     out.flush();  // downstream sees each batch now, not when a buffer fills
     if (!out) return Status::IOError("writing the enriched events failed");
+    if (progress_) progress_(counts_.events);
     if (!stop.ok()) return stop;
   }
 }

@@ -10,6 +10,7 @@
 // Thread-safety: one per thread (it holds a LookupBatch and its buffers).
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <memory>
 #include <ostream>
@@ -37,6 +38,8 @@ class EventEnricher {
   Status Run(ByteSource& in, const std::string& name, std::ostream& out);
 
   const EnrichCounts& counts() const { return counts_; }
+  // Called after each batch with the events read so far (a progress line on a terminal); may be empty.
+  void set_progress(std::function<void(uint64_t)> progress) { progress_ = std::move(progress); }
 
  private:
   Status RunJson(ByteSource& in, const std::string& name, std::ostream& out);
@@ -75,6 +78,7 @@ class EventEnricher {
   std::string edited_;
   std::string out_;
   std::string why_;
+  std::function<void(uint64_t)> progress_;
 };
 
 }  // namespace planb
