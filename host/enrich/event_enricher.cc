@@ -46,15 +46,16 @@ Status EventEnricher::Run(ByteSource& in, const std::string& name, std::ostream&
   return spec_.input == EventFormat::kJson ? RunJson(in, name, out) : RunCsv(in, name, out);
 }
 
-Status EventEnricher::Malformed(const std::string& name, uint64_t line, const std::string& why) {
+Status EventEnricher::Malformed(const std::string& name, uint64_t line, std::string_view what,
+                                std::string_view detail, std::string_view end) {
   ++counts_.malformed;
-  const std::string where = LogValue(name) + ":" + std::to_string(line) + ": ";
-  if (spec_.strict) return Status::Invalid(where + why);
-  if (counts_.malformed <= kWarningsShown) {
-    warnings_ << "planb enrich: warning: " << where << why << "; passed through unchanged"
-              << (counts_.malformed == kWarningsShown ? " (further malformed events are counted, not shown)" : "")
-              << "\n";
-  }
+  if (!spec_.strict && counts_.malformed > kWarningsShown) return Status::Ok();  // counted only: builds nothing
+  std::string why = LogValue(name) + ":" + std::to_string(line) + ": ";
+  why.append(what).append(detail).append(end);
+  if (spec_.strict) return Status::Invalid(why);
+  warnings_ << "planb enrich: warning: " << why << "; passed through unchanged"
+            << (counts_.malformed == kWarningsShown ? " (further malformed events are counted, not shown)" : "")
+            << "\n";
   return Status::Ok();
 }
 
@@ -195,7 +196,7 @@ Status EventEnricher::RunJson(ByteSource& in, const std::string& name, std::ostr
     Status stop;  // --strict: the events before the malformed one are still written
     for (size_t e = 0; e < n; ++e) {
       if (!checker_.Check(lines_[e], true, &why_)) {
-        stop = Malformed(name, source.first_line() + e, "not a JSON object (" + why_ + ")");
+        stop = Malformed(name, source.first_line() + e, "not a JSON object (", why_, ")");
         if (!stop.ok()) {
           n = e;
           break;

@@ -45,7 +45,9 @@ class EventEnricher {
   Status RunJson(ByteSource& in, const std::string& name, std::ostream& out);
   Status RunCsv(ByteSource& in, const std::string& name, std::ostream& out);
   // A malformed event: counted, warned about (the first few), or with --strict the error to stop with.
-  Status Malformed(const std::string& name, uint64_t line, const std::string& why);
+  // The message is `what` + `detail` + `end`, built only when it is shown or returned.
+  Status Malformed(const std::string& name, uint64_t line, std::string_view what, std::string_view detail = "",
+                   std::string_view end = "");
   // Event e's lookup j asks `raw` (a JSON value's text, or a CSV cell when `cell`): its key and time.
   void AskJson(size_t e, size_t j, std::string_view line);
   // The same from the document the checker parsed (faster: simdjson's tape skips what lies between), noting
