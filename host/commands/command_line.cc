@@ -151,7 +151,8 @@ po::options_description CommandOptions() {
       ("key", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the keys")
       ("from", po::value<std::string>()->value_name("COLUMN"),
        "load --format csv|jsonl: the column of the ranges' first keys (with --to; instead of --key)")
-      ("to", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the ranges' last keys")
+      ("to", po::value<std::string>()->value_name("COLUMN"),
+       "load --format csv|jsonl: the column of the ranges' last keys")
       ("timeout", po::value<std::string>()->value_name("COLUMN"),
        "load --format csv|jsonl, session maps: the column of the sessions' timeouts (15m, PT15M or milliseconds)")
       ("value", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the values")

@@ -61,9 +61,9 @@ class CsvReader {
   bool eof_ = false;
   bool started_ = false;  // the BOM check is done
   bool skip_comments_ = false;
-  uint64_t line_ = 1;         // the line of the next byte
-  uint64_t record_line_ = 0;  // the line the last record started on
-  std::string record_;        // the current record's field bytes, unquoted, back to back
+  uint64_t line_ = 1;                              // the line of the next byte
+  uint64_t record_line_ = 0;                       // the line the last record started on
+  std::string record_;                             // the current record's field bytes, unquoted, back to back
   std::vector<std::pair<size_t, size_t>> bounds_;  // each field's offset and size in record_
   Status status_;
 };

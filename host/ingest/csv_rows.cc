@@ -42,8 +42,8 @@ Status ReadCsvRows(std::istream& in, TabularRows* rows) {
         return Status::Ok();
       }
     }
-    return Status::Invalid(rows->name() + ": " + flag + " " + QuoteText(*column) + ": no such column (" + source +
-                           " " + ListColumns(names) + ")");
+    return Status::Invalid(rows->name() + ": " + flag + " " + QuoteText(*column) + ": no such column (" + source + " " +
+                           ListColumns(names) + ")");
   };
   size_t key, from, to, time, timeout, value;
   PLANB_RETURN_IF_ERROR(index_of(spec.key, "--key", &key));
@@ -70,8 +70,8 @@ Status ReadCsvRows(std::istream& in, TabularRows* rows) {
     PLANB_RETURN_IF_ERROR(reader.Next(&fields, &got));
     if (!got) return Status::Ok();
     if (fields.size() != names.size()) {
-      return rows->Fail(reader.line(), std::to_string(fields.size()) + " columns, " + source + " " +
-                                           std::to_string(names.size()));
+      return rows->Fail(reader.line(),
+                        std::to_string(fields.size()) + " columns, " + source + " " + std::to_string(names.size()));
     }
     RowTexts texts;
     texts.key = field(key);

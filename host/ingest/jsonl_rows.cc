@@ -122,11 +122,11 @@ std::string Extract(od::document& doc, const std::string& column, Use use, std::
     const size_t dot = column.find('.', start);
     const std::string_view segment(column.data() + start, (dot == std::string::npos ? column.size() : dot) - start);
     od::value next;
-    const simdjson::error_code e = start == 0 ? doc.find_field_unordered(segment).get(next)
-                                              : v.find_field_unordered(segment).get(next);
+    const simdjson::error_code e =
+        start == 0 ? doc.find_field_unordered(segment).get(next) : v.find_field_unordered(segment).get(next);
     if (e == simdjson::NO_SUCH_FIELD) return "no field '" + column + "'";
-    if (e == simdjson::INCORRECT_TYPE) return "no field '" + column + "' ('" + column.substr(0, start - 1) +
-                                              "' is not an object)";
+    if (e == simdjson::INCORRECT_TYPE)
+      return "no field '" + column + "' ('" + column.substr(0, start - 1) + "' is not an object)";
     if (e != simdjson::SUCCESS) return std::string("field '") + column + "': " + simdjson::error_message(e);
     v = next;
     if (dot == std::string::npos) break;

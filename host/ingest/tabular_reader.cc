@@ -57,8 +57,11 @@ bool ParseTimeOrEpochMs(std::string_view text, int64_t* ms) {
 
 Status CheckTabularSpec(const TabularSpec& spec) {
   if (spec.map.empty()) return Status::Invalid("--map: the map the rows go to is required with --format csv|jsonl");
-  for (const auto& [column, flag] : {std::pair{&spec.key, "--key"}, {&spec.from, "--from"}, {&spec.to, "--to"},
-                                     {&spec.time, "--time"}, {&spec.timeout, "--timeout"},
+  for (const auto& [column, flag] : {std::pair{&spec.key, "--key"},
+                                     {&spec.from, "--from"},
+                                     {&spec.to, "--to"},
+                                     {&spec.time, "--time"},
+                                     {&spec.timeout, "--timeout"},
                                      {&spec.value, "--value"}}) {
     PLANB_RETURN_IF_ERROR(CheckName(*column, flag));
   }

@@ -65,15 +65,17 @@ class LoadTabular : public ::testing::Test {
 };
 
 TEST_F(LoadTabular, CsvIntoAStateMap) {
-  const std::string file = env_.Write("c.csv", "name,country,pop\r\nParis,France,2\r\n\"Z\xC3\xBCrich, ZH\",\"Schweiz\",1\r\n");
+  const std::string file =
+      env_.Write("c.csv", "name,country,pop\r\nParis,France,2\r\n\"Z\xC3\xBCrich, ZH\",\"Schweiz\",1\r\n");
   ExpectLoaded(Load({"--format", "csv", "--map", "cities", "--key", "name", "--value", "country", file}), 2);
   ExpectLookup({"cities", "Paris"}, "France\n");
   ExpectLookup({"cities", "Z\xC3\xBCrich, ZH"}, "Schweiz\n");
 }
 
 TEST_F(LoadTabular, JsonLinesIntoAStateMap) {
-  const std::string file =
-      env_.Write("c.jsonl", "{\"city\":{\"name\":\"Rome\"},\"pop\":2.80,\"cc\":\"IT\"}\n{\"city\":{\"name\":\"Oslo\"},\"pop\":1,\"cc\":\"NO\"}\n");
+  const std::string file = env_.Write("c.jsonl",
+                                      "{\"city\":{\"name\":\"Rome\"},\"pop\":2.80,\"cc\":\"IT\"}\n{\"city\":{\"name\":"
+                                      "\"Oslo\"},\"pop\":1,\"cc\":\"NO\"}\n");
   ExpectLoaded(Load({"--format", "jsonl", "--map", "Cities", "--key", "city.name", "--value", "pop", file}), 2);
   ExpectLookup({"cities", "Rome"}, "2.80\n");
   ExpectLookup({"cities", "Oslo"}, "1\n");
@@ -91,9 +93,9 @@ TEST_F(LoadTabular, ValueJsonFromCsvAndJsonLines) {
 TEST_F(LoadTabular, RangesWithoutHeaderWithCommentsFromStdin) {
   testing::ProcessSpec spec;
   spec.binary = PLANB_BINARY;
-  spec.args = {"--home", env_.home(), "--config", env_.config(), "load", "--format", "csv", "--columns",
-               "from,to,country", "--comments", "--map", "geo", "--from", "from", "--to", "to", "--value", "country",
-               "-"};
+  spec.args = {"--home",          env_.home(),  "--config", env_.config(), "load",   "--format", "csv",  "--columns",
+               "from,to,country", "--comments", "--map",    "geo",         "--from", "from",     "--to", "to",
+               "--value",         "country",    "-"};
   spec.stdin_text = "# a comment, with \"an odd quote\n#\n16777216,16777471,AU\n16777472,16778239,CN\n";
   const ProcessResult r = testing::RunProcess(spec);
   ExpectLoaded(r, 2);
@@ -110,12 +112,15 @@ TEST_F(LoadTabular, TemporalRowsWithTheirTimes) {
 }
 
 TEST_F(LoadTabular, SessionsFromJsonLines) {
-  const std::string file = env_.Write(
-      "s.jsonl", "{\"user\":\"bob\",\"t\":\"2024-01-01T00:00:00Z\",\"idle\":\"15m\"}\n{\"user\":\"bob\",\"t\":1704067500000,\"idle\":\"15m\"}\n");
-  ExpectLoaded(Load({"--format", "jsonl", "--map", "logins", "--key", "user", "--time", "t", "--timeout", "idle", file}),
-               2);
-  ExpectLookup({"logins", "bob", "--time", "2024-01-01T00:02:00Z"}, "2024-01-01T00:00:00.000Z 2024-01-01T00:15:00.000Z\n");
-  ExpectLookup({"logins", "bob", "--time", "2024-01-01T00:10:00Z"}, "2024-01-01T00:05:00.000Z 2024-01-01T00:20:00.000Z\n");
+  const std::string file = env_.Write("s.jsonl",
+                                      "{\"user\":\"bob\",\"t\":\"2024-01-01T00:00:00Z\",\"idle\":\"15m\"}\n{\"user\":"
+                                      "\"bob\",\"t\":1704067500000,\"idle\":\"15m\"}\n");
+  ExpectLoaded(
+      Load({"--format", "jsonl", "--map", "logins", "--key", "user", "--time", "t", "--timeout", "idle", file}), 2);
+  ExpectLookup({"logins", "bob", "--time", "2024-01-01T00:02:00Z"},
+               "2024-01-01T00:00:00.000Z 2024-01-01T00:15:00.000Z\n");
+  ExpectLookup({"logins", "bob", "--time", "2024-01-01T00:10:00Z"},
+               "2024-01-01T00:05:00.000Z 2024-01-01T00:20:00.000Z\n");
   ExpectRefused(Load({"--format", "jsonl", "--map", "logins", "--key", "user", file}),
                 "map logins is a session map: give --key and --time");
 }
@@ -142,8 +147,9 @@ TEST_F(LoadTabular, RefusesBadFlags) {
   const std::string file = env_.Write("c.csv", "name,country\nParis,France\n");
   ExpectRefused(Load({"--format", "csv", "--map", "cities", "--key", "nom", "--value", "country", file}),
                 file + ": --key 'nom': no such column (the header has 'name', 'country')");
-  ExpectRefused(Load({"--format", "csv", "--map", "cities", "--key", "name", "--from", "name", "--to", "country", file}),
-                "give --key or --from with --to, not both");
+  ExpectRefused(
+      Load({"--format", "csv", "--map", "cities", "--key", "name", "--from", "name", "--to", "country", file}),
+      "give --key or --from with --to, not both");
   ExpectRefused(Load({"--format", "csv", "--map", "cities", "--key", "name", "--value", "country", "--value-json",
                       "country", file}),
                 "give --value or --value-json, not both");
@@ -169,7 +175,8 @@ TEST_F(LoadTabular, RefusesMalformedJsonLines) {
   };
   ExpectRefused(load("a.jsonl", "{\"k\":\"a\",\"v\":1}\n{\"k\":\"b\",\"v\":1,}\n"), "a.jsonl:2: not a JSON object: ");
   ExpectRefused(load("b.jsonl", "{\"k\":{\"x\":1},\"v\":1}\n"), "b.jsonl:1: field 'k' is an object");
-  ExpectRefused(load("c.jsonl", "{\"k\":\"a\",\"v\":\"\xC3\"}\n"), "c.jsonl:1: not a JSON object: The input is not valid UTF-8");
+  ExpectRefused(load("c.jsonl", "{\"k\":\"a\",\"v\":\"\xC3\"}\n"),
+                "c.jsonl:1: not a JSON object: The input is not valid UTF-8");
   ExpectRefused(load("d.jsonl", "{\"k\":\"a\"}\n"), "d.jsonl:1: no field 'v'");
   ExpectRefused(load("e.jsonl", "[\"k\"]\n"), "e.jsonl:1: not a JSON object: an array");
   EXPECT_THAT(ShardDataFiles(env_.home()), IsEmpty());
@@ -194,13 +201,20 @@ TEST_F(LoadTabular, WorldCitiesFromTheSharedData) {
   if (data.empty()) GTEST_SKIP() << "../shared/data is absent";
   testing::ProcessSpec spec;
   spec.binary = "/bin/sh";
-  spec.args = {"-c", "zcat \"$0\" | \"$1\" --home \"$2\" --config \"$3\" load --format csv --map cities --key name "
-                     "--value-json country,subcountry -",
-               data + "/world-cities.csv.gz", PLANB_BINARY, env_.home(), env_.config()};
+  spec.args = {"-c",
+               "zcat \"$0\" | \"$1\" --home \"$2\" --config \"$3\" load --format csv --map cities --key name "
+               "--value-json country,subcountry -",
+               data + "/world-cities.csv.gz",
+               PLANB_BINARY,
+               env_.home(),
+               env_.config()};
   const ProcessResult r = testing::RunProcess(spec);
   ExpectLoaded(r, 34032);
   ExpectLookup({"cities", "Andorra la Vella"}, "{\"country\":\"Andorra\",\"subcountry\":\"Andorra la Vella\"}\n");
-  ExpectLookup({"cities", "War\xC4\xAB" "s\xC4\x81n"}, "{\"country\":\"United Arab Emirates\",\"subcountry\":\"Dubai\"}\n");
+  ExpectLookup({"cities",
+                "War\xC4\xAB"
+                "s\xC4\x81n"},
+               "{\"country\":\"United Arab Emirates\",\"subcountry\":\"Dubai\"}\n");
   const ProcessResult absent = env_.Run({"lookup", "cities", "Nowhereville"});
   EXPECT_EQ(absent.exit_code, 1);
 }

@@ -97,7 +97,11 @@ TEST(CsvReader, CommentLinesOnlyWhenAsked) {
 TEST(CsvReader, SkipsAUtf8ByteOrderMark) {
   EXPECT_EQ(ReadAll("\xEF\xBB\xBFname,id\nZ\xC3\xBCrich,1\n"), (Rows{{"name", "id"}, {"Z\xC3\xBCrich", "1"}}));
   // Only at the very start.
-  EXPECT_EQ(ReadAll("a\n\xEF\xBB\xBF" "b\n"), (Rows{{"a"}, {"\xEF\xBB\xBF" "b"}}));
+  EXPECT_EQ(ReadAll("a\n\xEF\xBB\xBF"
+                    "b\n"),
+            (Rows{{"a"},
+                  {"\xEF\xBB\xBF"
+                   "b"}}));
 }
 
 TEST(CsvReader, RecordsSpanningBlocks) {

@@ -82,7 +82,8 @@ std::string ErrorOf(const std::string& text, const TabularSpec& spec) {
 }
 
 TEST(TabularReader, CsvRowsByHeaderNames) {
-  const auto rows = ReadOk("name,country,pop\nParis,France,2\n\"Z\xC3\xBCrich, ZH\",CH,\"1\"\n", Csv("name", "country"));
+  const auto rows =
+      ReadOk("name,country,pop\nParis,France,2\n\"Z\xC3\xBCrich, ZH\",CH,\"1\"\n", Csv("name", "country"));
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].map, "cities");  // lower-cased, as XML map names are
   EXPECT_EQ(rows[0].key, "Paris");
@@ -206,7 +207,8 @@ TEST(TabularReader, JsonLinesFieldsAsWritten) {
 }
 
 TEST(TabularReader, JsonLinesDottedNamesReachIntoObjects) {
-  const auto rows = ReadOk("{\"client\":{\"ip\":\"10.0.0.1\",\"geo\":{\"cc\":\"NL\"}}}\n", Jsonl("client.ip", "client.geo.cc"));
+  const auto rows =
+      ReadOk("{\"client\":{\"ip\":\"10.0.0.1\",\"geo\":{\"cc\":\"NL\"}}}\n", Jsonl("client.ip", "client.geo.cc"));
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].key, "10.0.0.1");
   EXPECT_EQ(rows[0].value, "NL");
@@ -218,7 +220,8 @@ TEST(TabularReader, JsonLinesValueJsonKeepsEachFieldAsWritten) {
   TabularSpec spec = Jsonl("k", "");
   spec.value.reset();
   spec.value_json = {"n", "s", "o", "a.b"};
-  const auto rows = ReadOk("{\"k\":\"x\",\"s\":\"t\\u0041b\",\"n\":1e2,\"o\":{\"p\":[true, null]},\"a\":{\"b\":false}}\n", spec);
+  const auto rows =
+      ReadOk("{\"k\":\"x\",\"s\":\"t\\u0041b\",\"n\":1e2,\"o\":{\"p\":[true, null]},\"a\":{\"b\":false}}\n", spec);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].value, "{\"n\":1e2,\"s\":\"t\\u0041b\",\"o\":{\"p\":[true, null]},\"a.b\":false}");
 }
@@ -234,16 +237,20 @@ TEST(TabularReader, JsonLinesRefusals) {
   EXPECT_THAT(ErrorOf("{\"k\":\"a\",\"v\":1,\"x\":01}\n", Jsonl("k", "v")), HasSubstr("in:1: not a JSON object"));
   EXPECT_EQ(ErrorOf("{\"k\":{\"a\":1},\"v\":1}\n", Jsonl("k", "v")),
             "in:1: field 'k' is an object: expected a string or a number");
-  EXPECT_EQ(ErrorOf("{\"k\":[1],\"v\":1}\n", Jsonl("k", "v")), "in:1: field 'k' is an array: expected a string or a number");
-  EXPECT_EQ(ErrorOf("{\"k\":null,\"v\":1}\n", Jsonl("k", "v")), "in:1: field 'k' is null: expected a string or a number");
-  EXPECT_EQ(ErrorOf("{\"k\":true,\"v\":1}\n", Jsonl("k", "v")), "in:1: field 'k' is true: expected a string or a number");
+  EXPECT_EQ(ErrorOf("{\"k\":[1],\"v\":1}\n", Jsonl("k", "v")),
+            "in:1: field 'k' is an array: expected a string or a number");
+  EXPECT_EQ(ErrorOf("{\"k\":null,\"v\":1}\n", Jsonl("k", "v")),
+            "in:1: field 'k' is null: expected a string or a number");
+  EXPECT_EQ(ErrorOf("{\"k\":true,\"v\":1}\n", Jsonl("k", "v")),
+            "in:1: field 'k' is true: expected a string or a number");
   EXPECT_EQ(ErrorOf("{\"k\":\"a\"}\n", Jsonl("k", "v")), "in:1: no field 'v'");
   EXPECT_EQ(ErrorOf("{\"v\":\"a\"}\n", Jsonl("k", "v")), "in:1: no field 'k'");
   EXPECT_EQ(ErrorOf("{\"k\":\"\",\"v\":1}\n", Jsonl("k", "v")), "in:1: empty key (column 'k')");
   TabularSpec timed = Jsonl("k", "v");
   timed.time = "t";
   EXPECT_EQ(ErrorOf("{\"k\":\"a\",\"v\":1}\n", timed), "in:1: no field 't'");
-  const auto rows = ReadOk("{\"k\":\"a\",\"v\":1,\"t\":1704067200000}\n{\"k\":\"a\",\"v\":1,\"t\":\"2024-01-01\"}\n", timed);
+  const auto rows =
+      ReadOk("{\"k\":\"a\",\"v\":1,\"t\":1704067200000}\n{\"k\":\"a\",\"v\":1,\"t\":\"2024-01-01\"}\n", timed);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].time_ms, 1704067200000);
   EXPECT_EQ(rows[1].time_ms, 1704067200000);
@@ -260,7 +267,8 @@ TEST(TabularReader, JsonLinesLongerThanTheLimit) {
 TEST(TabularReader, JsonLinesAcrossBlocks) {
   // Lines longer than the 64 KiB block, and many short ones, to cross every boundary.
   std::string text;
-  for (int i = 0; i < 3; ++i) text += "{\"k\":\"" + std::to_string(i) + "\",\"v\":\"" + std::string(100000, 'v') + "\"}\n";
+  for (int i = 0; i < 3; ++i)
+    text += "{\"k\":\"" + std::to_string(i) + "\",\"v\":\"" + std::string(100000, 'v') + "\"}\n";
   for (int i = 0; i < 5000; ++i) text += "{\"k\":\"s" + std::to_string(i) + "\",\"v\":" + std::to_string(i) + "}\n";
   const auto rows = ReadOk(text, Jsonl("k", "v"));
   ASSERT_EQ(rows.size(), 5003u);
