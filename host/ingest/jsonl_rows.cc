@@ -38,6 +38,7 @@ class PaddedLines {
         if (size > 0 && buffer_[start_ + size - 1] == '\r') --size;
         *line = std::string_view(buffer_.get() + start_, size);
         *number = ++line_;
+        if (*number == 1 && line->substr(0, 3) == "\xEF\xBB\xBF") line->remove_prefix(3);  // a BOM, as CSV's
         start_ = scan_ = nl != nullptr ? stop + 1 : end_;
         *got = true;
         return Status::Ok();

@@ -278,6 +278,14 @@ TEST(TabularReader, JsonLinesAcrossBlocks) {
   EXPECT_EQ(rows[5002].line, 5003u);
 }
 
+TEST(TabularReader, JsonLinesSkipAByteOrderMarkAtTheStart) {
+  const auto rows = ReadOk("\xEF\xBB\xBF{\"k\":\"a\",\"v\":1}\n", Jsonl("k", "v"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].key, "a");
+  EXPECT_THAT(ErrorOf("{\"k\":\"a\",\"v\":1}\n\xEF\xBB\xBF{\"k\":\"b\",\"v\":1}\n", Jsonl("k", "v")),
+              HasSubstr("in:2: not a JSON object"));
+}
+
 TEST(TabularReader, GzipInputIsNamed) {
   EXPECT_THAT(ErrorOf(std::string("\x1F\x8B\x08\x00", 4), Csv("a", "b")), HasSubstr("in: gzip-compressed"));
 }
