@@ -310,6 +310,7 @@ Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, c
 Status PrepareTabular(const Runtime& runtime, const std::vector<std::string>& files, LoadOptions* options) {
   if (!options->tabular) return Status::Ok();
   TabularSpec& spec = *options->tabular;
+  if (spec.map.empty()) return CheckTabularSpec(spec);  // says --map is required
   std::string map = spec.map;
   for (char& c : map) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
   const MapConfig* config = runtime.config().FindMap(map);

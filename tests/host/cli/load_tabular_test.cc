@@ -154,7 +154,7 @@ TEST_F(LoadTabular, RefusesBadFlags) {
                       "country", file}),
                 "give --value or --value-json, not both");
   ExpectRefused(Load({"--format", "csv", "--map", "nowhere", "--key", "name", file}), "--map nowhere: no such map");
-  ExpectRefused(Load({"--format", "csv", "--key", "name", file}), "--map");
+  ExpectRefused(Load({"--format", "csv", "--key", "name", file}), "--map: the map the rows go to is required");
   ExpectRefused(Load({"--format", "csv", "--map", "cities", "--key", "name", "--value", "country", "-", "-"}),
                 "'-' (stdin) given twice");
   const ProcessResult xml_with_columns = Load({"--key", "name", file});
