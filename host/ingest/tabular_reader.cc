@@ -1,14 +1,11 @@
 #include "host/ingest/tabular_reader.h"
 
-#include <cerrno>
 #include <charconv>
-#include <cstring>
-#include <fstream>
-#include <iostream>
 #include <set>
 
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
+#include "host/ingest/gz_input.h"
 #include "host/ingest/tabular_rows.h"
 #include "planb/duration.h"
 
@@ -187,14 +184,12 @@ Status ReadTabular(std::istream& in, const std::string& name, const TabularSpec&
 
 Status ReadTabularFile(const std::string& path, const TabularSpec& spec, int64_t effective_time_ms,
                        const RecordHandler& handler) {
-  if (path == "-") {
-    Status s = ReadTabular(std::cin, "stdin", spec, effective_time_ms, handler);
-    if (s.ok() && std::cin.bad()) return Status::IOError("stdin: read failed");
-    return s;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError(path + ": cannot open: " + std::strerror(errno));
-  return ReadTabular(in, path, spec, effective_time_ms, handler);
+  GzInput in;
+  PLANB_RETURN_IF_ERROR(in.Open(path));
+  const Status s = ReadTabular(in, path == "-" ? "stdin" : path, spec, effective_time_ms, handler);
+  // A corrupt or truncated gzip stream ends the input early: that, not what the cut left, is the error.
+  if (!in.status().ok()) return in.status();
+  return s;
 }
 
 }  // namespace planb

@@ -51,7 +51,7 @@ struct TabularSpec {
 // Errors name the flags as the command line spells them.
 Status CheckTabularSpec(const TabularSpec& spec);
 
-// Reads `path` ("-": standard input, named "stdin" in errors). `effective_time_ms` fills Record::time_ms of rows
+// Reads `path` ("-": standard input, named "stdin" in errors), gzip-compressed or not (gz_input.h). `effective_time_ms` fills Record::time_ms of rows
 // without a --time column. REQUIRES: CheckTabularSpec(spec) is OK.
 Status ReadTabularFile(const std::string& path, const TabularSpec& spec, int64_t effective_time_ms,
                        const RecordHandler& handler);

@@ -195,20 +195,13 @@ TEST_F(LoadTabular, HelpNamesTheFormats) {
   EXPECT_THAT(r.out, HasSubstr("csv or jsonl"));
 }
 
-// The shared data set's world cities (RFC 4180, a header, non-ASCII names, repeated names: the last row wins).
+// The shared data set's world cities (RFC 4180, a header, non-ASCII names, repeated names: the last row wins),
+// read gzip-compressed as it is stored.
 TEST_F(LoadTabular, WorldCitiesFromTheSharedData) {
   const std::string data = testing::SharedDataDir();
   if (data.empty()) GTEST_SKIP() << "../shared/data is absent";
-  testing::ProcessSpec spec;
-  spec.binary = "/bin/sh";
-  spec.args = {"-c",
-               "zcat \"$0\" | \"$1\" --home \"$2\" --config \"$3\" load --format csv --map cities --key name "
-               "--value-json country,subcountry -",
-               data + "/world-cities.csv.gz",
-               PLANB_BINARY,
-               env_.home(),
-               env_.config()};
-  const ProcessResult r = testing::RunProcess(spec);
+  const ProcessResult r = Load({"--format", "csv", "--map", "cities", "--key", "name", "--value-json",
+                                "country,subcountry", data + "/world-cities.csv.gz"});
   ExpectLoaded(r, 34032);
   ExpectLookup({"cities", "Andorra la Vella"}, "{\"country\":\"Andorra\",\"subcountry\":\"Andorra la Vella\"}\n");
   ExpectLookup({"cities",
@@ -217,6 +210,25 @@ TEST_F(LoadTabular, WorldCitiesFromTheSharedData) {
                "{\"country\":\"United Arab Emirates\",\"subcountry\":\"Dubai\"}\n");
   const ProcessResult absent = env_.Run({"lookup", "cities", "Nowhereville"});
   EXPECT_EQ(absent.exit_code, 1);
+}
+
+// The tor-geoip IPv4 ranges (20 '#' lines, no header) through the pipe the docs show.
+TEST_F(LoadTabular, TorGeoipRangesThroughZcatFromTheSharedData) {
+  const std::string data = testing::SharedDataDir();
+  if (data.empty()) GTEST_SKIP() << "../shared/data is absent";
+  testing::ProcessSpec spec;
+  spec.binary = "/bin/sh";
+  spec.args = {"-c",
+               "zcat \"$0\" | \"$1\" --home \"$2\" --config \"$3\" load --format csv --columns from,to,country "
+               "--comments --map geo --from from --to to --value country -",
+               data + "/tor-geoip-ipv4.csv.gz",
+               PLANB_BINARY,
+               env_.home(),
+               env_.config()};
+  const ProcessResult r = testing::RunProcess(spec);
+  ExpectLoaded(r, 385602);
+  ExpectLookup({"geo", "16777216"}, "AU\n");  // 1.0.0.0
+  ExpectLookup({"geo", "16778000"}, "CN\n");
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "support/test_env.h"
 
 namespace planb {
 namespace {
@@ -295,6 +298,55 @@ TEST(TabularReader, HandlerErrorsGetTheLine) {
   const Status s =
       ReadTabular(in, "in", Csv("a", "b"), kEffective, [](const ParsedRecord&) { return Status::Invalid("refused"); });
   EXPECT_EQ(s.message(), "in:2: refused");
+}
+
+// `text` gzip-compressed (several members when `members` > 1, as `cat a.gz b.gz` makes).
+std::string Gzip(const std::string& path, const std::string& text, int members = 1) {
+  const size_t part = text.size() / members;
+  for (int m = 0; m < members; ++m) {
+    gzFile file = gzopen(path.c_str(), m == 0 ? "wb" : "ab");
+    const std::string piece = text.substr(m * part, m + 1 == members ? std::string::npos : part);
+    EXPECT_EQ(gzwrite(file, piece.data(), static_cast<unsigned>(piece.size())), static_cast<int>(piece.size()));
+    gzclose(file);
+  }
+  return testing::ReadFile(path);
+}
+
+TEST(TabularReader, FilesMayBeGzipCompressed) {
+  testing::TempDir dir;
+  std::string text = "name,country\n";
+  for (int i = 0; i < 50000; ++i) text += "city-" + std::to_string(i) + ",C" + std::to_string(i % 7) + "\n";
+  const std::string gz = dir.path() + "/c.csv.gz";
+  const std::string plain = dir.path() + "/c.csv";
+  Gzip(gz, text, 3);
+  testing::WriteFile(plain, text);
+  for (const std::string& path : {gz, plain}) {
+    size_t rows = 0;
+    std::string last;
+    const Status s = ReadTabularFile(path, Csv("name", "country"), kEffective, [&](const ParsedRecord& p) {
+      ++rows;
+      last = std::string(p.record.key.view());
+      return Status::Ok();
+    });
+    EXPECT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(rows, 50000u) << path;
+    EXPECT_EQ(last, "city-49999") << path;
+  }
+}
+
+TEST(TabularReader, TruncatedGzipIsAnError) {
+  testing::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "{\"k\":\"" + std::to_string(i) + "\",\"v\":" + std::to_string(i) + "}\n";
+  const std::string path = dir.path() + "/t.jsonl.gz";
+  const std::string whole = Gzip(path, text);
+  testing::WriteFile(path, whole.substr(0, whole.size() / 2));
+  const Status s = ReadTabularFile(path, Jsonl("k", "v"), kEffective, [](const ParsedRecord&) { return Status::Ok(); });
+  EXPECT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr(path + ": corrupt gzip data: unexpected end of file"));
+  const Status missing = ReadTabularFile(dir.path() + "/none.csv", Csv("a", "b"), kEffective,
+                                         [](const ParsedRecord&) { return Status::Ok(); });
+  EXPECT_THAT(missing.message(), HasSubstr("none.csv: cannot open: No such file or directory"));
 }
 
 TEST(TabularSpecCheck, RefusesBadCombinations) {
