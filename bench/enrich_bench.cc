@@ -24,7 +24,7 @@
 
 #include "host/common/iso_time.h"
 #include "host/enrich/event_enricher.h"
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 #include "support/ratio_reporter.h"
 #include "support/session_data.h"
 #include "support/shard_setup.h"

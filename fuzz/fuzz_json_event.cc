@@ -12,7 +12,7 @@
 
 #include "fuzz/fuzz_support.h"
 #include "host/enrich/json_line_checker.h"
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 
 namespace {
 

@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config
   liblmdb-dev lmdb-utils libxxhash-dev
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
-  libexpat1-dev libzip-dev libzmq3-dev cppzmq-dev
+  libexpat1-dev libzip-dev zlib1g-dev libzmq3-dev cppzmq-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsimdjson-dev librocksdb-dev
   clang libclang-rt-14-dev
 )

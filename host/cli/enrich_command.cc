@@ -98,7 +98,7 @@ int RunEnrichCommand(const CommandLine& cli, std::ostream& out, std::ostream& er
       break;
     }
     const std::string name = standard_input ? "stdin" : file;
-    FdByteSource input(fd, name);
+    FdByteSource input(fd);
     s = enricher.Run(input, name, out);
     if (!standard_input) ::close(fd);
     if (!s.ok()) break;

@@ -69,6 +69,49 @@ void PrintEarlierTrouble(const LoadReport& report, std::ostream& err) {
   if (held > 0) err << "planb: note: " << held << " earlier staged batch(es) held back (see planb stores)\n";
 }
 
+// Splits "a,b,c" (the --value-json and --columns lists); empty names are left for CheckTabularSpec to refuse.
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    const size_t comma = text.find(',', start);
+    names.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return names;
+    start = comma + 1;
+  }
+}
+
+// --format and the column options into options->tabular: XML (the default) takes none of the column options.
+Status TabularOptions(const CommandLine& cli, LoadOptions* options) {
+  const std::string format = cli.format.value_or("xml");
+  const bool columns_given = cli.map || cli.key_column || cli.from_column || cli.to_column || cli.time ||
+                             cli.timeout_column || cli.value_column || cli.value_json || cli.columns || cli.comments;
+  if (format == "xml") {
+    if (columns_given) {
+      return Status::Invalid("--map, --key, --from, --to, --time, --timeout, --value, --value-json, --columns and "
+                             "--comments apply only with --format csv or jsonl");
+    }
+    return Status::Ok();
+  }
+  if (format != "csv" && format != "jsonl") {
+    return Status::Invalid("--format: '" + format + "' is not xml, csv or jsonl");
+  }
+  TabularSpec spec;
+  spec.format = format == "csv" ? TabularFormat::kCsv : TabularFormat::kJsonLines;
+  spec.map = cli.map.value_or("");
+  spec.key = cli.key_column;
+  spec.from = cli.from_column;
+  spec.to = cli.to_column;
+  spec.time = cli.time;
+  spec.timeout = cli.timeout_column;
+  spec.value = cli.value_column;
+  if (cli.value_json) spec.value_json = SplitList(*cli.value_json);
+  if (cli.columns) spec.columns = SplitList(*cli.columns);
+  spec.comments = cli.comments;
+  options->tabular = std::move(spec);
+  return Status::Ok();
+}
+
 void PrintVersions(const LoadReport& report, std::ostream& out) {
   for (const auto& [map, batches] : report.versions) {
     out << "content version of " << map << ": " << batches
@@ -90,6 +133,10 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
       return kExitError;
     }
     options.effective_time_ms = ms;
+  }
+  if (Status s = TabularOptions(cli, &options); !s.ok()) {
+    err << "planb: load: " << s.message() << "\n";
+    return kExitError;
   }
   std::unique_ptr<ClusterDelivery> delivery;
   if (!runtime.config().cluster.single_node()) {

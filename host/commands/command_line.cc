@@ -25,9 +25,12 @@ constexpr size_t kMany = static_cast<size_t>(-1);
 
 const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> commands = {
-      {"load", "FILE.xml...",
-       "load reference-data XML files (one stream each) and merge them into the shards", {"effective-time"}, 1,
-       kMany},
+      {"load", "FILE...",
+       "load reference-data XML files (or, with --format csv|jsonl, CSV or JSON lines rows into --map; '-' = "
+       "stdin) (one stream each) and merge them into the shards",
+       {"effective-time", "format", "map", "key", "from", "to", "time", "timeout", "value", "value-json", "columns",
+        "comments"},
+       1, kMany},
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
        "--keys-from): one KEY<TAB>VALUE line each; exit 1 when a key is absent",
@@ -103,12 +106,13 @@ po::options_description CommandOptions() {
       ("effective-time", po::value<std::string>()->value_name("ISO8601"),
        "load: effective time of records without <time> (default: each file's modification time)")
       ("time", po::value<std::string>()->value_name("ISO8601"),
-       "lookup: the instant asked about, for temporal types and sessions (default: now)")
+       "lookup: the instant asked about, for temporal types and sessions (default: now); load --format csv|jsonl: "
+       "the column of the records' times (ISO-8601 or epoch milliseconds)")
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json; "
-       "plugins: table (default) or json")
+       "plugins: table (default) or json; load: xml (default), csv or jsonl")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
@@ -136,7 +140,8 @@ po::options_description CommandOptions() {
       ("runs", po::value<std::string>()->value_name("R"), "bench: runs per scheme; figures are medians (default 3)")
       ("once", "maintain: one pass, then exit")
       ("map", po::value<std::string>()->value_name("MAP"),
-       "maintain: only this map; conform, bench --type: the map the data's records name (default sample)")
+       "maintain: only this map; conform, bench --type: the map the data's records name (default sample); load "
+       "--format csv|jsonl: the map every row goes to")
       ("scratch", po::value<std::string>()->value_name("DIR"),
        "bench, conform: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards")
       ("type", po::value<std::string>()->value_name("TYPE"),
@@ -158,7 +163,20 @@ po::options_description CommandOptions() {
       ("input", po::value<std::string>()->value_name("json|csv"), "enrich: JSON lines (default) or CSV with a header")
       ("output", po::value<std::string>()->value_name("json|csv"), "enrich: as --input (default); csv input may be "
        "written as json")
-      ("strict", "enrich: a malformed event is an error naming its line (default: passed through and counted)");
+      ("strict", "enrich: a malformed event is an error naming its line (default: passed through and counted)")
+      ("key", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the keys")
+      ("from", po::value<std::string>()->value_name("COLUMN"),
+       "load --format csv|jsonl: the column of the ranges' first keys (with --to; instead of --key)")
+      ("to", po::value<std::string>()->value_name("COLUMN"),
+       "load --format csv|jsonl: the column of the ranges' last keys")
+      ("timeout", po::value<std::string>()->value_name("COLUMN"),
+       "load --format csv|jsonl, session maps: the column of the sessions' timeouts (15m, PT15M or milliseconds)")
+      ("value", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the values")
+      ("value-json", po::value<std::string>()->value_name("A,B"),
+       "load --format csv|jsonl: store these columns as one JSON object text value {\"A\":..,\"B\":..}")
+      ("columns", po::value<std::string>()->value_name("A,B,C"),
+       "load --format csv: the file's columns, when it has no header line (line 1 is then data)")
+      ("comments", "load --format csv: skip lines starting with '#'");
   return command;
 }
 
@@ -284,6 +302,14 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("input")) out->input = vm["input"].as<std::string>();
   if (vm.count("output")) out->output = vm["output"].as<std::string>();
   out->strict = vm.count("strict") > 0;
+  if (vm.count("key")) out->key_column = vm["key"].as<std::string>();
+  if (vm.count("from")) out->from_column = vm["from"].as<std::string>();
+  if (vm.count("to")) out->to_column = vm["to"].as<std::string>();
+  if (vm.count("timeout")) out->timeout_column = vm["timeout"].as<std::string>();
+  if (vm.count("value")) out->value_column = vm["value"].as<std::string>();
+  if (vm.count("value-json")) out->value_json = vm["value-json"].as<std::string>();
+  if (vm.count("columns")) out->columns = vm["columns"].as<std::string>();
+  out->comments = vm.count("comments") > 0;
 
   if (words.empty()) {
     if (out->help || out->version) return Status::Ok();

@@ -50,6 +50,15 @@ struct CommandLine {
   std::optional<std::string> input;           // enrich: json (default), csv
   std::optional<std::string> output;          // enrich: json, csv (default: as --input)
   bool strict = false;                        // enrich: a malformed event is an error
+  // load --format csv|jsonl: the columns each role comes from (--map names the map; --time the time column).
+  std::optional<std::string> key_column;      // --key
+  std::optional<std::string> from_column;     // --from
+  std::optional<std::string> to_column;       // --to
+  std::optional<std::string> timeout_column;  // --timeout
+  std::optional<std::string> value_column;    // --value
+  std::optional<std::string> value_json;      // --value-json A,B
+  std::optional<std::string> columns;         // --columns A,B,C: CSV without a header line
+  bool comments = false;                      // --comments: CSV lines starting with '#' are skipped
   bool help = false;
   bool version = false;
 };

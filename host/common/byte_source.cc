@@ -14,7 +14,7 @@ Status FdByteSource::Read(char* buffer, size_t size, size_t* got) {
       *got = static_cast<size_t>(n);
       return Status::Ok();
     }
-    if (errno != EINTR) return Status::IOError(name_ + ": read failed: " + std::strerror(errno));
+    if (errno != EINTR) return Status::IOError(std::string("read failed: ") + std::strerror(errno));
   }
 }
 

@@ -15,18 +15,18 @@ class ByteSource {
  public:
   virtual ~ByteSource() = default;
   // Up to `size` bytes into `buffer`: what is available, waiting only while nothing is; *got = 0 at the end.
+  // Errors do not name the input: the caller does.
   virtual Status Read(char* buffer, size_t size, size_t* got) = 0;
 };
 
 // A file descriptor (standard input, a file, a pipe), read with read(2). Not owned.
 class FdByteSource final : public ByteSource {
  public:
-  FdByteSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  explicit FdByteSource(int fd) : fd_(fd) {}
   Status Read(char* buffer, size_t size, size_t* got) override;
 
  private:
   int fd_;
-  std::string name_;
 };
 
 // A std::istream (tests, benchmarks): reads fill the whole request unless the stream ends.

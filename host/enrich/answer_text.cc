@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "host/common/iso_time.h"
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 
 namespace planb {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 #include "planb/status.h"
 
 namespace planb {

@@ -5,7 +5,7 @@
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
 #include "host/enrich/answer_text.h"
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 #include "host/enrich/line_source.h"
 
 namespace planb {
@@ -230,10 +230,6 @@ Status EventEnricher::RunJson(ByteSource& in, const std::string& name, std::ostr
     if (progress_) progress_(counts_.events);
     if (!stop.ok()) return stop;
   }
-}
-
-Status EventEnricher::RunCsv(ByteSource&, const std::string& name, std::ostream&) {
-  return Status::NotSupported(name + ": CSV input is not there yet");
 }
 
 }  // namespace planb

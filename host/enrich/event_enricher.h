@@ -58,6 +58,29 @@ class EventEnricher {
   // Writes event e's answers into the JSON text `line`, appending the result (and '\n') to out_; or nothing
   // when the event is dropped.
   void WriteJson(size_t e, std::string_view line);
+  // CSV (csv_enricher.cc): the columns of the header, asking a row's lookups, its answers, writing it.
+  void LayOutCsv(const std::vector<std::string>& header);
+  void AskCsv(size_t e, const std::string_view* cells);
+  bool AnswerRow(size_t e, bool json);
+  void WriteCsvRow(size_t e, const std::string_view* cells, size_t count);
+  void WriteCsvRowAsJson(size_t e, const std::string_view* cells);
+
+  struct CsvRow {
+    size_t first;   // its first cell in CsvState::cells
+    size_t count;   // its number of fields
+    uint64_t line;  // where it starts
+  };
+  struct CsvState {
+    std::vector<std::string> header;
+    std::vector<std::string> columns;  // written: the header's, then new targets, then planb_miss
+    std::vector<int> field, time, target;  // per lookup: column of FIELD / TIMEFIELD in the header (-1: none),
+                                           // of TARGET in `columns`
+    int miss = -1;                         // the planb_miss column (--on-miss tag)
+    std::string arena;                     // the batch's cells, back to back
+    std::vector<std::pair<size_t, size_t>> cells;
+    std::vector<std::string_view> views;
+    std::vector<CsvRow> rows;
+  };
 
   Reader* reader_;
   const EnrichSpec& spec_;
@@ -81,6 +104,10 @@ class EventEnricher {
   std::string out_;
   std::string why_;
   std::function<void(uint64_t)> progress_;
+  CsvState csv_;
+  std::vector<std::string> cell_answers_;  // per lookup, the row being written
+  std::vector<char> cell_written_;
+  std::string misses_;
 };
 
 }  // namespace planb

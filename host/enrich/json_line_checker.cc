@@ -2,7 +2,7 @@
 
 #include <simdjson.h>
 
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 
 namespace planb {
 

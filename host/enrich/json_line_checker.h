@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 
 namespace planb {
 

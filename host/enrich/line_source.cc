@@ -30,7 +30,7 @@ Status LineSource::Refill() {
   }
   size_t got = 0;
   Status s = in_.Read(buffer_.data() + end_, buffer_.size() - padding_ - end_, &got);
-  if (!s.ok()) return s;
+  if (!s.ok()) return Status(s.code(), name_ + ": " + s.message());
   end_ += got;
   eof_ = got == 0;
   std::memset(buffer_.data() + end_, 0, padding_);

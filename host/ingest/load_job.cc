@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "host/common/file_util.h"
+#include "host/common/iso_time.h"
 #include "host/common/log_text.h"
 #include "host/ingest/load_check.h"
 #include "host/ingest/quarantine.h"
@@ -41,11 +42,13 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
   int64_t effective_time = 0;
   if (options.effective_time_ms) {
     effective_time = *options.effective_time_ms;
+  } else if (file == "-" && options.tabular) {
+    effective_time = CurrentTimeMs();  // standard input has no modification time
   } else {
     PLANB_RETURN_IF_ERROR(FileModificationTime(file, &effective_time));
   }
   uint64_t records = 0;
-  PLANB_RETURN_IF_ERROR(ReadReferenceDataFile(file, effective_time, [&](const ParsedRecord& parsed) {
+  const RecordHandler handler = [&](const ParsedRecord& parsed) {
     if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) {
       return Status::Internal("interrupted");
     }
@@ -56,7 +59,9 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
     PLANB_RETURN_IF_ERROR(writer->Add(parsed.map, parsed.record));
     if (++records % kProgressEvery == 0 && options.progress) options.progress(file, records);
     return Status::Ok();
-  }));
+  };
+  PLANB_RETURN_IF_ERROR(options.tabular ? ReadTabularFile(file, *options.tabular, effective_time, handler)
+                                        : ReadReferenceDataFile(file, effective_time, handler));
   PLANB_RETURN_IF_ERROR(writer->Finish().WithContext(file));
   report->file = file;
   report->records = writer->RecordCounts();
@@ -74,6 +79,7 @@ Status WriteStreams(Runtime& runtime, const std::vector<std::string>& files, con
   for (const std::string& file : files) {
     std::error_code ec;
     fs::file_status status = fs::status(file, ec);
+    if (file == "-" && options.tabular) status = fs::file_status(fs::file_type::regular);
     if (!fs::exists(status)) return Status::Invalid(file + ": no such file");
     if (!fs::is_regular_file(status)) return Status::Invalid(file + ": not a regular file");
     writers->push_back(
@@ -300,11 +306,28 @@ Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, c
   return Status::Ok();
 }
 
+// The tabular spec with the record kind of its map's type, checked; files "-" at most once.
+Status PrepareTabular(const Runtime& runtime, const std::vector<std::string>& files, LoadOptions* options) {
+  if (!options->tabular) return Status::Ok();
+  TabularSpec& spec = *options->tabular;
+  if (spec.map.empty()) return CheckTabularSpec(spec);  // says --map is required
+  std::string map = spec.map;
+  for (char& c : map) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const MapConfig* config = runtime.config().FindMap(map);
+  if (config == nullptr) return Status::Invalid("--map " + spec.map + ": no such map in the config");
+  spec.kind = config->type == "session" ? RecordKind::kSession : RecordKind::kReference;
+  PLANB_RETURN_IF_ERROR(CheckTabularSpec(spec));
+  if (std::count(files.begin(), files.end(), "-") > 1) return Status::Invalid("load: '-' (stdin) given twice");
+  return Status::Ok();
+}
+
 }  // namespace
 
-Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,
+Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& given,
                LoadReport* report) {
   if (files.empty()) return Status::Invalid("load: no input files given");
+  LoadOptions options = given;
+  PLANB_RETURN_IF_ERROR(PrepareTabular(runtime, files, &options));
   PLANB_RETURN_IF_ERROR(StreamWriter::RemoveAbandoned(runtime.home().writer()));
   std::vector<std::unique_ptr<StreamWriter>> writers;
   std::vector<std::string> zips;

@@ -23,6 +23,7 @@
 
 #include "host/ingest/batch_delivery.h"
 #include "host/ingest/merge_processor.h"
+#include "host/ingest/tabular_reader.h"
 #include "host/runtime.h"
 #include "host/storage/content_version.h"
 
@@ -44,6 +45,10 @@ struct LoadOptions {
   // When given and it becomes true, reading stops (kInternal "interrupted") and merging stops before the next
   // batch (planb bench on SIGINT); what was staged stays staged, as after any failed load. Not owned.
   const std::atomic<bool>* stop = nullptr;
+  // When set, the files are CSV or JSON lines whose rows all go to tabular->map (tabular_reader.h), not
+  // reference-data XML; a file "-" is standard input (at most once; its effective time defaults to now). The
+  // record kind follows the map's type (session maps: <session> records).
+  std::optional<TabularSpec> tabular;
 };
 
 struct StreamReport {

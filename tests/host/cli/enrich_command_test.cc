@@ -221,6 +221,73 @@ TEST_F(EnrichCommand, AMapWithNoDataYetOnlyMisses) {
                    "\n");
 }
 
+TEST_F(EnrichCommand, CsvInCsvOut) {
+  const std::string input =
+      "city,user,t\r\n"
+      "Ankara,u1,2024-03-01T00:00:00Z\n"
+      "\"quote\"\"d\",u1,1717200000000\n"
+      "Nowhere,u1,\n"
+      "\"Bras\xC3\xADlia, DF\",u1,2024-03-01\n";
+  const ProcessResult r = Enrich({"--input", "csv", "--lookup", "country=city_to_country:city", "--lookup",
+                                  "dept=dept:user@t", "--lookup", "s=sessions:user@t", "--on-miss", "tag"},
+                                 input);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "city,user,t,country,dept,s,planb_miss\r\n"
+            "Ankara,u1,2024-03-01T00:00:00Z,Turkey,Engineering,,s\r\n"
+            "\"quote\"\"d\",u1,1717200000000,\"line1\nline2 \"\"q\"\"\",Research,,s\r\n"
+            "Nowhere,u1,,,,,country\r\n"  // no time: dept and s skipped, not missed
+            "\"Bras\xC3\xADlia, DF\",u1,2024-03-01,,Engineering,,country s\r\n");
+  EXPECT_THAT(r.err, HasSubstr("dept=dept:user@t: 3 hits, 0 misses, 1 skipped (no time)"));
+}
+
+TEST_F(EnrichCommand, CsvAnswersReplaceAnExistingTargetColumnAndSessionsAreIntervals) {
+  const ProcessResult r = Enrich({"--input", "csv", "--lookup", "s=sessions:user@t", "--lookup",
+                                  "city=city_to_country:city"},
+                                 "user,t,city\nu1,2024-01-01T10:30:00Z,Ankara\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "user,t,city,s\r\n"
+            "u1,2024-01-01T10:30:00Z,Turkey,2024-01-01T10:00:00.000Z/2024-01-01T11:00:00.000Z\r\n");
+}
+
+TEST_F(EnrichCommand, CsvToJson) {
+  const ProcessResult r = Enrich({"--input", "csv", "--output", "json", "--lookup", "geo.country=city_to_country:city",
+                                  "--on-miss", "tag"},
+                                 "city,n\nAnkara,1.50\nNowhere,\"a,b\"\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            R"({"city":"Ankara","n":"1.50","geo":{"country":"Turkey"}})"
+            "\n"
+            R"({"city":"Nowhere","n":"a,b","planb_miss":["geo.country"]})"
+            "\n");
+}
+
+TEST_F(EnrichCommand, MalformedCsvRows) {
+  const std::string input = "city,n\nAnkara,1\nonly-one\nAnkara,1,extra\nAnkara,2\n";
+  ProcessResult r = Enrich({"--input", "csv", "--lookup", "c=city_to_country:city"}, input);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "city,n,c\r\nAnkara,1,Turkey\r\nonly-one\r\nAnkara,1,extra\r\nAnkara,2,Turkey\r\n");
+  EXPECT_THAT(r.err, HasSubstr("stdin:3: 1 fields, the header has 2; passed through unchanged"));
+  EXPECT_THAT(r.err, HasSubstr("stdin:4: 3 fields, the header has 2"));
+  EXPECT_THAT(r.err, HasSubstr("4 events, 2 malformed"));
+
+  r = Enrich({"--input", "csv", "--lookup", "c=city_to_country:city", "--strict"}, input);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "city,n,c\r\nAnkara,1,Turkey\r\n");
+  EXPECT_THAT(r.err, HasSubstr("planb enrich: stdin:3: 1 fields, the header has 2"));
+
+  // What leaves the rest unreadable is an error whatever --strict says; the rows before it are written.
+  r = Enrich({"--input", "csv", "--lookup", "c=city_to_country:city"}, "city\nAnkara\n\"open,\nAnkara\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "city,c\r\nAnkara,Turkey\r\n");
+  EXPECT_THAT(r.err, HasSubstr("stdin:3: unterminated quoted field"));
+  r = Enrich({"--input", "csv", "--lookup", "c=city_to_country:city"}, "city\nAnk\xFFra\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("stdin:2: "));
+  EXPECT_THAT(r.err, HasSubstr("UTF-8"));
+}
+
 // The engine over a warm stream of 4097 events (hits, misses, times, fallbacks, tags, a malformed line): the
 // allocations counted are the pass's own few buffers, not one per event or lookup.
 TEST_F(EnrichCommand, AllocatesNothingPerEventOnceWarm) {

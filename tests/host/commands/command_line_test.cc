@@ -115,7 +115,7 @@ TEST(CliCommandLine, RefusesTheWrongArgumentCount) {
   EXPECT_EQ(*Parse({"lookup", "m", "--keys-from", "-"}).keys_from, "-");
   EXPECT_THAT(ParseError({"query", "m", "--keys-from", "f"}), HasSubstr("--keys-from does not apply to 'query'"));
   EXPECT_THAT(ParseError({"cleanup", "x"}), HasSubstr("'cleanup' takes no arguments, got 1 argument(s)"));
-  EXPECT_THAT(ParseError({"load"}), HasSubstr("'load' takes FILE.xml..., got 0 argument(s)"));
+  EXPECT_THAT(ParseError({"load"}), HasSubstr("'load' takes FILE..., got 0 argument(s)"));
   EXPECT_THAT(ParseError({"plugins", "x"}), HasSubstr("'plugins' takes no arguments, got 1 argument(s)"));
 }
 
@@ -189,6 +189,27 @@ TEST(CliCommandLine, TakesDashHAfterTheFirstArgumentAsAnArgument) {
   EXPECT_TRUE(Parse({"load", "-h"}).help);
 }
 
+TEST(CliCommandLine, ReadsLoadsColumnOptionsAndStdin) {
+  const CommandLine cli = Parse({"load", "--format", "csv", "--map", "geo", "--from", "a", "--to", "b", "--time", "t",
+                                 "--timeout", "o", "--key", "k", "--value", "v", "--value-json", "x,y", "--columns",
+                                 "a,b,c", "--comments", "-"});
+  EXPECT_EQ(cli.command, "load");
+  EXPECT_EQ(cli.args, std::vector<std::string>{"-"});
+  EXPECT_EQ(cli.format.value_or(""), "csv");
+  EXPECT_EQ(cli.map.value_or(""), "geo");
+  EXPECT_EQ(cli.from_column.value_or(""), "a");
+  EXPECT_EQ(cli.to_column.value_or(""), "b");
+  EXPECT_EQ(cli.time.value_or(""), "t");
+  EXPECT_EQ(cli.timeout_column.value_or(""), "o");
+  EXPECT_EQ(cli.key_column.value_or(""), "k");
+  EXPECT_EQ(cli.value_column.value_or(""), "v");
+  EXPECT_EQ(cli.value_json.value_or(""), "x,y");
+  EXPECT_EQ(cli.columns.value_or(""), "a,b,c");
+  EXPECT_TRUE(cli.comments);
+  EXPECT_THAT(ParseError({"lookup", "m", "k", "--key", "x"}), HasSubstr("option --key does not apply to 'lookup'"));
+  EXPECT_THAT(ParseError({"load", "f.csv", "--value"}), HasSubstr("value"));
+}
+
 TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
   const std::string general = UsageText("");
   EXPECT_THAT(general, HasSubstr("Usage: planb [options] COMMAND"));
@@ -196,7 +217,7 @@ TEST(CliCommandLine, UsageTextNamesTheCommandAndTheOptions) {
     EXPECT_THAT(general, HasSubstr(word));
   }
   EXPECT_THAT(UsageText("lookup"), HasSubstr("Usage: planb [options] lookup MAP KEY"));
-  EXPECT_THAT(UsageText("load"), HasSubstr("Usage: planb [options] load FILE.xml..."));
+  EXPECT_THAT(UsageText("load"), HasSubstr("Usage: planb [options] load FILE..."));
 }
 
 // Issue 11: every `planb COMMAND --help` listed every command's options (load's showed --where and --bind). Each
@@ -206,7 +227,7 @@ TEST(CliCommandLine, EachCommandsHelpListsOnlyItsOwnOptions) {
                                         "--explain",        "--keys-from", "--quiet", "--remote", "--bind",
                                         "--ready-file"};
   const std::map<std::string, std::vector<std::string>> own = {
-      {"load", {"--effective-time"}},
+      {"load", {"--effective-time", "--time", "--format"}},
       {"lookup", {"--time", "--keys-from", "--format", "--quiet", "--remote"}},
       {"query", {"--where", "--format", "--limit", "--explain", "--remote"}},
       {"serve", {"--bind", "--ready-file"}},
@@ -309,7 +330,7 @@ TEST(CliProgram, RefusesTheWrongArgumentCount) {
   EXPECT_EQ(r.out, "");
   r = env.Run({"load"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_THAT(r.err, HasSubstr("'load' takes FILE.xml..., got 0 argument(s)"));
+  EXPECT_THAT(r.err, HasSubstr("'load' takes FILE..., got 0 argument(s)"));
   EXPECT_EQ(r.out, "");
 }
 

@@ -1,4 +1,4 @@
-// Reading and editing the text of one JSON object in place, so that everything an edit does not touch stays
+// JSON text: reading and editing the text of one JSON object in place, so that everything an edit does not touch stays
 // byte for byte as it came (number spellings such as 1.50, -0, 1e2 or integers past 2^64, escapes, member order,
 // white space). The readers here assume text already checked (JsonLineChecker): on anything else they return
 // "absent" rather than read out of bounds.

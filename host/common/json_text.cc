@@ -1,4 +1,4 @@
-#include "host/enrich/json_text.h"
+#include "host/common/json_text.h"
 
 #include <cstdint>
 #include <cstring>

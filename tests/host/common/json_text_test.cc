@@ -1,5 +1,5 @@
-// Reading and editing JSON object text in place (host/enrich/json_text.h): paths, finds, writes, string text.
-#include "host/enrich/json_text.h"
+// Reading and editing JSON object text in place (host/common/json_text.h): paths, finds, writes, string text.
+#include "host/common/json_text.h"
 
 #include <gtest/gtest.h>
 
