@@ -1,4 +1,4 @@
-// One event line of planb enrich (host/enrich/json_line_checker.h, json_text.h), checked against itself:
+// One event line of planb enrich (host/common/json_line_checker.h, json_text.h), checked against itself:
 //   - a line simdjson accepts is accepted by the grammar check too (the fallback never refuses valid JSON);
 //   - reading a path from the parsed document and from the text agree (absent, or the same string text), and a
 //     value read from the text is one JSON value;
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
-#include "host/enrich/json_line_checker.h"
+#include "host/common/json_line_checker.h"
 #include "host/common/json_text.h"
 
 namespace {

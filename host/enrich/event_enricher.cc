@@ -6,7 +6,7 @@
 #include "host/common/log_text.h"
 #include "host/enrich/answer_text.h"
 #include "host/common/json_text.h"
-#include "host/enrich/line_source.h"
+#include "host/common/line_source.h"
 
 namespace planb {
 

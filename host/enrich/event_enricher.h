@@ -19,8 +19,8 @@
 
 #include "host/enrich/enrich_counts.h"
 #include "host/enrich/enrich_spec.h"
-#include "host/enrich/json_line_checker.h"
-#include "host/enrich/line_source.h"
+#include "host/common/json_line_checker.h"
+#include "host/common/line_source.h"
 #include "host/enrich/lookup_batch.h"
 #include "planb/reader.h"
 

@@ -1,4 +1,4 @@
-#include "host/enrich/json_line_checker.h"
+#include "host/common/json_line_checker.h"
 
 #include <simdjson.h>
 
@@ -28,7 +28,13 @@ bool JsonLineChecker::Check(std::string_view line, bool padded, std::string* why
   if (error == simdjson::SUCCESS) {
     has_document_ = root.is_object();
     if (has_document_) return true;
-    *why = "not an object";
+    switch (root.type()) {
+      case simdjson::dom::element_type::ARRAY: *why = "an array"; break;
+      case simdjson::dom::element_type::STRING: *why = "a string"; break;
+      case simdjson::dom::element_type::BOOL: *why = "a boolean"; break;
+      case simdjson::dom::element_type::NULL_VALUE: *why = "null"; break;
+      default: *why = "a number";
+    }
     return false;
   }
   // simdjson refuses numbers it cannot represent; RFC 8259 does not (UTF-8 and the structure up to there are

@@ -30,6 +30,7 @@ class LineSource {
 
  private:
   Status Refill();
+  Status TooLong() const;  // names the line next_line_
 
   ByteSource& in_;
   std::string name_;

@@ -1,4 +1,4 @@
-#include "host/enrich/line_source.h"
+#include "host/common/line_source.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,12 +21,9 @@ Status LineSource::Refill() {
     scanned_ -= std::min(scanned_, begin_);
     begin_ = 0;
   }
-  if (end_ == capacity) {
-    if (capacity >= max_line_) {
-      return Status::Invalid(name_ + ":" + std::to_string(next_line_) + ": line longer than " +
-                             std::to_string(max_line_ >> 20) + " MiB");
-    }
-    buffer_.resize(std::min(capacity * 2, max_line_) + padding_, '\0');
+  if (end_ == capacity) {  // one unfinished line fills the buffer, and is not yet too long (Next checks)
+    if (capacity > max_line_) return TooLong();
+    buffer_.resize(std::min(capacity * 2, max_line_ + 1) + padding_, '\0');
   }
   size_t got = 0;
   Status s = in_.Read(buffer_.data() + end_, buffer_.size() - padding_ - end_, &got);
@@ -35,6 +32,12 @@ Status LineSource::Refill() {
   eof_ = got == 0;
   std::memset(buffer_.data() + end_, 0, padding_);
   return Status::Ok();
+}
+
+Status LineSource::TooLong() const {
+  const bool mib = max_line_ % (size_t{1} << 20) == 0;
+  return Status::Invalid(name_ + ":" + std::to_string(next_line_) + ": line longer than " +
+                         std::to_string(mib ? max_line_ >> 20 : max_line_) + (mib ? " MiB" : " bytes"));
 }
 
 Status LineSource::Next(size_t max, std::vector<std::string_view>* lines) {
@@ -46,6 +49,12 @@ Status LineSource::Next(size_t max, std::vector<std::string_view>* lines) {
       // A long line arriving in small reads is searched once, not from its start after every read.
       const size_t from = std::max(begin_, scanned_);
       const void* newline = std::memchr(data + from, '\n', end_ - from);
+      const size_t length =
+          (newline == nullptr ? end_ : static_cast<size_t>(static_cast<const char*>(newline) - data)) - begin_;
+      if (length > max_line_) {
+        if (lines->empty()) return TooLong();
+        return Status::Ok();  // the lines before it first; the next call says it is too long
+      }
       if (newline == nullptr) {
         scanned_ = end_;
         if (!eof_) break;

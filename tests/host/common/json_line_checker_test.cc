@@ -1,5 +1,5 @@
 // JsonLineChecker: one valid JSON object per line, checked in full, by simdjson and its fallback.
-#include "host/enrich/json_line_checker.h"
+#include "host/common/json_line_checker.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // LineSource: lines split across reads, the buffer growing for a long line, a line past the bound, the last line
 // without a newline, and no line handed out before it is complete.
-#include "host/enrich/line_source.h"
+#include "host/common/line_source.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
