@@ -23,14 +23,6 @@ int ColumnOf(const std::vector<std::string>& header, const std::string& name) {
   return -1;
 }
 
-bool ParseCellTime(std::string_view text, int64_t* ms) {
-  if (!text.empty() && text.find_first_not_of("-0123456789") == std::string_view::npos) {
-    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *ms);
-    if (ec == std::errc() && ptr == text.data() + text.size()) return true;
-  }
-  return ParseIsoTime(text, ms);
-}
-
 }  // namespace
 
 void EventEnricher::LayOutCsv(const std::vector<std::string>& header) {
@@ -65,7 +57,7 @@ void EventEnricher::AskCsv(size_t e, const std::string_view* cells) {
     LookupTime time = LookupTime::Now();
     if (spec_.lookups[j].time_field) {
       int64_t ms = 0;
-      if (csv_.time[j] < 0 || !ParseCellTime(cells[csv_.time[j]], &ms)) {
+      if (csv_.time[j] < 0 || !ParseTimeOrEpochMs(cells[csv_.time[j]], &ms)) {
         skipped_[slot] = 1;
         continue;
       }

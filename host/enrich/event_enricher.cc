@@ -17,16 +17,6 @@ constexpr uint64_t kWarningsShown = 10;
 
 bool IsNumberStart(char c) { return c == '-' || (c >= '0' && c <= '9'); }
 
-// Epoch milliseconds (a whole number, as a JSON number or a string of digits) or an ISO-8601 time.
-bool ParseEventTime(std::string_view text, int64_t* ms) {
-  if (!text.empty() && IsNumberStart(text[0])) {
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, *ms);
-    if (ec == std::errc() && ptr == end) return true;
-  }
-  return ParseIsoTime(text, ms);
-}
-
 }  // namespace
 
 EventEnricher::EventEnricher(Reader* reader, const EnrichSpec& spec, std::vector<MapInfo> infos,
@@ -79,7 +69,7 @@ void EventEnricher::AskJson(size_t e, size_t j, std::string_view line) {
     std::string_view text;
     int64_t ms = 0;
     if (!FindJsonValue(line, *lookup.time_field, &raw) || !KeyOf(raw, &time_scratch_, &text) ||
-        !ParseEventTime(text, &ms)) {
+        !ParseTimeOrEpochMs(text, &ms)) {
       skipped_[slot] = 1;
       return;
     }
@@ -101,7 +91,7 @@ void EventEnricher::AskFromDocument(size_t e, size_t j, std::string_view line) {
     const JsonFind found = checker_.Find(*lookup.time_field, &text);
     int64_t ms = 0;
     if (found == JsonFind::kNumber) (void)FindJsonValue(line, *lookup.time_field, &text);
-    if ((found != JsonFind::kString && found != JsonFind::kNumber) || !ParseEventTime(text, &ms)) {
+    if ((found != JsonFind::kString && found != JsonFind::kNumber) || !ParseTimeOrEpochMs(text, &ms)) {
       skipped_[slot] = 1;
       return;
     }

@@ -58,7 +58,5 @@ Status ReadTabularFile(const std::string& path, const TabularSpec& spec, int64_t
 Status ReadTabular(std::istream& in, const std::string& name, const TabularSpec& spec, int64_t effective_time_ms,
                    const RecordHandler& handler);
 
-// An ISO-8601 date-time (as ParseIsoTime) or a signed integer count of milliseconds since the epoch.
-bool ParseTimeOrEpochMs(std::string_view text, int64_t* ms);
 
 }  // namespace planb

@@ -1,3 +1,4 @@
+#include "host/common/iso_time.h"
 #include "host/ingest/tabular_reader.h"
 
 #include <gmock/gmock.h>
