@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "planb/ip_address.h"
+#include "ranged_rows.h"
 
 namespace planb::ranged {
 namespace {
@@ -30,8 +31,6 @@ Code BadAddress(ErrorBuffer* error, const char* element, Bytes text, const char*
 }
 
 }  // namespace
-
-Code ParseNumber(Bytes text, const char* element, int64_t* out, ErrorBuffer* error);  // ranged_rows.h
 
 bool ParseKeyFormat(const char* text, KeyFormat* out) {
   if (text == nullptr || std::strcmp(text, "number") == 0) {

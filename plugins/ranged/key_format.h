@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "planb/bytes.h"
 #include "planb/encoding.h"
@@ -40,6 +41,11 @@ inline void PutBound(uint8_t* out, Bound b, uint32_t width) {
 }
 inline Bound GetBound(const uint8_t* in, uint32_t width) {
   return width == 16 ? (Bound{GetU64(in)} << 64) | GetU64(in + 8) : Bound{GetU64(in)};
+}
+// Equal range keys (from + to, 2 x width bytes): memcmp of a constant size, which compilers inline, where a
+// run-time size would be a library call on the lookup path.
+inline bool SameRangeKey(const void* a, const void* b, uint32_t width) {
+  return width == 8 ? std::memcmp(a, b, 16) == 0 : std::memcmp(a, b, 32) == 0;
 }
 inline Bound FromNumber(int64_t n) { return static_cast<uint64_t>(n) ^ (uint64_t{1} << 63); }
 inline int64_t ToNumber(Bound b) { return static_cast<int64_t>(static_cast<uint64_t>(b) ^ (uint64_t{1} << 63)); }

@@ -43,14 +43,11 @@ bool RangeGroup::Parse(Bytes value, uint32_t width) {
 uint32_t RangeGroup::winner(uint32_t i) const { return GetU32(entry(i) + 2 * width_); }
 
 uint32_t RangeGroup::FirstEndingAtOrAfter(Bound x) const {
-  // Bounds are stored big-endian, so `to` is compared as bytes, in place.
-  uint8_t probe[16];
-  PutBound(probe, x, width_);
   uint32_t low = 0;
   uint32_t high = size_;
   while (low < high) {
     const uint32_t mid = low + (high - low) / 2;
-    if (std::memcmp(entry(mid) + width_, probe, width_) < 0) {
+    if (GetBound(entry(mid) + width_, width_) < x) {
       low = mid + 1;
     } else {
       high = mid;

@@ -63,7 +63,7 @@ class RangedStore final : public Store {
     code = ranged::FindWinner(shard, width_, x, &winner_key, &key, &value, error);
     if (code != Code::kOk) return code;
     // The row the search landed on (the widest range at the group's from) often wins, e.g. for disjoint ranges.
-    if (key.size != key_size_ || std::memcmp(key.data, winner_key, key_size_) != 0) {
+    if (key.size != key_size_ || !ranged::SameRangeKey(key.data, winner_key, width_)) {
       MDB_val k{key_size_, const_cast<uint8_t*>(winner_key)};
       MDB_val v;
       const int rc = mdb_get(shard.txn, shard.dbi, &k, &v);

@@ -26,14 +26,12 @@ Code FindWinner(const Table& table, uint32_t width, Bound x, const uint8_t** win
     return Fail(error, Code::kCorruption, "range index group %s is %zu bytes, not a list of %u-byte segments",
                 FormatStored(GetBound(data_key->data, width), width, text), group.size, segment_size);
   }
-  // The first segment ending at or after x; bounds are big-endian, so compared in place, as bytes.
-  uint8_t probe[16];
-  PutBound(probe, x, width);
+  // The first segment ending at or after x.
   size_t low = 0;
   size_t high = group.size / segment_size;
   while (low < high) {
     const size_t mid = low + (high - low) / 2;
-    if (std::memcmp(group.data + mid * segment_size, probe, width) < 0) {
+    if (GetBound(group.data + mid * segment_size, width) < x) {
       low = mid + 1;
     } else {
       high = mid;

@@ -76,7 +76,7 @@ class TemporalRangedStore final : public Store {
     for (uint32_t i = group.FirstEndingAtOrAfter(x); i < group.size(); ++i) {
       MDB_val k = landed_key;
       MDB_val v = landed_value;
-      if (!landed_usable || std::memcmp(group.range_key(i), landed_key.mv_data, range_size_) != 0) {
+      if (!landed_usable || !ranged::SameRangeKey(group.range_key(i), landed_key.mv_data, width_)) {
         code = LatestVersion(shard, group.range_key(i), lookup.time_ms, &k, &v, error);
         if (code == Code::kNotFound) continue;  // the range only starts later
         if (code != Code::kOk) return code;
@@ -131,7 +131,7 @@ class TemporalRangedStore final : public Store {
                       v.mv_size);
         }
         const auto* key = static_cast<const uint8_t*>(k.mv_data);
-        if (!in_range || std::memcmp(range_key, key, range_size_) != 0) {
+        if (!in_range || !ranged::SameRangeKey(range_key, key, width_)) {
           if (in_range && !kept_in_range) range_lost = true;
           std::memcpy(range_key, key, range_size_);
           in_range = true;
@@ -233,7 +233,8 @@ class TemporalRangedStore final : public Store {
     PutOrderedI64(probe + range_size_, time);
     *k = MDB_val{key_size_, probe};
     int rc = mdb_cursor_get(table.cursor, k, v, MDB_SET_RANGE);
-    if (rc == MDB_SUCCESS && k->mv_size == key_size_ && std::memcmp(k->mv_data, probe, key_size_) == 0) {
+    if (rc == MDB_SUCCESS && k->mv_size == key_size_ && ranged::SameRangeKey(k->mv_data, probe, width_) &&
+        std::memcmp(static_cast<const uint8_t*>(k->mv_data) + range_size_, probe + range_size_, 8) == 0) {
       return Code::kOk;
     }
     if (rc == MDB_SUCCESS) {
@@ -243,7 +244,7 @@ class TemporalRangedStore final : public Store {
     }
     if (rc == MDB_NOTFOUND) return Code::kNotFound;
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading temporal ranged row: %s", mdb_strerror(rc));
-    if (k->mv_size != key_size_ || std::memcmp(k->mv_data, probe, range_size_) != 0) {
+    if (k->mv_size != key_size_ || !ranged::SameRangeKey(k->mv_data, probe, width_)) {
       return Code::kNotFound;
     }
     return Code::kOk;

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/cluster_fixture.h"
 
 namespace planb {
 namespace {
 
 using testing::CliEnv;
+using testing::ClusterFixture;
 using testing::ProcessResult;
 using testing::ReferenceData;
 using ::testing::HasSubstr;
@@ -161,6 +163,30 @@ TEST(IpKeysCli, RefusesAKeyFormatChangeOfAMapWithData) {
   r = env.Run({"lookup", "geo", "10.1.2.3"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.err, HasSubstr("key_format 'ipv6' is not one of number, ipv4, ip"));
+}
+
+TEST(IpKeysCli, RemoteLookupsAnswerAsTheNode) {
+  ClusterFixture cluster(1);
+  cluster.extra_map_sections = "[map.geo]\ntype = ranged\nkey_format = ip\n";
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  const std::string file = cluster.dir() + "/geo.xml";
+  testing::WriteFile(file, ReferenceData(KeyRef("geo", "10.0.0.0/8", "ten") + KeyRef("geo", "2001:db8::/32", "doc")));
+  const ProcessResult load = cluster.Load({file});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+  const auto remote = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"--config", cluster.dir() + "/proc.ini", "--home", cluster.dir() + "/empty-home"});
+    return testing::RunPlanb(args);
+  };
+  ProcessResult r = remote({"lookup", "--remote", "geo", "10.1.2.3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "ten\n");
+  r = remote({"lookup", "--remote", "geo", "10.1.2.3", "2001:db8::5", "8.8.8.8", "--format", "csv"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "key,value,found\n10.1.2.3,ten,true\n2001:db8::5,doc,true\n8.8.8.8,,false\n");
+  r = remote({"lookup", "--remote", "geo", "10.1.2"});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("'10.1.2' is not an IP address"));
 }
 
 }  // namespace
