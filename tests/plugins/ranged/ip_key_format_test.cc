@@ -196,8 +196,9 @@ TEST_P(IpKeyFormatTest, RefusesMalformedAddressesNamingThem) {
   }
 }
 
-TEST_P(IpKeyFormatTest, TemporalVersionsOfBlocks) {
-  if (!temporal()) GTEST_SKIP() << "temporal_ranged only";
+class TemporalIpKeyFormatTest : public IpKeyFormatTest {};
+
+TEST_P(TemporalIpKeyFormatTest, VersionsOfBlocks) {
   auto shard = Shard({Block("10.0.0.0/8", "old-wide", 100), Block("10.1.0.0/16", "narrow", 200),
                       Block("10.0.0.0/8", "new-wide", 300)});
   EXPECT_EQ(At(shard, "10.1.0.1", 50), "-");
@@ -270,6 +271,10 @@ TEST_P(IpKeyFormatTest, LookupsAllocateNothing) {
 INSTANTIATE_TEST_SUITE_P(Types, IpKeyFormatTest,
                          ::testing::Values(Param{"ranged", "ip"}, Param{"ranged", "ipv4"},
                                            Param{"temporal_ranged", "ip"}, Param{"temporal_ranged", "ipv4"}),
+                         [](const auto& info) { return info.param.first + "_" + info.param.second; });
+
+INSTANTIATE_TEST_SUITE_P(Types, TemporalIpKeyFormatTest,
+                         ::testing::Values(Param{"temporal_ranged", "ip"}, Param{"temporal_ranged", "ipv4"}),
                          [](const auto& info) { return info.param.first + "_" + info.param.second; });
 
 TEST(IpKeyFormat, RefusesAnUnknownKeyFormat) {
