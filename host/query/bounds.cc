@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "host/query/expression.h"
 
@@ -78,11 +79,12 @@ void Intersect(const Interval& in, bool* has, int64_t* lo, int64_t* hi) {
 using Address = unsigned __int128;
 constexpr Address kAddressMax = ~Address{0};
 
-Address AddressOf(const std::string& bytes) {
+Address AddressOf(std::string_view bytes) {
   Address v = 0;
-  for (unsigned char c : bytes) v = (v << 8) | c;
+  for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
   return v;
 }
+Address AddressOf(const uint8_t* bytes) { return AddressOf(std::string_view(reinterpret_cast<const char*>(bytes), 16)); }
 
 void PutAddress(Address v, uint8_t* out) {
   for (int i = 15; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
@@ -138,8 +140,8 @@ bool AddressIntervalOf(const Node& node, Address* lo, Address* hi) {
 
 void IntersectAddresses(Address lo, Address hi, ScanBounds* bounds) {
   if (bounds->has_address_bounds) {
-    lo = std::max(lo, AddressOf(std::string(reinterpret_cast<const char*>(bounds->address_min), 16)));
-    hi = std::min(hi, AddressOf(std::string(reinterpret_cast<const char*>(bounds->address_max), 16)));
+    lo = std::max(lo, AddressOf(bounds->address_min));
+    hi = std::min(hi, AddressOf(bounds->address_max));
   }
   bounds->has_address_bounds = true;
   PutAddress(lo, bounds->address_min);
