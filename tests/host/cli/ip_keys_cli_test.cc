@@ -165,6 +165,27 @@ TEST(IpKeysCli, RefusesAKeyFormatChangeOfAMapWithData) {
   EXPECT_THAT(r.err, HasSubstr("key_format 'ipv6' is not one of number, ipv4, ip"));
 }
 
+TEST(IpKeysCli, DeleteWhereTakesAddresses) {
+  CliEnv env(kConfig);
+  LoadGeo(env);
+  const std::string where = "KeyStart >= '10.0.0.0' and KeyEnd <= '10.255.255.255'";
+  ProcessResult r = env.Run({"delete", "geo", "--where", where, "--dry-run", "--format", "csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "KeyStart,KeyEnd,ValueType,Value\n"
+            "10.0.0.0,10.255.255.255,string,ten\n"
+            "10.1.0.0,10.1.255.255,string,ten-one\n");
+  r = env.Run({"delete", "geo", "--where", where});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("2 rows deleted"));
+  r = env.Run({"lookup", "geo", "10.1.2.3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "all\n");  // the index was rebuilt: ::/0 answers now
+  r = env.Run({"delete", "geo", "--where", "KeyStart >= 10"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("write addresses quoted"));
+}
+
 TEST(IpKeysCli, RemoteLookupsAnswerAsTheNode) {
   ClusterFixture cluster(1);
   cluster.extra_map_sections = "[map.geo]\ntype = ranged\nkey_format = ip\n";
