@@ -8,6 +8,9 @@
 // range index): the floor for any design that keeps its index beside the data rather than in them.
 // Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor) and read through
 // MapReader, which keeps its read transaction open between lookups, as the raw baseline does.
+// The *_ip variants load the same ranges into maps with key_format = ip as IPv6 addresses (2001:db8:: plus the
+// number in the low 64 bits, so every one of the 16 bytes of a bound is stored and compared) and look them up by
+// address text, as `planb lookup` and Reader do: each lookup includes parsing the address.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -28,6 +31,7 @@
 #include "host/runtime.h"
 #include "host/storage/map_reader.h"
 #include "planb/encoding.h"
+#include "planb/ip_address.h"
 #include "planb/lmdb.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
@@ -63,6 +67,10 @@ struct Fixture {
   std::unique_ptr<Runtime> runtime;
   MapReader ranged;
   MapReader temporal;
+  MapReader ranged_ip;
+  MapReader temporal_ip;
+  std::vector<std::string> hit_texts;  // hits and misses as IPv6 address text (Ip6)
+  std::vector<std::string> miss_texts;
   Env raw_env;
   Txn raw_txn;
   Cursor raw_cursor;
@@ -90,10 +98,24 @@ void BuildRaw(const std::string& dir, Fixture* f) {
   Check(f->raw_cursor.Open(f->raw_txn.get(), f->raw_dbi));
 }
 
+// 2001:db8:: with the number (order-preserving, n ^ 2^63) in the low 64 bits.
+std::string Ip6(int64_t n) {
+  ip::Address a;
+  a.bytes[0] = 0x20;
+  a.bytes[1] = 0x01;
+  a.bytes[2] = 0x0d;
+  a.bytes[3] = 0xb8;
+  PutOrderedI64(a.bytes + 8, n);
+  char text[ip::kMaxText];
+  return std::string(text, ip::Format(a, text));
+}
+
 void BuildPlanB(const std::string& dir, Fixture* f) {
   std::ofstream(dir + "/planb.ini") << "home = " << dir << "/home\n"
                                     << "[map.ranged]\ntype = ranged\n"
-                                    << "[map.temporal]\ntype = temporal_ranged\n";
+                                    << "[map.temporal]\ntype = temporal_ranged\n"
+                                    << "[map.ranged_ip]\ntype = ranged\nkey_format = ip\n"
+                                    << "[map.temporal_ip]\ntype = temporal_ranged\nkey_format = ip\n";
   RuntimeOptions options;
   options.config_path = dir + "/planb.ini";
   Check(Runtime::Open(options, &f->runtime));
@@ -115,6 +137,12 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
       record.value = Bytes(r.value);
       Check(writer.Add("ranged", record));
       Check(writer.Add("temporal", record));
+      const std::string ip_from = Ip6(r.from);
+      const std::string ip_to = Ip6(r.to);
+      record.range_from = Bytes(ip_from);
+      record.range_to = Bytes(ip_to);
+      Check(writer.Add("ranged_ip", record));
+      Check(writer.Add("temporal_ip", record));
     }
     Check(writer.Finish());
     Check(bench::StageAndMerge(f->runtime.get(), &writer));
@@ -124,6 +152,10 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
   Check(f->ranged.Open(env));
   Check(f->runtime->OpenShard("temporal", &env));
   Check(f->temporal.Open(env));
+  Check(f->runtime->OpenShard("ranged_ip", &env));
+  Check(f->ranged_ip.Open(env));
+  Check(f->runtime->OpenShard("temporal_ip", &env));
+  Check(f->temporal_ip.Open(env));
 }
 
 // Hits: a random number inside a random range; misses: the number after a range that is in no range, and
@@ -141,6 +173,8 @@ void PickNumbers(Fixture* f, const std::vector<std::pair<int64_t, int64_t>>& cov
   }
   for (int64_t i = 1; f->misses.size() < 1000; ++i) f->misses.push_back(covered.front().first - i);
   std::shuffle(f->misses.begin(), f->misses.end(), rng);
+  for (int64_t n : f->hits) f->hit_texts.push_back(Ip6(n));
+  for (int64_t n : f->misses) f->miss_texts.push_back(Ip6(n));
 }
 
 std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, std::vector<RangeValue> ranges,
@@ -260,6 +294,24 @@ void PlanBGet(benchmark::State& state, MapReader* reader, const std::vector<int6
   CheckFound(state, found, expect_hit, "Plan B");
 }
 
+// As PlanBGet, by address text (key_format = ip).
+void PlanBGetText(benchmark::State& state, MapReader* reader, const std::vector<std::string>* texts,
+                  bool expect_hit) {
+  size_t i = 0;
+  size_t found = 0;
+  Row row;
+  ErrorBuffer error;
+  LookupKey key;
+  key.time_ms = kEffectiveTime + 1;
+  for (auto _ : state) {
+    key.key = Bytes((*texts)[i]);
+    found += reader->Lookup(key, &row, &error) == Code::kOk ? 1 : 0;
+    benchmark::DoNotOptimize(row);
+    if (++i == texts->size()) i = 0;
+  }
+  CheckFound(state, found, expect_hit, "Plan B (ip)");
+}
+
 void Register(Fixture* f) {
   for (bool hit : {true, false}) {
     const std::vector<int64_t>* numbers = hit ? &f->hits : &f->misses;
@@ -268,6 +320,9 @@ void Register(Fixture* f) {
     benchmark::RegisterBenchmark((group + "raw_cursor_and_get").c_str(), RawCursor, f, numbers, hit, true);
     benchmark::RegisterBenchmark((group + "ranged").c_str(), PlanBGet, &f->ranged, numbers, hit);
     benchmark::RegisterBenchmark((group + "temporal_ranged").c_str(), PlanBGet, &f->temporal, numbers, hit);
+    const std::vector<std::string>* texts = hit ? &f->hit_texts : &f->miss_texts;
+    benchmark::RegisterBenchmark((group + "ranged_ip").c_str(), PlanBGetText, &f->ranged_ip, texts, hit);
+    benchmark::RegisterBenchmark((group + "temporal_ranged_ip").c_str(), PlanBGetText, &f->temporal_ip, texts, hit);
   }
 }
 

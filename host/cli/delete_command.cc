@@ -13,6 +13,7 @@
 #include "host/cluster/cluster_delivery.h"
 #include "host/commands/row_formats.h"
 #include "host/ingest/delete_job.h"
+#include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
 #include "host/query/map_scan.h"
 #include "host/transfer/remote_read.h"
@@ -31,7 +32,7 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
            "add --remote to ask a storage node\n";
     return kExitError;
   }
-  const PluginDescriptor& type = plugins.type_descriptor();
+  const std::vector<FieldSpec> fields = MapFields(plugins.type_descriptor(), plugins.config());
   OutputFormat format;
   if (!ParseOutputFormat(cli.format.value_or("table"), &format)) {
     err << "planb: --format: '" << *cli.format << "' is not one of table, csv, json\n";
@@ -40,7 +41,7 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
   ScanRequest request;
   std::unique_ptr<Expression> where;
   if (cli.where) {
-    Status s = Expression::Parse(*cli.where, type.fields, type.field_count, &where);
+    Status s = Expression::Parse(*cli.where, fields.data(), static_cast<uint32_t>(fields.size()), &where);
     if (!s.ok()) {
       err << "planb: " << s.message() << "\n";
       return kExitError;
@@ -55,7 +56,7 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  std::unique_ptr<RowWriter> writer = RowWriter::Create(format, type.fields, type.field_count, out);
+  std::unique_ptr<RowWriter> writer = RowWriter::Create(format, fields.data(), static_cast<uint32_t>(fields.size()), out);
   ScanStats stats;
   if (shard) {
     s = ScanMap(

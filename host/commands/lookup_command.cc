@@ -10,6 +10,7 @@
 #include "host/commands/lookup_output.h"
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
+#include "host/plugin_host/key_format.h"
 #include "host/storage/map_reader.h"
 
 namespace planb {
@@ -26,7 +27,7 @@ bool HasField(const PluginDescriptor& d, RowField field) {
 bool MakeLookupKey(const std::string& key, int64_t time_ms, const MapPlugins& plugins, LookupKey* lookup,
                    std::ostream& err) {
   const PluginDescriptor& d = plugins.type_descriptor();
-  if (d.lookup_key == LookupKeyKind::kNumber) {
+  if (TakesNumberKeys(d, plugins.config())) {
     if (!ParseInt64(key, &lookup->number)) {
       const bool digits = !key.empty() && key.find_first_not_of("+-0123456789") == std::string::npos;
       err << "planb: KEY '" << key << "' is " << (digits ? "outside the signed 64-bit range" : "not a whole number")
@@ -114,7 +115,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   const PluginDescriptor& d = plugins->type_descriptor();
   LookupShape shape;
   shape.session = !HasField(d, RowField::kValue) && HasField(d, RowField::kStart);
-  shape.number_keys = d.lookup_key == LookupKeyKind::kNumber;
+  shape.number_keys = TakesNumberKeys(d, plugins->config());
   shape.single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
   if (!shape.session) shape.shown = ShownFields(d);
   const std::string at = cli.time ? " at " + *cli.time : std::string();

@@ -72,6 +72,7 @@ class WireWriter final : public LookupWriter {
         return;
       case FieldKind::kNumber:
       case FieldKind::kDate:
+      case FieldKind::kAddress:  // never shown: lookup fields keep the plugin's kinds (KeyStart is a kNumber there)
         PutU64(bytes, static_cast<uint64_t>(v.number));
         Write(bytes, 8);
         return;

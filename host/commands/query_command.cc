@@ -3,6 +3,7 @@
 
 #include "host/commands/read_commands.h"
 #include "host/commands/row_formats.h"
+#include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
 #include "host/query/map_scan.h"
 
@@ -15,7 +16,8 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  const PluginDescriptor& d = plugins->type_descriptor();
+  const std::vector<FieldSpec> fields = MapFields(plugins->type_descriptor(), plugins->config());
+  const auto field_count = static_cast<uint32_t>(fields.size());
   OutputFormat format;
   if (!ParseOutputFormat(cli.format.value_or("table"), &format)) {
     err << "planb: --format: '" << *cli.format << "' is not one of table, csv, json\n";
@@ -32,7 +34,7 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   }
   std::unique_ptr<Expression> where;
   if (cli.where) {
-    s = Expression::Parse(*cli.where, d.fields, d.field_count, &where);
+    s = Expression::Parse(*cli.where, fields.data(), field_count, &where);
     if (!s.ok()) {
       err << "planb: " << s.message() << "\n";
       return kExitError;
@@ -48,7 +50,7 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  std::unique_ptr<RowWriter> writer = RowWriter::Create(format, d.fields, d.field_count, out);
+  std::unique_ptr<RowWriter> writer = RowWriter::Create(format, fields.data(), field_count, out);
   ScanStats stats;
   if (shard) {  // no shard yet: no data, an empty result
     s = ScanMap(*shard, request, [&writer](const Row& row) {

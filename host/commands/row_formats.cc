@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "host/common/iso_time.h"
+#include "planb/ip_address.h"
 
 namespace planb {
 namespace {
@@ -137,6 +139,13 @@ std::string CsvField(std::string_view text) {
 }
 
 namespace {
+std::string AddressText(const uint8_t* bytes) {
+  ip::Address address;
+  std::memcpy(address.bytes, bytes, sizeof(address.bytes));
+  char text[ip::kMaxText];
+  return std::string(text, ip::Format(address, text));
+}
+
 std::string TimeText(const FieldSpec& field, int64_t ms) {
   return field.kind == FieldKind::kNumber ? std::to_string(ms) : FormatIsoTime(ms);
 }
@@ -190,8 +199,10 @@ std::string FieldJson(const Row& row, const FieldSpec& field, uint32_t index) {
 std::string FieldText(const Row& row, const FieldSpec& field, uint32_t index) {
   switch (field.field) {
     case RowField::kKey: return std::string(row.key.view());
-    case RowField::kKeyStart: return std::to_string(row.range_from);
-    case RowField::kKeyEnd: return std::to_string(row.range_to);
+    case RowField::kKeyStart:
+      return field.kind == FieldKind::kAddress ? AddressText(row.address_from) : std::to_string(row.range_from);
+    case RowField::kKeyEnd:
+      return field.kind == FieldKind::kAddress ? AddressText(row.address_to) : std::to_string(row.range_to);
     // A time member declared as a number (descriptor_copy.cc allows it) prints as one.
     case RowField::kEffectiveTime: return TimeText(field, row.effective_time_ms);
     case RowField::kStart: return TimeText(field, row.session_start_ms);
@@ -206,6 +217,7 @@ std::string FieldText(const Row& row, const FieldSpec& field, uint32_t index) {
         case FieldKind::kDate: return FormatIsoTime(v.number);
         case FieldKind::kDouble: return FormatReal(v.real);
         case FieldKind::kBool: return v.flag ? "true" : "false";
+        case FieldKind::kAddress: return "";  // the host's kind, for KeyStart / KeyEnd only
       }
       return "";
     }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "host/common/file_util.h"
+#include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
 #include "host/transfer/delete_entry.h"
 
@@ -29,7 +30,8 @@ Status VerifyDeleteEntry(const MapCatalog& catalog, const std::string& zip_path,
   if (entry.all) return Status::Ok();
   const PluginDescriptor& type = plugins->type_descriptor();
   std::unique_ptr<Expression> expression;
-  s = Expression::Parse(entry.where, type.fields, type.field_count, &expression);
+  const std::vector<FieldSpec> fields = MapFields(type, plugins->config());
+  s = Expression::Parse(entry.where, fields.data(), static_cast<uint32_t>(fields.size()), &expression);
   if (!s.ok()) return Status::Invalid(where + ": " + s.message() + " (map '" + map + "' is a " + type.name + " map)");
   return Status::Ok();
 }

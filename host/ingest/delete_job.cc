@@ -8,6 +8,7 @@
 #include "host/ingest/load_check.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
+#include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
 #include "host/transfer/batch_zip.h"
 
@@ -127,7 +128,8 @@ Status CheckDelete(Runtime& runtime, const std::string& map, const DeleteEntry& 
   }
   const PluginDescriptor& type = (*plugins)->type_descriptor();
   std::unique_ptr<Expression> expression;
-  return Expression::Parse(entry.where, type.fields, type.field_count, &expression);
+  const std::vector<FieldSpec> fields = MapFields(type, (*plugins)->config());
+  return Expression::Parse(entry.where, fields.data(), static_cast<uint32_t>(fields.size()), &expression);
 }
 
 Status RunDelete(Runtime& runtime, const std::string& map, const DeleteEntry& entry, const DeleteOptions& options,

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "host/common/fault_point.h"
+#include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
 #include "host/query/map_scan.h"
 #include "host/storage/content_version.h"
@@ -18,7 +19,8 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
   std::unique_ptr<Expression> where;
   ScanRequest request;
   if (!entry.all) {
-    Status parsed = Expression::Parse(entry.where, type.fields, type.field_count, &where);
+    const std::vector<FieldSpec> fields = MapFields(type, plugins.config());
+    Status parsed = Expression::Parse(entry.where, fields.data(), static_cast<uint32_t>(fields.size()), &where);
     if (!parsed.ok()) {
       result->batch_at_fault = true;
       return parsed.WithContext("delete entry of map " + plugins.config().name);

@@ -1,6 +1,8 @@
 // Expression::Bounds(): the scan range implied by the conditions that must all hold.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 
 #include "host/query/expression.h"
 
@@ -73,6 +75,79 @@ void Intersect(const Interval& in, bool* has, int64_t* lo, int64_t* hi) {
   if (in.hi < *hi) *hi = in.hi;
 }
 
+// FieldKind::kAddress: literals are 16-byte big-endian addresses (parser.cc), here as unsigned 128-bit numbers.
+using Address = unsigned __int128;
+constexpr Address kAddressMax = ~Address{0};
+
+Address AddressOf(std::string_view bytes) {
+  Address v = 0;
+  for (char c : bytes) v = (v << 8) | static_cast<uint8_t>(c);
+  return v;
+}
+Address AddressOf(const uint8_t* bytes) { return AddressOf(std::string_view(reinterpret_cast<const char*>(bytes), 16)); }
+
+void PutAddress(Address v, uint8_t* out) {
+  for (int i = 15; i >= 0; --i, v >>= 8) out[i] = static_cast<uint8_t>(v);
+}
+
+// As IntervalOf, for an address field; lo > hi when no address fits.
+bool AddressIntervalOf(const Node& node, Address* lo, Address* hi) {
+  const std::vector<std::string>& t = node.texts;
+  *lo = 0;
+  *hi = kAddressMax;
+  switch (node.kind) {
+    case NodeKind::kCompare: {
+      const Address v = AddressOf(t[0]);
+      switch (node.op) {
+        case CompareOp::kEq:
+          *lo = *hi = v;
+          return true;
+        case CompareOp::kLe:
+          *hi = v;
+          return true;
+        case CompareOp::kGe:
+          *lo = v;
+          return true;
+        case CompareOp::kLt:  // nothing is below :: or above ffff:...:ffff
+          if (v == 0) *lo = 1, *hi = 0;
+          else *hi = v - 1;
+          return true;
+        case CompareOp::kGt:
+          if (v == kAddressMax) *lo = 1, *hi = 0;
+          else *lo = v + 1;
+          return true;
+        case CompareOp::kNe:
+          return false;
+      }
+      return false;
+    }
+    case NodeKind::kBetween:
+      *lo = AddressOf(t[0]);
+      *hi = AddressOf(t[1]);
+      return true;
+    case NodeKind::kIn:
+      *lo = kAddressMax;
+      *hi = 0;
+      for (const std::string& x : t) {
+        if (AddressOf(x) < *lo) *lo = AddressOf(x);
+        if (AddressOf(x) > *hi) *hi = AddressOf(x);
+      }
+      return true;
+    default:
+      return false;
+  }
+}
+
+void IntersectAddresses(Address lo, Address hi, ScanBounds* bounds) {
+  if (bounds->has_address_bounds) {
+    lo = std::max(lo, AddressOf(bounds->address_min));
+    hi = std::min(hi, AddressOf(bounds->address_max));
+  }
+  bounds->has_address_bounds = true;
+  PutAddress(lo, bounds->address_min);
+  PutAddress(hi, bounds->address_max);
+}
+
 void AddCondition(const Node& node, ScanBounds* bounds) {
   if (node.kind == NodeKind::kAnd || node.kind == NodeKind::kOr || node.kind == NodeKind::kNot) {
     return;  // an `or` or `not` says nothing about what every matching row has
@@ -89,6 +164,9 @@ void AddCondition(const Node& node, ScanBounds* bounds) {
       return;
     }
     case RowField::kKeyStart: {
+      Address lo = 0;
+      Address hi = 0;
+      if (node.field_kind == FieldKind::kAddress && AddressIntervalOf(node, &lo, &hi)) IntersectAddresses(lo, hi, bounds);
       Interval in;
       if (node.field_kind == FieldKind::kNumber && IntervalOf(node, &in)) {
         Intersect(in, &bounds->has_number_bounds, &bounds->number_min, &bounds->number_max);
@@ -98,6 +176,11 @@ void AddCondition(const Node& node, ScanBounds* bounds) {
     // A range starts at or before it ends, and so does a session: an upper bound on the end bounds the start
     // too (`KeyStart <= N and KeyEnd >= N`, "ranges holding N", then scans only ranges starting at or before N).
     case RowField::kKeyEnd: {
+      Address lo = 0;
+      Address hi = 0;
+      if (node.field_kind == FieldKind::kAddress && AddressIntervalOf(node, &lo, &hi) && hi != kAddressMax) {
+        IntersectAddresses(0, hi, bounds);
+      }
       Interval in;
       if (node.field_kind == FieldKind::kNumber && IntervalOf(node, &in) && in.hi != kMax) {
         Intersect(Interval{kMin, in.hi}, &bounds->has_number_bounds, &bounds->number_min, &bounds->number_max);

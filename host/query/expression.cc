@@ -21,6 +21,11 @@ FieldValue OwnOf(const Row& row, const Node& node) {
 
 std::string_view TextOf(const Row& row, const Node& node) {
   switch (node.field) {
+    // FieldKind::kAddress: the 16 address bytes, compared as bytes against the literals' (parser.cc).
+    case RowField::kKeyStart:
+      return std::string_view(reinterpret_cast<const char*>(row.address_from), sizeof(row.address_from));
+    case RowField::kKeyEnd:
+      return std::string_view(reinterpret_cast<const char*>(row.address_to), sizeof(row.address_to));
     case RowField::kKey:
       return row.key.view();
     case RowField::kValueType:
@@ -167,6 +172,7 @@ bool Expression::Eval(uint32_t index, const Row& row) const {
     default:
       switch (node.field_kind) {
         case FieldKind::kText:
+        case FieldKind::kAddress:
           return MatchText(node, TextOf(row, node));
         case FieldKind::kDouble:
           return MatchReal(node, OwnOf(row, node).real);

@@ -9,6 +9,9 @@
 // Keywords and field names are case-insensitive. Literals: 'text' ('' for a quote), signed 64-bit integers,
 // for date fields quoted ISO-8601 times ('2024-01-01T08:10:22.023Z', '2024-01-01' = midnight UTC), for double
 // fields integers and decimals (0.25, -1.5e3; finite), for boolean fields true and false (=, != and in only).
+// A store type's own fields (RowField::kOwn) filter like any other but never narrow a scan. KeyStart / KeyEnd of
+// a map with key_format ipv4 or ip are FieldKind::kAddress: literals are quoted addresses ('10.0.0.0',
+// '2001:db8::'), compared in address order (IPv4 as ::ffff:a.b.c.d, so below every other IPv6 address but ::/96).
 // A store type's own fields (RowField::kOwn) filter like any other but never narrow a scan.
 // Text compares as bytes (std::string_view order); ValueType compares as its name, "string" or "xml".
 //
@@ -44,7 +47,8 @@ class Expression {
 
   // What the top-level AND-ed conditions imply for a scan (conditions under `or` or `not` imply nothing):
   //   Key = 'x' (or Key in ('x'))                     -> has_key, key
-  //   KeyStart = < <= > >= between in                 -> number_min..number_max
+  //   KeyStart = < <= > >= between in                 -> number_min..number_max (address_min..address_max
+  //                                                      for an IP address map, FieldKind::kAddress)
   //   EffectiveTime / Start = < <= > >= between in     -> time_min..time_max
   // Several conditions on one field intersect. When that intersection is empty (e.g. `KeyStart > 5 and
   // KeyStart < 3`, or `KeyStart < -9223372036854775808`) the bounds are still set, with min > max: callers

@@ -1,5 +1,6 @@
 #include "host/query/map_scan.h"
 
+#include <cstring>
 #include <string_view>
 
 #include "host/common/hex.h"
@@ -50,7 +51,8 @@ bool CursorGet(MDB_cursor* cursor, MDB_cursor_op op, Bytes* key, Bytes* value) {
 }
 
 bool BoundsAreEmpty(const ScanBounds& b) {
-  return (b.has_number_bounds && b.number_min > b.number_max) || (b.has_time_bounds && b.time_min > b.time_max);
+  return (b.has_number_bounds && b.number_min > b.number_max) || (b.has_time_bounds && b.time_min > b.time_max) ||
+         (b.has_address_bounds && std::memcmp(b.address_min, b.address_max, sizeof(b.address_min)) > 0);
 }
 
 }  // namespace

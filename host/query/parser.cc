@@ -5,6 +5,7 @@
 
 #include "host/common/iso_time.h"
 #include "host/query/lexer.h"
+#include "planb/ip_address.h"
 
 namespace planb {
 namespace query {
@@ -26,6 +27,8 @@ const char* KindPhrase(FieldKind kind) {
       return "a decimal number";
     case FieldKind::kBool:
       return "a boolean";
+    case FieldKind::kAddress:
+      return "an IP address";
   }
   return "unknown";
 }
@@ -244,6 +247,15 @@ class Parser {
                                              " is a date, e.g. '2024-01-01T08:10:22.023Z')");
       }
       node->numbers.push_back(ms);
+    } else if (t.kind == TokenKind::kText && field.kind == FieldKind::kAddress) {
+      // Kept as the 16 address bytes, which compare as bytes in address order (Expression::Matches, Bounds).
+      ip::Address address;
+      bool ipv4 = false;
+      if (ip::ParseAddress(t.text, &address, &ipv4) != nullptr) {
+        return ExpressionError(t.column, Describe(t) + " is not an IP address (" + name +
+                                             " is an IP address, e.g. '10.0.0.0' or '2001:db8::')");
+      }
+      node->texts.emplace_back(reinterpret_cast<const char*>(address.bytes), sizeof(address.bytes));
     } else if (t.kind == TokenKind::kText) {
       return ExpressionError(t.column, name + " is " + KindPhrase(field.kind) + "; " + Describe(t) + " is text" +
                                            (field.kind == FieldKind::kBool ? " (write true or false, unquoted)" : ""));
@@ -251,6 +263,7 @@ class Parser {
       const char* hint = field.kind == FieldKind::kDate     ? " (write dates quoted, e.g. '2024-01-01T08:10:22.023Z')"
                          : field.kind == FieldKind::kNumber ? " (a whole number is needed)"
                          : field.kind == FieldKind::kBool   ? " (write true or false)"
+                         : field.kind == FieldKind::kAddress ? " (write addresses quoted, e.g. '10.0.0.0')"
                                                             : "";
       return ExpressionError(t.column, name + " is " + KindPhrase(field.kind) + "; " + Describe(t) + " is " +
                                            (t.decimal ? "a decimal number" : "a number") + hint +
@@ -262,6 +275,7 @@ class Parser {
                            : field.kind == FieldKind::kNumber ? "a number"
                            : field.kind == FieldKind::kDouble ? "a number (e.g. 0.25 or -1.5e3)"
                            : field.kind == FieldKind::kBool   ? "true or false"
+                           : field.kind == FieldKind::kAddress ? "an IP address ('10.0.0.0')"
                                                               : "a date ('2024-01-01T08:10:22.023Z')";
       return ExpressionError(
           t.column, std::string("expected ") + wanted + " after " + Describe(previous) + ", found " + Describe(t));

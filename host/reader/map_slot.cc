@@ -1,6 +1,7 @@
 #include "host/reader/map_slot.h"
 
 #include "host/common/iso_time.h"
+#include "host/plugin_host/key_format.h"
 #include "host/reader/open_map.h"
 
 namespace planb {
@@ -18,7 +19,7 @@ MapSlot::MapSlot(uint32_t index, std::shared_ptr<const MapPlugins> plugins)
     : index_(index),
       plugins_(std::move(plugins)),
       name_hash_(HashName(plugins_->config().name)),
-      number_keys_(plugins_->type_descriptor().lookup_key == LookupKeyKind::kNumber),
+      number_keys_(TakesNumberKeys(plugins_->type_descriptor(), plugins_->config())),
       uses_time_(plugins_->type_descriptor().lookup_uses_time),
       text_key_error_(Describe(*plugins_) + " is keyed by signed 64-bit numbers, not text"),
       number_key_error_(Describe(*plugins_) + " is keyed by text, not numbers"),

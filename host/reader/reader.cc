@@ -174,6 +174,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   }
   const bool number_keys = slot->number_keys();
   const bool uses_time = slot->uses_time();
+  ctx->many_errors.clear();
   std::optional<int64_t> now;  // read once per batch, when a key asks about now
   Code first_error = Code::kOk;
   for (size_t i = 0; i < count; ++i) {
@@ -203,6 +204,14 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       FieldValue* own = ctx->many_fields.data() + i * n;
       std::copy(results[i].fields, results[i].fields + n, own);
       results[i].fields = own;
+    }
+    if (results[i].code == Code::kInvalidArgument) {
+      // The store refused this key (an address map's malformed address): only its own result fails, and keeps
+      // its own message (the context's buffer is the next key's).
+      ctx->many_errors.emplace_back(results[i].error);
+      results[i].error = ctx->many_errors.back().c_str();
+      if (first_error == Code::kOk) first_error = Code::kInvalidArgument;
+      continue;
     }
     if (results[i].code != Code::kOk && results[i].code != Code::kNotFound) {
       // The store failed (a corrupt row, an I/O error): the rest of the batch would read the same transaction.

@@ -10,9 +10,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "host/storage/map_reader.h"
@@ -25,6 +27,7 @@ struct MapContext {
   uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
   ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
   std::vector<FieldValue> many_fields;  // LookupMany's own field values, one run per result (grows, never shrinks)
+  std::deque<std::string> many_errors;  // LookupMany's messages of keys the store refused (a malformed address)
 
   void Close() {
     reader.reset();

@@ -137,6 +137,7 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
     PLANB_RETURN_IF_ERROR(s.WithContext(path));
     ShardMeta found;
     PLANB_RETURN_IF_ERROR(ShardMeta::Read(txn.get(), meta, &found).WithContext(path));
+    found.FillLegacy(expected);
     if (!(found == expected)) {
       return Status::Invalid(path + ": written as " + found.Describe() + ", but the config says " +
                              expected.Describe() + "; it will not be read with another layout");

@@ -8,17 +8,18 @@
 namespace planb::ranged {
 namespace {
 
-// to - from without overflow: [INT64_MIN, INT64_MAX] is 2^64 - 1 wide, which still fits a uint64_t.
-uint64_t Width(Range r) { return static_cast<uint64_t>(r.to) - static_cast<uint64_t>(r.from); }
+// to - from: bounds are unsigned, and the widest range of the widest format, 2^128 - 1, still fits.
+Bound Width(Range r) { return r.to - r.from; }
 
 // The on-disk order of a group's entries: to ascending, then from descending.
 bool Before(Range a, Range b) { return a.to != b.to ? a.to < b.to : a.from > b.from; }
 
 Code PutFailure(int rc) { return rc == MDB_MAP_FULL || rc == MDB_TXN_FULL ? Code::kFull : Code::kIOError; }
 
-Code BadGroup(ErrorBuffer* error, int64_t from, size_t size) {
-  return Fail(error, Code::kCorruption, "range index group %lld is %zu bytes, not a list of %u-byte entries",
-              static_cast<long long>(from), size, RangeGroup::kEntrySize);
+Code BadGroup(ErrorBuffer* error, Bound from, uint32_t width, size_t size) {
+  char text[kBoundText];
+  return Fail(error, Code::kCorruption, "range index group %s is %zu bytes, not a list of %u-byte entries",
+              FormatStored(from, width, text), size, RangeGroup::EntrySize(width));
 }
 
 }  // namespace
@@ -29,31 +30,24 @@ bool Wins(Range a, Range b) {
   return a.to < b.to;
 }
 
-void PutRangeKey(Range r, uint8_t* out) {
-  PutOrderedI64(out, r.from);
-  PutOrderedI64(out + 8, r.to);
-}
-
-Range GetRangeKey(const uint8_t* in) { return Range{GetOrderedI64(in), GetOrderedI64(in + 8)}; }
-
-bool RangeGroup::Parse(Bytes value) {
-  if (value.size == 0 || value.size % kEntrySize != 0 || value.size / kEntrySize > UINT32_MAX) return false;
+bool RangeGroup::Parse(Bytes value, uint32_t width) {
+  const uint32_t entry_size = EntrySize(width);
+  if (value.size == 0 || value.size % entry_size != 0 || value.size / entry_size > UINT32_MAX) return false;
   data_ = value.data;
-  size_ = static_cast<uint32_t>(value.size / kEntrySize);
+  size_ = static_cast<uint32_t>(value.size / entry_size);
+  width_ = width;
+  entry_size_ = entry_size;
   return true;
 }
 
-uint32_t RangeGroup::winner(uint32_t i) const { return GetU32(entry(i) + kRangeKeySize); }
+uint32_t RangeGroup::winner(uint32_t i) const { return GetU32(entry(i) + 2 * width_); }
 
-uint32_t RangeGroup::FirstEndingAtOrAfter(int64_t x) const {
-  // Ordered encodings compare like the numbers, so `to` is compared as bytes, in place.
-  uint8_t probe[8];
-  PutOrderedI64(probe, x);
+uint32_t RangeGroup::FirstEndingAtOrAfter(Bound x) const {
   uint32_t low = 0;
   uint32_t high = size_;
   while (low < high) {
     const uint32_t mid = low + (high - low) / 2;
-    if (std::memcmp(entry(mid) + 8, probe, 8) < 0) {
+    if (GetBound(entry(mid) + width_, width_) < x) {
       low = mid + 1;
     } else {
       high = mid;
@@ -71,20 +65,20 @@ bool RangeGroup::Contains(Range r) const {
   return false;
 }
 
-Code FindIndexRow(const Table& table, int64_t x, Bytes* data_key, Bytes* data_value, Bytes* index_value,
-                  ErrorBuffer* error) {
+Code FindIndexRow(const Table& table, uint32_t width, Bound x, Bytes* data_key, Bytes* data_value,
+                  Bytes* index_value, ErrorBuffer* error) {
   if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
-  // The last data row with from <= x: SET_RANGE to the 8-byte prefix x + 1 lands on the first row with a greater
-  // from (or nowhere), and the row before it is the one. x = INT64_MAX has no x + 1: every row qualifies.
+  // The last data row with from <= x: SET_RANGE to the prefix x + 1 lands on the first row with a greater
+  // from (or nowhere), and the row before it is the one. The greatest bound has no x + 1: every row qualifies.
   MDB_val k;
   MDB_val v;
-  uint8_t probe[8];
+  uint8_t probe[16];
   int rc;
-  if (x == INT64_MAX) {
+  if (x == MaxBound(width)) {
     rc = mdb_cursor_get(table.cursor, &k, &v, MDB_LAST);
   } else {
-    PutOrderedI64(probe, x + 1);
-    k = MDB_val{sizeof(probe), probe};
+    PutBound(probe, x + 1, width);
+    k = MDB_val{width, probe};
     rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
     if (rc == MDB_SUCCESS) {
       rc = mdb_cursor_get(table.cursor, &k, &v, MDB_PREV);
@@ -94,34 +88,38 @@ Code FindIndexRow(const Table& table, int64_t x, Bytes* data_key, Bytes* data_va
   }
   if (rc == MDB_NOTFOUND) return Code::kNotFound;
   if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading ranged row: %s", mdb_strerror(rc));
-  if (k.mv_size < kRangeKeySize) {
+  if (k.mv_size < 2 * width) {
     return Fail(error, Code::kCorruption, "ranged row key of %zu bytes is too short", k.mv_size);
   }
   *data_key = Bytes(k);
   *data_value = Bytes(v);
-  MDB_val group_key{8, k.mv_data};  // the row's from, already ordered-encoded
+  MDB_val group_key{width, k.mv_data};  // the row's from, already encoded
   MDB_val group_value;
   rc = mdb_get(table.txn, table.store_tables[0], &group_key, &group_value);
   if (rc == MDB_NOTFOUND) {
-    const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data));
-    return Fail(error, Code::kCorruption, "the range index has no group for from %lld", static_cast<long long>(from));
+    char text[kBoundText];
+    return Fail(error, Code::kCorruption, "the range index has no group for from %s",
+                FormatStored(GetBound(static_cast<const uint8_t*>(k.mv_data), width), width, text));
   }
   if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
   *index_value = Bytes(group_value);
   return Code::kOk;
 }
 
-Code FindGroup(const Table& table, int64_t x, RangeGroup* group, Bytes* data_key, Bytes* data_value,
+Code FindGroup(const Table& table, uint32_t width, Bound x, RangeGroup* group, Bytes* data_key, Bytes* data_value,
                ErrorBuffer* error) {
   Bytes group_value;
-  const Code code = FindIndexRow(table, x, data_key, data_value, &group_value, error);
+  const Code code = FindIndexRow(table, width, x, data_key, data_value, &group_value, error);
   if (code != Code::kOk) return code;
-  if (!group->Parse(group_value)) return BadGroup(error, GetOrderedI64(data_key->data), group_value.size);
+  if (!group->Parse(group_value, width)) {
+    return BadGroup(error, GetBound(data_key->data, width), width, group_value.size);
+  }
   return Code::kOk;
 }
 
-Code RangeIndexWriter::Open(const Table& table, ErrorBuffer* error) {
+Code RangeIndexWriter::Open(const Table& table, uint32_t width, ErrorBuffer* error) {
   Close();
+  width_ = width;
   if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
   txn_ = table.txn;
   index_ = table.store_tables[0];
@@ -137,7 +135,7 @@ void RangeIndexWriter::Close() {
 
 Code RangeIndexWriter::LoadGroup(MDB_val value, ErrorBuffer* error) {
   RangeGroup group;
-  if (!group.Parse(Bytes(value))) {
+  if (!group.Parse(Bytes(value), width_)) {
     return Fail(error, Code::kCorruption, "range index group of %zu bytes is corrupt", value.mv_size);
   }
   entries_.clear();
@@ -146,34 +144,35 @@ Code RangeIndexWriter::LoadGroup(MDB_val value, ErrorBuffer* error) {
 }
 
 // Writes entries_ as the group of `from`, computing each entry's suffix winner from the end.
-Code RangeIndexWriter::WriteGroup(int64_t from, ErrorBuffer* error) {
-  uint8_t key_bytes[8];
-  PutOrderedI64(key_bytes, from);
-  MDB_val key{sizeof(key_bytes), key_bytes};
-  MDB_val value{entries_.size() * RangeGroup::kEntrySize, nullptr};
+Code RangeIndexWriter::WriteGroup(Bound from, ErrorBuffer* error) {
+  uint8_t key_bytes[16];
+  PutBound(key_bytes, from, width_);
+  MDB_val key{width_, key_bytes};
+  const uint32_t entry_size = RangeGroup::EntrySize(width_);
+  MDB_val value{entries_.size() * entry_size, nullptr};
   const int rc = mdb_put(txn_, index_, &key, &value, MDB_RESERVE);
   if (rc != MDB_SUCCESS) return Fail(error, PutFailure(rc), "writing range index: %s", mdb_strerror(rc));
   auto* out = static_cast<uint8_t*>(value.mv_data);
   uint32_t winner = 0;
   for (size_t i = entries_.size(); i-- > 0;) {
     if (i + 1 == entries_.size() || Wins(entries_[i], entries_[winner])) winner = static_cast<uint32_t>(i);
-    uint8_t* entry = out + i * RangeGroup::kEntrySize;
-    PutRangeKey(entries_[i], entry);
-    PutU32(entry + kRangeKeySize, winner);
+    uint8_t* entry = out + i * entry_size;
+    PutRangeKey(entries_[i], width_, entry);
+    PutU32(entry + 2 * width_, winner);
   }
   return Code::kOk;
 }
 
 Code RangeIndexWriter::Add(Range r, ErrorBuffer* error) {
   if (cursor_ == nullptr) return Fail(error, Code::kInternal, "range index writer is not open");
-  uint8_t key_bytes[8];
-  PutOrderedI64(key_bytes, r.from);
-  MDB_val key{sizeof(key_bytes), key_bytes};
+  uint8_t key_bytes[16];
+  PutBound(key_bytes, r.from, width_);
+  MDB_val key{width_, key_bytes};
   MDB_val value;
   int rc = mdb_get(txn_, index_, &key, &value);
   if (rc == MDB_SUCCESS) {
     RangeGroup own;
-    if (!own.Parse(Bytes(value))) return BadGroup(error, r.from, value.mv_size);
+    if (!own.Parse(Bytes(value), width_)) return BadGroup(error, r.from, width_, value.mv_size);
     // Every range is in its own from's group, so finding it there means it was added before, everywhere.
     if (own.Contains(r)) return Code::kOk;
     Code code = LoadGroup(value, error);
@@ -206,12 +205,12 @@ Code RangeIndexWriter::Add(Range r, ErrorBuffer* error) {
   // Groups further inside the range. Collected first: rewriting a value while the cursor walks is not worth it.
   later_.clear();
   if (r.from < r.to) {
-    PutOrderedI64(key_bytes, r.from + 1);
-    key = MDB_val{sizeof(key_bytes), key_bytes};
+    PutBound(key_bytes, r.from + 1, width_);
+    key = MDB_val{width_, key_bytes};
     for (rc = mdb_cursor_get(cursor_, &key, &value, MDB_SET_RANGE); rc == MDB_SUCCESS;
          rc = mdb_cursor_get(cursor_, &key, &value, MDB_NEXT)) {
-      if (key.mv_size != 8) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
-      const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(key.mv_data));
+      if (key.mv_size != width_) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
+      const Bound from = GetBound(static_cast<const uint8_t*>(key.mv_data), width_);
       if (from > r.to) break;
       later_.push_back(from);
     }
@@ -219,9 +218,9 @@ Code RangeIndexWriter::Add(Range r, ErrorBuffer* error) {
       return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
     }
   }
-  for (int64_t from : later_) {
-    PutOrderedI64(key_bytes, from);
-    key = MDB_val{sizeof(key_bytes), key_bytes};
+  for (Bound from : later_) {
+    PutBound(key_bytes, from, width_);
+    key = MDB_val{width_, key_bytes};
     rc = mdb_get(txn_, index_, &key, &value);
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading range index: %s", mdb_strerror(rc));
     code = LoadGroup(value, error);

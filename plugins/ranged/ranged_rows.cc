@@ -1,6 +1,7 @@
 #include "ranged_rows.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <charconv>
 #include <cstring>
 #include <system_error>
@@ -41,7 +42,7 @@ Code ParseNumber(Bytes text, const char* element, int64_t* out, ErrorBuffer* err
   return Code::kOk;
 }
 
-Code RecordRange(const Record& record, const char* type_name, Range* out, ErrorBuffer* error) {
+Code RecordRange(const Record& record, KeyFormat format, const char* type_name, Range* out, ErrorBuffer* error) {
   if (record.kind != RecordKind::kReference) {
     return Fail(error, Code::kInvalidArgument, "a <session> element cannot be loaded into a %s map", type_name);
   }
@@ -53,20 +54,26 @@ Code RecordRange(const Record& record, const char* type_name, Range* out, ErrorB
     return Fail(error, Code::kInvalidArgument, "<reference> has no <key> or <from>/<to> (%s map)", type_name);
   }
   if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value>");
-  if (record.has_key) {
-    Code code = ParseNumber(record.key, "<key>", &out->from, error);
-    out->to = out->from;
-    return code;
-  }
-  Code code = ParseNumber(record.range_from, "<from>", &out->from, error);
+  if (record.has_key) return ParseKeyBounds(record.key, format, "<key>", &out->from, &out->to, error);
+  Code code = ParseBound(record.range_from, format, "<from>", &out->from, error);
   if (code != Code::kOk) return code;
-  code = ParseNumber(record.range_to, "<to>", &out->to, error);
+  code = ParseBound(record.range_to, format, "<to>", &out->to, error);
   if (code != Code::kOk) return code;
   if (out->from > out->to) {
-    return Fail(error, Code::kInvalidArgument, "<from> %lld is greater than <to> %lld (bounds are inclusive)",
-                static_cast<long long>(out->from), static_cast<long long>(out->to));
+    char from[kBoundText];
+    char to[kBoundText];
+    return Fail(error, Code::kInvalidArgument, "<from> %s is greater than <to> %s (bounds are inclusive)",
+                FormatBound(out->from, format, from), FormatBound(out->to, format, to));
   }
   return Code::kOk;
+}
+
+Code LookupBound(const LookupKey& lookup, KeyFormat format, Bound* out, ErrorBuffer* error) {
+  if (format == KeyFormat::kNumber) {
+    *out = FromNumber(lookup.number);
+    return Code::kOk;
+  }
+  return ParseBound(lookup.key, format, "lookup key", out, error);
 }
 
 Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, ErrorBuffer* error) {
@@ -80,14 +87,15 @@ Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, Er
   return Code::kOk;
 }
 
-Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, MergeStats* stats, ErrorBuffer* error) {
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, MergeStats* stats,
+               ErrorBuffer* error) {
   RangeIndexWriter index;
-  const Code code = index.Open(shard, error);
-  return code != Code::kOk ? code : MergeRows(batch, shard, key_size, &index, stats, error);
+  const Code code = index.Open(shard, width, error);
+  return code != Code::kOk ? code : MergeRows(batch, shard, key_size, width, &index, stats, error);
 }
 
-Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, RangeAdder* index, MergeStats* stats,
-               ErrorBuffer* error) {
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, RangeAdder* index,
+               MergeStats* stats, ErrorBuffer* error) {
   MDB_val k;
   MDB_val v;
   for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -95,7 +103,7 @@ Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, RangeA
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading batch: %s", mdb_strerror(rc));
     ++stats->rows_read;
     const auto* key = static_cast<const uint8_t*>(k.mv_data);
-    const Range range = k.mv_size == key_size ? GetRangeKey(key) : Range{};
+    const Range range = k.mv_size == key_size ? GetRangeKey(key, width) : Range{};
     if (k.mv_size != key_size || range.from > range.to || v.mv_size < 1 ||
         !IsKnownValueType(*static_cast<const uint8_t*>(v.mv_data))) {
       return Fail(error, Code::kCorruption, "batch row is not a ranged row (%zu-byte key, %zu-byte value)", k.mv_size,
@@ -111,7 +119,7 @@ Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, RangeA
   return Code::kOk;
 }
 
-Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, const char* type_name, Row* row,
+Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, KeyFormat format, const char* type_name, Row* row,
                    ErrorBuffer* error) {
   if (lmdb_key.size != key_size) {
     return Fail(error, Code::kCorruption, "%s row key is %zu bytes, not %u", type_name, lmdb_key.size, key_size);
@@ -119,32 +127,64 @@ Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, const char* t
   if (value.size < 1 || !IsKnownValueType(value.data[0])) {
     return Fail(error, Code::kCorruption, "%s row value of %zu bytes has no valid value type", type_name, value.size);
   }
-  const Range range = GetRangeKey(lmdb_key.data);
+  const uint32_t width = BoundWidth(format);
+  const Range range = GetRangeKey(lmdb_key.data, width);
   // As strict as the merge: a batch that decodes here must merge (the receiving node verifies with this).
   if (range.from > range.to) {
-    return Fail(error, Code::kCorruption, "%s row has from %lld after to %lld", type_name,
-                static_cast<long long>(range.from), static_cast<long long>(range.to));
+    char from[kBoundText];
+    char to[kBoundText];
+    return Fail(error, Code::kCorruption, "%s row has from %s after to %s", type_name,
+                FormatBound(range.from, format, from), FormatBound(range.to, format, to));
   }
   row->key = Bytes();
-  row->range_from = range.from;
-  row->range_to = range.to;
-  if (key_size > kRangeKeySize) row->effective_time_ms = GetOrderedI64(lmdb_key.data + kRangeKeySize);
+  const bool wide = format == KeyFormat::kIp;
+  row->range_from = wide ? 0 : ToNumber(range.from);
+  row->range_to = wide ? 0 : ToNumber(range.to);
+  if (format != KeyFormat::kNumber && row->size >= offsetof(Row, address_to) + sizeof(row->address_to)) {
+    row->has_addresses = true;
+    BoundAddress(range.from, format, row->address_from);
+    BoundAddress(range.to, format, row->address_to);
+  }
+  if (key_size > 2 * width) row->effective_time_ms = GetOrderedI64(lmdb_key.data + 2 * width);
   row->value_type = static_cast<ValueType>(value.data[0]);
   row->value = Bytes(value.data + 1, value.size - 1);
   return Code::kOk;
 }
 
-Code NumberScanRange(const ScanBounds& bounds, uint32_t key_size, KeyRange* range) {
+Code KeyStartScanRange(const ScanBounds& bounds, KeyFormat format, uint32_t key_size, KeyRange* range) {
   range->has_lower = range->has_upper = false;
-  if (!bounds.has_number_bounds) return Code::kOk;
-  if (bounds.number_min > bounds.number_max) return Code::kNotFound;
-  // Ordered INT64_MIN is all 0x00 and INT64_MAX all 0xFF: the lowest and highest key with each from.
+  const uint32_t width = BoundWidth(format);
+  Bound low = 0;
+  Bound high = MaxBound(width);
+  if (format == KeyFormat::kNumber) {
+    if (!bounds.has_number_bounds) return Code::kOk;
+    if (bounds.number_min > bounds.number_max) return Code::kNotFound;
+    low = FromNumber(bounds.number_min);
+    high = FromNumber(bounds.number_max);
+  } else {
+    // ScanBounds from a host before 7.2 have no address bounds: then nothing narrows.
+    if (bounds.size < offsetof(ScanBounds, address_max) + sizeof(bounds.address_max) || !bounds.has_address_bounds) {
+      return Code::kOk;
+    }
+    // In ipv4, an address outside ::ffff:0.0.0.0/96 has no bound: it lies below or above all of them.
+    bool below = false;
+    if (!AddressBound(bounds.address_min, format, &low, &below)) {
+      if (!below) return Code::kNotFound;
+      low = FromNumber(0);
+    }
+    if (!AddressBound(bounds.address_max, format, &high, &below)) {
+      if (below) return Code::kNotFound;
+      high = FromNumber(UINT32_MAX);
+    }
+    if (low > high) return Code::kNotFound;
+  }
+  // The lowest and highest key with each from: the rest of the key all 0x00, all 0xFF.
   range->has_lower = range->has_upper = true;
   range->lower.size = range->upper.size = key_size;
   std::memset(range->lower.bytes, 0x00, key_size);
   std::memset(range->upper.bytes, 0xFF, key_size);
-  PutOrderedI64(range->lower.bytes, bounds.number_min);
-  PutOrderedI64(range->upper.bytes, bounds.number_max);
+  PutBound(range->lower.bytes, low, width);
+  PutBound(range->upper.bytes, high, width);
   return Code::kOk;
 }
 
@@ -167,7 +207,7 @@ bool RangeLess(Range a, Range b) { return a.from != b.from ? a.from < b.from : a
 
 }  // namespace
 
-Code CollectRanges(const Table& table, uint32_t key_size, std::vector<Range>* out, ErrorBuffer* error) {
+Code CollectRanges(const Table& table, uint32_t key_size, uint32_t width, std::vector<Range>* out, ErrorBuffer* error) {
   out->clear();
   OwnCursor cursor;
   int rc = cursor.Open(table.txn, table.dbi);
@@ -179,15 +219,15 @@ Code CollectRanges(const Table& table, uint32_t key_size, std::vector<Range>* ou
     if (k.mv_size != key_size) {
       return Fail(error, Code::kCorruption, "ranged row key is %zu bytes, not %u", k.mv_size, key_size);
     }
-    const Range range = GetRangeKey(static_cast<const uint8_t*>(k.mv_data));
+    const Range range = GetRangeKey(static_cast<const uint8_t*>(k.mv_data), width);
     if (out->empty() || !(out->back() == range)) out->push_back(range);
   }
   if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading ranged rows: %s", mdb_strerror(rc));
   return Code::kOk;
 }
 
-Code IndexNamesOnly(const Table& table, const std::vector<Range>& ranges, uint32_t entry_size, uint32_t range_offset,
-                    bool* fits, ErrorBuffer* error) {
+Code IndexNamesOnly(const Table& table, const std::vector<Range>& ranges, uint32_t width, uint32_t entry_size,
+                    uint32_t range_offset, bool* fits, ErrorBuffer* error) {
   if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
   *fits = false;
   OwnCursor cursor;
@@ -198,15 +238,15 @@ Code IndexNamesOnly(const Table& table, const std::vector<Range>& ranges, uint32
   MDB_val v;
   for (rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
        rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
-    if (k.mv_size != 8 || next_from == ranges.size() ||
-        GetOrderedI64(static_cast<const uint8_t*>(k.mv_data)) != ranges[next_from].from) {
+    if (k.mv_size != width || next_from == ranges.size() ||
+        GetBound(static_cast<const uint8_t*>(k.mv_data), width) != ranges[next_from].from) {
       return Code::kOk;  // a group at a from no range has (any more), or a from without its group
     }
-    const int64_t from = ranges[next_from].from;
+    const Bound from = ranges[next_from].from;
     while (next_from < ranges.size() && ranges[next_from].from == from) ++next_from;
     if (v.mv_size == 0 || v.mv_size % entry_size != 0) return Code::kOk;
     for (size_t at = 0; at < v.mv_size; at += entry_size) {
-      const Range named = GetRangeKey(static_cast<const uint8_t*>(v.mv_data) + at + range_offset);
+      const Range named = GetRangeKey(static_cast<const uint8_t*>(v.mv_data) + at + range_offset, width);
       if (!std::binary_search(ranges.begin(), ranges.end(), named, RangeLess)) return Code::kOk;
     }
   }

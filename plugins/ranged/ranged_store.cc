@@ -1,9 +1,10 @@
 // The Ranged State store type: inclusive number ranges [from, to] -> value; lookup(number) returns the value of
-// a range that contains the number. Ranges may overlap and nest; where several contain it, the narrowest wins
+// a range that contains the number. Option key_format (key_format.h): number, ipv4 or ip (IP address ranges). Ranges may overlap and nest; where several contain it, the narrowest wins
 // (ties: the greater from, then the smaller to), so the answer does not depend on load order.
 //
 // On-disk format (version 2; bump kVersion if it changes):
-//   data table          key = from + to (ordered i64, 16 bytes)   value = value type (1 byte) + value bytes
+//   data table          key = from + to (key_format.h: 16 bytes; 32 for key_format ip)
+//                       value = value type (1 byte) + value bytes
 //   type.range_index    the winner segments of segment_index.h, kept in every batch and shard
 //                       (version 1 kept the containment index of range_index.h, quadratic in nesting)
 // A record rewrites its row (the last write of a range wins); merges copy data rows and add their ranges to the
@@ -26,17 +27,20 @@ constexpr const char* kTypeName = "Ranged State";
 
 class RangedStore final : public Store {
  public:
+  explicit RangedStore(ranged::KeyFormat format)
+      : format_(format), width_(ranged::BoundWidth(format)), key_size_(2 * width_) {}
+
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     Range range;
-    Code code = ranged::RecordRange(record, kTypeName, &range, error);
+    Code code = ranged::RecordRange(record, format_, kTypeName, &range, error);
     if (code != Code::kOk) return code;
     return Guard(error, [&] {
-      uint8_t key[ranged::kRangeKeySize];
-      ranged::PutRangeKey(range, key);
-      Code written = ranged::WriteDataRow(batch, Bytes(key, sizeof(key)), record.value_type, record.value, error);
+      uint8_t key[ranged::kMaxRangeKeySize];
+      ranged::PutRangeKey(range, width_, key);
+      Code written = ranged::WriteDataRow(batch, Bytes(key, key_size_), record.value_type, record.value, error);
       if (written != Code::kOk) return written;
       ranged::SegmentIndexWriter index;  // a batch is indexed too: the first one becomes the shard as it is
-      written = index.Open(batch, error);
+      written = index.Open(batch, width_, error);
       return written != Code::kOk ? written : index.Add(range, error);
     });
   }
@@ -44,37 +48,42 @@ class RangedStore final : public Store {
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
     return Guard(error, [&] {
       ranged::SegmentIndexWriter index;
-      const Code code = index.Open(shard, error);
-      return code != Code::kOk ? code : ranged::MergeRows(batch, shard, ranged::kRangeKeySize, &index, stats, error);
+      const Code code = index.Open(shard, width_, error);
+      return code != Code::kOk ? code : ranged::MergeRows(batch, shard, key_size_, width_, &index, stats, error);
     });
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
+    ranged::Bound x = 0;
+    Code code = ranged::LookupBound(lookup, format_, &x, error);
+    if (code != Code::kOk) return code;
     const uint8_t* winner_key = nullptr;
     Bytes key;
     Bytes value;
-    const Code code = ranged::FindWinner(shard, lookup.number, &winner_key, &key, &value, error);
+    code = ranged::FindWinner(shard, width_, x, &winner_key, &key, &value, error);
     if (code != Code::kOk) return code;
     // The row the search landed on (the widest range at the group's from) often wins, e.g. for disjoint ranges.
-    if (key.size != ranged::kRangeKeySize || std::memcmp(key.data, winner_key, ranged::kRangeKeySize) != 0) {
-      MDB_val k{ranged::kRangeKeySize, const_cast<uint8_t*>(winner_key)};
+    if (key.size != key_size_ || !ranged::SameRangeKey(key.data, winner_key, width_)) {
+      MDB_val k{key_size_, const_cast<uint8_t*>(winner_key)};
       MDB_val v;
       const int rc = mdb_get(shard.txn, shard.dbi, &k, &v);
       if (rc != MDB_SUCCESS) {
-        const ranged::Range r = ranged::GetRangeKey(winner_key);
+        const ranged::Range r = ranged::GetRangeKey(winner_key, width_);
+        char from[ranged::kBoundText];
+        char to[ranged::kBoundText];
         return Fail(error, rc == MDB_NOTFOUND ? Code::kCorruption : Code::kIOError,
-                    "reading range [%lld, %lld] named by the range index: %s", static_cast<long long>(r.from),
-                    static_cast<long long>(r.to), mdb_strerror(rc));
+                    "reading range [%s, %s] named by the range index: %s", ranged::FormatBound(r.from, format_, from),
+                    ranged::FormatBound(r.to, format_, to), mdb_strerror(rc));
       }
-      key = Bytes(winner_key, ranged::kRangeKeySize);
+      key = Bytes(winner_key, key_size_);
       value = Bytes(v);
     }
-    return ranged::DecodeDataRow(key, value, ranged::kRangeKeySize, kTypeName, row, error);
+    return ranged::DecodeDataRow(key, value, key_size_, format_, kTypeName, row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
                  ErrorBuffer* error) const noexcept override {
-    return ranged::DecodeDataRow(lmdb_key, value, ranged::kRangeKeySize, kTypeName, row, error);
+    return ranged::DecodeDataRow(lmdb_key, value, key_size_, format_, kTypeName, row, error);
   }
 
   // Ranged rows have no time: nothing to condense or retain (the descriptor declares no maintenance).
@@ -95,15 +104,15 @@ class RangedStore final : public Store {
   Code FinishDeletes(const Table& shard, ErrorBuffer* error) noexcept override {
     return Guard(error, [&] {
       std::vector<Range> ranges;
-      Code code = ranged::CollectRanges(shard, ranged::kRangeKeySize, &ranges, error);
+      Code code = ranged::CollectRanges(shard, key_size_, width_, &ranges, error);
       if (code != Code::kOk) return code;
       bool fits = false;
-      code = ranged::IndexNamesOnly(shard, ranges, ranged::kSegmentSize, 8, &fits, error);
+      code = ranged::IndexNamesOnly(shard, ranges, width_, ranged::SegmentSize(width_), width_, &fits, error);
       if (code != Code::kOk || fits) return code;
       code = ranged::DropIndex(shard, error);
       if (code != Code::kOk) return code;
       ranged::SegmentIndexWriter index;
-      code = index.Open(shard, error);
+      code = index.Open(shard, width_, error);
       for (size_t i = 0; code == Code::kOk && i < ranges.size(); ++i) code = index.Add(ranges[i], error);
       return code;
     });
@@ -111,14 +120,21 @@ class RangedStore final : public Store {
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
-    return ranged::NumberScanRange(bounds, ranged::kRangeKeySize, range);
+    return ranged::KeyStartScanRange(bounds, format_, key_size_, range);
   }
+
+ private:
+  const ranged::KeyFormat format_;
+  const uint32_t width_;     // bytes per bound
+  const uint32_t key_size_;  // from + to
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  ranged::KeyFormat format;
+  if (!ranged::ParseKeyFormat(args, &format, error)) return nullptr;
   Store* store = nullptr;
   (void)Guard(error, [&] {
-    store = new RangedStore();
+    store = new RangedStore(format);
     return Code::kOk;
   });
   return store;
@@ -134,13 +150,16 @@ const FieldSpec kFields[] = {
 };
 
 const char* const kTables[] = {ranged::kIndexTableName};
+const OptionSpec kOptions[] = {ranged::kKeyFormatSpec};
 
 const PluginDescriptor kDescriptor = [] {
   PluginDescriptor d;
   d.kind = PluginKind::kStoreType;
   d.name = "ranged";
   d.version = kVersion;
-  d.summary = "Ranged State: number range [from, to] -> value; the narrowest containing range wins";
+  d.summary = "Ranged State: number or IP address range [from, to] -> value; the narrowest containing range wins";
+  d.options = kOptions;
+  d.option_count = 1;
   d.tables = kTables;
   d.table_count = 1;
   d.uses_key_scheme = false;

@@ -15,35 +15,36 @@ Code ReadFailure(ErrorBuffer* error, int rc) {
 
 }  // namespace
 
-Code FindWinner(const Table& table, int64_t x, const uint8_t** winner_key, Bytes* data_key, Bytes* data_value,
-                ErrorBuffer* error) {
+Code FindWinner(const Table& table, uint32_t width, Bound x, const uint8_t** winner_key, Bytes* data_key,
+                Bytes* data_value, ErrorBuffer* error) {
   Bytes group;
-  const Code code = FindIndexRow(table, x, data_key, data_value, &group, error);
+  const Code code = FindIndexRow(table, width, x, data_key, data_value, &group, error);
   if (code != Code::kOk) return code;
-  if (group.size == 0 || group.size % kSegmentSize != 0) {
-    return Fail(error, Code::kCorruption, "range index group %lld is %zu bytes, not a list of %u-byte segments",
-                static_cast<long long>(GetOrderedI64(data_key->data)), group.size, kSegmentSize);
+  const uint32_t segment_size = SegmentSize(width);
+  if (group.size == 0 || group.size % segment_size != 0) {
+    char text[kBoundText];
+    return Fail(error, Code::kCorruption, "range index group %s is %zu bytes, not a list of %u-byte segments",
+                FormatStored(GetBound(data_key->data, width), width, text), group.size, segment_size);
   }
-  // The first segment ending at or after x; ordered encodings compare like the numbers, so in place, as bytes.
-  uint8_t probe[8];
-  PutOrderedI64(probe, x);
+  // The first segment ending at or after x.
   size_t low = 0;
-  size_t high = group.size / kSegmentSize;
+  size_t high = group.size / segment_size;
   while (low < high) {
     const size_t mid = low + (high - low) / 2;
-    if (std::memcmp(group.data + mid * kSegmentSize, probe, 8) < 0) {
+    if (GetBound(group.data + mid * segment_size, width) < x) {
       low = mid + 1;
     } else {
       high = mid;
     }
   }
-  if (low == group.size / kSegmentSize) return Code::kNotFound;  // past the covered prefix of the group
-  *winner_key = group.data + low * kSegmentSize + 8;
+  if (low == group.size / segment_size) return Code::kNotFound;  // past the covered prefix of the group
+  *winner_key = group.data + low * segment_size + width;
   return Code::kOk;
 }
 
-Code SegmentIndexWriter::Open(const Table& table, ErrorBuffer* error) {
+Code SegmentIndexWriter::Open(const Table& table, uint32_t width, ErrorBuffer* error) {
   Close();
+  width_ = width;
   if (table.store_tables == nullptr) return Fail(error, Code::kInternal, "the range index table is not open");
   txn_ = table.txn;
   index_ = table.store_tables[0];
@@ -57,31 +58,33 @@ void SegmentIndexWriter::Close() {
   cursor_ = nullptr;
 }
 
-Code SegmentIndexWriter::Load(int64_t from, MDB_val value, std::vector<Segment>* out, ErrorBuffer* error) {
-  if (value.mv_size == 0 || value.mv_size % kSegmentSize != 0) {
-    return Fail(error, Code::kCorruption, "range index group %lld is %zu bytes, not a list of %u-byte segments",
-                static_cast<long long>(from), value.mv_size, kSegmentSize);
+Code SegmentIndexWriter::Load(Bound from, MDB_val value, std::vector<Segment>* out, ErrorBuffer* error) {
+  const uint32_t segment_size = SegmentSize(width_);
+  if (value.mv_size == 0 || value.mv_size % segment_size != 0) {
+    char text[kBoundText];
+    return Fail(error, Code::kCorruption, "range index group %s is %zu bytes, not a list of %u-byte segments",
+                FormatStored(from, width_, text), value.mv_size, segment_size);
   }
   out->clear();
   const auto* in = static_cast<const uint8_t*>(value.mv_data);
-  for (size_t at = 0; at < value.mv_size; at += kSegmentSize) {
-    out->push_back(Segment{GetOrderedI64(in + at), GetRangeKey(in + at + 8)});
+  for (size_t at = 0; at < value.mv_size; at += segment_size) {
+    out->push_back(Segment{GetBound(in + at, width_), GetRangeKey(in + at + width_, width_)});
   }
   return Code::kOk;
 }
 
-Code SegmentIndexWriter::Write(int64_t from, const Segment* segments, size_t count, ErrorBuffer* error) {
-  uint8_t key_bytes[8];
-  PutOrderedI64(key_bytes, from);
-  MDB_val key{sizeof(key_bytes), key_bytes};
-  MDB_val value{count * kSegmentSize, nullptr};
+Code SegmentIndexWriter::Write(Bound from, const Segment* segments, size_t count, ErrorBuffer* error) {
+  uint8_t key_bytes[16];
+  PutBound(key_bytes, from, width_);
+  MDB_val key{width_, key_bytes};
+  MDB_val value{count * SegmentSize(width_), nullptr};
   const int rc = mdb_put(txn_, index_, &key, &value, MDB_RESERVE);
   if (rc != MDB_SUCCESS) return Fail(error, PutFailure(rc), "writing range index: %s", mdb_strerror(rc));
   auto* out = static_cast<uint8_t*>(value.mv_data);
   for (size_t i = 0; i < count; ++i) {
-    PutOrderedI64(out, segments[i].end);
-    PutRangeKey(segments[i].winner, out + 8);
-    out += kSegmentSize;
+    PutBound(out, segments[i].end, width_);
+    PutRangeKey(segments[i].winner, width_, out + width_);
+    out += SegmentSize(width_);
   }
   return Code::kOk;
 }
@@ -89,9 +92,9 @@ Code SegmentIndexWriter::Write(int64_t from, const Segment* segments, size_t cou
 // Makes sure r.from has a group. A new one takes over the segments at and after r.from of the group before it
 // (the ranges covering them are the same: none starts in between), which keeps those before.
 Code SegmentIndexWriter::StartGroup(Range r, bool* created, ErrorBuffer* error) {
-  uint8_t key_bytes[8];
-  PutOrderedI64(key_bytes, r.from);
-  MDB_val key{sizeof(key_bytes), key_bytes};
+  uint8_t key_bytes[16];
+  PutBound(key_bytes, r.from, width_);
+  MDB_val key{width_, key_bytes};
   MDB_val value;
   int rc = mdb_get(txn_, index_, &key, &value);
   *created = rc == MDB_NOTFOUND;
@@ -105,15 +108,15 @@ Code SegmentIndexWriter::StartGroup(Range r, bool* created, ErrorBuffer* error) 
     rc = mdb_cursor_get(cursor_, &key, &value, MDB_LAST);
   }
   if (rc == MDB_SUCCESS) {
-    if (key.mv_size != 8) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
-    const int64_t before = GetOrderedI64(static_cast<const uint8_t*>(key.mv_data));
+    if (key.mv_size != width_) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
+    const Bound before = GetBound(static_cast<const uint8_t*>(key.mv_data), width_);
     Code code = Load(before, value, &old_, error);
     if (code != Code::kOk) return code;
     if (old_.back().end >= r.from) {
       size_t i = 0;
       while (old_[i].end < r.from) ++i;
       new_.assign(old_.begin() + i, old_.end());
-      const int64_t start = i == 0 ? before : old_[i - 1].end + 1;  // <= r.from, and before < r.from
+      const Bound start = i == 0 ? before : old_[i - 1].end + 1;  // <= r.from, and before < r.from
       old_.resize(i);
       if (start < r.from) old_.push_back(Segment{r.from - 1, new_.front().winner});
       code = Write(before, old_.data(), old_.size(), error);
@@ -127,18 +130,18 @@ Code SegmentIndexWriter::StartGroup(Range r, bool* created, ErrorBuffer* error) 
 
 // Rewrites old_ (the segments of group `from`, which ends at `group_end`) as new_ with r added, and queues the
 // result when it differs (always for a new group).
-void SegmentIndexWriter::AddTo(Range r, int64_t from, int64_t group_end, bool is_new) {
+void SegmentIndexWriter::AddTo(Range r, Bound from, Bound group_end, bool is_new) {
   // r covers [from, limit] of this group: it takes every segment there that it beats, and the uncovered rest.
-  const int64_t limit = r.to < group_end ? r.to : group_end;
+  const Bound limit = r.to < group_end ? r.to : group_end;
   new_.clear();
-  auto push = [&](int64_t end, Range winner) {
+  auto push = [&](Bound end, Range winner) {
     if (!new_.empty() && new_.back().winner == winner) {
       new_.back().end = end;
     } else {
       new_.push_back(Segment{end, winner});
     }
   };
-  int64_t start = from;
+  Bound start = from;
   for (const Segment& s : old_) {
     if (start > limit) {
       push(s.end, s.winner);
@@ -148,7 +151,7 @@ void SegmentIndexWriter::AddTo(Range r, int64_t from, int64_t group_end, bool is
       push(limit, Wins(r, s.winner) ? r : s.winner);
       push(s.end, s.winner);
     }
-    start = s.end == INT64_MAX ? INT64_MAX : s.end + 1;
+    start = s.end == MaxBound(width_) ? s.end : s.end + 1;
   }
   if (old_.empty() || old_.back().end < limit) push(limit, r);
   if (!is_new && new_ == old_) return;
@@ -167,18 +170,18 @@ Code SegmentIndexWriter::Add(Range r, ErrorBuffer* error) {
   pending_.clear();
   pending_segments_.clear();
   bool holding = created;  // old_ holds the segments of group `held`
-  int64_t held = r.from;
+  Bound held = r.from;
   if (created) old_.swap(new_);  // StartGroup's inherited segments, maybe none
-  int64_t last_end = INT64_MAX;
-  uint8_t key_bytes[8];
-  PutOrderedI64(key_bytes, r.from);
-  MDB_val key{sizeof(key_bytes), key_bytes};
+  Bound last_end = MaxBound(width_);
+  uint8_t key_bytes[16];
+  PutBound(key_bytes, r.from, width_);
+  MDB_val key{width_, key_bytes};
   MDB_val value;
   int rc;
   for (rc = mdb_cursor_get(cursor_, &key, &value, MDB_SET_RANGE); rc == MDB_SUCCESS;
        rc = mdb_cursor_get(cursor_, &key, &value, MDB_NEXT)) {
-    if (key.mv_size != 8) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
-    const int64_t from = GetOrderedI64(static_cast<const uint8_t*>(key.mv_data));
+    if (key.mv_size != width_) return Fail(error, Code::kCorruption, "range index key of %zu bytes", key.mv_size);
+    const Bound from = GetBound(static_cast<const uint8_t*>(key.mv_data), width_);
     if (from > r.to) {
       last_end = from - 1;
       break;

@@ -1,10 +1,11 @@
 // The Temporal Ranged State store type: versions of inclusive number ranges, each effective from a time.
 // lookup(number, time) considers every range that contains the number, takes each one's latest version at or
 // before `time`, and returns the one with the latest effective time; ties (same instant): the narrowest range
-// wins, as in the ranged type (then the greater from, then the smaller to).
+// wins, as in the ranged type (then the greater from, then the smaller to). Option key_format (key_format.h):
+// number, ipv4 or ip (IP address ranges).
 //
 // On-disk format (version 1; bump kVersion if it changes):
-//   data table          key = from + to + effective time (ordered i64 each, 24 bytes)
+//   data table          key = from + to (key_format.h: 8 bytes each, 16 for ip) + effective time (ordered i64)
 //                       value = value type (1 byte) + value bytes
 //   type.range_index    the containment index of range_index.h over the ranges (from, to), all versions alike
 // Lookup: one SET_RANGE/PREV on data to find the group, one mdb_get on the index, then per range containing the
@@ -27,55 +28,61 @@ using ranged::Range;
 
 constexpr uint32_t kVersion = 1;
 constexpr const char* kTypeName = "Temporal Ranged State";
-constexpr uint32_t kKeySize = ranged::kRangeKeySize + 8;
+constexpr uint32_t kMaxKeySize = ranged::kMaxRangeKeySize + 8;
 
 class TemporalRangedStore final : public Store {
  public:
+  explicit TemporalRangedStore(ranged::KeyFormat format)
+      : format_(format), width_(ranged::BoundWidth(format)), range_size_(2 * width_), key_size_(range_size_ + 8) {}
+
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     Range range;
-    Code code = ranged::RecordRange(record, kTypeName, &range, error);
+    Code code = ranged::RecordRange(record, format_, kTypeName, &range, error);
     if (code != Code::kOk) return code;
     return Guard(error, [&] {
-      uint8_t key[kKeySize];
-      ranged::PutRangeKey(range, key);
-      PutOrderedI64(key + ranged::kRangeKeySize, record.time_ms);
-      Code written = ranged::WriteDataRow(batch, Bytes(key, sizeof(key)), record.value_type, record.value, error);
+      uint8_t key[kMaxKeySize];
+      ranged::PutRangeKey(range, width_, key);
+      PutOrderedI64(key + range_size_, record.time_ms);
+      Code written = ranged::WriteDataRow(batch, Bytes(key, key_size_), record.value_type, record.value, error);
       if (written != Code::kOk) return written;
       ranged::RangeIndexWriter index;  // a batch is indexed too: the first one becomes the shard as it is
-      written = index.Open(batch, error);
+      written = index.Open(batch, width_, error);
       return written != Code::kOk ? written : index.Add(range, error);
     });
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
-    return Guard(error, [&] { return ranged::MergeRows(batch, shard, kKeySize, stats, error); });
+    return Guard(error, [&] { return ranged::MergeRows(batch, shard, key_size_, width_, stats, error); });
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
+    ranged::Bound x = 0;
+    Code code = ranged::LookupBound(lookup, format_, &x, error);
+    if (code != Code::kOk) return code;
     ranged::RangeGroup group;
     Bytes key;
     Bytes value;
-    Code code = ranged::FindGroup(shard, lookup.number, &group, &key, &value, error);
+    code = ranged::FindGroup(shard, width_, x, &group, &key, &value, error);
     if (code != Code::kOk) return code;
     // The row the group search landed on is the latest version of its range; when it is not after the time
     // asked about, it is that range's answer without another search (always so for single-version data).
     const MDB_val landed_key = key.mdb();
     const MDB_val landed_value = value.mdb();
     const bool landed_usable =
-        key.size == kKeySize && GetOrderedI64(key.data + ranged::kRangeKeySize) <= lookup.time_ms;
+        key.size == key_size_ && GetOrderedI64(key.data + range_size_) <= lookup.time_ms;
     bool found = false;
     Range best_range;
     int64_t best_time = 0;
-    for (uint32_t i = group.FirstEndingAtOrAfter(lookup.number); i < group.size(); ++i) {
+    for (uint32_t i = group.FirstEndingAtOrAfter(x); i < group.size(); ++i) {
       MDB_val k = landed_key;
       MDB_val v = landed_value;
-      if (!landed_usable || std::memcmp(group.range_key(i), landed_key.mv_data, ranged::kRangeKeySize) != 0) {
+      if (!landed_usable || !ranged::SameRangeKey(group.range_key(i), landed_key.mv_data, width_)) {
         code = LatestVersion(shard, group.range_key(i), lookup.time_ms, &k, &v, error);
         if (code == Code::kNotFound) continue;  // the range only starts later
         if (code != Code::kOk) return code;
       }
       const Range range = group.range(i);
-      const int64_t time = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + ranged::kRangeKeySize);
+      const int64_t time = GetOrderedI64(static_cast<const uint8_t*>(k.mv_data) + range_size_);
       if (!found || time > best_time || (time == best_time && ranged::Wins(range, best_range))) {
         found = true;
         best_range = range;
@@ -85,12 +92,12 @@ class TemporalRangedStore final : public Store {
       }
     }
     if (!found) return Code::kNotFound;
-    return ranged::DecodeDataRow(key, value, kKeySize, kTypeName, row, error);
+    return ranged::DecodeDataRow(key, value, key_size_, format_, kTypeName, row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
                  ErrorBuffer* error) const noexcept override {
-    return ranged::DecodeDataRow(lmdb_key, value, kKeySize, kTypeName, row, error);
+    return ranged::DecodeDataRow(lmdb_key, value, key_size_, format_, kTypeName, row, error);
   }
 
   // One cursor pass in LMDB order: a range's versions are contiguous and in time order, so each row is compared
@@ -109,7 +116,7 @@ class TemporalRangedStore final : public Store {
         if (code != Code::kOk) return code;
       }
       bool condensable = false;    // the range being walked overlaps no other
-      uint8_t range_key[ranged::kRangeKeySize];
+      uint8_t range_key[ranged::kMaxRangeKeySize];
       bool in_range = false;       // `range_key` is the range of the rows being walked
       bool kept_in_range = false;  // some row of it stays; `previous` is the last one kept
       bool range_lost = false;     // some range lost every row
@@ -119,20 +126,20 @@ class TemporalRangedStore final : public Store {
       int rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_FIRST);
       while (rc == MDB_SUCCESS) {
         ++stats->rows_examined;
-        if (k.mv_size != kKeySize || v.mv_size < 1) {
+        if (k.mv_size != key_size_ || v.mv_size < 1) {
           return Fail(error, Code::kCorruption, "%s row of a %zu-byte key and a %zu-byte value", kTypeName, k.mv_size,
                       v.mv_size);
         }
         const auto* key = static_cast<const uint8_t*>(k.mv_data);
-        if (!in_range || std::memcmp(range_key, key, ranged::kRangeKeySize) != 0) {
+        if (!in_range || !ranged::SameRangeKey(range_key, key, width_)) {
           if (in_range && !kept_in_range) range_lost = true;
-          std::memcpy(range_key, key, ranged::kRangeKeySize);
+          std::memcpy(range_key, key, range_size_);
           in_range = true;
           kept_in_range = false;
-          const Range range = ranged::GetRangeKey(key);
+          const Range range = ranged::GetRangeKey(key, width_);
           condensable = !std::binary_search(overlapping.begin(), overlapping.end(), range, ByFromThenTo);
         }
-        const int64_t time = GetOrderedI64(key + ranged::kRangeKeySize);
+        const int64_t time = GetOrderedI64(key + range_size_);
         const Bytes value(v);
         bool remove = false;
         if (request.retain && time < request.retain_from_ms) {
@@ -172,7 +179,7 @@ class TemporalRangedStore final : public Store {
 
   Code ScanRange(const Table& table, const ScanBounds& bounds, KeyRange* range,
                  ErrorBuffer* error) const noexcept override {
-    return ranged::NumberScanRange(bounds, kKeySize, range);  // time is the last key part: it cannot narrow
+    return ranged::KeyStartScanRange(bounds, format_, key_size_, range);  // time is last: it cannot narrow
   }
 
  private:
@@ -181,12 +188,12 @@ class TemporalRangedStore final : public Store {
   // The distinct ranges of the data table that overlap at least one other range, sorted ByFromThenTo. Sorted by
   // from, a range overlaps an earlier one when it starts at or before the greatest end so far, and a later one
   // when the next range starts at or before its end.
-  static Code OverlappingRanges(const Table& shard, std::vector<Range>* out, ErrorBuffer* error) {
+  Code OverlappingRanges(const Table& shard, std::vector<Range>* out, ErrorBuffer* error) const {
     std::vector<Range> ranges;
-    Code code = ranged::CollectRanges(shard, kKeySize, &ranges, error);
+    Code code = ranged::CollectRanges(shard, key_size_, width_, &ranges, error);
     if (code != Code::kOk) return code;
     std::sort(ranges.begin(), ranges.end(), ByFromThenTo);
-    int64_t max_to = 0;  // the greatest end of ranges[0, i)
+    ranged::Bound max_to = 0;  // the greatest end of ranges[0, i)
     for (size_t i = 0; i < ranges.size(); ++i) {
       const bool earlier = i > 0 && ranges[i].from <= max_to;
       const bool later = i + 1 < ranges.size() && ranges[i + 1].from <= ranges[i].to;
@@ -200,33 +207,34 @@ class TemporalRangedStore final : public Store {
   // `only_if_stale`, only when it lists a range without rows or a group at a from no range has (a range that lost
   // its last version is listed at least in its own from's group, so this finds every one). Cost: one read of the
   // data rows and of the index; a rebuild then writes the index anew, O(index size), quadratic when ranges nest.
-  static Code RebuildIndex(const Table& shard, bool only_if_stale, ErrorBuffer* error) {
+  Code RebuildIndex(const Table& shard, bool only_if_stale, ErrorBuffer* error) const {
     std::vector<Range> ranges;
-    Code code = ranged::CollectRanges(shard, kKeySize, &ranges, error);
+    Code code = ranged::CollectRanges(shard, key_size_, width_, &ranges, error);
     if (code != Code::kOk) return code;
     if (only_if_stale) {
       bool fits = false;
-      code = ranged::IndexNamesOnly(shard, ranges, ranged::RangeGroup::kEntrySize, 0, &fits, error);
+      code = ranged::IndexNamesOnly(shard, ranges, width_, ranged::RangeGroup::EntrySize(width_), 0, &fits, error);
       if (code != Code::kOk || fits) return code;
     }
     code = ranged::DropIndex(shard, error);
     if (code != Code::kOk) return code;
     ranged::RangeIndexWriter index;
-    code = index.Open(shard, error);
+    code = index.Open(shard, width_, error);
     for (size_t i = 0; code == Code::kOk && i < ranges.size(); ++i) code = index.Add(ranges[i], error);
     return code;
   }
 
   // The row of range `range_key` with the latest effective time <= `time`: SET_RANGE to (range, time) is that
   // row when the time matches exactly, otherwise the row before it, if it is still of this range.
-  static Code LatestVersion(const Table& table, const uint8_t* range_key, int64_t time, MDB_val* k, MDB_val* v,
-                            ErrorBuffer* error) {
-    uint8_t probe[kKeySize];
-    std::memcpy(probe, range_key, ranged::kRangeKeySize);
-    PutOrderedI64(probe + ranged::kRangeKeySize, time);
-    *k = MDB_val{sizeof(probe), probe};
+  Code LatestVersion(const Table& table, const uint8_t* range_key, int64_t time, MDB_val* k, MDB_val* v,
+                     ErrorBuffer* error) const {
+    uint8_t probe[kMaxKeySize];
+    std::memcpy(probe, range_key, range_size_);
+    PutOrderedI64(probe + range_size_, time);
+    *k = MDB_val{key_size_, probe};
     int rc = mdb_cursor_get(table.cursor, k, v, MDB_SET_RANGE);
-    if (rc == MDB_SUCCESS && k->mv_size == kKeySize && std::memcmp(k->mv_data, probe, kKeySize) == 0) {
+    if (rc == MDB_SUCCESS && k->mv_size == key_size_ && ranged::SameRangeKey(k->mv_data, probe, width_) &&
+        std::memcmp(static_cast<const uint8_t*>(k->mv_data) + range_size_, probe + range_size_, 8) == 0) {
       return Code::kOk;
     }
     if (rc == MDB_SUCCESS) {
@@ -236,17 +244,24 @@ class TemporalRangedStore final : public Store {
     }
     if (rc == MDB_NOTFOUND) return Code::kNotFound;
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading temporal ranged row: %s", mdb_strerror(rc));
-    if (k->mv_size != kKeySize || std::memcmp(k->mv_data, probe, ranged::kRangeKeySize) != 0) {
+    if (k->mv_size != key_size_ || !ranged::SameRangeKey(k->mv_data, probe, width_)) {
       return Code::kNotFound;
     }
     return Code::kOk;
   }
+
+  const ranged::KeyFormat format_;
+  const uint32_t width_;       // bytes per bound
+  const uint32_t range_size_;  // from + to
+  const uint32_t key_size_;    // from + to + time
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {
+  ranged::KeyFormat format;
+  if (!ranged::ParseKeyFormat(args, &format, error)) return nullptr;
   Store* store = nullptr;
   (void)Guard(error, [&] {
-    store = new TemporalRangedStore();
+    store = new TemporalRangedStore(format);
     return Code::kOk;
   });
   return store;
@@ -263,13 +278,16 @@ const FieldSpec kFields[] = {
 };
 
 const char* const kTables[] = {ranged::kIndexTableName};
+const OptionSpec kOptions[] = {ranged::kKeyFormatSpec};
 
 const PluginDescriptor kDescriptor = [] {
   PluginDescriptor d;
   d.kind = PluginKind::kStoreType;
   d.name = "temporal_ranged";
   d.version = kVersion;
-  d.summary = "Temporal Ranged State: number range [from, to] + effective time -> value; latest at the time wins";
+  d.summary = "Temporal Ranged State: number or IP range [from, to] + effective time -> value; latest at the time wins";
+  d.options = kOptions;
+  d.option_count = 1;
   d.tables = kTables;
   d.table_count = 1;
   d.uses_key_scheme = false;

@@ -28,17 +28,25 @@ namespace planb {
 //    escaped exception into an error naming the plugin and the call).
 // 7.1: fields of a plugin's own: FieldKind kDouble / kBool, RowField::kOwn (a value in Row::own_fields),
 //    FieldSpec::flags (what `planb lookup` prints).
+// 7.2: IP address keys for ranged maps (option key_format, below): LookupKey::key carries the address text,
+//    Row::has_addresses / address_from / address_to, ScanBounds::has_address_bounds / address_min / address_max,
+//    FieldKind::kAddress (the host's own).
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 1;
+inline constexpr uint32_t kAbiMinor = 2;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
 
 // What the KEY of a lookup is for a store type: text (through a key scheme) or a signed 64-bit number.
+// A kNumber type may declare the option `key_format` (7.2), the one option the host itself reads (host/config
+// MapKeyFormat): "number" (the default), "ipv4" or "ip". Under ipv4 and ip the host passes lookup keys as text
+// in LookupKey::key, prints KeyStart / KeyEnd from Row::address_from / address_to and compares them as
+// addresses (FieldKind::kAddress, ScanBounds address bounds).
 enum class LookupKeyKind : uint32_t { kText = 1, kNumber = 2 };
+inline constexpr const char* kKeyFormatOption = "key_format";
 
 // An option a plugin accepts in its map's config section, e.g. hash_bits for the hashed scheme. The host hands
 // every declared option to `create`: the config's value, else `default_value` (an option with neither is left

@@ -42,8 +42,8 @@ struct Record {
 // What a lookup asks for; each store type reads the fields it needs.
 struct LookupKey {
   uint32_t size = sizeof(LookupKey);  // first: lets the struct grow (plugin.h)
-  Bytes key;            // text key types
-  int64_t number = 0;   // ranged types
+  Bytes key;            // text key types; 7.2: the address text for ranged maps with key_format ipv4 or ip
+  int64_t number = 0;   // ranged types (key_format number)
   int64_t time_ms = 0;  // temporal types and sessions: the instant asked about
 };
 
@@ -72,12 +72,20 @@ struct Row {
   // call. Null for types without own fields.
   FieldValue* own_fields = nullptr;
   uint32_t own_field_count = 0;
+  // 7.2: ranged maps with key_format ipv4 or ip set has_addresses and give KeyStart / KeyEnd as 16-byte
+  // big-endian IPv6 addresses (IPv4 as ::ffff:a.b.c.d, planb/ip_address.h); range_from / range_to then hold
+  // the IPv4 number (ipv4) or 0 (ip). Write them only when `size` reaches them.
+  bool has_addresses = false;
+  uint8_t address_from[16] = {};
+  uint8_t address_to[16] = {};
 };
 
 // The fields a store type's rows have, for queries: each names a Row member and how it is compared/printed.
 // kNumber is a signed 64-bit integer, kDate milliseconds since the epoch (printed as ISO-8601 text), kDouble a
 // finite double (printed in its shortest round-trip form), kBool true/false. 7.1 added kDouble and kBool.
-enum class FieldKind : uint32_t { kText = 1, kNumber = 2, kDate = 3, kDouble = 4, kBool = 5 };
+// 7.2: kAddress is the host's, never declared by a plugin: KeyStart / KeyEnd of a map with key_format ipv4 or ip
+// (Row::address_from / address_to), compared as addresses and printed as address text.
+enum class FieldKind : uint32_t { kText = 1, kNumber = 2, kDate = 3, kDouble = 4, kBool = 5, kAddress = 6 };
 enum class RowField : uint32_t {
   kKey = 1,            // Row::key, text
   kKeyStart = 2,       // Row::range_from, number
@@ -113,6 +121,11 @@ struct ScanBounds {
   bool has_time_bounds = false;  // EffectiveTime (temporal types) or Start (sessions)
   int64_t time_min = 0;
   int64_t time_max = 0;
+  // 7.2: KeyStart of a ranged map with key_format ipv4 or ip, as 16-byte big-endian IPv6 addresses (IPv4 as
+  // ::ffff:a.b.c.d); read them only when `size` reaches them.
+  bool has_address_bounds = false;
+  uint8_t address_min[16] = {};
+  uint8_t address_max[16] = {};
 };
 
 // The LMDB keys a scan visits: from `lower` to `upper`, both inclusive (memcmp order); no bound = open end.

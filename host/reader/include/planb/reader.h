@@ -131,7 +131,8 @@ class PLANB_EXPORT Reader {
   // of its own, a batch larger than any before on this thread for this map grows its buffer of their values once):
   // results[i] answers keys[i]. Returns kOk when every result is found or a miss. Otherwise the first error: an error that stops
   // the batch (the map, its snapshot, the store type failing) is set in that key's result and every later one (in
-  // all of them for the map); a key of the wrong kind only fails its own result. Views as for Lookup.
+  // all of them for the map); a key of the wrong kind, or one the store refuses (a malformed address of an ip map,
+  // whose message is then copied), only fails its own result. Views as for Lookup.
   Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
 
   // Opens `map` now (fetching its snapshot if this node needs one), so that the first lookup is not the slow
