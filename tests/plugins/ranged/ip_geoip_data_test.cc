@@ -1,8 +1,7 @@
 // Real data (../shared/data, skipped with a message when absent): Tor's geoip files loaded through the whole path
-// (reference-data XML -> batch -> merge -> MapReader): tor-geoip-ipv6.csv.gz into a ranged map with
-// key_format = ip, tor-geoip-ipv4.csv.gz (decimal ranges) into one with key_format = ipv4. A sample of lookups
+// (planb load --format csv of the gzip file as it is -> batch -> merge -> MapReader): tor-geoip-ipv6.csv.gz into a
+// ranged map with key_format = ip, tor-geoip-ipv4.csv.gz (decimal ranges) into one with key_format = ipv4. A sample of lookups
 // (range ends, insides, gaps) is checked against a straightforward scan of the file.
-// The CSV rows are converted to XML here; once `planb load --format csv` exists this test should load the CSV.
 #include <gtest/gtest.h>
 #include <stdio.h>
 
@@ -23,6 +22,9 @@ namespace planb {
 namespace {
 
 using ::planb::testing::OpenTestRuntime;
+using ::planb::testing::ProcessResult;
+using ::planb::testing::RunPlanb;
+using ::planb::testing::WriteFile;
 using ::planb::testing::SharedDataDir;
 using ::planb::testing::TempDir;
 using U128 = unsigned __int128;
@@ -117,23 +119,18 @@ void CheckFile(const std::string& file, const std::string& key_format) {
   ASSERT_TRUE(ReadGeoIp(path, v4, &ranges, &why)) << path << ": " << why;
 
   TempDir tmp;
+  const std::string config = tmp / "planb.ini";
+  WriteFile(config, "[map.geo]\ntype = ranged\nkey_format = " + key_format + "\nmax_store_size = 2GiB\n");
+  // The file as it is, gzip, 20 '#' lines of attribution and no header, through the real planb load.
+  const ProcessResult load =
+      RunPlanb({"--config", config, "--home", tmp / "home", "load", "--format", "csv", "--columns",
+                "from,to,country", "--comments", "--map", "geo", "--from", "from", "--to", "to", "--value", "country",
+                path});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_NE(load.out.find(std::to_string(ranges.size()) + " records"), std::string::npos) << load.out;
   std::unique_ptr<Runtime> runtime;
   Status s = OpenTestRuntime(tmp.path(), "[map.geo]\ntype = ranged\nkey_format = " + key_format +
                                              "\nmax_store_size = 2GiB\n", &runtime);
-  ASSERT_TRUE(s.ok()) << s.message();
-  {
-    std::ofstream xml(tmp / "geo.xml");
-    xml << "<referenceData xmlns=\"reference-data:2\">\n";
-    for (const GeoRange& r : ranges) {
-      xml << "<reference><map>geo</map><from>" << Text(r.from, v4) << "</from><to>" << Text(r.to, v4)
-          << "</to><value>" << r.country << "</value></reference>\n";
-    }
-    xml << "</referenceData>\n";
-  }
-  LoadOptions options;
-  options.effective_time_ms = 1700000000000;
-  LoadReport report;
-  s = RunLoad(*runtime, {tmp / "geo.xml"}, options, &report);
   ASSERT_TRUE(s.ok()) << s.message();
 
   std::shared_ptr<MapEnv> shard;
