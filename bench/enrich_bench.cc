@@ -11,6 +11,9 @@
 //   one_lookup/check_only                JsonLineChecker over every line: what parsing alone costs
 //   two_lookups/raw_reader_lookup_many   the same for owner, and sessions at each event's @timestamp
 //   two_lookups/enrich_json              --lookup owner=owner:client.ip --lookup session=sessions:client.ip@time
+//   geoip/raw_reader_lookup_many         the client IPs in `geo`, Tor's IPv4 ranges -> country (385,602 ranges,
+//                                        key_format = ipv4, from tor-geoip-ipv4.csv.gz; skipped when absent)
+//   geoip/enrich_json                    --lookup geo.country=geo:client.ip
 // The ratio of enrich_json to its baseline is what the JSON work adds to the lookups.
 #include <benchmark/benchmark.h>
 
@@ -41,6 +44,7 @@ struct Event {
 
 struct Fixture {
   std::vector<Event> events;
+  bool geoip = false;  // the geo map is loaded
   std::string jsonl;  // one JSON object per event
   std::unique_ptr<Reader> reader;
   std::string why_missing;
@@ -108,10 +112,27 @@ bool Build(const std::string& root) {
   }
   std::set<std::string> ips;
   for (const Event& e : fixture->events) ips.insert(e.ip);
+  std::vector<std::string> geoip;
+  fixture->geoip = ReadGzipLines(SharedDataPath("tor-geoip-ipv4.csv.gz"), &geoip);
   {
     std::unique_ptr<Runtime> runtime = OpenBenchRuntime(
-        root, "[map.owner]\ntype = state\nscheme = hashed\n[map.sessions]\ntype = session\nscheme = direct\n");
+        root, "[map.owner]\ntype = state\nscheme = hashed\n[map.sessions]\ntype = session\nscheme = direct\n"
+              "[map.geo]\ntype = ranged\nkey_format = ipv4\nmax_store_size = 1GiB\n");
     LoadStream(runtime.get(), "bench", [&](StreamWriter* writer) {
+      for (const std::string& line : geoip) {  // from,to,country with decimal addresses; '#' lines of attribution
+        const size_t a = line.find(',');
+        const size_t b = a == std::string::npos ? a : line.find(',', a + 1);
+        if (line.empty() || line[0] == '#' || b == std::string::npos) continue;
+        const std::string from = line.substr(0, a);
+        const std::string to = line.substr(a + 1, b - a - 1);
+        const std::string country = line.substr(b + 1);
+        Record range;
+        range.has_range = range.has_value = true;
+        range.range_from = Bytes(from);
+        range.range_to = Bytes(to);
+        range.value = Bytes(country);
+        CheckSetup(writer->Add("geo", range));
+      }
       Record record;
       record.has_key = record.has_value = true;
       size_t n = 0;
@@ -139,6 +160,7 @@ bool Build(const std::string& root) {
   CheckSetup(Reader::Open(options, &fixture->reader));
   CheckSetup(fixture->reader->Prepare("owner"));
   CheckSetup(fixture->reader->Prepare("sessions"));
+  if (fixture->geoip) CheckSetup(fixture->reader->Prepare("geo"));
   return true;
 }
 
@@ -148,6 +170,34 @@ void Finish(benchmark::State& state, size_t found, size_t expected, const char* 
   const std::string message = std::string(what) + ": " + std::to_string(found) + " answers, expected " +
                               std::to_string(expected * static_cast<size_t>(state.iterations()));
   state.SkipWithError(message.c_str());
+}
+
+// How many of the events' client IPs lie in a geo range (a miss is an address in a gap or IPv6).
+size_t GeoAnswers() {
+  static const size_t answers = [] {
+    size_t n = 0;
+    for (const Event& e : fixture->events) n += fixture->reader->Lookup("geo", e.ip).found();
+    return n;
+  }();
+  return answers;
+}
+
+void GeoLookupMany(benchmark::State& state) {
+  Reader& reader = *fixture->reader;
+  const std::vector<Event>& events = fixture->events;
+  std::vector<ReaderKey> keys(kBatch);
+  std::vector<LookupResult> results(kBatch);
+  size_t found = 0;
+  for (auto _ : state) {
+    for (size_t start = 0; start < events.size(); start += kBatch) {
+      const size_t n = std::min(kBatch, events.size() - start);
+      for (size_t i = 0; i < n; ++i) keys[i].key = events[start + i].ip;
+      (void)reader.LookupMany("geo", keys.data(), n, results.data());
+      for (size_t i = 0; i < n; ++i) found += results[i].found();
+      benchmark::DoNotOptimize(results.data());
+    }
+  }
+  Finish(state, found, GeoAnswers(), "Reader::LookupMany");
 }
 
 void LookupMany(benchmark::State& state, bool with_sessions) {
@@ -180,11 +230,12 @@ void LookupMany(benchmark::State& state, bool with_sessions) {
   Finish(state, found, events.size() * (with_sessions ? 2 : 1), "Reader::LookupMany");
 }
 
-void EnrichJson(benchmark::State& state, bool with_sessions) {
+// `lookups`: 1 (owner), 2 (owner and sessions) or 0 (geo alone).
+void EnrichJson(benchmark::State& state, int lookups) {
   EnrichSpec spec;
-  spec.lookups.resize(with_sessions ? 2 : 1);
-  CheckSetup(ParseLookup("owner=owner:client.ip", &spec.lookups[0]));
-  if (with_sessions) CheckSetup(ParseLookup("session=sessions:client.ip@@timestamp", &spec.lookups[1]));
+  spec.lookups.resize(lookups == 0 ? 1 : static_cast<size_t>(lookups));
+  CheckSetup(ParseLookup(lookups == 0 ? "geo.country=geo:client.ip" : "owner=owner:client.ip", &spec.lookups[0]));
+  if (lookups == 2) CheckSetup(ParseLookup("session=sessions:client.ip@@timestamp", &spec.lookups[1]));
   std::vector<MapInfo> infos(spec.lookups.size());
   for (size_t j = 0; j < spec.lookups.size(); ++j) CheckSetup(fixture->reader->Describe(spec.lookups[j].map, &infos[j]));
   NullBuffer null;
@@ -198,7 +249,7 @@ void EnrichJson(benchmark::State& state, bool with_sessions) {
   }
   size_t found = 0;
   for (const LookupCounts& c : enricher.counts().lookups) found += c.hits;
-  Finish(state, found, fixture->events.size() * spec.lookups.size(), "enrich");
+  Finish(state, found, lookups == 0 ? GeoAnswers() : fixture->events.size() * spec.lookups.size(), "enrich");
 }
 
 void CheckOnly(benchmark::State& state) {
@@ -232,10 +283,16 @@ int main(int argc, char** argv) {
   }
   std::printf("enrich_bench: %zu events, %zu bytes of JSON lines\n", fixture->events.size(), fixture->jsonl.size());
   benchmark::RegisterBenchmark("one_lookup/raw_reader_lookup_many", LookupMany, false);
-  benchmark::RegisterBenchmark("one_lookup/enrich_json", EnrichJson, false);
+  benchmark::RegisterBenchmark("one_lookup/enrich_json", EnrichJson, 1);
   benchmark::RegisterBenchmark("one_lookup/check_only", CheckOnly);
   benchmark::RegisterBenchmark("two_lookups/raw_reader_lookup_many", LookupMany, true);
-  benchmark::RegisterBenchmark("two_lookups/enrich_json", EnrichJson, true);
+  benchmark::RegisterBenchmark("two_lookups/enrich_json", EnrichJson, 2);
+  if (fixture->geoip) {
+    benchmark::RegisterBenchmark("geoip/raw_reader_lookup_many", GeoLookupMany);
+    benchmark::RegisterBenchmark("geoip/enrich_json", EnrichJson, 0);
+  } else {
+    NoteSkipped("geoip/enrich_json", "tor-geoip-ipv4.csv.gz not found");
+  }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
