@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "host/query/expression.h"
 
@@ -13,46 +15,48 @@ namespace {
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 
-// An inclusive interval; lo > hi when no value fits.
-struct Interval {
-  int64_t lo = kMin;
-  int64_t hi = kMax;
+// An inclusive interval of T (int64_t; unsigned 128-bit for addresses); lo > hi when no value fits.
+template <typename T>
+struct Span {
+  T lo;
+  T hi;
 };
+using Interval = Span<int64_t>;
 
-// The values of a number/date field that `node` admits, as one interval; false when it admits no such
-// single interval worth using (!=).
-bool IntervalOf(const Node& node, Interval* out) {
-  const std::vector<int64_t>& n = node.numbers;
-  Interval empty{kMax, kMin};
+// The values of a field that `node` admits, as one interval, given its literals as values of T and T's range;
+// false when it admits no such single interval worth using (!=).
+template <typename T>
+bool SpanOf(const Node& node, const std::vector<T>& v, T min, T max, Span<T>* out) {
+  const Span<T> empty{max, min};
   switch (node.kind) {
     case NodeKind::kCompare:
       switch (node.op) {
         case CompareOp::kEq:
-          *out = {n[0], n[0]};
+          *out = {v[0], v[0]};
           return true;
         case CompareOp::kLe:
-          *out = {kMin, n[0]};
+          *out = {min, v[0]};
           return true;
         case CompareOp::kGe:
-          *out = {n[0], kMax};
+          *out = {v[0], max};
           return true;
-        // < and > become <= and >= one step in; nothing is below INT64_MIN or above INT64_MAX.
+        // < and > become <= and >= one step in; nothing is below the least value or above the greatest.
         case CompareOp::kLt:
-          *out = n[0] == kMin ? empty : Interval{kMin, n[0] - 1};
+          *out = v[0] == min ? empty : Span<T>{min, static_cast<T>(v[0] - 1)};
           return true;
         case CompareOp::kGt:
-          *out = n[0] == kMax ? empty : Interval{n[0] + 1, kMax};
+          *out = v[0] == max ? empty : Span<T>{static_cast<T>(v[0] + 1), max};
           return true;
         case CompareOp::kNe:
           return false;
       }
       return false;
     case NodeKind::kBetween:
-      *out = {n[0], n[1]};
+      *out = {v[0], v[1]};
       return true;
     case NodeKind::kIn: {
-      Interval hull{kMax, kMin};
-      for (int64_t x : n) {
+      Span<T> hull = empty;
+      for (const T& x : v) {
         if (x < hull.lo) hull.lo = x;
         if (x > hull.hi) hull.hi = x;
       }
@@ -63,6 +67,8 @@ bool IntervalOf(const Node& node, Interval* out) {
       return false;
   }
 }
+
+bool IntervalOf(const Node& node, Interval* out) { return SpanOf(node, node.numbers, kMin, kMax, out); }
 
 void Intersect(const Interval& in, bool* has, int64_t* lo, int64_t* hi) {
   if (!*has) {
@@ -92,50 +98,13 @@ void PutAddress(Address v, uint8_t* out) {
 
 // As IntervalOf, for an address field; lo > hi when no address fits.
 bool AddressIntervalOf(const Node& node, Address* lo, Address* hi) {
-  const std::vector<std::string>& t = node.texts;
-  *lo = 0;
-  *hi = kAddressMax;
-  switch (node.kind) {
-    case NodeKind::kCompare: {
-      const Address v = AddressOf(t[0]);
-      switch (node.op) {
-        case CompareOp::kEq:
-          *lo = *hi = v;
-          return true;
-        case CompareOp::kLe:
-          *hi = v;
-          return true;
-        case CompareOp::kGe:
-          *lo = v;
-          return true;
-        case CompareOp::kLt:  // nothing is below :: or above ffff:...:ffff
-          if (v == 0) *lo = 1, *hi = 0;
-          else *hi = v - 1;
-          return true;
-        case CompareOp::kGt:
-          if (v == kAddressMax) *lo = 1, *hi = 0;
-          else *lo = v + 1;
-          return true;
-        case CompareOp::kNe:
-          return false;
-      }
-      return false;
-    }
-    case NodeKind::kBetween:
-      *lo = AddressOf(t[0]);
-      *hi = AddressOf(t[1]);
-      return true;
-    case NodeKind::kIn:
-      *lo = kAddressMax;
-      *hi = 0;
-      for (const std::string& x : t) {
-        if (AddressOf(x) < *lo) *lo = AddressOf(x);
-        if (AddressOf(x) > *hi) *hi = AddressOf(x);
-      }
-      return true;
-    default:
-      return false;
-  }
+  std::vector<Address> addresses;
+  for (const std::string& text : node.texts) addresses.push_back(AddressOf(text));
+  Span<Address> span{0, kAddressMax};
+  if (!SpanOf(node, addresses, Address{0}, kAddressMax, &span)) return false;
+  *lo = span.lo;
+  *hi = span.hi;
+  return true;
 }
 
 void IntersectAddresses(Address lo, Address hi, ScanBounds* bounds) {
