@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 1: install what is missing, build, then run the main job on the bundled sample data on a
-# single embedded node: load two reference-data streams, look keys up, show what was stored.
+# single embedded node: load two reference-data streams, look keys up, query, show what was stored, and enrich a
+# few JSON events with planb enrich.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/install-deps.sh"
@@ -34,6 +35,9 @@ step "$planb" --config "$config" query city_to_country --where "Key startsWith '
 step "$planb" --config "$config" query user_to_department --where "Key = 'alice'" --format csv --explain
 step "$planb" --config "$config" query employeeIdToOffice --where "KeyStart between 1000 and 1999" --format json
 step "$planb" --config "$config" stores
+# Events as a pipeline would send them: each gets its city's country and its user's department at the event's time.
+step "$planb" --config "$config" enrich --lookup geo.country=city_to_country:city \
+  --lookup dept=user_to_department:user@@timestamp --on-miss tag "$root/examples/data/events.jsonl"
 printf '\n%s$ %s%s\n' "$bold" "$planb --config $config lookup city_to_country Atlantis   # absent: exit 1" "$plain"
 if "$planb" --config "$config" lookup city_to_country Atlantis; then exit 1; fi
 echo

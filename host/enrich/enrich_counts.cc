@@ -2,8 +2,14 @@
 
 namespace planb {
 
+namespace {
+std::string Count(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+}  // namespace
+
 std::string SummaryText(const EnrichSpec& spec, const EnrichCounts& counts) {
-  std::string text = "planb enrich: " + std::to_string(counts.events) + " events, " +
+  std::string text = "planb enrich: " + Count(counts.events, "event", "events") + ", " +
                      std::to_string(counts.malformed) + " malformed (passed through unchanged)";
   if (spec.on_miss == OnMiss::kDrop) text += ", " + std::to_string(counts.dropped) + " dropped on a miss";
   text += "\n";
@@ -11,7 +17,7 @@ std::string SummaryText(const EnrichSpec& spec, const EnrichCounts& counts) {
     const EnrichLookup& l = spec.lookups[j];
     const LookupCounts& c = counts.lookups[j];
     text += "  " + l.target.text + "=" + l.map + ":" + l.field.text + (l.time_field ? "@" + l.time_field->text : "") +
-            ": " + std::to_string(c.hits) + " hits, " + std::to_string(c.misses) + " misses";
+            ": " + Count(c.hits, "hit", "hits") + ", " + Count(c.misses, "miss", "misses");
     if (l.fallback) text += " (" + std::to_string(c.fallbacks) + " answered by the fallback)";
     if (l.time_field) text += ", " + std::to_string(c.skipped) + " skipped (no time)";
     if (c.blocked > 0) text += ", " + std::to_string(c.blocked) + " not written (a parent of the target is not an object)";

@@ -68,8 +68,8 @@ TEST_F(EnrichCommand, KeepsEveryByteItDoesNotWriteAndAddsTheAnswer) {
   const ProcessResult r = Enrich({"--lookup", "geo.country=city_to_country:city"}, line + "\n");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, line.substr(0, line.size() - 1) + R"(,"geo":{"country":"Turkey"}})" + "\n");
-  EXPECT_THAT(r.err, HasSubstr("planb enrich: 1 events, 0 malformed"));
-  EXPECT_THAT(r.err, HasSubstr("geo.country=city_to_country:city: 1 hits, 0 misses"));
+  EXPECT_THAT(r.err, HasSubstr("planb enrich: 1 event, 0 malformed"));
+  EXPECT_THAT(r.err, HasSubstr("geo.country=city_to_country:city: 1 hit, 0 misses"));
 }
 
 TEST_F(EnrichCommand, WritesEveryKindOfAnswer) {
@@ -112,7 +112,7 @@ TEST_F(EnrichCommand, EachEventIsLookedUpAtItsOwnTime) {
             "\n"
             R"({"u":"u1"})"
             "\n");
-  EXPECT_THAT(r.err, HasSubstr("d=dept:u@t: 2 hits, 1 misses, 2 skipped (no time)"));
+  EXPECT_THAT(r.err, HasSubstr("d=dept:u@t: 2 hits, 1 miss, 2 skipped (no time)"));
 }
 
 TEST_F(EnrichCommand, MissesFallbacksAndOnMiss) {
@@ -128,7 +128,7 @@ TEST_F(EnrichCommand, MissesFallbacksAndOnMiss) {
   EXPECT_EQ(r.out, R"({"city":"Ankara","geo":{"country":"Turkey"}})"
                    "\n" +
                        input.substr(input.find('\n') + 1));
-  EXPECT_THAT(r.err, HasSubstr("1 hits, 3 misses"));
+  EXPECT_THAT(r.err, HasSubstr("1 hit, 3 misses"));
 
   r = Enrich({"--lookup", "geo.country=city_to_country:city", "--on-miss", "drop"}, input);
   EXPECT_EQ(r.out, R"({"city":"Ankara","geo":{"country":"Turkey"}})"
@@ -156,7 +156,7 @@ TEST_F(EnrichCommand, MissesFallbacksAndOnMiss) {
             "\n"
             R"({"city":{"an":"object"},"geo":{"country":"unknown"}})"
             "\n");
-  EXPECT_THAT(r.err, HasSubstr("1 hits, 3 misses (3 answered by the fallback)"));
+  EXPECT_THAT(r.err, HasSubstr("1 hit, 3 misses (3 answered by the fallback)"));
 }
 
 TEST_F(EnrichCommand, ATargetBehindANonObjectIsCountedNotWritten) {
