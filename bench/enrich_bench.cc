@@ -182,25 +182,8 @@ size_t GeoAnswers() {
   return answers;
 }
 
-void GeoLookupMany(benchmark::State& state) {
-  Reader& reader = *fixture->reader;
-  const std::vector<Event>& events = fixture->events;
-  std::vector<ReaderKey> keys(kBatch);
-  std::vector<LookupResult> results(kBatch);
-  size_t found = 0;
-  for (auto _ : state) {
-    for (size_t start = 0; start < events.size(); start += kBatch) {
-      const size_t n = std::min(kBatch, events.size() - start);
-      for (size_t i = 0; i < n; ++i) keys[i].key = events[start + i].ip;
-      (void)reader.LookupMany("geo", keys.data(), n, results.data());
-      for (size_t i = 0; i < n; ++i) found += results[i].found();
-      benchmark::DoNotOptimize(results.data());
-    }
-  }
-  Finish(state, found, GeoAnswers(), "Reader::LookupMany");
-}
-
-void LookupMany(benchmark::State& state, bool with_sessions) {
+// Every event's client.ip in `map` (and, `with_sessions`, in sessions at the event's time), 256 at a time.
+void LookupMany(benchmark::State& state, const char* map, bool with_sessions) {
   Reader& reader = *fixture->reader;
   const std::vector<Event>& events = fixture->events;
   std::vector<ReaderKey> keys(kBatch);
@@ -218,7 +201,7 @@ void LookupMany(benchmark::State& state, bool with_sessions) {
           timed[i].time = LookupTime::At(events[start + i].time_ms);
         }
       }
-      (void)reader.LookupMany("owner", keys.data(), n, results.data());
+      (void)reader.LookupMany(map, keys.data(), n, results.data());
       for (size_t i = 0; i < n; ++i) found += results[i].found();
       if (with_sessions) {
         (void)reader.LookupMany("sessions", timed.data(), n, sessions.data());
@@ -227,7 +210,8 @@ void LookupMany(benchmark::State& state, bool with_sessions) {
       benchmark::DoNotOptimize(results.data());
     }
   }
-  Finish(state, found, events.size() * (with_sessions ? 2 : 1), "Reader::LookupMany");
+  const size_t answers = std::string(map) == "geo" ? GeoAnswers() : events.size();
+  Finish(state, found, answers + (with_sessions ? events.size() : 0), "Reader::LookupMany");
 }
 
 // `lookups`: 1 (owner), 2 (owner and sessions) or 0 (geo alone).
@@ -282,13 +266,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("enrich_bench: %zu events, %zu bytes of JSON lines\n", fixture->events.size(), fixture->jsonl.size());
-  benchmark::RegisterBenchmark("one_lookup/raw_reader_lookup_many", LookupMany, false);
+  benchmark::RegisterBenchmark("one_lookup/raw_reader_lookup_many", LookupMany, "owner", false);
   benchmark::RegisterBenchmark("one_lookup/enrich_json", EnrichJson, 1);
   benchmark::RegisterBenchmark("one_lookup/check_only", CheckOnly);
-  benchmark::RegisterBenchmark("two_lookups/raw_reader_lookup_many", LookupMany, true);
+  benchmark::RegisterBenchmark("two_lookups/raw_reader_lookup_many", LookupMany, "owner", true);
   benchmark::RegisterBenchmark("two_lookups/enrich_json", EnrichJson, 2);
   if (fixture->geoip) {
-    benchmark::RegisterBenchmark("geoip/raw_reader_lookup_many", GeoLookupMany);
+    benchmark::RegisterBenchmark("geoip/raw_reader_lookup_many", LookupMany, "geo", false);
     benchmark::RegisterBenchmark("geoip/enrich_json", EnrichJson, 0);
   } else {
     NoteSkipped("geoip/enrich_json", "tor-geoip-ipv4.csv.gz not found");

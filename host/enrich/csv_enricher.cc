@@ -67,59 +67,6 @@ void EventEnricher::AskCsv(size_t e, const std::string_view* cells) {
   }
 }
 
-// Event e's answers: per lookup, the cell text (CSV) or JSON value written, in answers_[j]; `wrote[j]` says which.
-// Returns false when the row is dropped.
-bool EventEnricher::AnswerRow(size_t e, bool json) {
-  const size_t per_event = spec_.lookups.size();
-  bool missed = false;
-  misses_.clear();
-  for (size_t j = 0; j < per_event; ++j) {
-    const size_t slot = e * per_event + j;
-    LookupCounts& c = counts_.lookups[j];
-    cell_answers_[j].clear();
-    cell_written_[j] = 0;
-    if (skipped_[slot]) {
-      ++c.skipped;
-      continue;
-    }
-    if (const LookupResult* r = batch_.Answer(e, j)) {
-      ++c.hits;
-      if (json) {
-        AppendAnswerJson(batch_.info(j), *r, &cell_answers_[j]);
-      } else {
-        AppendAnswerCell(batch_.info(j), *r, &cell_answers_[j]);
-      }
-      cell_written_[j] = 1;
-      continue;
-    }
-    ++c.misses;
-    if (spec_.lookups[j].fallback) {
-      ++c.fallbacks;
-      if (json) {
-        AppendJsonString(*spec_.lookups[j].fallback, &cell_answers_[j]);
-      } else {
-        cell_answers_[j] = *spec_.lookups[j].fallback;
-      }
-      cell_written_[j] = 1;
-      continue;
-    }
-    missed = true;
-    if (json) {
-      misses_.push_back(misses_.empty() ? '[' : ',');
-      AppendJsonString(spec_.lookups[j].target.text, &misses_);
-    } else {
-      if (!misses_.empty()) misses_.push_back(' ');
-      misses_ += spec_.lookups[j].target.text;
-    }
-  }
-  if (missed && spec_.on_miss == OnMiss::kDrop) {
-    ++counts_.dropped;
-    return false;
-  }
-  if (json && !misses_.empty()) misses_.push_back(']');
-  return true;
-}
-
 void EventEnricher::WriteCsvRow(size_t e, const std::string_view* cells, size_t count) {
   if (!AnswerRow(e, false)) return;
   const std::string_view none;
@@ -142,27 +89,15 @@ void EventEnricher::WriteCsvRow(size_t e, const std::string_view* cells, size_t 
 
 void EventEnricher::WriteCsvRowAsJson(size_t e, const std::string_view* cells) {
   if (!AnswerRow(e, true)) return;
-  edit_.assign("{");
+  csv_.json.assign("{");
   for (size_t c = 0; c < csv_.header.size(); ++c) {
-    if (c > 0) edit_.push_back(',');
-    AppendJsonString(csv_.header[c], &edit_);
-    edit_.push_back(':');
-    AppendJsonString(cells[c], &edit_);
+    if (c > 0) csv_.json.push_back(',');
+    AppendJsonString(csv_.header[c], &csv_.json);
+    csv_.json.push_back(':');
+    AppendJsonString(cells[c], &csv_.json);
   }
-  edit_.push_back('}');
-  static const JsonPath kMissPath{kMissColumn, {kMissColumn}};
-  for (size_t j = 0; j <= spec_.lookups.size(); ++j) {
-    const bool tag = j == spec_.lookups.size();
-    if (tag ? misses_.empty() : !cell_written_[j]) continue;
-    edited_.clear();
-    if (WriteJsonValue(edit_, tag ? kMissPath : spec_.lookups[j].target, tag ? misses_ : cell_answers_[j],
-                       &edited_) == JsonWrite::kBlocked) {
-      ++counts_.lookups[j].blocked;
-    }
-    edit_.swap(edited_);
-  }
-  out_.append(edit_);
-  out_.push_back('\n');
+  csv_.json.push_back('}');
+  WriteAnswersJson(e, csv_.json, false);  // no parsed document: targets are looked for in the text
 }
 
 Status EventEnricher::RunCsv(ByteSource& in, const std::string& name, std::ostream& out) {
@@ -183,8 +118,6 @@ Status EventEnricher::RunCsv(ByteSource& in, const std::string& name, std::ostre
     out.write(out_.data(), static_cast<std::streamsize>(out_.size()));
   }
   const size_t per_event = spec_.lookups.size();
-  cell_answers_.resize(per_event);
-  cell_written_.resize(per_event);
   Status stop;
   while (stop.ok()) {
     // A batch of rows, copied out of the reader (its views last one record) into one arena.

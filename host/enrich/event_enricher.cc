@@ -23,6 +23,8 @@ EventEnricher::EventEnricher(Reader* reader, const EnrichSpec& spec, std::vector
                              std::ostream& warnings)
     : reader_(reader), spec_(spec), warnings_(warnings), batch_(reader, spec.lookups, std::move(infos)) {
   counts_.lookups.resize(spec.lookups.size());
+  cell_answers_.resize(spec.lookups.size());
+  cell_written_.resize(spec.lookups.size());
   for (size_t j = 0; j < spec.lookups.size(); ++j) {
     const std::string& head = spec.lookups[j].target.parts[0];
     heads_.push_back(JsonPath{head, {head}});
@@ -110,10 +112,64 @@ void EventEnricher::AskFromDocument(size_t e, size_t j, std::string_view line) {
   }
 }
 
-void EventEnricher::WriteJson(size_t e, std::string_view line) {
+// Event e's answers, counted: per lookup the JSON value (`json`) or CSV cell text to write in cell_answers_[j],
+// cell_written_[j] saying whether there is one, and with --on-miss tag the targets that missed in misses_ (a JSON
+// array, or names separated by spaces). False when the event is dropped.
+bool EventEnricher::AnswerRow(size_t e, bool json) {
   const size_t per_event = spec_.lookups.size();
+  bool missed = false;
+  misses_.clear();
+  for (size_t j = 0; j < per_event; ++j) {
+    const size_t slot = e * per_event + j;
+    LookupCounts& c = counts_.lookups[j];
+    cell_answers_[j].clear();
+    cell_written_[j] = 0;
+    if (skipped_[slot]) {
+      ++c.skipped;
+      continue;
+    }
+    if (const LookupResult* r = batch_.Answer(e, j)) {
+      ++c.hits;
+      if (json) {
+        AppendAnswerJson(batch_.info(j), *r, &cell_answers_[j]);
+      } else {
+        AppendAnswerCell(batch_.info(j), *r, &cell_answers_[j]);
+      }
+      cell_written_[j] = 1;
+      continue;
+    }
+    ++c.misses;
+    if (spec_.lookups[j].fallback) {
+      ++c.fallbacks;
+      if (json) {
+        AppendJsonString(*spec_.lookups[j].fallback, &cell_answers_[j]);
+      } else {
+        cell_answers_[j] = *spec_.lookups[j].fallback;
+      }
+      cell_written_[j] = 1;
+      continue;
+    }
+    missed = true;
+    if (spec_.on_miss != OnMiss::kTag) continue;
+    if (json) {
+      misses_.push_back(misses_.empty() ? '[' : ',');
+      AppendJsonString(spec_.lookups[j].target.text, &misses_);
+    } else {
+      if (!misses_.empty()) misses_.push_back(' ');
+      misses_ += spec_.lookups[j].target.text;
+    }
+  }
+  if (missed && spec_.on_miss == OnMiss::kDrop) {
+    ++counts_.dropped;
+    return false;
+  }
+  if (json && !misses_.empty()) misses_.push_back(']');
+  return true;
+}
+
+void EventEnricher::WriteAnswersJson(size_t e, std::string_view json, bool known_heads) {
   // Each write reads the text so far and writes into the other buffer: no copy of an event that gets no write.
-  std::string_view current = line;
+  std::string_view current = json;
   std::string* buffers[2] = {&edit_, &edited_};
   int next = 0;
   const auto write = [&](const JsonPath& path, std::string_view value, bool head_absent) {
@@ -128,46 +184,24 @@ void EventEnricher::WriteJson(size_t e, std::string_view line) {
     next ^= 1;
     return written;
   };
-  bool missed = false;
-  value_.clear();  // the planb_miss array, when tagging
+  const size_t per_event = spec_.lookups.size();
   for (size_t j = 0; j < per_event; ++j) {
-    const size_t slot = e * per_event + j;
-    const EnrichLookup& lookup = spec_.lookups[j];
-    LookupCounts& c = counts_.lookups[j];
-    answer_.clear();
-    if (skipped_[slot]) {
-      ++c.skipped;
-      continue;
+    if (!cell_written_[j]) continue;
+    const bool head_absent = known_heads && head_absent_[e * per_event + j] && !head_shared_[j];
+    if (write(spec_.lookups[j].target, cell_answers_[j], head_absent) == JsonWrite::kBlocked) {
+      ++counts_.lookups[j].blocked;
     }
-    if (const LookupResult* r = batch_.Answer(e, j)) {
-      ++c.hits;
-      AppendAnswerJson(batch_.info(j), *r, &answer_);
-    } else {
-      ++c.misses;
-      if (!lookup.fallback) {
-        missed = true;
-        if (spec_.on_miss == OnMiss::kTag) {
-          value_.push_back(value_.empty() ? '[' : ',');
-          AppendJsonString(lookup.target.text, &value_);
-        }
-        continue;
-      }
-      ++c.fallbacks;
-      AppendJsonString(*lookup.fallback, &answer_);
-    }
-    if (write(lookup.target, answer_, head_absent_[slot] && !head_shared_[j]) == JsonWrite::kBlocked) ++c.blocked;
   }
-  if (missed && spec_.on_miss == OnMiss::kDrop) {
-    ++counts_.dropped;
-    return;
-  }
-  if (missed && spec_.on_miss == OnMiss::kTag) {
+  if (!misses_.empty()) {
     static const JsonPath kMissPath{"planb_miss", {"planb_miss"}};
-    value_.push_back(']');
-    (void)write(kMissPath, value_, false);  // the top level is an object: never blocked
+    (void)write(kMissPath, misses_, false);  // the top level is an object: never blocked
   }
   out_.append(current);
   out_.push_back('\n');
+}
+
+void EventEnricher::WriteJson(size_t e, std::string_view line) {
+  if (AnswerRow(e, true)) WriteAnswersJson(e, line, true);
 }
 
 Status EventEnricher::RunJson(ByteSource& in, const std::string& name, std::ostream& out) {

@@ -58,10 +58,14 @@ class EventEnricher {
   // Writes event e's answers into the JSON text `line`, appending the result (and '\n') to out_; or nothing
   // when the event is dropped.
   void WriteJson(size_t e, std::string_view line);
+  // Counts event e's answers and fills cell_answers_, cell_written_, misses_; false when it is dropped.
+  bool AnswerRow(size_t e, bool json);
+  // Writes what AnswerRow found into the JSON object text `json` (not in edit_ or edited_) and appends the result
+  // to out_. `known_heads`: head_absent_ holds what the event's parsed document said (else the text is read).
+  void WriteAnswersJson(size_t e, std::string_view json, bool known_heads);
   // CSV (csv_enricher.cc): the columns of the header, asking a row's lookups, its answers, writing it.
   void LayOutCsv(const std::vector<std::string>& header);
   void AskCsv(size_t e, const std::string_view* cells);
-  bool AnswerRow(size_t e, bool json);
   void WriteCsvRow(size_t e, const std::string_view* cells, size_t count);
   void WriteCsvRowAsJson(size_t e, const std::string_view* cells);
 
@@ -80,6 +84,7 @@ class EventEnricher {
     std::vector<std::pair<size_t, size_t>> cells;
     std::vector<std::string_view> views;
     std::vector<CsvRow> rows;
+    std::string json;                      // a row as a JSON object (--output json)
   };
 
   Reader* reader_;
@@ -97,8 +102,6 @@ class EventEnricher {
   std::vector<JsonPath> heads_;           // per lookup: its target's first member
   std::vector<char> head_shared_;         // per lookup: an earlier lookup's target starts with the same member
   std::string time_scratch_;
-  std::string value_;
-  std::string answer_;
   std::string edit_;
   std::string edited_;
   std::string out_;

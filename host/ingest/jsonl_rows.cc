@@ -30,20 +30,17 @@ struct Column {
   std::vector<JsonPath> parents;  // "a", "a.b" for "a.b.c"
 };
 
+// REQUIRES: `name` is a valid path (TabularSpec's checks refuse empty parts).
 Column MakeColumn(const std::string& name) {
   Column column;
   column.name = name;
-  column.path.text = name;
-  size_t start = 0;
-  for (;;) {  // split at every dot: TabularSpec's checks refuse empty parts
-    const size_t dot = name.find('.', start);
-    column.path.parts.push_back(name.substr(start, dot == std::string::npos ? dot : dot - start));
-    if (dot == std::string::npos) break;
+  (void)ParseJsonPath(name, &column.path);
+  for (size_t n = 1; n < column.path.parts.size(); ++n) {
     JsonPath parent;
-    parent.text = name.substr(0, dot);
-    parent.parts = column.path.parts;
-    column.parents.push_back(parent);
-    start = dot + 1;
+    parent.parts.assign(column.path.parts.begin(), column.path.parts.begin() + static_cast<std::ptrdiff_t>(n));
+    parent.text = parent.parts[0];
+    for (size_t i = 1; i < n; ++i) parent.text += "." + parent.parts[i];
+    column.parents.push_back(std::move(parent));
   }
   return column;
 }

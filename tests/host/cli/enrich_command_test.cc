@@ -263,6 +263,14 @@ TEST_F(EnrichCommand, CsvToJson) {
             "\n");
 }
 
+TEST_F(EnrichCommand, CsvToJsonTagsOnlyWhenAsked) {
+  const ProcessResult r = Enrich({"--input", "csv", "--output", "json", "--lookup", "c=city_to_country:city"},
+                                 "city\nNowhere\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, R"({"city":"Nowhere"})"
+                   "\n");
+}
+
 TEST_F(EnrichCommand, MalformedCsvRows) {
   const std::string input = "city,n\nAnkara,1\nonly-one\nAnkara,1,extra\nAnkara,2\n";
   ProcessResult r = Enrich({"--input", "csv", "--lookup", "c=city_to_country:city"}, input);
