@@ -52,6 +52,7 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
   FileLock lock;
   PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/" + kLockName));
   PLANB_RETURN_IF_ERROR(ClearScratch(home.merging()));
+  PLANB_RETURN_IF_ERROR(FoldMergeDeath(home.staging()));  // the last run died merging a batch: count it first
   MergeBlocks blocks;
   std::vector<QuarantinedBatch> quarantined;
   PLANB_RETURN_IF_ERROR(ListQuarantine(home, &quarantined));
@@ -80,11 +81,10 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
       blocks.Block(maps, maps_known, name);
       continue;
     }
-    // Durably before the attempt: a merge that kills the process is still counted at the next start.
+    // Before the attempt: a merge that kills the process is still counted at the next start (merge_attempts.h).
     const MergeAttempts before = attempts;
     ++attempts.count;
-    attempts.last_error = "the merging process died during the merge";
-    PLANB_RETURN_IF_ERROR(WriteMergeAttempts(batch.path, attempts));
+    PLANB_RETURN_IF_ERROR(MarkMergeInFlight(batch.path, before.count));
     bool stopped = false;
     Blame blame = Blame::kBatch;
     Status s = MergeBatch(batch.sequence, batch.path, report, stop, &stopped, &blame);
@@ -110,6 +110,7 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
       report->failed[batch.sequence] = s.message();
       if (first_failure.ok()) first_failure = s;
     }
+    EndMergeInFlight(home.staging());  // after the outcome is on disk: a death in between counts it once
     blocks.Block(maps, maps_known, name);
   }
   return first_failure;

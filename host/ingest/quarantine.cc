@@ -19,9 +19,6 @@ namespace planb {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr const char* kAttemptsSuffix = ".attempts";
-// Reasons are one line on disk: escaped (LogValue) and capped.
-constexpr size_t kReasonCap = 1000;
 constexpr const char* kReasonSuffix = ".reason";
 constexpr const char* kAllMaps = "*";
 constexpr const char* kDataEntry = "/data.mdb";
@@ -47,8 +44,8 @@ std::vector<std::string> Split(const std::string& text) {
 
 // "<20 digits>.zip" (the staging name, kept in quarantine/).
 bool IsBatchFileName(const std::string& name) {
-  return name.size() == 24 && name.compare(20, 4, ".zip") == 0 &&
-         std::all_of(name.begin(), name.begin() + 20, [](char c) { return c >= '0' && c <= '9'; });
+  uint64_t sequence = 0;
+  return StagingStore::ParseBatchFileName(name, &sequence);
 }
 }  // namespace
 
@@ -76,27 +73,6 @@ Status ListBatchMaps(const std::string& zip_path, std::vector<std::string>* maps
   return Status::Ok();
 }
 
-MergeAttempts ReadMergeAttempts(const std::string& zip_path) {
-  MergeAttempts attempts;
-  std::string text;
-  if (!ReadSmallFile(zip_path + kAttemptsSuffix, &text).ok()) return attempts;
-  int count = 0;
-  if (std::sscanf(text.c_str(), "%d", &count) == 1 && count > 0) attempts.count = count;
-  const size_t newline = text.find('\n');
-  if (newline != std::string::npos) {
-    attempts.last_error = text.substr(newline + 1);
-    while (!attempts.last_error.empty() && attempts.last_error.back() == '\n') attempts.last_error.pop_back();
-  }
-  return attempts;
-}
-
-Status WriteMergeAttempts(const std::string& zip_path, const MergeAttempts& attempts) {
-  return WriteFileAtomically(zip_path + kAttemptsSuffix,
-                             std::to_string(attempts.count) + "\n" + LogValue(attempts.last_error, kReasonCap) + "\n");
-}
-
-void ClearMergeAttempts(const std::string& zip_path) { (void)::unlink((zip_path + kAttemptsSuffix).c_str()); }
-
 Status QuarantineBatch(const Home& home, const std::string& zip_path, const std::vector<std::string>& maps,
                        bool maps_known, const std::string& reason, QuarantinedBatch* out) {
   const std::string dir = QuarantineDir(home);
@@ -109,7 +85,7 @@ Status QuarantineBatch(const Home& home, const std::string& zip_path, const std:
   // The reason first: a crash between the two leaves a reason without a zip, which is ignored (and replaced).
   PLANB_RETURN_IF_ERROR(WriteFileAtomically(dir + "/" + name + kReasonSuffix,
                                             "maps " + (maps_known ? Join(maps) : std::string(kAllMaps)) + "\n" +
-                                                "reason " + LogValue(reason, kReasonCap) + "\n"));
+                                                "reason " + LogValue(reason, kMaxRecordedErrorBytes) + "\n"));
   PLANB_RETURN_IF_ERROR(DurableRename(zip_path, dir + "/" + name));
   PLANB_RETURN_IF_ERROR(SyncPath(fs::path(zip_path).parent_path().string()));
   ClearMergeAttempts(zip_path);

@@ -1,8 +1,7 @@
-// quarantine/: staged batches whose merge failed, or killed the merging process, kMaxMergeAttempts times. The
-// attempts are counted in a small file beside the staged zip ("staging/<N>.zip.attempts": the count, then the
-// last error), written durably before each attempt, so a merger that dies (kill -9, an LMDB assertion) still
-// counts. Failures of the node's own state (config, a shard that does not open, room to extract, the disk) are not
-// counted: they say nothing about the batch; MDB_MAP_FULL while merging is (the batch does not fit the map).
+// quarantine/: staged batches whose merge failed, or killed the merging process, kMaxMergeAttempts times
+// (merge_attempts.h counts them, deaths included). Failures of the node's own state (config, a shard that does not
+// open, room to extract, the disk) are not counted: they say nothing about the batch; MDB_MAP_FULL while merging
+// is (the batch does not fit the map).
 // A quarantined batch keeps its name (quarantine/<N>.zip) beside "<N>.reason" (its maps and why, one line each).
 //
 // Order: batches merge oldest first, so a batch that touches a map of a quarantined batch is held back (staged,
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "host/ingest/merge_attempts.h"
 #include "host/storage/home.h"
 #include "planb/status.h"
 
@@ -28,16 +28,6 @@ std::string QuarantineDir(const Home& home);
 // The maps a batch zip holds (its "<map>/data.mdb" and "<map>/delete" entries), read from the zip's directory
 // without extracting.
 Status ListBatchMaps(const std::string& zip_path, std::vector<std::string>* maps);
-
-// The attempts file of staged `zip_path`: count 0 and no error when there is none (or it is unreadable).
-struct MergeAttempts {
-  int count = 0;
-  std::string last_error;  // escaped, one line
-};
-MergeAttempts ReadMergeAttempts(const std::string& zip_path);
-// Durably (written, fsynced, renamed).
-Status WriteMergeAttempts(const std::string& zip_path, const MergeAttempts& attempts);
-void ClearMergeAttempts(const std::string& zip_path);
 
 struct QuarantinedBatch {
   std::string name;                // "00000000000000000003.zip"

@@ -19,9 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 constexpr size_t kNameDigits = 20;
 constexpr const char* kZipSuffix = ".zip";
+}  // namespace
 
-// "<20 digits>.zip" only: temp files ("….zip.tmp"), .lock and .sequence are not batches.
-bool ParseBatchFileName(const std::string& name, uint64_t* sequence) {
+bool StagingStore::ParseBatchFileName(const std::string& name, uint64_t* sequence) {
   const size_t suffix = std::strlen(kZipSuffix);
   if (name.size() != kNameDigits + suffix || name.compare(kNameDigits, suffix, kZipSuffix) != 0) return false;
   uint64_t value = 0;
@@ -33,7 +33,6 @@ bool ParseBatchFileName(const std::string& name, uint64_t* sequence) {
   *sequence = value;
   return true;
 }
-}  // namespace
 
 std::string StagingStore::BatchName(uint64_t sequence) {
   char name[32];

@@ -33,6 +33,9 @@ class StagingStore {
   static std::string BatchFileName(uint64_t sequence);
   // "00000000000000000007"
   static std::string BatchName(uint64_t sequence);
+  // The sequence of a name like BatchFileName's ("<20 digits>.zip" only: temp files ("….zip.tmp"), .lock and
+  // .sequence are not batches).
+  static bool ParseBatchFileName(const std::string& name, uint64_t* sequence);
 
  private:
   const Home& home_;

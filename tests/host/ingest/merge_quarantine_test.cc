@@ -228,6 +228,43 @@ TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths
   EXPECT_EQ(Lookup("d", "key-3"), "other-3");
 }
 
+// A death is recorded in one in-flight record per node (merge_attempts.h), which the next attempt overwrites: the
+// next run must count it before trying anything, or an older failing batch tried first would erase it.
+TEST_F(MergeQuarantineTest, ADeathIsCountedEvenWhenAnOlderFailingBatchIsTriedFirst) {
+  // d written with another key scheme: every merge of it fails (counted), before the dying batch is tried.
+  const uint64_t failing = StageStream(WriteStream("d", 10, "bad", StateMapSection("d", "hashed")), "test/failing");
+  const uint64_t dying = StageStream(WriteStream("m", 10, "v"), "test/abort-me");
+  runtime_.reset();  // the child opens the home itself
+  for (int death = 1; death <= kMaxMergeAttempts; ++death) {
+    EXPECT_EXIT(
+        {
+          ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);
+          std::unique_ptr<Runtime> child = Open();
+          MergeReport report;
+          (void)MergeProcessor(*child).MergePending(&report);
+          std::exit(0);  // not reached
+        },
+        ::testing::KilledBySignal(SIGABRT), "");
+    runtime_ = Open();
+    if (death < kMaxMergeAttempts) {
+      EXPECT_EQ(ReadMergeAttempts(StagedPath(failing)).count, death);
+    } else {
+      EXPECT_TRUE(fs::exists(Quarantined(failing)));  // its third failure, in the run that died the third time
+    }
+    EXPECT_EQ(ReadMergeAttempts(StagedPath(dying)).count, death);
+    runtime_.reset();
+  }
+  runtime_ = Open();
+  MergeReport report;
+  const Status s = Merge(&report);
+  EXPECT_TRUE(s.ok()) << s.message();
+  ASSERT_EQ(report.quarantined.size(), 1u);
+  EXPECT_NE(report.quarantined[0].reason.find("merge failed 3 times; last: the merging process died"),
+            std::string::npos)
+      << report.quarantined[0].reason;
+  EXPECT_TRUE(fs::exists(Quarantined(dying)));
+}
+
 // A shard cut short is this node's problem, not the batch's: the batch stays staged however often it is tried,
 // and merges once the shard is repaired.
 TEST_F(MergeQuarantineTest, ATruncatedShardIsNotCountedAgainstTheBatch) {

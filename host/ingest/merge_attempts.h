@@ -1,0 +1,45 @@
+// How many times a staged batch's merge was tried and failed, or killed the merging process: the count behind
+// quarantine (quarantine.h). Two records, both in staging/ beside the zips:
+//   "<N>.zip.attempts"  the count and the last error, written durably after an attempt that failed;
+//   ".merge_in_flight"  the batch being merged now and its count before this attempt, rewritten in place before
+//                       each attempt and blanked after it. A merger that dies mid-attempt (kill -9, an LMDB
+//                       assertion) leaves it naming the batch; the next merge run counts that death into the
+//                       batch's own file (FoldMergeDeath) before anything else.
+// The in-flight record is one file for the node, overwritten in place and not fsynced: a dead process's write is
+// still in the kernel's page cache, so every death is counted, and an attempt cut short by a power loss (which
+// says nothing about the batch) is not. Creating, syncing and renaming a file per attempt cost more than a small
+// batch's whole merge transaction on some disks.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "planb/status.h"
+
+namespace planb {
+
+// Errors and reasons are one line on disk: escaped (LogValue) and capped at this many bytes.
+inline constexpr size_t kMaxRecordedErrorBytes = 1000;
+
+struct MergeAttempts {
+  int count = 0;
+  std::string last_error;  // escaped, one line
+};
+
+// The attempts of staged `zip_path`: its file's count, or one past the in-flight record's when that names it (a
+// death not yet folded); count 0 and no error when neither says anything (or they are unreadable).
+MergeAttempts ReadMergeAttempts(const std::string& zip_path);
+// Durably (written, fsynced, renamed).
+Status WriteMergeAttempts(const std::string& zip_path, const MergeAttempts& attempts);
+// Drops the batch's attempts file and, when it names the batch, the in-flight record.
+void ClearMergeAttempts(const std::string& zip_path);
+
+// Records that `zip_path`, tried `count` times before, is being merged now (see above: not fsynced).
+Status MarkMergeInFlight(const std::string& zip_path, int count);
+// Blanks the in-flight record of `staging_dir` (the attempt ended; its outcome is recorded by the caller).
+void EndMergeInFlight(const std::string& staging_dir);
+// When the in-flight record of `staging_dir` names a batch still staged there, that attempt killed its merger:
+// counts it in the batch's attempts file (durably), then blanks the record. Idempotent.
+Status FoldMergeDeath(const std::string& staging_dir);
+
+}  // namespace planb

@@ -1,0 +1,119 @@
+// The attempts records of staged batches (merge_attempts.h): the durable per-batch file, and the in-flight record
+// that counts a merger's death without a file made and synced per attempt. Real files in a temporary staging/.
+#include "host/ingest/merge_attempts.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "support/test_env.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::ReadFile;
+using ::planb::testing::TempDir;
+using ::planb::testing::WriteFile;
+
+class MergeAttemptsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WriteFile(Zip(1), "zip one");
+    WriteFile(Zip(2), "zip two");
+  }
+  std::string Staging() const { return dir_.path(); }
+  std::string Zip(int n) const { return Staging() + "/0000000000000000000" + std::to_string(n) + ".zip"; }
+  std::string InFlight() const { return Staging() + "/.merge_in_flight"; }
+
+  TempDir dir_;
+};
+
+TEST_F(MergeAttemptsTest, NoRecordsMeanNoAttempts) {
+  const MergeAttempts attempts = ReadMergeAttempts(Zip(1));
+  EXPECT_EQ(attempts.count, 0);
+  EXPECT_EQ(attempts.last_error, "");
+  EXPECT_TRUE(FoldMergeDeath(Staging()).ok());
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 0);
+}
+
+TEST_F(MergeAttemptsTest, AFailedAttemptIsWrittenWithItsErrorOnOneLine) {
+  ASSERT_TRUE(WriteMergeAttempts(Zip(1), MergeAttempts{2, "refused\nsecond line"}).ok());
+  const MergeAttempts attempts = ReadMergeAttempts(Zip(1));
+  EXPECT_EQ(attempts.count, 2);
+  EXPECT_EQ(attempts.last_error, "refused\\nsecond line");
+  EXPECT_EQ(ReadMergeAttempts(Zip(2)).count, 0);
+}
+
+TEST_F(MergeAttemptsTest, AnAttemptLeftInFlightCountsAsADeathOnceFolded) {
+  ASSERT_TRUE(WriteMergeAttempts(Zip(1), MergeAttempts{1, "refused"}).ok());
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 1).ok());
+  // The merger died here. Readers see the death before it is folded...
+  MergeAttempts attempts = ReadMergeAttempts(Zip(1));
+  EXPECT_EQ(attempts.count, 2);
+  EXPECT_EQ(attempts.last_error, "the merging process died during the merge");
+  EXPECT_EQ(ReadMergeAttempts(Zip(2)).count, 0);
+  // ...and folding writes it into the batch's own file and blanks the record: a second fold adds nothing.
+  ASSERT_TRUE(FoldMergeDeath(Staging()).ok());
+  ASSERT_TRUE(FoldMergeDeath(Staging()).ok());
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 2);
+  // The next attempt of another batch overwrites the record; the death stays counted.
+  ASSERT_TRUE(MarkMergeInFlight(Zip(2), 0).ok());
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 2);
+  EXPECT_EQ(ReadMergeAttempts(Zip(2)).count, 1);
+}
+
+// The record is rewritten in place: a shorter record must not leave the tail of a longer one behind.
+TEST_F(MergeAttemptsTest, TheRecordIsOverwrittenInPlaceAtAFixedSize) {
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 12).ok());
+  const std::string first = ReadFile(InFlight());
+  ASSERT_TRUE(MarkMergeInFlight(Zip(2), 0).ok());
+  const std::string second = ReadFile(InFlight());
+  EXPECT_EQ(first.size(), second.size());
+  EXPECT_EQ(second.find("12"), std::string::npos) << second;
+  EndMergeInFlight(Staging());
+  EXPECT_EQ(ReadFile(InFlight()).find_first_not_of(" \n"), std::string::npos);
+  EXPECT_EQ(ReadMergeAttempts(Zip(2)).count, 0);
+}
+
+TEST_F(MergeAttemptsTest, ARecordOfABatchNoLongerStagedIsDropped) {
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 0).ok());
+  ASSERT_EQ(std::remove(Zip(1).c_str()), 0);  // merged (or quarantined) after all
+  ASSERT_TRUE(FoldMergeDeath(Staging()).ok());
+  EXPECT_FALSE(std::ifstream(Zip(1) + ".attempts").good());
+  WriteFile(Zip(1), "staged again by an operator");
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 0);
+}
+
+TEST_F(MergeAttemptsTest, ClearingABatchBlanksOnlyARecordNamingIt) {
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 0).ok());
+  ClearMergeAttempts(Zip(2));
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 1);
+  ClearMergeAttempts(Zip(1));
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 0);
+}
+
+// A record torn by a power loss, or written by anything else, names no batch: it never counts a death.
+TEST_F(MergeAttemptsTest, AMalformedRecordNamesNothing) {
+  const std::string record_size_line = std::string(39, ' ') + "\n";
+  for (const std::string& bad : {
+           std::string(""),
+           std::string("00000000000000000001.zip 0"),                         // short: torn
+           "00000000000000000001.zip 0" + std::string(100, ' ') + "\n",       // long
+           ("00000000000000000001.zip -1" + record_size_line).substr(0, 40),  // negative count
+           ("00000000000000000001.zi 0" + record_size_line).substr(0, 40),    // not a batch name
+           ("../../00000000000000001.zip 0" + record_size_line).substr(0, 40),
+           ("0000000000000000000\n.zip 0" + record_size_line).substr(0, 40),
+           ("00000000000000000001.zip x" + record_size_line).substr(0, 40),
+           std::string(40, '\0'),
+       }) {
+    WriteFile(InFlight(), bad);
+    EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 0) << "record: " << bad;
+    EXPECT_TRUE(FoldMergeDeath(Staging()).ok());
+    EXPECT_FALSE(std::ifstream(Zip(1) + ".attempts").good()) << "record: " << bad;
+  }
+}
+
+}  // namespace
+}  // namespace planb
