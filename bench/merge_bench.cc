@@ -1,19 +1,24 @@
 // Merge throughput: a batch of new keys merged into a large State shard (hashed and direct schemes) beside raw
 // LMDB inserting the same rows into a table of the same rows, in the same run. Sizes come from
 // PLANB_BENCH_SHARD_ROWS (default 10000000) and PLANB_BENCH_BATCH_ROWS (default 1000000); keys are "key-<i>"
-// (zero-padded) with 24-byte values. Every iteration merges a new batch whose keys "key-<i>-b<n>" fall between
-// the shard's, spread evenly over it, so the merge touches pages all over the shard (as the raw inserts do); the
-// shard grows by one batch per iteration, in all tables.
+// (zero-padded) with 24-byte values. Every iteration merges a new batch whose keys "key-<i>-b<n>" sit right after
+// shard keys chosen pseudo-randomly (BatchIndex), so the merge touches pages all over the shard (as the raw inserts
+// do); the shard grows by one batch per iteration, in all tables.
 //
-// Every table (the raw one and each shard) takes two untimed batches before anything is timed, merged the same
+// Every table (the raw ones and each shard) takes two untimed batches before anything is timed, merged the same
 // way as the timed ones: LMDB reuses the pages a commit frees only from the commit after next, and the first
 // merge into a bulk-loaded table splits every (full) leaf page, so without it the first row timed on a table
 // paid for growing it. Each row times its own table, so every table has taken as many batches as the others
-// when timed: a merge's cost grows with the shard. Compare ratios of the same repetition.
+// when timed: a merge's cost grows with the shard. Compare ratios of the same repetition; on a shared machine,
+// run with --benchmark_enable_random_interleaving=true and several repetitions (a repetition's times swing 2-4x).
 //
 // Rows of group merge/shard_<rows>_batch_<rows>/:
 //   raw_lmdb_cursor_put      the baseline: one write transaction of mdb_cursor_put of the batch rows, already in
 //                            memory and sorted by key, and its commit (fsync).
+//   lmdb_cursor_put_of_hashed_rows
+//                            the same, of the same rows laid out as the hashed scheme writes them (10-byte hash +
+//                            clash key; key length, key and value as the value), into a raw table of the shard's
+//                            rows in that layout: the floor of any hashed merge, what the layout alone costs.
 //   state_hashed, _direct    end to end, as a node merges: MergeProcessor::MergePending on one staged batch zip
 //                            (stored, not deflated: the single-node `planb load` path), which extracts the zip
 //                            into merging/ (not synced: scratch), merges it in one write transaction, commits
@@ -29,14 +34,10 @@
 // Group merge/first_batch_<rows>/ times a map's first batch (a fresh shard built from the batch's rows) beside a
 // raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
 //
-// Measured (PLANB_BENCH_SHARD_ROWS=1000000 PLANB_BENCH_BATCH_ROWS=100000, --benchmark_repetitions=3, 2 cores
-// shared with other work; x raw of the same run, mean of 3, per repetition in brackets): state_hashed 1.63
-// [1.60 1.90 1.51], state_direct 1.03 [1.12 1.02 1.01], merge_txn_state_hashed 1.62 [1.50 1.94 1.50],
-// merge_txn_state_direct 0.97 [1.08 0.94 0.95], unzip_only 0.04; first batch: hashed 1.79, direct 1.25. The hashed
-// scheme's rows are ~35% larger than raw's (a 10-byte hash + clash key, the key again with its length in the value),
-// so a merge copies and writes ~35% more pages; docs/schemes.md "Measured speed" has the rest.
+// Measured: see docs/schemes.md "Measured speed" (the figures and the run that gave them).
 #include <benchmark/benchmark.h>
 #include <lmdb.h>
+#include <xxhash.h>
 #include <stdlib.h>
 
 #include <algorithm>
@@ -56,6 +57,7 @@
 #include "host/common/iso_time.h"
 #include "host/runtime.h"
 #include "host/transfer/batch_zip.h"
+#include "planb/encoding.h"
 #include "planb/lmdb.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
@@ -111,8 +113,14 @@ std::string Value(size_t i, int batch) {
   return std::string(buf, kValueSize);
 }
 
-// Row j of batch `batch`: batch keys sit between shard keys, spread evenly over the whole shard.
-size_t BatchIndex(const Sizes& sizes, size_t j) { return j * sizes.shard_rows / sizes.batch_rows; }
+// Row j of batch `batch`: batch keys sit right after shard keys chosen pseudo-randomly (a multiplicative
+// permutation of the shard's indexes: distinct within a batch, different from one batch to the next), as new keys
+// of real data land anywhere among the old. Evenly spaced keys would fill every leaf page at the same pace, so
+// that most pages split in the same merge: raw and direct times then swung 4x between iterations.
+size_t BatchIndex(const Sizes& sizes, int batch, size_t j) {
+  constexpr uint64_t kOddPrime = 2654435761u;  // coprime with any shard size that is not a multiple of it
+  return static_cast<size_t>(((j + static_cast<uint64_t>(batch) * sizes.batch_rows) * kOddPrime) % sizes.shard_rows);
+}
 
 // Rows in the data table of `env` (one row per key in both the raw table and a State shard).
 size_t CountRows(MDB_env* env, MDB_dbi dbi) {
@@ -136,26 +144,52 @@ std::string SchemeOf(const std::string& map) { return map.rfind("state_direct", 
 
 std::string TxnMap(const std::string& map) { return map + "_txn"; }
 
+using Row = std::pair<std::string, std::string>;
+
+// A row as the hashed scheme lays it out (plugins/schemes/hashed_key.cc, version 1): XXH3-64 of the key
+// big-endian and clash number 0 as the LMDB key; the key's length (4 bytes), the key and the value as the value.
+Row HashedLayout(const std::string& key, const std::string& value) {
+  uint8_t lmdb_key[10] = {0};
+  PutU64(lmdb_key, XXH3_64bits(key.data(), key.size()));
+  uint8_t length[4];
+  PutU32(length, static_cast<uint32_t>(key.size()));
+  return {std::string(reinterpret_cast<const char*>(lmdb_key), sizeof(lmdb_key)),
+          std::string(reinterpret_cast<const char*>(length), sizeof(length)) + key + value};
+}
+
+// A raw LMDB table of the shard's rows: as they are (the baseline) or in the hashed layout (the layout floor).
+struct RawTable {
+  bool hashed_layout = false;
+  int batches = 0;  // batches inserted so far
+  Env env;
+  MDB_dbi dbi = 0;
+
+  Row MakeRow(const std::string& key, const std::string& value) const {
+    return hashed_layout ? HashedLayout(key, value) : Row{key, value};
+  }
+};
+
 struct Fixture {
   Sizes sizes;
   bool compress = false;
   std::map<std::string, int> batches;  // batches merged so far into each map's shard (by any benchmark)
-  int raw_batches = 0;                 // and into the raw table
   std::unique_ptr<Runtime> runtime;
-  Env raw_env;
-  MDB_dbi raw_dbi = 0;
+  RawTable raw;
+  RawTable raw_hashed_layout{true};
 };
 
-void BuildRaw(const std::string& dir, Fixture* f) {
+void BuildRaw(const std::string& dir, const Sizes& sizes, RawTable* table) {
   fs::create_directories(dir);
-  CheckSetup(f->raw_env.Open(dir, Env::Options()));
+  CheckSetup(table->env.Open(dir, Env::Options()));
+  std::vector<Row> rows;
+  rows.reserve(sizes.shard_rows);
+  for (size_t i = 0; i < sizes.shard_rows; ++i) rows.push_back(table->MakeRow(ShardKey(i), Value(i, -1)));
+  std::sort(rows.begin(), rows.end());
   Txn txn;
-  CheckSetup(txn.Begin(f->raw_env.get(), 0));
-  CheckSetup(txn.OpenDbi("data", MDB_CREATE, &f->raw_dbi));
-  for (size_t i = 0; i < f->sizes.shard_rows; ++i) {
-    // Keys come in order: append, as a bulk load would.
-    CheckSetup(txn.Put(f->raw_dbi, Bytes(ShardKey(i)), Bytes(Value(i, -1)), MDB_APPEND));
-  }
+  CheckSetup(txn.Begin(table->env.get(), 0));
+  CheckSetup(txn.OpenDbi("data", MDB_CREATE, &table->dbi));
+  // Sorted: append, as a bulk load would.
+  for (const Row& row : rows) CheckSetup(txn.Put(table->dbi, Bytes(row.first), Bytes(row.second), MDB_APPEND));
   CheckSetup(txn.Commit());
 }
 
@@ -184,7 +218,7 @@ std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
   Record record;
   record.has_key = record.has_value = true;
   for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
-    const size_t i = BatchIndex(f->sizes, j);
+    const size_t i = BatchIndex(f->sizes, batch, j);
     const std::string key = BatchKey(i, batch);
     const std::string value = Value(i, batch);
     record.key = Bytes(key);
@@ -200,24 +234,24 @@ std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
 
 double MiB(const std::string& path) { return static_cast<double>(fs::file_size(path)) / (1 << 20); }
 
-// The rows of batch `batch`, sorted by key, as a raw LMDB writer would hold them.
-std::vector<std::pair<std::string, std::string>> SortedBatchRows(const Sizes& sizes, int batch) {
-  std::vector<std::pair<std::string, std::string>> rows;
+// The rows of batch `batch` for `table`, sorted by LMDB key, as a raw LMDB writer would hold them.
+std::vector<Row> SortedBatchRows(const Sizes& sizes, const RawTable& table, int batch) {
+  std::vector<Row> rows;
   rows.reserve(sizes.batch_rows);
   for (size_t j = 0; j < sizes.batch_rows; ++j) {
-    const size_t i = BatchIndex(sizes, j);
-    rows.emplace_back(BatchKey(i, batch), Value(i, batch));
+    const size_t i = BatchIndex(sizes, batch, j);
+    rows.push_back(table.MakeRow(BatchKey(i, batch), Value(i, batch)));
   }
   std::sort(rows.begin(), rows.end());
   return rows;
 }
 
 // One raw write transaction: the rows put through one cursor, then the commit (fsync).
-Status RawInsertRows(Fixture* f, const std::vector<std::pair<std::string, std::string>>& rows) {
+Status RawInsertRows(RawTable* table, const std::vector<Row>& rows) {
   Txn txn;
-  Status s = txn.Begin(f->raw_env.get(), 0);
+  Status s = txn.Begin(table->env.get(), 0);
   Cursor cursor;
-  if (s.ok()) s = cursor.Open(txn.get(), f->raw_dbi);
+  if (s.ok()) s = cursor.Open(txn.get(), table->dbi);
   for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
     MDB_val k{rows[r].first.size(), const_cast<char*>(rows[r].first.data())};
     MDB_val v{rows[r].second.size(), const_cast<char*>(rows[r].second.data())};
@@ -228,21 +262,21 @@ Status RawInsertRows(Fixture* f, const std::vector<std::pair<std::string, std::s
   return s;
 }
 
-void RawInsert(benchmark::State& state, Fixture* f) {
+void RawInsert(benchmark::State& state, Fixture* f, RawTable* table) {
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<std::pair<std::string, std::string>> rows = SortedBatchRows(f->sizes, f->raw_batches++);
+    std::vector<Row> rows = SortedBatchRows(f->sizes, *table, table->batches++);
     state.ResumeTiming();
 
-    Status s = RawInsertRows(f, rows);
+    Status s = RawInsertRows(table, rows);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       return;
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
-  CheckShardRows(state, CountRows(f->raw_env.get(), f->raw_dbi),
-                 f->sizes.shard_rows + f->raw_batches * f->sizes.batch_rows, "raw table");
+  CheckShardRows(state, CountRows(table->env.get(), table->dbi),
+                 f->sizes.shard_rows + table->batches * f->sizes.batch_rows, "raw table");
 }
 
 // Stages batch `batch` of `map` and merges it as a node does (MergePending), checking what it reports.
@@ -271,7 +305,9 @@ Status StageAndMergeBatch(Fixture* f, const std::string& map, int batch, double*
 // first on a table paid for that growth.
 void WarmUp(Fixture* f, const std::vector<std::string>& maps) {
   for (int i = 0; i < 2; ++i) {
-    CheckSetup(RawInsertRows(f, SortedBatchRows(f->sizes, f->raw_batches++)));
+    for (RawTable* table : {&f->raw, &f->raw_hashed_layout}) {
+      CheckSetup(RawInsertRows(table, SortedBatchRows(f->sizes, *table, table->batches++)));
+    }
     for (const std::string& map : maps) {
       double zip_mib = 0;
       CheckSetup(StageAndMergeBatch(f, map, f->batches[map]++, &zip_mib, nullptr));
@@ -388,7 +424,7 @@ void RawBulkLoad(benchmark::State& state, Fixture* f) {
   int batch = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<std::pair<std::string, std::string>> rows = SortedBatchRows(f->sizes, batch);
+    std::vector<Row> rows = SortedBatchRows(f->sizes, f->raw, batch);
     const std::string dir = g_root + "/raw-first-" + std::to_string(batch++);
     fs::create_directories(dir);
     state.ResumeTiming();
@@ -452,7 +488,9 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
   auto configure = [](benchmark::internal::Benchmark* b) {
     b->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
   };
-  configure(benchmark::RegisterBenchmark((group + "raw_lmdb_cursor_put").c_str(), RawInsert, f));
+  configure(benchmark::RegisterBenchmark((group + "raw_lmdb_cursor_put").c_str(), RawInsert, f, &f->raw));
+  configure(benchmark::RegisterBenchmark((group + "lmdb_cursor_put_of_hashed_rows").c_str(), RawInsert, f,
+                                         &f->raw_hashed_layout));
   for (const std::string& map : maps) {
     const std::string name = map == "state" ? "state_hashed" : "state_direct";
     configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMerge, f, map));
@@ -507,7 +545,8 @@ int main(int argc, char** argv) {
   std::printf("\n");
   std::fflush(stdout);
   std::fprintf(stderr, "building the raw table and the shards...\n");
-  BuildRaw(g_root + "/raw", &fixture);
+  BuildRaw(g_root + "/raw", fixture.sizes, &fixture.raw);
+  BuildRaw(g_root + "/raw-hashed-layout", fixture.sizes, &fixture.raw_hashed_layout);
   std::vector<std::string> all_maps = maps;
   for (const std::string& map : maps) all_maps.push_back(TxnMap(map));
   BuildPlanB(g_root, all_maps, &fixture);
@@ -518,6 +557,7 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   fixture.runtime.reset();
-  fixture.raw_env.Close();
+  fixture.raw.env.Close();
+  fixture.raw_hashed_layout.env.Close();
   return 0;  // RemoveRoot runs at exit
 }
