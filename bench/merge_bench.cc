@@ -1,8 +1,8 @@
 // Merge throughput: a batch of new keys merged into a large State shard (hashed and direct schemes) beside raw
 // LMDB inserting the same rows into a table of the same rows, in the same run. Sizes come from
-// PLANB_BENCH_SHARD_ROWS (default 10000000) and PLANB_BENCH_BATCH_ROWS (default 1000000); keys are "key-<i>"
-// (zero-padded) with 24-byte values. Every iteration merges a new batch whose keys "key-<i>-b<n>" sit right after
-// shard keys chosen pseudo-randomly (BatchIndex), so the merge touches pages all over the shard (as the raw inserts
+// PLANB_BENCH_SHARD_ROWS (default 10000000) and PLANB_BENCH_BATCH_ROWS (default 1000000); keys are "key-<hex>"
+// (16 hex digits of a hash: RowKey) with 24-byte values. Every iteration merges a new batch whose keys land at
+// random places among all the table's keys, so the merge touches pages all over the shard (as the raw inserts
 // do); the shard grows by one batch per iteration, in all tables.
 //
 // Every table (the raw ones and each shard) takes two untimed batches before anything is timed, merged the same
@@ -94,32 +94,24 @@ struct Sizes {
   size_t batch_rows;
 };
 
-// Zero-padded, so that key order is number order and batch key "key-<i>-b<n>" sorts right after "key-<i>".
-std::string ShardKey(size_t i) {
+// Keys "key-<16 hex digits>", the digits a hash of the row's number and batch (-1: the shard's first rows), so
+// every batch's keys land at uniformly random places among all the keys a table holds by then, as new keys of real
+// data do, and as hashed rows do whatever the keys. Structured keys do not: with "key-<i>-b<n>" after "key-<i>"
+// for the same i in every batch, each merge grew the same few spots of the raw table and never touched the rest,
+// so raw's cost stayed flat while a hashed shard's grew with its size, and "x raw" grew with the run's length.
+std::string RowKey(size_t i, int batch) {
+  const uint64_t ids[2] = {i, static_cast<uint64_t>(static_cast<int64_t>(batch))};
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "key-%010zu", i);
+  std::snprintf(buf, sizeof(buf), "key-%016llx", static_cast<unsigned long long>(XXH3_64bits(ids, sizeof(ids))));
   return buf;
 }
 
-std::string BatchKey(size_t i, int batch) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "key-%010zu-b%d", i, batch);
-  return buf;
-}
+std::string ShardKey(size_t i) { return RowKey(i, -1); }
 
 std::string Value(size_t i, int batch) {
   char buf[48];  // 24 characters for any i below 10^10
   std::snprintf(buf, sizeof(buf), "v%010zu.%012d", i, batch + 1);
   return std::string(buf, kValueSize);
-}
-
-// Row j of batch `batch`: batch keys sit right after shard keys chosen pseudo-randomly (a multiplicative
-// permutation of the shard's indexes: distinct within a batch, different from one batch to the next), as new keys
-// of real data land anywhere among the old. Evenly spaced keys would fill every leaf page at the same pace, so
-// that most pages split in the same merge: raw and direct times then swung 4x between iterations.
-size_t BatchIndex(const Sizes& sizes, int batch, size_t j) {
-  constexpr uint64_t kOddPrime = 2654435761u;  // coprime with any shard size that is not a multiple of it
-  return static_cast<size_t>(((j + static_cast<uint64_t>(batch) * sizes.batch_rows) * kOddPrime) % sizes.shard_rows);
 }
 
 // Rows in the data table of `env` (one row per key in both the raw table and a State shard).
@@ -159,7 +151,9 @@ Row HashedLayout(const std::string& key, const std::string& value) {
 
 // A raw LMDB table of the shard's rows: as they are (the baseline) or in the hashed layout (the layout floor).
 struct RawTable {
-  bool hashed_layout = false;
+  explicit RawTable(bool hashed) : hashed_layout(hashed) {}
+
+  const bool hashed_layout;
   int batches = 0;  // batches inserted so far
   Env env;
   MDB_dbi dbi = 0;
@@ -174,7 +168,7 @@ struct Fixture {
   bool compress = false;
   std::map<std::string, int> batches;  // batches merged so far into each map's shard (by any benchmark)
   std::unique_ptr<Runtime> runtime;
-  RawTable raw;
+  RawTable raw{false};
   RawTable raw_hashed_layout{true};
 };
 
@@ -218,9 +212,8 @@ std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
   Record record;
   record.has_key = record.has_value = true;
   for (size_t j = 0; j < f->sizes.batch_rows; ++j) {
-    const size_t i = BatchIndex(f->sizes, batch, j);
-    const std::string key = BatchKey(i, batch);
-    const std::string value = Value(i, batch);
+    const std::string key = RowKey(j, batch);
+    const std::string value = Value(j, batch);
     record.key = Bytes(key);
     record.value = Bytes(value);
     CheckSetup(writer.Add(map, record));
@@ -239,8 +232,7 @@ std::vector<Row> SortedBatchRows(const Sizes& sizes, const RawTable& table, int 
   std::vector<Row> rows;
   rows.reserve(sizes.batch_rows);
   for (size_t j = 0; j < sizes.batch_rows; ++j) {
-    const size_t i = BatchIndex(sizes, batch, j);
-    rows.push_back(table.MakeRow(BatchKey(i, batch), Value(i, batch)));
+    rows.push_back(table.MakeRow(RowKey(j, batch), Value(j, batch)));
   }
   std::sort(rows.begin(), rows.end());
   return rows;
