@@ -103,8 +103,12 @@ class HashForm {
   // Writes hash and clash 0 after the caller's `offset` bytes of `prefix`, and sets its size.
   void First(Bytes key, KeyPrefix* prefix) const {
     uint64_t hash = XXH3_64bits(key.data, key.size) >> (64 - hash_bits_);
-    for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) {
-      prefix->bytes[offset_ + i] = static_cast<uint8_t>(hash);
+    if (hash_bytes_ == 8) {
+      PutU64(prefix->bytes + offset_, hash);  // the default 64 bits: one store
+    } else {
+      for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) {
+        prefix->bytes[offset_ + i] = static_cast<uint8_t>(hash);
+      }
     }
     PutU16(prefix->bytes + offset_ + hash_bytes_, 0);
     prefix->size = prefix_size();
