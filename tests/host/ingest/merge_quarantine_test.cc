@@ -72,6 +72,20 @@ class MergeQuarantineTest : public ::testing::Test {
 
   Status Merge(MergeReport* report) { return MergeProcessor(*runtime_).MergePending(report); }
 
+  // A child process merges what is staged and aborts on batch "test/abort-me" (fault merge.abort), as an LMDB
+  // assertion did. REQUIRES: runtime_ reset (the child opens the home itself).
+  void MergeInAChildThatDiesOnTheBatchToAbort() {
+    EXPECT_EXIT(
+        {
+          ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);
+          std::unique_ptr<Runtime> child = Open();
+          MergeReport report;
+          (void)MergeProcessor(*child).MergePending(&report);
+          std::exit(0);  // not reached
+        },
+        ::testing::KilledBySignal(SIGABRT), "");
+  }
+
   std::string Lookup(const std::string& map, const std::string& key) {
     std::string value;
     const Code code = LookupShard(*runtime_, map, key, &value);
@@ -202,15 +216,7 @@ TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths
   const uint64_t other = StageStream(WriteStream("d", 10, "other"), "test/other");
   runtime_.reset();  // the child opens the home itself
   for (int death = 1; death <= kMaxMergeAttempts; ++death) {
-    EXPECT_EXIT(
-        {
-          ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);
-          std::unique_ptr<Runtime> child = Open();
-          MergeReport report;
-          (void)MergeProcessor(*child).MergePending(&report);
-          std::exit(0);  // not reached
-        },
-        ::testing::KilledBySignal(SIGABRT), "");
+    MergeInAChildThatDiesOnTheBatchToAbort();
   }
   runtime_ = Open();
   EXPECT_EQ(ReadMergeAttempts(StagedPath(bad)).count, 3);
@@ -236,15 +242,7 @@ TEST_F(MergeQuarantineTest, ADeathIsCountedEvenWhenAnOlderFailingBatchIsTriedFir
   const uint64_t dying = StageStream(WriteStream("m", 10, "v"), "test/abort-me");
   runtime_.reset();  // the child opens the home itself
   for (int death = 1; death <= kMaxMergeAttempts; ++death) {
-    EXPECT_EXIT(
-        {
-          ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);
-          std::unique_ptr<Runtime> child = Open();
-          MergeReport report;
-          (void)MergeProcessor(*child).MergePending(&report);
-          std::exit(0);  // not reached
-        },
-        ::testing::KilledBySignal(SIGABRT), "");
+    MergeInAChildThatDiesOnTheBatchToAbort();
     runtime_ = Open();
     if (death < kMaxMergeAttempts) {
       EXPECT_EQ(ReadMergeAttempts(StagedPath(failing)).count, death);
