@@ -2,14 +2,21 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
+#include "host/common/iso_time.h"
+#include "host/ingest/merge_map.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/stream_writer.h"
 #include "host/plugin_host/map_plugins.h"
 #include "host/scheme_trial/trial_config.h"
+#include "host/transfer/batch_zip.h"
 #include "planb/lmdb.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
@@ -96,8 +103,26 @@ void RawMerge(benchmark::State& state, const SuiteRows* rows, std::string dir) {
   RawPuts(&env, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; }, &dbi);
   size_t batch = 0;
   for (auto _ : state) {
+    // The batch's rows in memory and sorted, as a batch file holds them: raw's best (mdb_cursor_put in key order
+    // keeps LMDB on the page it just wrote when the next key lands there), untimed.
+    std::vector<std::pair<std::string, std::string>> sorted;
+    for (size_t i = batch; i < rows->count; i += kBatchModulus) {
+      sorted.emplace_back();
+      rows->raw(i, &sorted.back().first, &sorted.back().second);
+    }
+    std::sort(sorted.begin(), sorted.end());
     const Clock::time_point start = Clock::now();
-    RawPuts(&env, *rows, [batch](size_t i) { return i % kBatchModulus == batch; }, &dbi);
+    Txn txn;
+    CheckSetup(txn.Begin(env.get(), 0));
+    Cursor cursor;
+    CheckSetup(cursor.Open(txn.get(), dbi));
+    for (const auto& [key, value] : sorted) {
+      MDB_val k = Bytes(key).mdb();
+      MDB_val v = Bytes(value).mdb();
+      CheckSetup(LmdbStatus(mdb_cursor_put(cursor.get(), &k, &v, 0), "raw mdb_cursor_put"));
+    }
+    cursor.Close();  // before the commit, as LMDB requires of write cursors
+    CheckSetup(txn.Commit());
     state.SetIterationTime(Seconds(start));
     ++batch;
   }
@@ -147,6 +172,60 @@ void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVari
     }
     ++batch;
   }
+  runtime.reset();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// The merge's write transaction alone (MergeIntoShard: the store's Merge reading the batch's rows and writing them
+// into the shard, the batch id recorded, the commit), like for like with raw's transaction: the batch is zipped
+// and extracted as a node does, and open, in setup. What PlanBMerge adds to this is the per-batch bookkeeping.
+void PlanBMergeTxn(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
+  FreshDir(dir);
+  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, *v));
+  std::unique_ptr<StreamWriter> writer;
+  CheckSetup(WriteStream(runtime.get(), v->label, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; },
+                         &writer));
+  CheckSetup(StageAndMerge(runtime.get(), writer.get()));
+  std::shared_ptr<const MapPlugins> plugins;
+  CheckSetup(runtime->catalog().Get(v->label, &plugins));
+  std::shared_ptr<MapEnv> shard;
+  CheckSetup(runtime->OpenShard(v->label, &shard));
+  size_t batch = 0;
+  for (auto _ : state) {
+    CheckSetup(WriteStream(runtime.get(), v->label, *rows, [batch](size_t i) { return i % kBatchModulus == batch; },
+                           &writer));
+    const std::string zip = writer->dir() + ".zip";
+    const std::string id = "bench/txn-" + std::to_string(batch);
+    CheckSetup(ZipBatch(writer->dir(), zip, ZipOptions{/*compress=*/false, id}));
+    writer->Discard();
+    const std::string extracted = dir + "/batch-" + std::to_string(batch);
+    UnzipLimits scratch;
+    scratch.sync = false;  // as MergePending extracts into merging/
+    std::vector<std::string> maps;
+    CheckSetup(UnzipBatch(zip, extracted, scratch, &maps));
+    fs::remove(zip);
+    std::shared_ptr<MapEnv> batch_env;
+    CheckSetup(MapEnv::Open(extracted + "/" + v->label, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags,
+                            &batch_env));
+    Txn batch_txn;
+    CheckSetup(batch_txn.Begin(batch_env->env(), MDB_RDONLY));
+
+    const Clock::time_point start = Clock::now();
+    MapMergeResult result;
+    const Status s = MergeIntoShard(*plugins, *batch_env, batch_txn.get(), *shard, id, CurrentTimeMs(), &result);
+    state.SetIterationTime(Seconds(start));
+
+    batch_txn.Abort();
+    batch_env.reset();
+    fs::remove_all(extracted);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    ++batch;
+  }
+  shard.reset();
   runtime.reset();
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -257,7 +336,19 @@ void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, con
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
-  ReportRefused(*shards, {"load/" + rows->name, "merge/" + rows->name});
+  const std::string merge_txn = "merge_txn/" + rows->name + "/";
+  benchmark::RegisterBenchmark((merge_txn + "raw_lmdb_put").c_str(), RawMerge, rows, dir + "/raw-merge-txn")
+      ->Iterations(kMergeBatches)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
+  for (const SchemeVariant& v : shards->variants) {
+    benchmark::RegisterBenchmark((merge_txn + rows->type + "_" + v.label).c_str(), PlanBMergeTxn, rows, &v,
+                                 dir + "/merge-txn-" + v.label)
+        ->Iterations(kMergeBatches)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  ReportRefused(*shards, {"load/" + rows->name, "merge/" + rows->name, "merge_txn/" + rows->name});
 }
 
 void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& groups) {

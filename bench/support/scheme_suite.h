@@ -68,10 +68,14 @@ uint64_t DataFileBytes(const std::string& env_dir);
 //   load/<name>/raw_lmdb_put     puts of every row (rows.raw) into a new LMDB in one write transaction + commit.
 //   load/<name>/<type>_<label>   StreamWriter::Add of every row to a new batch for the map + Finish (commit, sync):
 //                                writing a batch, as `planb load` does before zipping it.
-//   merge/<name>/raw_lmdb_put    one write transaction of puts of a batch's rows into a table already holding the
-//                                other rows (+ commit).
+//   merge/<name>/raw_lmdb_put    one write transaction of mdb_cursor_put of a batch's rows, in memory and sorted
+//                                by key (as a batch file holds them), into a table already holding the other rows
+//                                (+ commit).
 //   merge/<name>/<type>_<label>  MergeProcessor::MergePending of that batch, staged as a zip, into a shard already
 //                                holding the other rows (extract, merge, commit, unstage).
+//   merge_txn/<name>/...         the same two, the Plan B side timing the merge's write transaction alone
+//                                (MergeIntoShard on the batch extracted and open in setup): what the scheme and
+//                                store cost, without the per-batch bookkeeping (extracting, attempts, unstaging).
 // The batches are rows i with i % 10 == 0, 1, 2 (three iterations, one batch each: 10% of the rows), the shard
 // the other 70%; both are rebuilt untimed at each repetition. Times are manual (setup excluded). Variants in
 // `shards.refused` are reported as skipped. Temporary files go under `root`.
