@@ -150,13 +150,20 @@ void PlanBLoad(benchmark::State& state, const SuiteRows* rows, const SchemeVaria
   fs::remove_all(dir, ec);
 }
 
-void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
+// A runtime in `dir` (made afresh) whose shard of `v` holds every row but the merge batches' (70%), merged.
+std::unique_ptr<Runtime> RuntimeWithMergedShard(const SuiteRows* rows, const SchemeVariant& v, const std::string& dir) {
   FreshDir(dir);
-  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, *v));
+  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, v));
   std::unique_ptr<StreamWriter> writer;
-  CheckSetup(WriteStream(runtime.get(), v->label, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; },
+  CheckSetup(WriteStream(runtime.get(), v.label, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; },
                          &writer));
   CheckSetup(StageAndMerge(runtime.get(), writer.get()));
+  return runtime;
+}
+
+void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
+  std::unique_ptr<Runtime> runtime = RuntimeWithMergedShard(rows, *v, dir);
+  std::unique_ptr<StreamWriter> writer;
   size_t batch = 0;
   for (auto _ : state) {
     CheckSetup(WriteStream(runtime.get(), v->label, *rows, [batch](size_t i) { return i % kBatchModulus == batch; },
@@ -181,12 +188,8 @@ void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVari
 // into the shard, the batch id recorded, the commit), like for like with raw's transaction: the batch is zipped
 // and extracted as a node does, and open, in setup. What PlanBMerge adds to this is the per-batch bookkeeping.
 void PlanBMergeTxn(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
-  FreshDir(dir);
-  std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, *v));
+  std::unique_ptr<Runtime> runtime = RuntimeWithMergedShard(rows, *v, dir);
   std::unique_ptr<StreamWriter> writer;
-  CheckSetup(WriteStream(runtime.get(), v->label, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; },
-                         &writer));
-  CheckSetup(StageAndMerge(runtime.get(), writer.get()));
   std::shared_ptr<const MapPlugins> plugins;
   CheckSetup(runtime->catalog().Get(v->label, &plugins));
   std::shared_ptr<MapEnv> shard;
@@ -311,43 +314,27 @@ void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShar
 }
 
 void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root) {
-  const std::string load = "load/" + rows->name + "/";
-  const std::string merge = "merge/" + rows->name + "/";
+  using RawRow = void (*)(benchmark::State&, const SuiteRows*, std::string);
+  using PlanBRow = void (*)(benchmark::State&, const SuiteRows*, const SchemeVariant*, std::string);
   const std::string dir = root + "/" + rows->name + "-timed";
-  benchmark::RegisterBenchmark((load + "raw_lmdb_put").c_str(), RawLoad, rows, dir + "/raw-load")
-      ->Iterations(kLoads)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-  for (const SchemeVariant& v : shards->variants) {
-    benchmark::RegisterBenchmark((load + rows->type + "_" + v.label).c_str(), PlanBLoad, rows, &v,
-                                 dir + "/load-" + v.label)
-        ->Iterations(kLoads)
+  // One group: raw's row, then a row per variant, each `iterations` timed batches in a directory of its own.
+  auto group = [&](const std::string& name, int iterations, RawRow raw, PlanBRow planb) {
+    const std::string prefix = name + "/" + rows->name + "/";
+    benchmark::RegisterBenchmark((prefix + "raw_lmdb_put").c_str(), raw, rows, dir + "/" + name + "-raw")
+        ->Iterations(iterations)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
-  }
-  benchmark::RegisterBenchmark((merge + "raw_lmdb_put").c_str(), RawMerge, rows, dir + "/raw-merge")
-      ->Iterations(kMergeBatches)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-  for (const SchemeVariant& v : shards->variants) {
-    benchmark::RegisterBenchmark((merge + rows->type + "_" + v.label).c_str(), PlanBMerge, rows, &v,
-                                 dir + "/merge-" + v.label)
-        ->Iterations(kMergeBatches)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
-  }
-  const std::string merge_txn = "merge_txn/" + rows->name + "/";
-  benchmark::RegisterBenchmark((merge_txn + "raw_lmdb_put").c_str(), RawMerge, rows, dir + "/raw-merge-txn")
-      ->Iterations(kMergeBatches)
-      ->UseManualTime()
-      ->Unit(benchmark::kMillisecond);
-  for (const SchemeVariant& v : shards->variants) {
-    benchmark::RegisterBenchmark((merge_txn + rows->type + "_" + v.label).c_str(), PlanBMergeTxn, rows, &v,
-                                 dir + "/merge-txn-" + v.label)
-        ->Iterations(kMergeBatches)
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
-  }
+    for (const SchemeVariant& v : shards->variants) {
+      benchmark::RegisterBenchmark((prefix + rows->type + "_" + v.label).c_str(), planb, rows, &v,
+                                   dir + "/" + name + "-" + v.label)
+          ->Iterations(iterations)
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  };
+  group("load", kLoads, RawLoad, PlanBLoad);
+  group("merge", kMergeBatches, RawMerge, PlanBMerge);
+  group("merge_txn", kMergeBatches, RawMerge, PlanBMergeTxn);
   ReportRefused(*shards, {"load/" + rows->name, "merge/" + rows->name, "merge_txn/" + rows->name});
 }
 
