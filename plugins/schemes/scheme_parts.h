@@ -177,7 +177,7 @@ class DirectForm {
       PutU16(p, static_cast<uint16_t>(key.size));
       p += kDirectLengthBytes;
     }
-    if (key.size != 0) std::memcpy(p, key.data, key.size);
+    CopyBytes(p, key.data, key.size);
     prefix->size = static_cast<uint32_t>(p - prefix->bytes + key.size);
   }
 

@@ -37,7 +37,11 @@ struct KeySearch {
 inline void CopyPrefixBytes(uint8_t* to, const uint8_t* from, uint32_t size) {
   constexpr uint32_t kShort = 32;
   static_assert(kShort <= kMaxLmdbKeySize, "KeyPrefix buffers hold at least 32 bytes");
-  std::memcpy(to, from, size <= kShort ? kShort : size);
+  if (size <= kShort) {
+    std::memcpy(to, from, kShort);  // a constant size, so no call (a size chosen at run time would be one)
+  } else {
+    std::memcpy(to, from, size);
+  }
 }
 
 // Copies the used bytes of `from` (a KeyPrefix is 515 bytes; a prefix is often 10).
@@ -50,11 +54,7 @@ inline void CopyPrefix(const KeyPrefix& from, KeyPrefix* to) {
 inline bool JoinKey(const KeyPrefix& prefix, Bytes suffix, KeyPrefix* out) {
   if (prefix.size + suffix.size > kMaxLmdbKeySize) return false;
   CopyPrefixBytes(out->bytes, prefix.bytes, prefix.size);
-  if (suffix.size == 8) {
-    std::memcpy(out->bytes + prefix.size, suffix.data, 8);  // a time: the common suffix, copied without a call
-  } else if (suffix.size != 0) {
-    std::memcpy(out->bytes + prefix.size, suffix.data, suffix.size);
-  }
+  CopyBytes(out->bytes + prefix.size, suffix.data, suffix.size);
   out->size = static_cast<uint32_t>(prefix.size + suffix.size);
   return true;
 }
@@ -77,13 +77,21 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     return code;
   }
   CopyPrefix(candidate.prefix, &out->prefix);
-  const KeyPrefix& prefix = out->prefix;
+  KeyPrefix& prefix = out->prefix;
+  // The LMDB key sought: the prefix with the suffix written after it, in the prefix's own buffer (bytes past
+  // `size` are not part of a KeyPrefix), so that no lookup copies the prefix a second time.
+  const auto append_suffix = [&prefix, suffix](Bytes* target) {
+    if (prefix.size + suffix.size > kMaxLmdbKeySize) return false;
+    CopyBytes(prefix.bytes + prefix.size, suffix.data, suffix.size);
+    *target = Bytes(prefix.bytes, prefix.size + suffix.size);
+    return true;
+  };
   if (candidate.certain && seek == Seek::kExact && intent == Intent::kRead) {
     // The exact row of a certain prefix (direct State): mdb_get is the same single descent without the cursor's
     // checks of its current page, which random lookups never reuse. The cursor stays where it was.
-    KeyPrefix target;
-    if (!JoinKey(prefix, suffix, &target)) return Code::kNotFound;
-    MDB_val k = target.view().mdb();
+    Bytes target;
+    if (!append_suffix(&target)) return Code::kNotFound;
+    MDB_val k = target.mdb();
     MDB_val v;
     const int rc = mdb_get(table.txn, table.dbi, &k, &v);
     out->key_found = true;  // a certain prefix is the key's, rows or not
@@ -94,9 +102,9 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     return Code::kOk;
   }
   for (;;) {
-    KeyPrefix target;
-    if (!JoinKey(prefix, suffix, &target)) return Code::kNotFound;
-    MDB_val k = target.view().mdb();
+    Bytes target;
+    if (!append_suffix(&target)) return Code::kNotFound;
+    MDB_val k = target.mdb();
     MDB_val v;
     int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
     if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) {
@@ -108,7 +116,7 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
       // The landed row proves (or disproves) that the candidate is the key's.
       if (candidate.certain || scheme.RowHasKey(key, Bytes(v))) {
         out->key_found = true;
-        if (seek == Seek::kAtOrAfter || Bytes(k) == target.view()) {
+        if (seek == Seek::kAtOrAfter || Bytes(k) == target) {
           out->row_key = k;
           out->row_value = v;
           return Code::kOk;
