@@ -63,15 +63,12 @@ class IdIndex {
     return Code::kNotFound;
   }
 
-  // The key's id, found or newly allocated (write transactions).
+  // The key's id, found or newly allocated (write transactions). Called for keys a read just missed, so the
+  // common case is a new key whose hash no other key has: clash numbers are dense, so when clash 0 is free the key
+  // is absent, and the put that claims clash 0 (MDB_NOOVERWRITE) is also the proof. A taken clash 0 falls back to
+  // the full search.
   Code FindOrAdd(const Table& t, Bytes key, uint8_t* id, ErrorBuffer* error) const {
-    uint32_t clash = 0;
-    const Code found = Find(t, key, id, &clash, error);
-    if (found != Code::kNotFound) return found;
-    if (clash > kMaxClash) {
-      return Fail(error, Code::kFull, "more than %u keys share one %u-bit hash in the lookup table; raise hash_bits",
-                  kMaxClash + 1, hash_bits_);
-    }
+    if (t.scheme_tables == nullptr) return Fail(error, Code::kInternal, "the lookup table was not opened");
     static constexpr uint8_t kNextIdKey[] = {'n'};
     MDB_val next_key{sizeof(kNextIdKey), const_cast<uint8_t*>(kNextIdKey)};
     MDB_val v;
@@ -82,16 +79,32 @@ class IdIndex {
     } else if (rc != MDB_NOTFOUND) {
       return Fail(error, Code::kCorruption, "the lookup table's next id is unreadable");
     }
-    if (next >= kIdCount) {
-      return Fail(error, Code::kFull, "the lookup table is full (%llu ids)", static_cast<unsigned long long>(kIdCount));
-    }
-    PutU32(id, static_cast<uint32_t>(next));
     uint8_t index_key[kMaxHashBytes + kClashBytes];
     WriteHash(key, index_key);
-    PutU16(index_key + hash_bytes_, static_cast<uint16_t>(clash));
+    PutU16(index_key + hash_bytes_, 0);
     MDB_val ik{hash_bytes_ + kClashBytes, index_key};
     MDB_val iv{kIdBytes + key.size, nullptr};
-    rc = mdb_put(t.txn, t.scheme_tables[0], &ik, &iv, MDB_RESERVE);
+    if (next >= kIdCount) {  // the key may still be there: only a new one needs an id
+      uint32_t clash = 0;
+      const Code found = Find(t, key, id, &clash, error);
+      if (found != Code::kNotFound) return found;
+      return Fail(error, Code::kFull, "the lookup table is full (%llu ids)", static_cast<unsigned long long>(kIdCount));
+    }
+    rc = mdb_put(t.txn, t.scheme_tables[0], &ik, &iv, MDB_NOOVERWRITE | MDB_RESERVE);
+    if (rc == MDB_KEYEXIST) {
+      uint32_t clash = 0;
+      const Code found = Find(t, key, id, &clash, error);
+      if (found != Code::kNotFound) return found;
+      if (clash > kMaxClash) {
+        return Fail(error, Code::kFull,
+                    "more than %u keys share one %u-bit hash in the lookup table; raise hash_bits", kMaxClash + 1,
+                    hash_bits_);
+      }
+      PutU16(index_key + hash_bytes_, static_cast<uint16_t>(clash));
+      iv = MDB_val{kIdBytes + key.size, nullptr};
+      rc = mdb_put(t.txn, t.scheme_tables[0], &ik, &iv, MDB_NOOVERWRITE | MDB_RESERVE);
+    }
+    PutU32(id, static_cast<uint32_t>(next));
     if (rc == MDB_SUCCESS) {
       std::memcpy(iv.mv_data, id, kIdBytes);
       if (key.size != 0) std::memcpy(static_cast<uint8_t*>(iv.mv_data) + kIdBytes, key.data, key.size);

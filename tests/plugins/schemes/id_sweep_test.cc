@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <ostream>
 #include <set>
 #include <string>
 #include <utility>
@@ -37,7 +38,10 @@ struct IdSchemeParam {
   const char* scheme;
   std::vector<std::pair<std::string, std::string>> options;
   std::string key_suffix;  // makes clashing keys long enough for the id form
+  unsigned hash_bits;
 };
+
+void PrintTo(const IdSchemeParam& param, std::ostream* os) { *os << param.test_name; }
 
 class IdSweepTest : public ::testing::TestWithParam<IdSchemeParam> {
  protected:
@@ -122,12 +126,90 @@ TEST_P(IdSweepTest, ASweepWithNothingDeletedForgetsNothing) {
 }
 
 const IdSchemeParam kIdSchemes[] = {
-    {"LookupTable8Bits", "lookup_table", {{"hash_bits", "8"}}, ""},
-    {"VariableAllIds8Bits", "variable", {{"hash_bits", "8"}, {"direct_max", "0"}}, ""},
-    {"Variable", "variable", {}, std::string(40, 'x')},  // past direct_max 32: the id form
+    {"LookupTable8Bits", "lookup_table", {{"hash_bits", "8"}}, "", 8},
+    {"VariableAllIds8Bits", "variable", {{"hash_bits", "8"}, {"direct_max", "0"}}, "", 8},
+    {"Variable", "variable", {}, std::string(40, 'x'), 64},  // past direct_max 32: the id form
 };
 
 INSTANTIATE_TEST_SUITE_P(IdSchemes, IdSweepTest, ::testing::ValuesIn(kIdSchemes),
+                         [](const auto& info) { return std::string(info.param.test_name); });
+
+// Adding a key to the lookup table at its limits: every clash number of its hash taken, or every id handed out.
+// The tables are filled directly (65,536 entries would take 16M keys through the store). A new key is refused
+// naming the limit; a key the table already holds still writes, and nothing is half-written.
+class IdLimitsTest : public IdSweepTest {
+ protected:
+  // Writes `entries` straight into the scheme's table `index` (0: index, 1: ids) in one transaction.
+  void WriteSchemeTable(uint32_t index, const std::vector<std::pair<std::string, std::string>>& entries) {
+    testing::MapTxn txn;
+    ASSERT_TRUE(txn.Begin(env_, true).ok());
+    for (const auto& [key, value] : entries) {
+      MDB_val k{key.size(), const_cast<char*>(key.data())};
+      MDB_val v{value.size(), const_cast<char*>(value.data())};
+      ASSERT_EQ(mdb_put(txn.table().txn, txn.table().scheme_tables[index], &k, &v, 0), MDB_SUCCESS);
+    }
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+
+  // The one key the test adds (long enough for the id form under every parameter).
+  std::string Key(const std::string& name) { return name + GetParam().key_suffix; }
+};
+
+TEST_P(IdLimitsTest, AKeyWhoseHashHasEveryClashNumberTakenIsRefused) {
+  const std::string present = Key("present");
+  ASSERT_TRUE(PutRows(env_, {{present, "1"}}).ok());
+  const std::string key = Key("crowded");
+  const std::string hash = testing::ExpectedHash(key, GetParam().hash_bits);
+  std::vector<std::pair<std::string, std::string>> taken;
+  for (uint32_t clash = 0; clash <= 0xFFFF; ++clash) {
+    const std::string id = {'\x7f', '\0', static_cast<char>(clash >> 8), static_cast<char>(clash & 0xFF)};
+    taken.emplace_back(hash + std::string{static_cast<char>(clash >> 8), static_cast<char>(clash & 0xFF)},
+                       id + "another key " + std::to_string(clash));
+  }
+  WriteSchemeTable(0, taken);
+  const auto ids_before = Ids();
+
+  const Status s = PutRows(env_, {{present, "2"}, {key, "v"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kFull);
+  EXPECT_NE(s.message().find("share one " + std::to_string(GetParam().hash_bits) +
+                             "-bit hash in the lookup table; raise hash_bits"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(Ids(), ids_before);  // the transaction was not committed: no id given, the earlier row unchanged
+  std::string value;
+  EXPECT_EQ(GetValue(*env_, present, &value), Code::kOk);
+  EXPECT_EQ(value, "1");
+  EXPECT_EQ(GetValue(*env_, key, &value), Code::kNotFound);
+
+  ASSERT_TRUE(PutRows(env_, {{present, "3"}}).ok());  // a key the table holds still writes
+  EXPECT_EQ(GetValue(*env_, present, &value), Code::kOk);
+  EXPECT_EQ(value, "3");
+}
+
+TEST_P(IdLimitsTest, ANewKeyIsRefusedOnceEveryIdWasHandedOut) {
+  const std::string present = Key("present");
+  ASSERT_TRUE(PutRows(env_, {{present, "1"}}).ok());
+  const uint64_t ids = uint64_t{1} << 32;
+  std::string counter(8, '\0');
+  for (int i = 0; i < 8; ++i) counter[i] = static_cast<char>(ids >> (56 - 8 * i));
+  WriteSchemeTable(1, {{"n", counter}});
+
+  std::string value;
+  Status s = PutRows(env_, {{Key("newcomer"), "v"}});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), Code::kFull);
+  EXPECT_NE(s.message().find("the lookup table is full (4294967296 ids)"), std::string::npos) << s.message();
+  EXPECT_EQ(GetValue(*env_, Key("newcomer"), &value), Code::kNotFound);
+
+  s = PutRows(env_, {{present, "2"}});  // its id exists: nothing to hand out
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(GetValue(*env_, present, &value), Code::kOk);
+  EXPECT_EQ(value, "2");
+  EXPECT_EQ(SchemeTableProblems(*env_), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(IdSchemes, IdLimitsTest, ::testing::ValuesIn(kIdSchemes),
                          [](const auto& info) { return std::string(info.param.test_name); });
 
 // The id_table test fixture (another plugin's tables) sweeps too.
