@@ -20,8 +20,8 @@ inline Code PutFailureCode(int rc) {
 // Writes a store type's rows in one pass of `table.cursor`: every find and write is a cursor operation, so rows
 // arriving in LMDB key order (a batch merged into a shard) get LMDB's same-leaf-page shortcut. Per row, in the
 // common case: one mdb_cursor_put (MDB_NOOVERWRITE: it finds the place, and an existing row at the same LMDB
-// key is overwritten in place with MDB_CURRENT), plus, for a scheme whose candidates need proving (hashed),
-// one MDB_NEXT (and for a store with a suffix at most one more seek on the same page) on a key's first row. A
+// key is overwritten in place with MDB_CURRENT), plus, for a scheme whose candidates need proving (hashed), on
+// a key's first row one step to a neighbour (a key new to the table, with a suffix: three steps on one page). A
 // clash or a gap in the candidates falls back to FindKeyedRow.
 //
 // Single-threaded, inside the write transaction of `table`. The key's prefix is remembered between rows: a key
@@ -197,36 +197,37 @@ class KeyedRowWriter {
 
   // After inserting the key's first row under a candidate that needs proving: `*ours` when the rows beside it
   // under the candidate are the key's, or there are none and no later candidate exists (a gap could hide the
-  // key's rows there).
+  // key's rows there). With a suffix the row before is looked at first: a key's newer row (a later time, the
+  // common case when a batch updates a shard) follows the key's own rows, so one step back proves it.
   Code ProveInserted(const KeyPrefix& prefix, const Parts& row, const KeyPrefix& row_key, bool* ours,
                      ErrorBuffer* error) {
     MDB_val k;
     MDB_val v;
-    int rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_NEXT);
-    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "%s", mdb_strerror(rc));
-    if (rc == MDB_SUCCESS && RowUnder(k, prefix, row.suffix.size)) {
-      *ours = scheme_.RowHasKey(row.key, Bytes(v));
-      return Code::kOk;
-    }
-    const Bytes after = rc == MDB_SUCCESS ? Bytes(k) : Bytes();
-    const bool at_end = rc == MDB_NOTFOUND;
-    if (row.suffix.size != 0) {  // rows of the candidate may also sort before the new one
-      MDB_val back = row_key.view().mdb();
-      rc = mdb_cursor_get(table_.cursor, &back, &v, MDB_SET_KEY);
-      if (rc == MDB_SUCCESS) rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_PREV);
+    int rc = MDB_SUCCESS;
+    if (row.suffix.size != 0) {
+      rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_PREV);
       if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "%s", mdb_strerror(rc));
       if (rc == MDB_SUCCESS && RowUnder(k, prefix, row.suffix.size)) {
         *ours = scheme_.RowHasKey(row.key, Bytes(v));
         return Code::kOk;
       }
+      MDB_val back = row_key.view().mdb();  // back to the new row (mostly on the same page: no descent)
+      rc = mdb_cursor_get(table_.cursor, &back, &v, MDB_SET_KEY);
+      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "finding the new %s: %s", row_kind_, mdb_strerror(rc));
     }
-    if (at_end) {
+    rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_NEXT);
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "%s", mdb_strerror(rc));
+    if (rc == MDB_SUCCESS && RowUnder(k, prefix, row.suffix.size)) {
+      *ours = scheme_.RowHasKey(row.key, Bytes(v));
+      return Code::kOk;
+    }
+    if (rc == MDB_NOTFOUND) {  // no row under the candidate, and no later candidate past the table's end
       *ours = true;
       return Code::kOk;
     }
     KeyPrefix next;
     CopyPrefix(prefix, &next);
-    Code code = scheme_.NextCandidate(table_, row.key, after, &next, error);
+    Code code = scheme_.NextCandidate(table_, row.key, Bytes(k), &next, error);
     if (code != Code::kOk && code != Code::kNotFound) return code;
     *ours = code == Code::kNotFound;
     return Code::kOk;
