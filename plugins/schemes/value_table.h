@@ -77,19 +77,19 @@ class ValueTable {
     if (t.scheme_tables == nullptr) return Fail(error, Code::kInternal, "value_dedup: no value tables were passed");
     uint8_t* key = scratch + 1;
     PutU64(key, XXH3_64bits(value.data, value.size));
+    // Each clash number is claimed with MDB_NOOVERWRITE: a new value is stored by the same descent that finds
+    // its number free, and a taken number hands back the value already there to compare.
     for (uint32_t clash = 0; clash <= 0xFFFF; ++clash) {
       PutU16(key + 8, static_cast<uint16_t>(clash));
       MDB_val k{kRefKeySize, key};
-      MDB_val v;
-      int rc = mdb_get(t.txn, t.scheme_tables[values_], &k, &v);
-      if (rc == MDB_NOTFOUND) {  // a new value: store it with one reference
-        MDB_val bytes{value.size, const_cast<uint8_t*>(value.data)};
-        rc = mdb_put(t.txn, t.scheme_tables[values_], &k, &bytes, 0);
-        if (rc == MDB_SUCCESS) rc = PutCount(t, &k, 1);
+      MDB_val v{value.size, const_cast<uint8_t*>(value.data)};
+      int rc = mdb_put(t.txn, t.scheme_tables[values_], &k, &v, MDB_NOOVERWRITE);
+      if (rc == MDB_SUCCESS) {  // a new value: stored, with one reference
+        rc = PutCount(t, &k, 1);
         if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "writing the value table: %s", mdb_strerror(rc));
         break;
       }
-      if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading the value table: %s", mdb_strerror(rc));
+      if (rc != MDB_KEYEXIST) return Fail(error, Code::kIOError, "writing the value table: %s", mdb_strerror(rc));
       if (v.mv_size == value.size && std::memcmp(v.mv_data, value.data, value.size) == 0) {
         uint64_t count = 0;
         rc = GetCount(t, &k, &count);

@@ -473,6 +473,43 @@ TEST_P(StateStoreDedupTest, OverwriteKeepsCountsExact) {
   EXPECT_EQ(Get(*shard, "b"), two);
 }
 
+// A value whose 64-bit hash another value already holds (planted: XXH3 clashes cannot be found by search) goes
+// under the next clash number; both read back, and releasing it leaves the other alone.
+TEST_P(StateStoreDedupTest, AValueWhoseHashIsTakenGoesUnderTheNextClashNumber) {
+  const std::string value(64, 'v');
+  auto shard = NewEnv("shard");
+  ASSERT_TRUE(MergeInto(Batch("b0", {{"z", std::string(40, 'z')}}), shard).ok());  // the value tables exist
+  uint8_t ref[10];
+  PutU64(ref, XXH3_64bits(value.data(), value.size()));
+  PutU16(ref + 8, 0);
+  {
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(shard->env(), nullptr, 0, &txn), MDB_SUCCESS);
+    MDB_dbi values = 0, refs = 0;
+    ASSERT_EQ(mdb_dbi_open(txn, "scheme.values", 0, &values), MDB_SUCCESS);
+    ASSERT_EQ(mdb_dbi_open(txn, "scheme.value_refs", 0, &refs), MDB_SUCCESS);
+    const std::string other(64, 'o');
+    uint8_t one[8];
+    PutU64(one, 1);
+    MDB_val k{sizeof(ref), ref};
+    MDB_val v{other.size(), const_cast<char*>(other.data())};
+    MDB_val count{sizeof(one), one};
+    ASSERT_EQ(mdb_put(txn, values, &k, &v, 0), MDB_SUCCESS);
+    ASSERT_EQ(mdb_put(txn, refs, &k, &count, 0), MDB_SUCCESS);
+    ASSERT_EQ(mdb_txn_commit(txn), MDB_SUCCESS);
+  }
+  ASSERT_TRUE(MergeInto(Batch("b1", {{"a", value}, {"b", value}}), shard).ok());
+  EXPECT_EQ(Get(*shard, "a"), value);
+  EXPECT_EQ(Get(*shard, "b"), value);
+  EXPECT_EQ(CountValueTable(*shard).entries, 3u);     // z's, the planted one, and the value at clash 1
+  EXPECT_EQ(CountValueTable(*shard).references, 4u);  // z, planted, a, b
+
+  ASSERT_TRUE(MergeInto(Batch("b2", {{"a", "tiny"}, {"b", "tiny"}}), shard).ok());
+  EXPECT_EQ(CountValueTable(*shard).entries, 2u);  // clash 1 went; the planted entry under clash 0 stays
+  EXPECT_EQ(CountValueTable(*shard).references, 2u);
+  EXPECT_EQ(Get(*shard, "z"), std::string(40, 'z'));
+}
+
 // Without the option a shard holds no value tables (so shards written before they existed open alike).
 TEST_P(StateStoreTest, ValueTablesExistOnlyWithValueDedup) {
   auto shard = NewEnv("shard");
