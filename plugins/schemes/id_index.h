@@ -66,14 +66,17 @@ class IdIndex {
   // The key's id, found or newly allocated (write transactions). Called for keys a read just missed, so the
   // common case is a new key whose hash no other key has: clash numbers are dense, so when clash 0 is free the key
   // is absent, and the put that claims clash 0 (MDB_NOOVERWRITE) is also the proof. A taken clash 0 falls back to
-  // the full search.
+  // the full search. In `ids` the counter and the new id sit side by side at the table's end (ids sort before
+  // "n" until 0x6E000000), so one cursor reads the counter and writes both with one descent, not three.
   Code FindOrAdd(const Table& t, Bytes key, uint8_t* id, ErrorBuffer* error) const {
     if (t.scheme_tables == nullptr) return Fail(error, Code::kInternal, "the lookup table was not opened");
-    static constexpr uint8_t kNextIdKey[] = {'n'};
-    MDB_val next_key{sizeof(kNextIdKey), const_cast<uint8_t*>(kNextIdKey)};
+    IdsCursor ids;
+    int rc = mdb_cursor_open(t.txn, t.scheme_tables[1], &ids.cursor);
+    if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening the lookup table: %s", mdb_strerror(rc));
+    MDB_val next_key = NextIdKey();
     MDB_val v;
     uint64_t next = 0;
-    int rc = mdb_get(t.txn, t.scheme_tables[1], &next_key, &v);
+    rc = mdb_cursor_get(ids.cursor, &next_key, &v, MDB_SET_KEY);
     if (rc == MDB_SUCCESS && v.mv_size == kCounterBytes) {
       next = GetU64(static_cast<const uint8_t*>(v.mv_data));
     } else if (rc != MDB_NOTFOUND) {
@@ -110,13 +113,14 @@ class IdIndex {
       if (key.size != 0) std::memcpy(static_cast<uint8_t*>(iv.mv_data) + kIdBytes, key.data, key.size);
       MDB_val idk{kIdBytes, id};
       MDB_val idv = key.mdb();
-      rc = mdb_put(t.txn, t.scheme_tables[1], &idk, &idv, 0);
+      rc = mdb_cursor_put(ids.cursor, &idk, &idv, 0);
     }
     if (rc == MDB_SUCCESS) {
       uint8_t following[kCounterBytes];
       PutU64(following, next + 1);
       MDB_val fv{kCounterBytes, following};
-      rc = mdb_put(t.txn, t.scheme_tables[1], &next_key, &fv, 0);
+      next_key = NextIdKey();
+      rc = mdb_cursor_put(ids.cursor, &next_key, &fv, 0);
     }
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "writing the lookup table: %s", mdb_strerror(rc));
     return Code::kOk;
@@ -176,6 +180,20 @@ class IdIndex {
   }
 
  private:
+  // A cursor closed when it goes out of scope (write-transaction cursors are the caller's to close).
+  struct IdsCursor {
+    MDB_cursor* cursor = nullptr;
+    ~IdsCursor() {
+      if (cursor != nullptr) mdb_cursor_close(cursor);
+    }
+  };
+
+  // The key of the counter in `ids`: the one key of 1 byte.
+  static MDB_val NextIdKey() {
+    static constexpr uint8_t kNextIdKey[] = {'n'};
+    return MDB_val{sizeof(kNextIdKey), const_cast<uint8_t*>(kNextIdKey)};
+  }
+
   // Whether the data table has a row under `tag` + `id` (with a suffix of `suffix_size` bytes).
   static Code HasRows(const Table& t, Bytes tag, const uint8_t* id, uint32_t suffix_size, bool* used,
                       ErrorBuffer* error) {
