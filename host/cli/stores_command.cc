@@ -85,8 +85,10 @@ int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, st
       {"MAP", "TYPE", "SCHEME", "ROWS", "BYTES", "FREE", "LAST_CONDENSED", "LAST_RECLAIMED"}};
   int exit_code = kExitOk;
   for (const auto& [name, plugins] : runtime.catalog().maps()) {
-    StoreLine line{name, plugins->type_descriptor().name,
-                   plugins->scheme_descriptor() ? plugins->scheme_descriptor()->name : "-"};
+    StoreLine line;
+    line.map = name;
+    line.type = plugins->type_descriptor().name;
+    line.scheme = plugins->scheme_descriptor() ? plugins->scheme_descriptor()->name : "-";
     Status s = Measure(runtime, name, &line);
     if (!s.ok()) {
       err << "planb: " << s.message() << "\n";

@@ -61,6 +61,9 @@ void AppendFieldsObject(const MapInfo& info, const LookupResult& result, std::st
         else out->append("null");
         break;
       case FieldKind::kBool: out->append(v.flag ? "true" : "false"); break;
+      case FieldKind::kAddress:  // only an ip map's KeyStart / KeyEnd, which are never own fields (Written)
+        out->append("null");
+        break;
     }
   }
   out->push_back('}');
