@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "host/common/iso_time.h"
+#include "host/plugin_host/key_format.h"
 #include "host/reader/open_map.h"
 #include "host/reader/reader_impl.h"
 
@@ -265,14 +266,15 @@ Status Reader::Impl::Describe(std::string_view map, MapInfo* out) const {
   info.type = d.name;
   info.number_keys = slot->number_keys();
   info.uses_time = slot->uses_time();
-  for (uint32_t i = 0; i < d.field_count; ++i) {
-    if (d.fields[i].field == RowField::kValue) info.has_value = true;
-    if (d.fields[i].field == RowField::kStart) info.has_session = true;
+  // As queries and output see them: an ip map's KeyStart / KeyEnd are addresses, not the type's numbers.
+  for (const FieldSpec& spec : MapFields(d, slot->plugins().config())) {
+    if (spec.field == RowField::kValue) info.has_value = true;
+    if (spec.field == RowField::kStart) info.has_session = true;
     FieldInfo field;
-    field.name = d.fields[i].name;
-    field.kind = d.fields[i].kind;
-    field.own = d.fields[i].field == RowField::kOwn;
-    field.flags = d.fields[i].flags;
+    field.name = spec.name;
+    field.kind = spec.kind;
+    field.own = spec.field == RowField::kOwn;
+    field.flags = spec.flags;
     info.fields.push_back(std::move(field));
   }
   *out = std::move(info);

@@ -1,5 +1,5 @@
 // planb::Reader on ranged maps with key_format = ip / ipv4: looked up by address text (single and batched),
-// Describe says the keys are text, numbers and malformed addresses are errors naming the map or the text.
+// Describe says the keys are text and the range's bounds addresses, numbers and malformed addresses are errors naming the map or the text.
 // Data is loaded by the real planb binary.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -66,6 +66,15 @@ TEST(ReaderIpKeys, LooksUpByAddressText) {
   MapInfo info;
   ASSERT_TRUE(reader->Describe("geo", &info).ok());
   EXPECT_FALSE(info.number_keys);
+  // The range's bounds are addresses here, as queries see them (a ranged map of numbers: FieldKind::kNumber).
+  int bounds = 0;
+  for (const FieldInfo& field : info.fields) {
+    if (field.name == "KeyStart" || field.name == "KeyEnd") {
+      EXPECT_EQ(field.kind, FieldKind::kAddress) << field.name;
+      ++bounds;
+    }
+  }
+  EXPECT_EQ(bounds, 2);
 }
 
 TEST(ReaderIpKeys, NumbersAndMalformedAddressesAreErrors) {
