@@ -154,7 +154,7 @@ po::options_description CommandOptions() {
       ("dir", po::value<std::string>()->value_name("DIR"), "keygen: write the key files here (default: .)")
       ("lookup", po::value<std::vector<std::string>>()->value_name("TARGET=MAP:FIELD[@TIMEFIELD]")->composing(),
        "enrich: write the answer for FIELD's value in MAP (at the instant TIMEFIELD holds: ISO-8601 or epoch ms) "
-       "at TARGET; dotted paths (client.ip) in JSON, column names in CSV (repeatable)")
+       "at TARGET; dotted paths (client.ip; a\\.b is the member a.b) in JSON, column names in CSV (repeatable)")
       ("fallback", po::value<std::vector<std::string>>()->value_name("TARGET=VALUE")->composing(),
        "enrich: write VALUE at TARGET when its lookup misses (repeatable)")
       ("on-miss", po::value<std::string>()->value_name("keep|drop|tag"),

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "host/common/log_text.h"
+
 namespace planb {
 
 namespace {
@@ -267,23 +269,41 @@ void InsertAtTopLevelEnd(std::string_view json, const JsonPath& path, std::strin
 }
 
 Status ParseJsonPath(std::string_view text, JsonPath* out) {
+  const auto refuse = [text](const std::string& why) {
+    return Status::Invalid("'" + LogValue(text) + "' is not a field path: " + why);
+  };
+  if (text.empty()) return refuse("it is empty");
   JsonPath path;
   path.text = std::string(text);
-  size_t start = 0;
-  for (;;) {
-    const size_t dot = text.find('.', start);
-    const std::string_view part = text.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (part.empty()) {
-      return Status::Invalid("'" + path.text + "' is not a field path: " +
-                             (text.empty() ? std::string("it is empty")
-                                           : "it has an empty part (write member names joined by dots: client.ip)"));
+  std::string part;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == '.') {
+      if (part.empty()) return refuse("it has an empty part (write member names joined by dots: client.ip)");
+      path.parts.push_back(std::move(part));
+      part.clear();
+    } else if (text[i] == '\\') {
+      if (i + 1 == text.size() || (text[i + 1] != '.' && text[i + 1] != '\\')) {
+        return refuse("a backslash escapes only a dot or a backslash (a member named a.b: a\\.b)");
+      }
+      part.push_back(text[++i]);
+    } else {
+      part.push_back(text[i]);
     }
-    path.parts.emplace_back(part);
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
   }
   *out = std::move(path);
   return Status::Ok();
+}
+
+std::string JsonPathText(const std::vector<std::string>& parts) {
+  std::string text;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    if (p != 0) text.push_back('.');
+    for (char c : parts[p]) {
+      if (c == '.' || c == '\\') text.push_back('\\');
+      text.push_back(c);
+    }
+  }
+  return text;
 }
 
 bool FindJsonValue(std::string_view json, const JsonPath& path, std::string_view* raw) {

@@ -2,8 +2,9 @@
 // byte for byte as it came (number spellings such as 1.50, -0, 1e2 or integers past 2^64, escapes, member order,
 // white space). The readers here assume text already checked (JsonLineChecker): on anything else they return
 // "absent" rather than read out of bounds.
-// Paths are dotted member names ("client.ip"); a member whose own name holds a dot cannot be named. Where an
-// object repeats a name, the first member counts, for reading and for writing alike.
+// Paths are dotted member names ("client.ip"); a backslash escapes a dot or a backslash within a name ("a\.b" is
+// the member "a.b", as in gjson). Where an object repeats a name, the first member counts, for reading and for
+// writing alike.
 // Thread-safety: pure functions; a JsonPath is immutable once parsed.
 #pragma once
 
@@ -20,8 +21,11 @@ struct JsonPath {
   std::vector<std::string> parts;  // {"client", "ip"}
 };
 
-// Refuses an empty path and empty parts ("a..b", ".a", "a."), naming `text`.
+// Refuses an empty path, empty parts ("a..b", ".a", "a.") and a backslash before anything but a dot or a
+// backslash (or at the end), naming `text`.
 Status ParseJsonPath(std::string_view text, JsonPath* out);
+// The path text naming `parts` (dots and backslashes within a part escaped): ParseJsonPath's inverse.
+std::string JsonPathText(const std::vector<std::string>& parts);
 
 // The raw text of the value at `path` in the object `json` (a string with its quotes, a number as written, an
 // object with its braces). False when a member on the path is absent or a parent is not an object.

@@ -30,19 +30,19 @@ struct Column {
   std::vector<JsonPath> parents;  // "a", "a.b" for "a.b.c"
 };
 
-// REQUIRES: `name` is a valid path (TabularSpec's checks refuse empty parts).
-Column MakeColumn(const std::string& name) {
+// The column `name` names (a field path: ParseJsonPath), or why it names none, with `flag` (e.g. "--key").
+Status MakeColumn(const std::string& name, const char* flag, Column* out) {
   Column column;
   column.name = name;
-  (void)ParseJsonPath(name, &column.path);
+  PLANB_RETURN_IF_ERROR(ParseJsonPath(name, &column.path).WithContext(flag));
   for (size_t n = 1; n < column.path.parts.size(); ++n) {
     JsonPath parent;
     parent.parts.assign(column.path.parts.begin(), column.path.parts.begin() + static_cast<std::ptrdiff_t>(n));
-    parent.text = parent.parts[0];
-    for (size_t i = 1; i < n; ++i) parent.text += "." + parent.parts[i];
+    parent.text = JsonPathText(parent.parts);
     column.parents.push_back(std::move(parent));
   }
-  return column;
+  *out = std::move(column);
+  return Status::Ok();
 }
 
 // Puts the text of `column` in `line` for `use` into *out; "" when all is well, else why not.
@@ -81,23 +81,28 @@ Status ReadJsonLines(std::istream& in, TabularRows* rows) {
   // One reused text per role, in RowTexts order, and the --value-json members.
   struct Role {
     const std::optional<std::string>* column;
+    const char* flag;
     Use use;
     Column parsed;
     std::string text;
   };
-  Role roles[] = {{&spec.key, Use::kText, {}, {}},  {&spec.from, Use::kText, {}, {}},
-                  {&spec.to, Use::kText, {}, {}},   {&spec.time, Use::kText, {}, {}},
-                  {&spec.timeout, Use::kText, {}, {}}, {&spec.value, Use::kValue, {}, {}}};
+  Role roles[] = {{&spec.key, "--key", Use::kText, {}, {}},         {&spec.from, "--from", Use::kText, {}, {}},
+                  {&spec.to, "--to", Use::kText, {}, {}},           {&spec.time, "--time", Use::kText, {}, {}},
+                  {&spec.timeout, "--timeout", Use::kText, {}, {}}, {&spec.value, "--value", Use::kValue, {}, {}}};
   for (Role& role : roles) {
-    if (*role.column) role.parsed = MakeColumn(**role.column);
+    if (*role.column) PLANB_RETURN_IF_ERROR(MakeColumn(**role.column, role.flag, &role.parsed));
   }
   std::vector<std::string> heads;  // `{"a":`, `,"b":`
   std::vector<Column> members;
   for (size_t i = 0; i < spec.value_json.size(); ++i) {
+    members.emplace_back();
+    PLANB_RETURN_IF_ERROR(MakeColumn(spec.value_json[i], "--value-json", &members.back()));
+    // Named by its member names joined with dots, unescaped: "client.ip", and "a.b" for the member a\.b.
+    std::string name;
+    for (const std::string& part : members.back().path.parts) name += (name.empty() ? "" : ".") + part;
     std::string head = i == 0 ? "{" : ",";
-    AppendJsonString(spec.value_json[i], &head);
+    AppendJsonString(name, &head);
     heads.push_back(head + ":");
-    members.push_back(MakeColumn(spec.value_json[i]));
   }
   std::string member;
   std::string json;

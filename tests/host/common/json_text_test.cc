@@ -36,6 +36,25 @@ TEST(JsonPath, SplitsOnDotsAndRefusesEmptyParts) {
   }
 }
 
+TEST(JsonPath, ABackslashEscapesADotOrABackslash) {
+  EXPECT_EQ(Path(R"(a\.b)").parts, (std::vector<std::string>{"a.b"}));
+  EXPECT_EQ(Path(R"(x.a\.b.c)").parts, (std::vector<std::string>{"x", "a.b", "c"}));
+  EXPECT_EQ(Path(R"(a\\.b)").parts, (std::vector<std::string>{R"(a\)", "b"}));
+  EXPECT_EQ(Path(R"(a\.b)").text, R"(a\.b)");
+  for (const std::vector<std::string>& parts :
+       {std::vector<std::string>{"a.b"}, {"x", R"(y\)", ".z."}, {"plain", "names"}}) {
+    EXPECT_EQ(Path(JsonPathText(parts)).parts, parts) << JsonPathText(parts);
+  }
+  for (const char* bad : {R"(a\)", R"(a\b)", R"(\)", R"(a.\)", R"(\x.y)"}) {
+    JsonPath path;
+    const Status s = ParseJsonPath(bad, &path);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("a backslash escapes only a dot or a backslash"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(Find(R"({"a.b":1,"a":{"b":2}})", R"(a\.b)"), "1");
+  EXPECT_EQ(Find(R"({"a.b":1,"a":{"b":2}})", "a.b"), "2");
+}
+
 TEST(JsonText, FindsValuesAsWritten) {
   const std::string json = R"( { "a" : 1.50 , "b":{"c":[1,{"d":2}],"e":"x\"y"}, "big":123456789012345678901234567890 } )";
   EXPECT_EQ(Find(json, "a"), "1.50");

@@ -23,6 +23,10 @@ TEST(EnrichSpec, ParsesLookups) {
   ASSERT_TRUE(ParseLookup("s=sessions:client.ip@@timestamp", &l).ok());
   EXPECT_EQ(l.field.text, "client.ip");
   EXPECT_EQ(l.time_field->text, "@timestamp");
+  // A member whose own name holds a dot, escaped.
+  ASSERT_TRUE(ParseLookup(R"(geo\.cc=cities:client\.city)", &l).ok());
+  EXPECT_EQ(l.target.parts, (std::vector<std::string>{"geo.cc"}));
+  EXPECT_EQ(l.field.parts, (std::vector<std::string>{"client.city"}));
 }
 
 TEST(EnrichSpec, RefusesMalformedLookupsNamingThem) {
@@ -34,6 +38,10 @@ TEST(EnrichSpec, RefusesMalformedLookupsNamingThem) {
     EXPECT_THAT(s.message(), HasSubstr(std::string("--lookup '") + bad + "'"));
     EXPECT_THAT(s.message(), HasSubstr("TARGET=MAP:FIELD"));
   }
+  // Quoted escaped, the argument and the path alike (a backslash doubled).
+  EnrichLookup l;
+  const Status s = ParseLookup(R"(geo=map:a\b)", &l);
+  EXPECT_THAT(s.message(), HasSubstr(R"(--lookup 'geo=map:a\\b': 'a\\b' is not a field path: a backslash escapes)"));
 }
 
 TEST(EnrichSpec, Fallbacks) {

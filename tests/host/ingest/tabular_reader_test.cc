@@ -229,6 +229,31 @@ TEST(TabularReader, JsonLinesDottedNamesReachIntoObjects) {
             "in:1: no field 'client.ip' ('client' is not an object)");
 }
 
+// A member whose own name holds a dot is named with the dot escaped (a\.b); a malformed path names its flag.
+TEST(TabularReader, JsonLinesEscapedDotsNameMembersWithDotsInTheirNames) {
+  const std::string line = R"({"a.b":"flat","a":{"b":"nested"},"c\\d":{"e.f":"deep"}})" "\n";
+  const auto rows = ReadOk(line, Jsonl(R"(a\.b)", "a.b"));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].key, "flat");
+  EXPECT_EQ(rows[0].value, "nested");
+  EXPECT_EQ(ReadOk(line, Jsonl(R"(c\\d.e\.f)", "a.b"))[0].key, "deep");
+  EXPECT_EQ(ErrorOf(R"({"a":{"b":1}})" "\n", Jsonl(R"(a\.b)", "a.b")), R"(in:1: no field 'a\.b')");
+  EXPECT_EQ(ErrorOf(R"({"k":"a","x":{"y":{"z":1}}})" "\n", Jsonl("k", R"(x.y\.z)")), R"(in:1: no field 'x.y\.z')");
+
+  TabularSpec spec = Jsonl("k", "");
+  spec.value.reset();
+  spec.value_json = {R"(a\.b)", "a.b"};
+  EXPECT_EQ(ReadOk(R"({"k":"x","a.b":1,"a":{"b":2}})" "\n", spec)[0].value, R"({"a.b":1,"a.b":2})");
+
+  EXPECT_EQ(ErrorOf(line, Jsonl("a..b", "v")),
+            "--key: 'a..b' is not a field path: it has an empty part (write member names joined by dots: client.ip)");
+  EXPECT_EQ(ErrorOf(line, Jsonl("k", R"(a\b)")),
+            R"(--value: 'a\\b' is not a field path: a backslash escapes only a dot or a backslash (a member named )"
+            R"(a.b: a\.b))");
+  spec.value_json = {"ok", R"(end\)"};
+  EXPECT_THAT(ErrorOf(line, spec), HasSubstr(R"(--value-json: 'end\\' is not a field path)"));
+}
+
 TEST(TabularReader, JsonLinesValueJsonKeepsEachFieldAsWritten) {
   TabularSpec spec = Jsonl("k", "");
   spec.value.reset();
