@@ -180,7 +180,7 @@ class IdIndex {
   }
 
  private:
-  // A cursor closed when it goes out of scope (write-transaction cursors are the caller's to close).
+  // A cursor closed when it goes out of scope (LMDB would keep a write transaction's cursor until the end of it).
   struct IdsCursor {
     MDB_cursor* cursor = nullptr;
     ~IdsCursor() {

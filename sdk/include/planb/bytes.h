@@ -29,9 +29,9 @@ struct Bytes {
   friend bool operator!=(Bytes a, Bytes b) { return !(a == b); }
 };
 
-// Copies `n` bytes between buffers that do not overlap, without reading or writing past either end. Keys on the lookup path are mostly short (a zone, a
-// user id): up to 32 bytes this is two overlapping fixed-size moves, where memcpy of a size known only at run time
-// is a call into libc on every lookup.
+// Copies `n` bytes between buffers that do not overlap, without reading or writing past either end. Keys on the
+// lookup path are mostly short (a zone, a user id): up to 32 bytes this is two overlapping fixed-size moves, where
+// memcpy of a size known only at run time is a call into libc on every lookup.
 inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
   if (n >= 16 && n <= 32) {
     std::memcpy(to, from, 16);

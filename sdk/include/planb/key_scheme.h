@@ -62,9 +62,9 @@ class KeyScheme {
 
   // After `prefix` turned out to hold another key's rows or none: moves `prefix` to the next candidate above it
   // that has rows in `table` (so that gaps left by deleted keys are skipped), or returns kNotFound, leaving
-  // `prefix` as it was, when there is none. `after` is, when the caller knows it (data non-null), the LMDB key of the first row after every row
-  // under `prefix`: a scheme can often answer from it without I/O. Otherwise the scheme may move
-  // `table.cursor` (e.g. MDB_SET_RANGE past `prefix`). Allocates nothing.
+  // `prefix` as it was, when there is none. `after` is, when the caller knows it (data non-null), the LMDB key
+  // of the first row after every row under `prefix`: a scheme can often answer from it without I/O. Otherwise
+  // the scheme may move `table.cursor` (e.g. MDB_SET_RANGE past `prefix`). Allocates nothing.
   virtual Code NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
                              ErrorBuffer* error) const = 0;
 

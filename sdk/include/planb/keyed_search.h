@@ -65,8 +65,9 @@ inline bool RowUnder(const MDB_val& k, const KeyPrefix& prefix, size_t suffix_si
 }
 
 // Finds `key`'s row per `seek` in `table` (whose rows all have `suffix.size` bytes after the prefix). kOk: the
-// row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no such row (`out` still says whether the key has a prefix
-// here, for writes); other codes are errors. Descents: one (plus a MDB_PREV step) unless candidates clash.
+// row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no
+// such row (`out` still says whether the key has a prefix here, for writes); other codes are errors. Descents:
+// one (plus a MDB_PREV step) unless candidates clash.
 inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
                          Intent intent, KeySearch* out, ErrorBuffer* error) {
   out->key_found = out->taken = false;
