@@ -273,6 +273,8 @@ TEST(TabularReader, JsonLinesRefusals) {
   EXPECT_THAT(ErrorOf("{\"k\":\"a\",\"v\":1,\"x\":\"\xFF\"}\n", Jsonl("k", "v")),
               HasSubstr("in:1: not a JSON object: The input is not valid UTF-8"));
   EXPECT_THAT(ErrorOf("{\"k\":\"a\",\"v\":1,\"x\":01}\n", Jsonl("k", "v")), HasSubstr("in:1: not a JSON object"));
+  // A lone surrogate escape: RFC 8259's grammar allows it, but no UTF-8 text can hold it.
+  EXPECT_THAT(ErrorOf(R"({"k":"a\ud800","v":1})" "\n", Jsonl("k", "v")), HasSubstr("in:1: not a JSON object"));
   EXPECT_EQ(ErrorOf("{\"k\":{\"a\":1},\"v\":1}\n", Jsonl("k", "v")),
             "in:1: field 'k' is an object: expected a string or a number");
   EXPECT_EQ(ErrorOf("{\"k\":[1],\"v\":1}\n", Jsonl("k", "v")),
