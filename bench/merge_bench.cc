@@ -17,9 +17,15 @@
 //                            memory and sorted by key, and its commit (fsync).
 //   lmdb_cursor_put_of_hashed_rows
 //                            the same, of the same rows laid out as the hashed scheme writes them (10-byte hash +
-//                            clash key; key length, key and value as the value), into a raw table of the shard's
-//                            rows in that layout: the floor of any hashed merge, what the layout alone costs.
-//   state_hashed, _direct    end to end, as a node merges: MergeProcessor::MergePending on one staged batch zip
+//                            clash key; key length, key, type byte and value as the value), into a raw table of
+//                            the shard's rows in that layout: the floor of any hashed merge, what the layout
+//                            alone costs.
+//   lmdb_cursor_put_of_lookup_table_rows
+//                            the same for the lookup_table scheme's layout: per new key an index entry (hash +
+//                            clash -> id + key), an id entry (id -> key) and the row (id -> type byte + value),
+//                            each table written in one sorted cursor pass, the id counter once per batch.
+//   state_hashed, _direct, _lookup_table
+//                            end to end, as a node merges: MergeProcessor::MergePending on one staged batch zip
 //                            (stored, not deflated: the single-node `planb load` path), which extracts the zip
 //                            into merging/ (not synced: scratch), merges it in one write transaction, commits
 //                            (fsync) and unstages the zip (durably). Writing the batch LMDB, zipping and staging
@@ -28,7 +34,8 @@
 //                            store's Merge reading the batch's rows and writing them into the shard, the batch id
 //                            recorded, the commit). The batch is extracted and open in setup; its rows are still
 //                            read from its LMDB, which raw does not do. On shards of their own (state_txn,
-//                            state_direct_txn) built like the others.
+//                            state_direct_txn, state_lookup_table_txn) built like the others.
+// PLANB_BENCH_DIRECT=0 and PLANB_BENCH_LOOKUP_TABLE=0 leave out the direct and lookup_table rows.
 //   unzip_only_hashed        UnzipBatch of a batch zip like the merged ones, as MergePending extracts: the share
 //                            of the end-to-end merge that raw LMDB does not pay.
 // Group merge/first_batch_<rows>/ times a map's first batch (a fresh shard built from the batch's rows) beside a
@@ -130,36 +137,84 @@ void CheckShardRows(benchmark::State& state, size_t rows, size_t expected, const
   state.SkipWithError(message.c_str());
 }
 
-// "state" and "state_txn" are hashed; "state_direct" and "state_direct_txn" direct. The *_txn maps are timed by
-// the merge_txn rows, on shards of their own, so that every table has taken the same batches when timed.
-std::string SchemeOf(const std::string& map) { return map.rfind("state_direct", 0) == 0 ? "direct" : "hashed"; }
+// "state" and "state_txn" are hashed; "state_direct*" direct, "state_lookup_table*" lookup_table. The *_txn maps
+// are timed by the merge_txn rows, on shards of their own, so that every table has taken the same batches when
+// timed.
+std::string SchemeOf(const std::string& map) {
+  if (map.rfind("state_direct", 0) == 0) return "direct";
+  if (map.rfind("state_lookup_table", 0) == 0) return "lookup_table";
+  return "hashed";
+}
+
+// The row name of a map: "state_hashed" for "state", else the map's name.
+std::string RowName(const std::string& map) { return map == "state" ? "state_hashed" : map; }
 
 std::string TxnMap(const std::string& map) { return map + "_txn"; }
 
 using Row = std::pair<std::string, std::string>;
 
-// A row as the hashed scheme lays it out (plugins/schemes/hashed_key.cc, version 1): XXH3-64 of the key
-// big-endian and clash number 0 as the LMDB key; the key's length (4 bytes), the key and the value as the value.
-Row HashedLayout(const std::string& key, const std::string& value) {
-  uint8_t lmdb_key[10] = {0};
+constexpr char kTypeByte = 1;  // the State row's value type (its value is a string); one byte, as the store writes
+
+std::string HashKey(const std::string& key) {
+  uint8_t lmdb_key[10] = {0};  // XXH3-64 big-endian, clash number 0
   PutU64(lmdb_key, XXH3_64bits(key.data(), key.size()));
-  uint8_t length[4];
-  PutU32(length, static_cast<uint32_t>(key.size()));
-  return {std::string(reinterpret_cast<const char*>(lmdb_key), sizeof(lmdb_key)),
-          std::string(reinterpret_cast<const char*>(length), sizeof(length)) + key + value};
+  return std::string(reinterpret_cast<const char*>(lmdb_key), sizeof(lmdb_key));
 }
 
-// A raw LMDB table of the shard's rows: as they are (the baseline) or in the hashed layout (the layout floor).
-struct RawTable {
-  explicit RawTable(bool hashed) : hashed_layout(hashed) {}
+std::string Be32(uint32_t n) {
+  uint8_t bytes[4];
+  PutU32(bytes, n);
+  return std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes));
+}
 
-  const bool hashed_layout;
-  int batches = 0;  // batches inserted so far
+// A row as the hashed scheme lays it out (plugins/schemes/hashed_key.cc, version 1): XXH3-64 of the key
+// big-endian and clash number 0 as the LMDB key; the key's length (4 bytes), the key, the type byte and the value
+// as the value.
+Row HashedLayout(const std::string& key, const std::string& value) {
+  return {HashKey(key), Be32(static_cast<uint32_t>(key.size())) + key + kTypeByte + value};
+}
+
+// Rows of a raw table, in each of its LMDB tables: the data table and, for the lookup_table layout, the index
+// and the ids.
+struct LayoutRows {
+  std::vector<Row> data;
+  std::vector<Row> index;
+  std::vector<Row> ids;
+
+  void Sort() {
+    for (std::vector<Row>* rows : {&data, &index, &ids}) std::sort(rows->begin(), rows->end());
+  }
+};
+
+enum class Layout { kPlain, kHashed, kLookupTable };
+
+// A raw LMDB table of the shard's rows: as they are (the baseline), or laid out as the hashed or the lookup_table
+// scheme writes them (the layout floors).
+struct RawTable {
+  explicit RawTable(Layout l) : layout(l) {}
+
+  const Layout layout;
+  int batches = 0;       // batches inserted so far
+  uint32_t next_id = 0;  // kLookupTable: the next id to hand out, as the scheme's counter
   Env env;
   MDB_dbi dbi = 0;
+  MDB_dbi index_dbi = 0;  // kLookupTable only
+  MDB_dbi ids_dbi = 0;
 
-  Row MakeRow(const std::string& key, const std::string& value) const {
-    return hashed_layout ? HashedLayout(key, value) : Row{key, value};
+  // Adds a new key's rows. The lookup_table scheme (plugins/schemes/id_index.h, lookup_table_key.cc, version 1):
+  // index hash + clash -> id + key, ids id -> key, the row id -> type byte + value; ids in arrival order.
+  void AddRow(const std::string& key, const std::string& value, LayoutRows* rows) {
+    switch (layout) {
+      case Layout::kPlain: rows->data.emplace_back(key, value); break;
+      case Layout::kHashed: rows->data.push_back(HashedLayout(key, value)); break;
+      case Layout::kLookupTable: {
+        const std::string id = Be32(next_id++);
+        rows->index.emplace_back(HashKey(key), id + key);
+        rows->ids.emplace_back(id, key);
+        rows->data.emplace_back(id, kTypeByte + value);
+        break;
+      }
+    }
   }
 };
 
@@ -168,22 +223,41 @@ struct Fixture {
   bool compress = false;
   std::map<std::string, int> batches;  // batches merged so far into each map's shard (by any benchmark)
   std::unique_ptr<Runtime> runtime;
-  RawTable raw{false};
-  RawTable raw_hashed_layout{true};
+  RawTable raw{Layout::kPlain};
+  RawTable raw_hashed_layout{Layout::kHashed};
+  RawTable raw_lookup_table_layout{Layout::kLookupTable};
+
+  std::vector<RawTable*> raw_tables() { return {&raw, &raw_hashed_layout, &raw_lookup_table_layout}; }
 };
+
+// The counter's key in the lookup_table layout's ids (its value: the next id, 8 bytes big-endian).
+Status PutIdCounter(Txn* txn, const RawTable& table) {
+  uint8_t next[8];
+  PutU64(next, table.next_id);
+  return txn->Put(table.ids_dbi, Bytes("n", 1), Bytes(next, sizeof(next)));
+}
 
 void BuildRaw(const std::string& dir, const Sizes& sizes, RawTable* table) {
   fs::create_directories(dir);
-  CheckSetup(table->env.Open(dir, Env::Options()));
-  std::vector<Row> rows;
-  rows.reserve(sizes.shard_rows);
-  for (size_t i = 0; i < sizes.shard_rows; ++i) rows.push_back(table->MakeRow(ShardKey(i), Value(i, -1)));
-  std::sort(rows.begin(), rows.end());
+  CheckSetup(table->env.Open(dir, Env::Options()));  // room for the lookup_table layout's three tables
+  LayoutRows rows;
+  rows.data.reserve(sizes.shard_rows);
+  for (size_t i = 0; i < sizes.shard_rows; ++i) table->AddRow(ShardKey(i), Value(i, -1), &rows);
+  rows.Sort();
   Txn txn;
   CheckSetup(txn.Begin(table->env.get(), 0));
   CheckSetup(txn.OpenDbi("data", MDB_CREATE, &table->dbi));
+  if (table->layout == Layout::kLookupTable) {
+    CheckSetup(txn.OpenDbi("index", MDB_CREATE, &table->index_dbi));
+    CheckSetup(txn.OpenDbi("ids", MDB_CREATE, &table->ids_dbi));
+  }
   // Sorted: append, as a bulk load would.
-  for (const Row& row : rows) CheckSetup(txn.Put(table->dbi, Bytes(row.first), Bytes(row.second), MDB_APPEND));
+  const std::pair<const std::vector<Row>*, MDB_dbi> tables[] = {
+      {&rows.data, table->dbi}, {&rows.index, table->index_dbi}, {&rows.ids, table->ids_dbi}};
+  for (const auto& [sorted, dbi] : tables) {
+    for (const Row& row : *sorted) CheckSetup(txn.Put(dbi, Bytes(row.first), Bytes(row.second), MDB_APPEND));
+  }
+  if (table->layout == Layout::kLookupTable) CheckSetup(PutIdCounter(&txn, *table));
   CheckSetup(txn.Commit());
 }
 
@@ -228,28 +302,38 @@ std::string WriteBatchZip(Fixture* f, const std::string& map, int batch) {
 double MiB(const std::string& path) { return static_cast<double>(fs::file_size(path)) / (1 << 20); }
 
 // The rows of batch `batch` for `table`, sorted by LMDB key, as a raw LMDB writer would hold them.
-std::vector<Row> SortedBatchRows(const Sizes& sizes, const RawTable& table, int batch) {
-  std::vector<Row> rows;
-  rows.reserve(sizes.batch_rows);
-  for (size_t j = 0; j < sizes.batch_rows; ++j) {
-    rows.push_back(table.MakeRow(RowKey(j, batch), Value(j, batch)));
-  }
-  std::sort(rows.begin(), rows.end());
+LayoutRows SortedBatchRows(const Sizes& sizes, RawTable* table, int batch) {
+  LayoutRows rows;
+  rows.data.reserve(sizes.batch_rows);
+  for (size_t j = 0; j < sizes.batch_rows; ++j) table->AddRow(RowKey(j, batch), Value(j, batch), &rows);
+  rows.Sort();
   return rows;
 }
 
-// One raw write transaction: the rows put through one cursor, then the commit (fsync).
-Status RawInsertRows(RawTable* table, const std::vector<Row>& rows) {
-  Txn txn;
-  Status s = txn.Begin(table->env.get(), 0);
+// Puts `rows` through one cursor on `dbi`.
+Status PutThroughCursor(MDB_txn* txn, MDB_dbi dbi, const std::vector<Row>& rows) {
   Cursor cursor;
-  if (s.ok()) s = cursor.Open(txn.get(), table->dbi);
+  Status s = cursor.Open(txn, dbi);
   for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
     MDB_val k{rows[r].first.size(), const_cast<char*>(rows[r].first.data())};
     MDB_val v{rows[r].second.size(), const_cast<char*>(rows[r].second.data())};
     s = LmdbStatus(mdb_cursor_put(cursor.get(), &k, &v, 0), "raw mdb_cursor_put");
   }
   cursor.Close();  // before the commit, as LMDB requires of write cursors
+  return s;
+}
+
+// One raw write transaction: each table's rows put through one cursor (the lookup_table layout's counter once),
+// then the commit (fsync).
+Status RawInsertRows(RawTable* table, const LayoutRows& rows) {
+  Txn txn;
+  Status s = txn.Begin(table->env.get(), 0);
+  if (s.ok()) s = PutThroughCursor(txn.get(), table->dbi, rows.data);
+  if (s.ok() && table->layout == Layout::kLookupTable) {
+    s = PutThroughCursor(txn.get(), table->index_dbi, rows.index);
+    if (s.ok()) s = PutThroughCursor(txn.get(), table->ids_dbi, rows.ids);
+    if (s.ok()) s = PutIdCounter(&txn, *table);
+  }
   if (s.ok()) s = txn.Commit();
   return s;
 }
@@ -257,7 +341,7 @@ Status RawInsertRows(RawTable* table, const std::vector<Row>& rows) {
 void RawInsert(benchmark::State& state, Fixture* f, RawTable* table) {
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<Row> rows = SortedBatchRows(f->sizes, *table, table->batches++);
+    LayoutRows rows = SortedBatchRows(f->sizes, table, table->batches++);
     state.ResumeTiming();
 
     Status s = RawInsertRows(table, rows);
@@ -297,8 +381,8 @@ Status StageAndMergeBatch(Fixture* f, const std::string& map, int batch, double*
 // first on a table paid for that growth.
 void WarmUp(Fixture* f, const std::vector<std::string>& maps) {
   for (int i = 0; i < 2; ++i) {
-    for (RawTable* table : {&f->raw, &f->raw_hashed_layout}) {
-      CheckSetup(RawInsertRows(table, SortedBatchRows(f->sizes, *table, table->batches++)));
+    for (RawTable* table : f->raw_tables()) {
+      CheckSetup(RawInsertRows(table, SortedBatchRows(f->sizes, table, table->batches++)));
     }
     for (const std::string& map : maps) {
       double zip_mib = 0;
@@ -416,7 +500,7 @@ void RawBulkLoad(benchmark::State& state, Fixture* f) {
   int batch = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<Row> rows = SortedBatchRows(f->sizes, f->raw, batch);
+    std::vector<Row> rows = SortedBatchRows(f->sizes, &f->raw, batch).data;
     const std::string dir = g_root + "/raw-first-" + std::to_string(batch++);
     fs::create_directories(dir);
     state.ResumeTiming();
@@ -483,21 +567,23 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
   configure(benchmark::RegisterBenchmark((group + "raw_lmdb_cursor_put").c_str(), RawInsert, f, &f->raw));
   configure(benchmark::RegisterBenchmark((group + "lmdb_cursor_put_of_hashed_rows").c_str(), RawInsert, f,
                                          &f->raw_hashed_layout));
-  for (const std::string& map : maps) {
-    const std::string name = map == "state" ? "state_hashed" : "state_direct";
-    configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMerge, f, map));
+  if (std::find(maps.begin(), maps.end(), "state_lookup_table") != maps.end()) {
+    configure(benchmark::RegisterBenchmark((group + "lmdb_cursor_put_of_lookup_table_rows").c_str(), RawInsert, f,
+                                           &f->raw_lookup_table_layout));
   }
   for (const std::string& map : maps) {
-    const std::string name = map == "state" ? "merge_txn_state_hashed" : "merge_txn_state_direct";
-    configure(benchmark::RegisterBenchmark((group + name).c_str(), StateMergeTxn, f, TxnMap(map)));
+    configure(benchmark::RegisterBenchmark((group + RowName(map)).c_str(), StateMerge, f, map));
+  }
+  for (const std::string& map : maps) {
+    configure(
+        benchmark::RegisterBenchmark((group + "merge_txn_" + RowName(map)).c_str(), StateMergeTxn, f, TxnMap(map)));
   }
   configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
 
   const std::string first = "merge/first_batch_" + std::to_string(f->sizes.batch_rows) + "/";
   configure(benchmark::RegisterBenchmark((first + "raw_lmdb_bulk_load").c_str(), RawBulkLoad, f));
   for (const std::string& map : maps) {
-    const std::string name = map == "state" ? "state_hashed" : "state_direct";
-    configure(benchmark::RegisterBenchmark((first + name).c_str(), FirstBatchMerge, f, map));
+    configure(benchmark::RegisterBenchmark((first + RowName(map)).c_str(), FirstBatchMerge, f, map));
   }
 }
 
@@ -520,6 +606,8 @@ int main(int argc, char** argv) {
   const char* direct = std::getenv("PLANB_BENCH_DIRECT");
   std::vector<std::string> maps{"state"};
   if (direct == nullptr || std::string(direct) != "0") maps.push_back("state_direct");
+  const char* lookup_table = std::getenv("PLANB_BENCH_LOOKUP_TABLE");
+  if (lookup_table == nullptr || std::string(lookup_table) != "0") maps.push_back("state_lookup_table");
 
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-merge-bench-XXXXXX";
@@ -539,6 +627,7 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "building the raw table and the shards...\n");
   BuildRaw(g_root + "/raw", fixture.sizes, &fixture.raw);
   BuildRaw(g_root + "/raw-hashed-layout", fixture.sizes, &fixture.raw_hashed_layout);
+  BuildRaw(g_root + "/raw-lookup-table-layout", fixture.sizes, &fixture.raw_lookup_table_layout);
   std::vector<std::string> all_maps = maps;
   for (const std::string& map : maps) all_maps.push_back(TxnMap(map));
   BuildPlanB(g_root, all_maps, &fixture);
@@ -551,5 +640,6 @@ int main(int argc, char** argv) {
   fixture.runtime.reset();
   fixture.raw.env.Close();
   fixture.raw_hashed_layout.env.Close();
+  fixture.raw_lookup_table_layout.env.Close();
   return 0;  // RemoveRoot runs at exit
 }
