@@ -2,6 +2,7 @@
 // RFC 8259 and UTF-8, also in fields no column names; numbers past simdjson's range accepted as RFC 8259 allows),
 // then the named fields read from the line's text (json_text.h), so numbers, objects and arrays keep the text
 // they were written with, and a name with escapes matches.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "host/common/json_line_checker.h"
 #include "host/common/json_text.h"
 #include "host/common/line_source.h"
+#include "host/common/log_text.h"
 #include "host/ingest/tabular_rows.h"
 
 namespace planb {
@@ -94,12 +96,18 @@ Status ReadJsonLines(std::istream& in, TabularRows* rows) {
   }
   std::vector<std::string> heads;  // `{"a":`, `,"b":`
   std::vector<Column> members;
+  std::map<std::string, std::string> named;  // member name -> the column that has it
   for (size_t i = 0; i < spec.value_json.size(); ++i) {
     members.emplace_back();
     PLANB_RETURN_IF_ERROR(MakeColumn(spec.value_json[i], "--value-json", &members.back()));
     // Named by its member names joined with dots, unescaped: "client.ip", and "a.b" for the member a\.b.
     std::string name;
     for (const std::string& part : members.back().path.parts) name += (name.empty() ? "" : ".") + part;
+    const auto [taken, fresh] = named.emplace(name, spec.value_json[i]);
+    if (!fresh) {
+      return Status::Invalid("--value-json: columns '" + LogValue(taken->second) + "' and '" +
+                             LogValue(spec.value_json[i]) + "' would both be the member " + LogValue(name));
+    }
     std::string head = i == 0 ? "{" : ",";
     AppendJsonString(name, &head);
     heads.push_back(head + ":");

@@ -242,14 +242,16 @@ TEST(TabularReader, JsonLinesEscapedDotsNameMembersWithDotsInTheirNames) {
 
   TabularSpec spec = Jsonl("k", "");
   spec.value.reset();
-  spec.value_json = {R"(a\.b)", "a.b"};
-  EXPECT_EQ(ReadOk(R"({"k":"x","a.b":1,"a":{"b":2}})" "\n", spec)[0].value, R"({"a.b":1,"a.b":2})");
+  spec.value_json = {R"(a\.b)", "a"};
+  EXPECT_EQ(ReadOk(R"({"k":"x","a.b":1,"a":{"b":2}})" "\n", spec)[0].value, R"({"a.b":1,"a":{"b":2}})");
 
   EXPECT_EQ(ErrorOf(line, Jsonl("a..b", "v")),
             "--key: 'a..b' is not a field path: it has an empty part (write member names joined by dots: client.ip)");
   EXPECT_EQ(ErrorOf(line, Jsonl("k", R"(a\b)")),
             R"(--value: 'a\\b' is not a field path: a backslash escapes only a dot or a backslash (a member named )"
             R"(a.b: a\.b))");
+  spec.value_json = {"a.b", R"(a\.b)"};  // nested and flat: both would be the member "a.b"
+  EXPECT_EQ(ErrorOf(line, spec), R"(--value-json: columns 'a.b' and 'a\\.b' would both be the member a.b)");
   spec.value_json = {"ok", R"(end\)"};
   EXPECT_THAT(ErrorOf(line, spec), HasSubstr(R"(--value-json: 'end\\' is not a field path)"));
 }
