@@ -10,9 +10,9 @@
   try {                                                                    \
     return expr;                                                           \
   } catch (const std::exception& e) {                                      \
-    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);       \
+    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);  \
   } catch (...) {                                                          \
-    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);        \
+    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);   \
   }
 
 #define PLANB_GUARD_SILENT_CALL(call, expr, fallback) \
@@ -32,6 +32,42 @@ namespace {
 thread_local const GuardedScheme* failed_scheme = nullptr;
 thread_local std::string failed_text;
 
+// A scheme's MergePlan behind the same guard as its scheme.
+class GuardedMergePlan final : public MergePlan {
+ public:
+  GuardedMergePlan(MergePlan* inner, const std::string& label) : inner_(inner), label_(label) {}
+
+  Code ShardPrefix(Bytes batch_prefix, KeyPrefix* out, ErrorBuffer* error) override {
+    try {
+      return inner_->ShardPrefix(batch_prefix, out, error);
+    } catch (const std::exception& e) {
+      return ReportThrow(label_, "MergePlan::ShardPrefix", e.what(), error);
+    } catch (...) {
+      return ReportThrow(label_, "MergePlan::ShardPrefix", nullptr, error);
+    }
+  }
+
+  void Destroy() override {
+    DestroyInner(inner_);
+    delete this;
+  }
+
+  // A throw from the plugin's Destroy cannot be reported (nothing returns): it is dropped, the plan's memory
+  // being all that is at stake.
+  static void DestroyInner(MergePlan* inner) {
+    try {
+      inner->Destroy();
+    } catch (...) {
+    }
+  }
+
+ private:
+  ~GuardedMergePlan() = default;
+
+  MergePlan* const inner_;
+  const std::string& label_;
+};
+
 }  // namespace
 
 std::string ThrewText(const std::string& label, const char* call, const char* what) {
@@ -43,8 +79,9 @@ Code ReportThrow(const std::string& label, const char* call, const char* what, E
   return Code::kInternal;
 }
 
-Status GuardedScheme::Create(const KeyScheme* inner, std::string label, std::unique_ptr<GuardedScheme>* out) {
-  std::unique_ptr<GuardedScheme> scheme(new GuardedScheme(inner, std::move(label)));
+Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t abi_minor,
+                             std::unique_ptr<GuardedScheme>* out) {
+  std::unique_ptr<GuardedScheme> scheme(new GuardedScheme(inner, std::move(label), abi_minor));
   const char* call = "KeyScheme::Layout";
   try {
     scheme->layout_ = std::string(inner->Layout().view());
@@ -141,6 +178,27 @@ Code GuardedScheme::ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* 
 Code GuardedScheme::SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
                                    ErrorBuffer* error) const {
   PLANB_GUARD_ERROR_CALL("SweepUnusedKeys", inner_->SweepUnusedKeys(table, suffix_size, removed, error))
+}
+
+Code GuardedScheme::PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const {
+  *plan = nullptr;
+  if (abi_minor_ < 3) return Code::kOk;  // no PlanMerge in its vtable: the store places keys one by one
+  MergePlan* inner = nullptr;
+  Code code = Code::kOk;
+  try {
+    code = inner_->PlanMerge(batch, shard, &inner, error);
+  } catch (const std::exception& e) {
+    code = ReportThrow(label_, "KeyScheme::PlanMerge", e.what(), error);
+  } catch (...) {
+    code = ReportThrow(label_, "KeyScheme::PlanMerge", nullptr, error);
+  }
+  if (inner == nullptr) return code;
+  if (code != Code::kOk) {
+    GuardedMergePlan::DestroyInner(inner);
+    return code;
+  }
+  *plan = new GuardedMergePlan(inner, label_);
+  return Code::kOk;
 }
 
 }  // namespace planb

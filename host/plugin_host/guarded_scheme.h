@@ -26,9 +26,11 @@ Code ReportThrow(const std::string& label, const char* call, const char* what, E
 
 class GuardedScheme final : public KeyScheme {
  public:
-  // `label` names the plugin ("scheme 'hashed' (/path/libplanb_hashed_key.so)"). Reads inner's Layout and
-  // TablesInUse; an exception there is an error. `inner` must outlive the adapter.
-  static Status Create(const KeyScheme* inner, std::string label, std::unique_ptr<GuardedScheme>* out);
+  // `label` names the plugin ("scheme 'hashed' (/path/libplanb_hashed_key.so)"); `abi_minor` is the SDK minor it
+  // was built against (calls a later minor added are not made). Reads inner's Layout and TablesInUse; an
+  // exception there is an error. `inner` must outlive the adapter.
+  static Status Create(const KeyScheme* inner, std::string label, uint32_t abi_minor,
+                       std::unique_ptr<GuardedScheme>* out);
 
   Code FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
                       ErrorBuffer* error) const override;
@@ -46,6 +48,8 @@ class GuardedScheme final : public KeyScheme {
   Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const override;
   Code SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
                        ErrorBuffer* error) const override;
+  // A plan of the inner scheme's comes back wrapped: its calls are guarded too.
+  Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const override;
   Bytes Layout() const override { return Bytes(layout_); }
   uint32_t TablesInUse() const override { return tables_in_use_; }
 
@@ -57,11 +61,13 @@ class GuardedScheme final : public KeyScheme {
   const std::string& label() const { return label_; }
 
  private:
-  GuardedScheme(const KeyScheme* inner, std::string label) : inner_(inner), label_(std::move(label)) {}
+  GuardedScheme(const KeyScheme* inner, std::string label, uint32_t abi_minor)
+      : inner_(inner), label_(std::move(label)), abi_minor_(abi_minor) {}
   void RecordThrow(const char* call, const char* what) const;
 
   const KeyScheme* inner_;
   std::string label_;
+  uint32_t abi_minor_;
   std::string layout_;
   uint32_t tables_in_use_ = 0;
   mutable std::atomic<bool> failed_{false};

@@ -153,7 +153,9 @@ Status MapPlugins::Create(const MapConfig& config, const PluginRegistry& registr
       return Status(Code::kInvalidArgument, where + ": scheme '" + sd->name + "': " + error.message +
                                                 SchemesThatWould(registry, *sd, *td, config.name));
     }
-    PLANB_RETURN_IF_ERROR(GuardedScheme::Create(map->scheme_, label, &map->guarded_scheme_).WithContext(where));
+    PLANB_RETURN_IF_ERROR(
+        GuardedScheme::Create(map->scheme_, label, map->scheme_plugin_.abi_minor, &map->guarded_scheme_)
+            .WithContext(where));
     map->scheme_tables_in_use_ = map->guarded_scheme_->TablesInUse();
     if (map->scheme_tables_in_use_ > sd->table_count) {
       return Status(Code::kInternal, where + ": scheme '" + sd->name + "' uses " +

@@ -29,9 +29,34 @@ inline const char* const kIdIndexTables[] = {"index", "ids", value_dedup::kValue
 inline constexpr uint32_t kIdIndexTableCount = 2;  // in use by every instance
 inline constexpr uint32_t kDeclaredTableCount = kIdIndexTableCount + value_dedup::kValueTableCount;
 
+// A cursor closed when it goes out of scope (LMDB would keep a write transaction's cursor until the end of it).
+struct ScopedCursor {
+  MDB_cursor* cursor = nullptr;
+  ScopedCursor() = default;
+  ScopedCursor(const ScopedCursor&) = delete;
+  ScopedCursor& operator=(const ScopedCursor&) = delete;
+  ~ScopedCursor() {
+    if (cursor != nullptr) mdb_cursor_close(cursor);
+  }
+};
+
 class IdIndex {
  public:
   explicit IdIndex(uint32_t hash_bits) : hash_bits_(hash_bits), hash_bytes_((hash_bits + 7) / 8) {}
+
+  // The index's hash of `key`: the top hash_bits of XXH3-64. Index keys sort by it (WriteHashBytes is big-endian).
+  uint64_t HashOf(Bytes key) const { return XXH3_64bits(key.data, key.size) >> (64 - hash_bits_); }
+  void WriteHashBytes(uint64_t hash, uint8_t* out) const {
+    for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) out[i] = static_cast<uint8_t>(hash);
+  }
+  uint32_t hash_bits() const { return hash_bits_; }
+  uint32_t hash_bytes() const { return hash_bytes_; }
+
+  // The key of the counter in `ids`: the one key of 1 byte.
+  static MDB_val NextIdKey() {
+    static constexpr uint8_t kNextIdKey[] = {'n'};
+    return MDB_val{sizeof(kNextIdKey), const_cast<uint8_t*>(kNextIdKey)};
+  }
 
   // The key's id into `id` (kIdBytes): kOk, or kNotFound with `*free_clash` the number a new entry would take.
   // Reads only; allocates nothing.
@@ -70,7 +95,7 @@ class IdIndex {
   // "n" until 0x6E000000), so one cursor reads the counter and writes both with one descent, not three.
   Code FindOrAdd(const Table& t, Bytes key, uint8_t* id, ErrorBuffer* error) const {
     if (t.scheme_tables == nullptr) return Fail(error, Code::kInternal, "the lookup table was not opened");
-    IdsCursor ids;
+    ScopedCursor ids;
     int rc = mdb_cursor_open(t.txn, t.scheme_tables[1], &ids.cursor);
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening the lookup table: %s", mdb_strerror(rc));
     MDB_val next_key = NextIdKey();
@@ -180,20 +205,6 @@ class IdIndex {
   }
 
  private:
-  // A cursor closed when it goes out of scope (LMDB would keep a write transaction's cursor until the end of it).
-  struct IdsCursor {
-    MDB_cursor* cursor = nullptr;
-    ~IdsCursor() {
-      if (cursor != nullptr) mdb_cursor_close(cursor);
-    }
-  };
-
-  // The key of the counter in `ids`: the one key of 1 byte.
-  static MDB_val NextIdKey() {
-    static constexpr uint8_t kNextIdKey[] = {'n'};
-    return MDB_val{sizeof(kNextIdKey), const_cast<uint8_t*>(kNextIdKey)};
-  }
-
   // Whether the data table has a row under `tag` + `id` (with a suffix of `suffix_size` bytes).
   static Code HasRows(const Table& t, Bytes tag, const uint8_t* id, uint32_t suffix_size, bool* used,
                       ErrorBuffer* error) {
@@ -255,10 +266,7 @@ class IdIndex {
     return Code::kOk;
   }
 
-  void WriteHash(Bytes key, uint8_t* out) const {
-    uint64_t hash = XXH3_64bits(key.data, key.size) >> (64 - hash_bits_);
-    for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) out[i] = static_cast<uint8_t>(hash);
-  }
+  void WriteHash(Bytes key, uint8_t* out) const { WriteHashBytes(HashOf(key), out); }
 
   const uint32_t hash_bits_;
   const uint32_t hash_bytes_;

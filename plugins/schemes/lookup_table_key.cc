@@ -11,7 +11,7 @@
 #include <new>
 #include <string>
 
-#include "id_index.h"
+#include "id_merge_plan.h"
 
 namespace planb {
 namespace {
@@ -67,6 +67,11 @@ class LookupTableKeyScheme final : public value_dedup::SchemeWithValues {
   Code SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
                        ErrorBuffer* error) const noexcept override {
     return index_.Sweep(table, Bytes(), suffix_size, removed, error);
+  }
+
+  // Every key of the batch placed at once, in the index's order (id_merge_plan.h).
+  Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const noexcept override {
+    return scheme_parts::PlanIdMerge(index_, batch, shard, Bytes(), 0, UINT32_MAX, plan, error);
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }

@@ -13,7 +13,7 @@
 #include <new>
 #include <string>
 
-#include "id_index.h"
+#include "id_merge_plan.h"
 
 namespace planb {
 namespace {
@@ -127,6 +127,13 @@ class VariableKeyScheme final : public value_dedup::SchemeWithValues {
   Code SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
                        ErrorBuffer* error) const noexcept override {
     return index_.Sweep(table, Bytes(&kIdTag, kTagBytes), suffix_size, removed, error);
+  }
+
+  // The batch's id-form keys placed at once, in the index's order (id_merge_plan.h); direct and hashed keys are
+  // placed as their rows come.
+  Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const noexcept override {
+    return scheme_parts::PlanIdMerge(index_, batch, shard, Bytes(&kIdTag, kTagBytes), direct_max_ + 1, kIdMax, plan,
+                                     error);
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }

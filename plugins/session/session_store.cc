@@ -81,6 +81,8 @@ class SessionStore final : public Store {
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
     KeyedRowWriter writer(shard, *scheme_, false, "Session row", /*append=*/true);
+    Code planned = writer.PlanMerge(batch, error);
+    if (planned != Code::kOk) return planned;
     MDB_val k;
     MDB_val v;
     bool any = false;
@@ -97,8 +99,9 @@ class SessionStore final : public Store {
       if (code != Code::kOk) return code;
       // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
       // shard (once per key: the writer remembers it); the bounds are copied.
-      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kBoundsSize), Bytes(),
-                        Bytes(), error);
+      const auto* row_key = static_cast<const uint8_t*>(k.mv_data);
+      code = writer.PutMerged(Bytes(row_key, prefix_size), key, Bytes(row_key + prefix_size, kBoundsSize), Bytes(),
+                              Bytes(), error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
       any = true;

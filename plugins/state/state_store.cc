@@ -33,6 +33,8 @@ class StateStore final : public Store {
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
     KeyedRowWriter writer(shard, *scheme_, true, "State row", /*append=*/true);
+    Code planned = writer.PlanMerge(batch, error);
+    if (planned != Code::kOk) return planned;
     MDB_val k;
     MDB_val v;
     for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -55,7 +57,7 @@ class StateStore final : public Store {
       code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
                                   error);
       if (code != Code::kOk) return code;
-      code = writer.Put(key, Bytes(), Bytes(data + stored_key_size, 1), value, error);
+      code = writer.PutMerged(Bytes(k), key, Bytes(), Bytes(data + stored_key_size, 1), value, error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }

@@ -52,6 +52,8 @@ class TemporalStore final : public Store {
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
     KeyedRowWriter writer(shard, *scheme_, true, "Temporal State row", /*append=*/true);
+    Code planned = writer.PlanMerge(batch, error);
+    if (planned != Code::kOk) return planned;
     MDB_val k;
     MDB_val v;
     for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -74,8 +76,9 @@ class TemporalStore final : public Store {
       code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
                                   error);
       if (code != Code::kOk) return code;
-      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kTimeSize),
-                        Bytes(data + stored_key_size, 1), value, error);
+      const auto* row_key = static_cast<const uint8_t*>(k.mv_data);
+      code = writer.PutMerged(Bytes(row_key, prefix_size), key, Bytes(row_key + prefix_size, kTimeSize),
+                              Bytes(data + stored_key_size, 1), value, error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }

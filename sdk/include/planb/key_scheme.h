@@ -44,6 +44,22 @@ struct Candidate {
 // Bytes EncodeValue may hand back from its scratch buffer (a reference into a value table, say).
 inline constexpr uint32_t kMaxValueRefSize = 32;
 
+// Where a batch's keys go in a shard, decided for the whole batch before its rows are merged
+// (KeyScheme::PlanMerge, ABI 7.3). Used by one thread, inside the merge's write transaction.
+class MergePlan {
+ public:
+  // The shard's prefix for the key whose rows the batch holds under `batch_prefix` (the first prefix_size bytes
+  // of a batch row's LMDB key, as the scheme's DecodeRow gave them): kOk, and `out` is the key's prefix for
+  // certain; kNotFound when the plan does not place that prefix (the store type places the key itself, as
+  // without a plan). No I/O; allocates nothing.
+  virtual Code ShardPrefix(Bytes batch_prefix, KeyPrefix* out, ErrorBuffer* error) = 0;
+  // Frees the plan, in the module that made it.
+  virtual void Destroy() = 0;
+
+ protected:
+  ~MergePlan() = default;
+};
+
 class KeyScheme {
  public:
   // ---- Finding a key's rows. Candidates of one key all have the same size, are visited in increasing byte
@@ -119,6 +135,21 @@ class KeyScheme {
   // table an option adds (value_dedup's) goes after the ones every instance uses, so that a shard written
   // without the option never needs it. The count must follow from the options, which Layout() records.
   virtual uint32_t TablesInUse() const = 0;
+
+  // ---- Merges in bulk (ABI 7.3).
+
+  // Before a store type merges `batch` into `shard` (the shard's write transaction; both tables' scheme tables
+  // open): a scheme that keeps keys in tables of its own (an id scheme) may place every key of the batch at
+  // once, walking its tables in their own order (one pass over each rather than a random read per key), write
+  // what new keys need into the shard's tables, and hand back a plan that turns the batch's prefixes into the
+  // shard's. `*plan` null: the store type places each key as its rows come (FirstCandidate / NewPrefix); the
+  // default, and what the host answers for schemes built against an SDK before 7.3. The store type destroys a
+  // plan before the transaction ends.
+  virtual Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const {
+    (void)batch, (void)shard, (void)error;
+    *plan = nullptr;
+    return Code::kOk;
+  }
 
  protected:
   ~KeyScheme() = default;  // destroyed through the plugin's descriptor, by the module that made it

@@ -37,6 +37,31 @@ class KeyedRowWriter {
       : table_(table), scheme_(scheme), has_value_(has_value), row_kind_(row_kind), append_(append) {}
   KeyedRowWriter(const KeyedRowWriter&) = delete;
   KeyedRowWriter& operator=(const KeyedRowWriter&) = delete;
+  ~KeyedRowWriter() {
+    if (plan_ != nullptr) plan_->Destroy();
+  }
+
+  // Merges: lets the scheme place all of `batch`'s keys first (KeyScheme::PlanMerge: an id scheme resolves them
+  // in its index's order); then each row goes through PutMerged. Once, before the first PutMerged.
+  Code PlanMerge(const Table& batch, ErrorBuffer* error) {
+    if (plan_ != nullptr) return Fail(error, Code::kInternal, "a %s merge was planned twice", row_kind_);
+    return scheme_.PlanMerge(batch, table_, &plan_, error);
+  }
+
+  // Put, for a batch row whose LMDB key starts with `batch_prefix` (the batch's own prefix of `key`): the plan's
+  // prefix for it when there is one, else as Put.
+  Code PutMerged(Bytes batch_prefix, Bytes key, Bytes suffix, Bytes head, Bytes value, ErrorBuffer* error) {
+    if (plan_ != nullptr && !(known_ && key == key_)) {
+      KeyPrefix placed;
+      const Code code = plan_->ShardPrefix(batch_prefix, &placed, error);
+      if (code == Code::kOk) {
+        Remember(key, placed);  // so Put writes under it without asking the scheme
+      } else if (code != Code::kNotFound) {
+        return code;
+      }
+    }
+    return Put(key, suffix, head, value, error);
+  }
 
   // Writes `key`'s row at its prefix + `suffix` -> stored key + `head` + `value`, replacing a row already there
   // (whose value is released). A new key gets a prefix from the scheme.
@@ -251,6 +276,7 @@ class KeyedRowWriter {
   bool known_ = false;  // `prefix_` is the prefix of `key_`
   Bytes key_;
   KeyPrefix prefix_;
+  MergePlan* plan_ = nullptr;  // PlanMerge's, when the scheme made one
 };
 
 }  // namespace planb

@@ -31,11 +31,13 @@ namespace planb {
 // 7.2: IP address keys for ranged maps (option key_format, below): LookupKey::key carries the address text,
 //    Row::has_addresses / address_from / address_to, ScanBounds::has_address_bounds / address_min / address_max,
 //    FieldKind::kAddress (the host's own).
+// 7.3: KeyScheme::PlanMerge and MergePlan: a scheme places a whole batch's keys before the store type merges
+//    its rows (an id scheme resolves them in its index's order, not one random read per key).
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 2;
+inline constexpr uint32_t kAbiMinor = 3;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

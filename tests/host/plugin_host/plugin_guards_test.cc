@@ -97,7 +97,10 @@ TEST_P(PluginGuards, AThrowIsAnErrorNamingThePluginAndTheCallAndWritesNothing) {
       {"maintain", "--once", "--map", "m"}};
   const std::string label = c.store ? "store type 'throwing_store' (" + kStoreFile + "): "
                                     : "scheme 'throwing_scheme' (" + kSchemeFile + "): ";
-  const std::string interface = c.call == "create" ? "" : (c.store ? "Store::" : "KeyScheme::");
+  const std::string interface = c.call == "create"        ? ""
+                                : c.store                 ? "Store::"
+                                : c.call == "ShardPrefix" ? "MergePlan::"
+                                                          : "KeyScheme::";
   const std::string expected = label + interface + c.call + " threw: injected failure in " + c.call;
   int failed = 0;
   std::string all_err;
@@ -134,6 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GuardCase{false, "StoredKeySize"}, GuardCase{false, "WriteStoredKey"},
                       GuardCase{false, "DecodeRow"}, GuardCase{false, "EncodeValue"}, GuardCase{false, "DecodeValue"},
                       GuardCase{false, "ReleaseValue"}, GuardCase{false, "SweepUnusedKeys"},
+                      GuardCase{false, "PlanMerge"}, GuardCase{false, "ShardPrefix"},
                       GuardCase{false, "Layout"}, GuardCase{false, "TablesInUse"}),
     CaseName);
 

@@ -13,6 +13,7 @@
 #include "host/plugin_host/map_plugins.h"
 #include "host/plugin_host/plugin_registry.h"
 #include "support/clashing_keys.h"
+#include "support/id_scheme_fixture.h"
 #include "support/maintain_fixture.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -26,6 +27,9 @@ using ::planb::testing::CreateMapPlugins;
 using ::planb::testing::DeleteRows;
 using ::planb::testing::DumpPluginTable;
 using ::planb::testing::GetValue;
+using ::planb::testing::IdSchemeName;
+using ::planb::testing::IdSchemeTest;
+using ::planb::testing::kIdSchemes;
 using ::planb::testing::LoadBuiltInPlugins;
 using ::planb::testing::MakeMapConfig;
 using ::planb::testing::PutRows;
@@ -33,40 +37,7 @@ using ::planb::testing::SchemeTableProblems;
 using ::planb::testing::TableEntries;
 using ::planb::testing::TempDir;
 
-struct IdSchemeParam {
-  const char* test_name;
-  const char* scheme;
-  std::vector<std::pair<std::string, std::string>> options;
-  std::string key_suffix;  // makes clashing keys long enough for the id form
-  unsigned hash_bits;
-};
-
-void PrintTo(const IdSchemeParam& param, std::ostream* os) { *os << param.test_name; }
-
-class IdSweepTest : public ::testing::TestWithParam<IdSchemeParam> {
- protected:
-  void SetUp() override {
-    Status s = CreateMapPlugins(MakeMapConfig("m", "state", GetParam().scheme, GetParam().options), &plugins_);
-    ASSERT_TRUE(s.ok()) << s.message();
-    s = CreateMapEnv(dir_ / "shard", plugins_, &env_);
-    ASSERT_TRUE(s.ok()) << s.message();
-  }
-
-  // The ids table's (id, key) entries, without the counter.
-  std::set<std::pair<std::string, std::string>> Ids() {
-    TableEntries entries;
-    EXPECT_TRUE(DumpPluginTable(*env_, 1, false, &entries).ok());
-    std::set<std::pair<std::string, std::string>> ids;
-    for (const auto& [id, key] : entries) {
-      if (id.size() == 4) ids.emplace(id, key);
-    }
-    return ids;
-  }
-
-  TempDir dir_;
-  std::shared_ptr<const MapPlugins> plugins_;
-  std::shared_ptr<MapEnv> env_;
-};
+class IdSweepTest : public IdSchemeTest {};
 
 TEST_P(IdSweepTest, ClashingKeysLoseTheirIdsAndTheIndexStaysDense) {
   std::vector<std::string> keys;
@@ -125,35 +96,12 @@ TEST_P(IdSweepTest, ASweepWithNothingDeletedForgetsNothing) {
   EXPECT_EQ(Ids().size(), 2u);
 }
 
-const IdSchemeParam kIdSchemes[] = {
-    {"LookupTable8Bits", "lookup_table", {{"hash_bits", "8"}}, "", 8},
-    {"VariableAllIds8Bits", "variable", {{"hash_bits", "8"}, {"direct_max", "0"}}, "", 8},
-    {"Variable", "variable", {}, std::string(40, 'x'), 64},  // past direct_max 32: the id form
-};
-
-INSTANTIATE_TEST_SUITE_P(IdSchemes, IdSweepTest, ::testing::ValuesIn(kIdSchemes),
-                         [](const auto& info) { return std::string(info.param.test_name); });
+INSTANTIATE_TEST_SUITE_P(IdSchemes, IdSweepTest, ::testing::ValuesIn(kIdSchemes), IdSchemeName);
 
 // Adding a key to the lookup table at its limits: every clash number of its hash taken, or every id handed out.
 // The tables are filled directly (65,536 entries would take 16M keys through the store). A new key is refused
 // naming the limit; a key the table already holds still writes, and nothing is half-written.
-class IdLimitsTest : public IdSweepTest {
- protected:
-  // Writes `entries` straight into the scheme's table `index` (0: index, 1: ids) in one transaction.
-  void WriteSchemeTable(uint32_t index, const std::vector<std::pair<std::string, std::string>>& entries) {
-    testing::MapTxn txn;
-    ASSERT_TRUE(txn.Begin(env_, true).ok());
-    for (const auto& [key, value] : entries) {
-      MDB_val k{key.size(), const_cast<char*>(key.data())};
-      MDB_val v{value.size(), const_cast<char*>(value.data())};
-      ASSERT_EQ(mdb_put(txn.table().txn, txn.table().scheme_tables[index], &k, &v, 0), MDB_SUCCESS);
-    }
-    ASSERT_TRUE(txn.Commit().ok());
-  }
-
-  // The one key the test adds (long enough for the id form under every parameter).
-  std::string Key(const std::string& name) { return name + GetParam().key_suffix; }
-};
+class IdLimitsTest : public IdSchemeTest {};
 
 TEST_P(IdLimitsTest, AKeyWhoseHashHasEveryClashNumberTakenIsRefused) {
   const std::string present = Key("present");
@@ -209,8 +157,7 @@ TEST_P(IdLimitsTest, ANewKeyIsRefusedOnceEveryIdWasHandedOut) {
   EXPECT_EQ(SchemeTableProblems(*env_), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(IdSchemes, IdLimitsTest, ::testing::ValuesIn(kIdSchemes),
-                         [](const auto& info) { return std::string(info.param.test_name); });
+INSTANTIATE_TEST_SUITE_P(IdSchemes, IdLimitsTest, ::testing::ValuesIn(kIdSchemes), IdSchemeName);
 
 // The id_table test fixture (another plugin's tables) sweeps too.
 TEST(IdTableFixtureSweep, ForgetsIdsWithoutRowsBothWays) {
