@@ -39,7 +39,9 @@
 //   unzip_only_hashed        UnzipBatch of a batch zip like the merged ones, as MergePending extracts: the share
 //                            of the end-to-end merge that raw LMDB does not pay.
 // Group merge/first_batch_<rows>/ times a map's first batch (a fresh shard built from the batch's rows) beside a
-// raw bulk load (MDB_APPEND) of the same rows into a new LMDB.
+// raw bulk load (MDB_APPEND) of the same rows into a new LMDB, and (lmdb_bulk_load_of_lookup_table_rows) the same
+// rows bulk-loaded in the lookup_table layout: its index, ids and data tables, the floor of that scheme's first
+// batch.
 //
 // Measured: see docs/schemes.md "Measured speed" (the figures and the run that gave them).
 #include <benchmark/benchmark.h>
@@ -496,28 +498,36 @@ void FirstBatchMerge(benchmark::State& state, Fixture* f, std::string map) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.batch_rows));
 }
 
-void RawBulkLoad(benchmark::State& state, Fixture* f) {
+// `layout`: kPlain is the baseline; kLookupTable the floor of a lookup_table map's first batch (its three tables
+// each bulk-loaded, the counter once).
+void RawBulkLoad(benchmark::State& state, Fixture* f, Layout layout) {
   int batch = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    std::vector<Row> rows = SortedBatchRows(f->sizes, &f->raw, batch).data;
+    RawTable fresh(layout);  // ids from 0, as in a new shard
+    const LayoutRows rows = SortedBatchRows(f->sizes, &fresh, batch);
     const std::string dir = g_root + "/raw-first-" + std::to_string(batch++);
     fs::create_directories(dir);
     state.ResumeTiming();
 
-    Env env;
-    Status s = env.Open(dir, Env::Options());
+    Status s = fresh.env.Open(dir, Env::Options());
     Txn txn;
-    MDB_dbi dbi = 0;
-    if (s.ok()) s = txn.Begin(env.get(), 0);
-    if (s.ok()) s = txn.OpenDbi("data", MDB_CREATE, &dbi);
-    for (size_t r = 0; s.ok() && r < rows.size(); ++r) {
-      s = txn.Put(dbi, Bytes(rows[r].first), Bytes(rows[r].second), MDB_APPEND);
+    if (s.ok()) s = txn.Begin(fresh.env.get(), 0);
+    if (s.ok()) s = txn.OpenDbi("data", MDB_CREATE, &fresh.dbi);
+    if (s.ok() && layout == Layout::kLookupTable) s = txn.OpenDbi("index", MDB_CREATE, &fresh.index_dbi);
+    if (s.ok() && layout == Layout::kLookupTable) s = txn.OpenDbi("ids", MDB_CREATE, &fresh.ids_dbi);
+    const std::pair<const std::vector<Row>*, MDB_dbi> tables[] = {
+        {&rows.data, fresh.dbi}, {&rows.index, fresh.index_dbi}, {&rows.ids, fresh.ids_dbi}};
+    for (const auto& [sorted, dbi] : tables) {
+      for (size_t r = 0; s.ok() && r < sorted->size(); ++r) {
+        s = txn.Put(dbi, Bytes((*sorted)[r].first), Bytes((*sorted)[r].second), MDB_APPEND);
+      }
     }
+    if (s.ok() && layout == Layout::kLookupTable) s = PutIdCounter(&txn, fresh);
     if (s.ok()) s = txn.Commit();
 
     state.PauseTiming();
-    env.Close();
+    fresh.env.Close();
     fs::remove_all(dir);
     state.ResumeTiming();
     if (!s.ok()) {
@@ -581,7 +591,11 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
   configure(benchmark::RegisterBenchmark((group + "unzip_only_hashed").c_str(), UnzipOnly, f, maps.front()));
 
   const std::string first = "merge/first_batch_" + std::to_string(f->sizes.batch_rows) + "/";
-  configure(benchmark::RegisterBenchmark((first + "raw_lmdb_bulk_load").c_str(), RawBulkLoad, f));
+  configure(benchmark::RegisterBenchmark((first + "raw_lmdb_bulk_load").c_str(), RawBulkLoad, f, Layout::kPlain));
+  if (std::find(maps.begin(), maps.end(), "state_lookup_table") != maps.end()) {
+    configure(benchmark::RegisterBenchmark((first + "lmdb_bulk_load_of_lookup_table_rows").c_str(), RawBulkLoad, f,
+                                           Layout::kLookupTable));
+  }
   for (const std::string& map : maps) {
     configure(benchmark::RegisterBenchmark((first + RowName(map)).c_str(), FirstBatchMerge, f, map));
   }
