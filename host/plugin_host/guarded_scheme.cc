@@ -37,13 +37,13 @@ class GuardedMergePlan final : public MergePlan {
  public:
   GuardedMergePlan(MergePlan* inner, const std::string& label) : inner_(inner), label_(label) {}
 
-  Code ShardPrefix(Bytes batch_prefix, KeyPrefix* out, ErrorBuffer* error) override {
+  Code PlaceRow(Bytes lmdb_key, Bytes value, PlacedRow* out, ErrorBuffer* error) override {
     try {
-      return inner_->ShardPrefix(batch_prefix, out, error);
+      return inner_->PlaceRow(lmdb_key, value, out, error);
     } catch (const std::exception& e) {
-      return ReportThrow(label_, "MergePlan::ShardPrefix", e.what(), error);
+      return ReportThrow(label_, "MergePlan::PlaceRow", e.what(), error);
     } catch (...) {
-      return ReportThrow(label_, "MergePlan::ShardPrefix", nullptr, error);
+      return ReportThrow(label_, "MergePlan::PlaceRow", nullptr, error);
     }
   }
 

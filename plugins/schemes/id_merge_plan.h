@@ -6,12 +6,12 @@
 // batch's keys (read from its `ids`, in id order) are sorted by hash and joined with the shard's index in one
 // forward pass of a cursor; new keys take the shard's next ids in the batch's id order, so their rows still go to
 // the end of the data table in the order the batch holds them; their index and id entries are written in one
-// sorted pass of each table and the counter once. The plan then answers each batch row with its shard id,
-// stepping forward with the rows. The tables end up as the key-by-key merge leaves them (same ids, same clash
+// sorted pass of each table and the counter once. The plan then answers each batch row with its key and shard
+// id, stepping forward with the rows (so a row costs no read of the batch's ids either). The tables end up as the key-by-key merge leaves them (same ids, same clash
 // numbers), but every key of the batch's `ids` gets an id, whether or not a row of the batch uses it.
 //
-// Memory: about 40 bytes per batch key while planning and 8 kept for the merge (keys are views into the
-// batch's map), less than the batch's own index and id entries take on disk: bounded by the batch's size.
+// Memory: about 40 bytes per batch key while planning and 24 kept for the merge (keys are views into the
+// batch's map), no more than the batch's own index and id entries take on disk: bounded by the batch's size.
 #pragma once
 
 #include <algorithm>
@@ -24,10 +24,11 @@
 
 namespace planb::scheme_parts {
 
-// A batch id and the shard id its key has (found or newly given).
+// A batch id, its key and the shard id the key has (found or newly given).
 struct IdPlacement {
   uint32_t batch_id;
   uint32_t shard_id;
+  Bytes key;  // a view into the batch's ids
 };
 
 class IdMergePlan final : public MergePlan {
@@ -38,20 +39,25 @@ class IdMergePlan final : public MergePlan {
         tag_(tag.size != 0 ? tag.data[0] : 0),
         placements_(std::move(placements)) {}
 
-  Code ShardPrefix(Bytes batch_prefix, KeyPrefix* out, ErrorBuffer*) noexcept override {
-    if (batch_prefix.size != tag_size_ + kIdBytes || (tag_size_ != 0 && batch_prefix.data[0] != tag_)) {
-      return Code::kNotFound;  // another form of key (variable's direct and hashed ones)
+  Code PlaceRow(Bytes lmdb_key, Bytes, PlacedRow* out, ErrorBuffer*) noexcept override {
+    const uint32_t prefix_size = tag_size_ + kIdBytes;
+    if (lmdb_key.size < prefix_size || (tag_size_ != 0 && lmdb_key.data[0] != tag_)) {
+      return Code::kNotFound;  // another form of key (variable's direct and hashed ones), or malformed
     }
-    const uint32_t id = GetU32(batch_prefix.data + tag_size_);
+    const uint32_t id = GetU32(lmdb_key.data + tag_size_);
     if (!At(next_, id) && !At(++next_, id)) {  // rows come in id order: this key's or the next one's
       const auto found = std::lower_bound(placements_.begin(), placements_.end(), id,
                                           [](const IdPlacement& p, uint32_t v) { return p.batch_id < v; });
       next_ = static_cast<size_t>(found - placements_.begin());
-      if (!At(next_, id)) return Code::kNotFound;  // not in the batch's ids: DecodeRow has refused the row
+      if (!At(next_, id)) return Code::kNotFound;  // not in the batch's ids: DecodeRow refuses the row
     }
-    if (tag_size_ != 0) out->bytes[0] = tag_;
-    PutU32(out->bytes + tag_size_, placements_[next_].shard_id);
-    out->size = tag_size_ + kIdBytes;
+    const IdPlacement& placed = placements_[next_];
+    out->key = placed.key;
+    out->prefix_size = prefix_size;
+    out->stored_key_size = 0;
+    if (tag_size_ != 0) out->shard_prefix.bytes[0] = tag_;
+    PutU32(out->shard_prefix.bytes + tag_size_, placed.shard_id);
+    out->shard_prefix.size = prefix_size;
     return Code::kOk;
   }
 
@@ -250,7 +256,7 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
 
     std::vector<IdPlacement> placements;
     placements.reserve(keys.size());
-    for (const Key& key : keys) placements.push_back(IdPlacement{key.batch_id, key.shard_id});
+    for (const Key& key : keys) placements.push_back(IdPlacement{key.batch_id, key.shard_id, key.key});
     keys = std::vector<Key>();  // freed before the merge
     *plan = new IdMergePlan(tag, std::move(placements));
     return Code::kOk;

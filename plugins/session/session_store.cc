@@ -95,13 +95,14 @@ class SessionStore final : public Store {
       uint32_t prefix_size = 0;
       int64_t start = 0;
       int64_t end = 0;
-      Code code = DecodeSession(batch, k, v, &key, &prefix_size, &start, &end, error);
+      uint32_t stored_key_size = 0;
+      Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+      if (code == Code::kOk) code = DecodeBounds(Bytes(k), prefix_size, &start, &end, error);
       if (code != Code::kOk) return code;
       // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
       // shard (once per key: the writer remembers it); the bounds are copied.
-      const auto* row_key = static_cast<const uint8_t*>(k.mv_data);
-      code = writer.PutMerged(Bytes(row_key, prefix_size), key, Bytes(row_key + prefix_size, kBoundsSize), Bytes(),
-                              Bytes(), error);
+      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kBoundsSize), Bytes(),
+                        Bytes(), error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
       any = true;

@@ -44,7 +44,7 @@ class StateStore final : public Store {
       Bytes key;
       uint32_t prefix_size = 0;
       uint32_t stored_key_size = 0;
-      Code code = scheme_->DecodeRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+      Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
       if (code != Code::kOk) return code;
       if (prefix_size != k.mv_size || v.mv_size < stored_key_size + 1) {
         return Fail(error, Code::kCorruption, "batch row is not a State row (%zu-byte key, %zu-byte value)",
@@ -57,7 +57,7 @@ class StateStore final : public Store {
       code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
                                   error);
       if (code != Code::kOk) return code;
-      code = writer.PutMerged(Bytes(k), key, Bytes(), Bytes(data + stored_key_size, 1), value, error);
+      code = writer.Put(key, Bytes(), Bytes(data + stored_key_size, 1), value, error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }

@@ -63,7 +63,7 @@ class TemporalStore final : public Store {
       Bytes key;
       uint32_t prefix_size = 0;
       uint32_t stored_key_size = 0;
-      Code code = scheme_->DecodeRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
+      Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
       if (code != Code::kOk) return code;
       if (k.mv_size != prefix_size + kTimeSize || v.mv_size < stored_key_size + 1) {
         return Fail(error, Code::kCorruption, "batch row is not a Temporal State row (%zu-byte key, %zu-byte value)",
@@ -76,9 +76,8 @@ class TemporalStore final : public Store {
       code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
                                   error);
       if (code != Code::kOk) return code;
-      const auto* row_key = static_cast<const uint8_t*>(k.mv_data);
-      code = writer.PutMerged(Bytes(row_key, prefix_size), key, Bytes(row_key + prefix_size, kTimeSize),
-                              Bytes(data + stored_key_size, 1), value, error);
+      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kTimeSize),
+                        Bytes(data + stored_key_size, 1), value, error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }

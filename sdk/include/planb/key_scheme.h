@@ -44,15 +44,23 @@ struct Candidate {
 // Bytes EncodeValue may hand back from its scratch buffer (a reference into a value table, say).
 inline constexpr uint32_t kMaxValueRefSize = 32;
 
+// A batch row whose key a MergePlan placed: what KeyScheme::DecodeRow gives for the row, and the key's prefix in
+// the shard (certain: no row needs checking).
+struct PlacedRow {
+  Bytes key;  // valid until the batch's transaction ends
+  uint32_t prefix_size = 0;
+  uint32_t stored_key_size = 0;
+  KeyPrefix shard_prefix;
+};
+
 // Where a batch's keys go in a shard, decided for the whole batch before its rows are merged
 // (KeyScheme::PlanMerge, ABI 7.3). Used by one thread, inside the merge's write transaction.
 class MergePlan {
  public:
-  // The shard's prefix for the key whose rows the batch holds under `batch_prefix` (the first prefix_size bytes
-  // of a batch row's LMDB key, as the scheme's DecodeRow gave them): kOk, and `out` is the key's prefix for
-  // certain; kNotFound when the plan does not place that prefix (the store type places the key itself, as
-  // without a plan). No I/O; allocates nothing.
-  virtual Code ShardPrefix(Bytes batch_prefix, KeyPrefix* out, ErrorBuffer* error) = 0;
+  // For a batch row (its LMDB key and value): kOk and `out` when the plan placed the row's key; kNotFound when
+  // it did not (the store type decodes the row with DecodeRow and places the key itself, as without a plan); an
+  // error for a row the plan sees is malformed. No I/O; allocates nothing.
+  virtual Code PlaceRow(Bytes lmdb_key, Bytes value, PlacedRow* out, ErrorBuffer* error) = 0;
   // Frees the plan, in the module that made it.
   virtual void Destroy() = 0;
 

@@ -42,25 +42,30 @@ class KeyedRowWriter {
   }
 
   // Merges: lets the scheme place all of `batch`'s keys first (KeyScheme::PlanMerge: an id scheme resolves them
-  // in its index's order); then each row goes through PutMerged. Once, before the first PutMerged.
+  // in its index's order). Once, before the batch's first row.
   Code PlanMerge(const Table& batch, ErrorBuffer* error) {
     if (plan_ != nullptr) return Fail(error, Code::kInternal, "a %s merge was planned twice", row_kind_);
     return scheme_.PlanMerge(batch, table_, &plan_, error);
   }
 
-  // Put, for a batch row whose LMDB key starts with `batch_prefix` (the batch's own prefix of `key`): the plan's
-  // prefix for it when there is one, else as Put.
-  Code PutMerged(Bytes batch_prefix, Bytes key, Bytes suffix, Bytes head, Bytes value, ErrorBuffer* error) {
-    if (plan_ != nullptr && !(known_ && key == key_)) {
-      KeyPrefix placed;
-      const Code code = plan_->ShardPrefix(batch_prefix, &placed, error);
+  // Merges: a batch row's key and the sizes of the scheme's parts in it, as KeyScheme::DecodeRow gives them. For a
+  // row whose key the plan placed, from the plan (no read of the batch's tables), and the key's shard prefix is
+  // remembered, so the Put of this row asks the scheme nothing.
+  Code DecodeBatchRow(const Table& batch, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
+                      uint32_t* stored_key_size, ErrorBuffer* error) {
+    if (plan_ != nullptr) {
+      PlacedRow placed;
+      const Code code = plan_->PlaceRow(lmdb_key, value, &placed, error);
       if (code == Code::kOk) {
-        Remember(key, placed);  // so Put writes under it without asking the scheme
-      } else if (code != Code::kNotFound) {
-        return code;
+        *key = placed.key;
+        *prefix_size = placed.prefix_size;
+        *stored_key_size = placed.stored_key_size;
+        Remember(placed.key, placed.shard_prefix);
+        return Code::kOk;
       }
+      if (code != Code::kNotFound) return code;
     }
-    return Put(key, suffix, head, value, error);
+    return scheme_.DecodeRow(batch, lmdb_key, value, key, prefix_size, stored_key_size, error);
   }
 
   // Writes `key`'s row at its prefix + `suffix` -> stored key + `head` + `value`, replacing a row already there

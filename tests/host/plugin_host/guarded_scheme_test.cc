@@ -1,6 +1,6 @@
 // GuardedScheme::PlanMerge against the SDK minor a scheme was built with: a scheme of 7.2 or before has no
 // PlanMerge in its vtable, so the host answers "no plan" without calling it; from 7.3 the call is made and the
-// plan comes back behind a guard that forwards ShardPrefix and frees the scheme's plan through its Destroy.
+// plan comes back behind a guard that forwards PlaceRow and frees the scheme's plan through its Destroy.
 #include "host/plugin_host/guarded_scheme.h"
 
 #include <gtest/gtest.h>
@@ -15,10 +15,14 @@ class PlanningScheme final : public KeyScheme {
  public:
   struct Plan final : public MergePlan {
     explicit Plan(PlanningScheme* owner) : owner(owner) {}
-    Code ShardPrefix(Bytes batch_prefix, KeyPrefix* out, ErrorBuffer*) override {
-      ++owner->prefixes_asked;
-      out->size = static_cast<uint32_t>(batch_prefix.size);
-      for (size_t i = 0; i < batch_prefix.size; ++i) out->bytes[i] = static_cast<uint8_t>(batch_prefix.data[i] + 1);
+    Code PlaceRow(Bytes lmdb_key, Bytes value, PlacedRow* out, ErrorBuffer*) override {
+      ++owner->rows_placed;
+      out->key = value;
+      out->prefix_size = static_cast<uint32_t>(lmdb_key.size);
+      out->shard_prefix.size = static_cast<uint32_t>(lmdb_key.size);
+      for (size_t i = 0; i < lmdb_key.size; ++i) {
+        out->shard_prefix.bytes[i] = static_cast<uint8_t>(lmdb_key.data[i] + 1);
+      }
       return Code::kOk;
     }
     void Destroy() override {
@@ -52,7 +56,7 @@ class PlanningScheme final : public KeyScheme {
   uint32_t TablesInUse() const override { return 0; }
 
   int plans_made = 0;
-  int prefixes_asked = 0;
+  int rows_placed = 0;
   int plans_destroyed = 0;
 };
 
@@ -76,13 +80,15 @@ TEST(GuardedSchemePlanMerge, AScheme73PlanIsForwardedAndFreedThroughTheScheme) {
   ASSERT_EQ(guarded->PlanMerge(Table(), Table(), &plan, &error), Code::kOk);
   ASSERT_NE(plan, nullptr);
   EXPECT_EQ(inner.plans_made, 1);
-  const uint8_t batch_prefix[] = {1, 2, 3};
-  KeyPrefix out;
-  ASSERT_EQ(plan->ShardPrefix(Bytes(batch_prefix, 3), &out, &error), Code::kOk);
-  EXPECT_EQ(inner.prefixes_asked, 1);
-  ASSERT_EQ(out.size, 3u);
-  EXPECT_EQ(out.bytes[0], 2);
-  EXPECT_EQ(out.bytes[2], 4);
+  const uint8_t batch_key[] = {1, 2, 3};
+  PlacedRow out;
+  ASSERT_EQ(plan->PlaceRow(Bytes(batch_key, 3), Bytes("key"), &out, &error), Code::kOk);
+  EXPECT_EQ(inner.rows_placed, 1);
+  EXPECT_EQ(out.key.view(), "key");
+  EXPECT_EQ(out.prefix_size, 3u);
+  ASSERT_EQ(out.shard_prefix.size, 3u);
+  EXPECT_EQ(out.shard_prefix.bytes[0], 2);
+  EXPECT_EQ(out.shard_prefix.bytes[2], 4);
   plan->Destroy();
   EXPECT_EQ(inner.plans_destroyed, 1);
 }

@@ -99,7 +99,7 @@ TEST_P(PluginGuards, AThrowIsAnErrorNamingThePluginAndTheCallAndWritesNothing) {
                                     : "scheme 'throwing_scheme' (" + kSchemeFile + "): ";
   const std::string interface = c.call == "create"        ? ""
                                 : c.store                 ? "Store::"
-                                : c.call == "ShardPrefix" ? "MergePlan::"
+                                : c.call == "PlaceRow" ? "MergePlan::"
                                                           : "KeyScheme::";
   const std::string expected = label + interface + c.call + " threw: injected failure in " + c.call;
   int failed = 0;
@@ -137,7 +137,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GuardCase{false, "StoredKeySize"}, GuardCase{false, "WriteStoredKey"},
                       GuardCase{false, "DecodeRow"}, GuardCase{false, "EncodeValue"}, GuardCase{false, "DecodeValue"},
                       GuardCase{false, "ReleaseValue"}, GuardCase{false, "SweepUnusedKeys"},
-                      GuardCase{false, "PlanMerge"}, GuardCase{false, "ShardPrefix"},
+                      GuardCase{false, "PlanMerge"}, GuardCase{false, "PlaceRow"},
                       GuardCase{false, "Layout"}, GuardCase{false, "TablesInUse"}),
     CaseName);
 
