@@ -7,8 +7,8 @@
 // forward pass of a cursor; new keys take the shard's next ids in the batch's id order, so their rows still go to
 // the end of the data table in the order the batch holds them; their index and id entries are written in one
 // sorted pass of each table and the counter once. The plan then answers each batch row with its key and shard
-// id, stepping forward with the rows (so a row costs no read of the batch's ids either). The tables end up as the key-by-key merge leaves them (same ids, same clash
-// numbers), but every key of the batch's `ids` gets an id, whether or not a row of the batch uses it.
+// id, stepping forward with the rows (so a row costs no read of the batch's ids either). The tables end up as
+// the key-by-key merge leaves them: the same ids and clash numbers, and nothing for a key without rows.
 //
 // Memory: about 40 bytes per batch key while planning and 24 kept for the merge (keys are views into the
 // batch's map), no more than the batch's own index and id entries take on disk: bounded by the batch's size.
@@ -94,8 +94,9 @@ struct SortedPuts {
 };
 
 // Plans the merge of `batch` into `shard` for the keys of `batch`'s lookup table whose length is in
-// [min_key, max_key] (the others are left to the key-by-key path): finds each in `shard`'s index or gives it the
-// shard's next id, writing its index and id entries. `*plan` is null when the batch has no such key.
+// [min_key, max_key] and that have rows under `tag` + id (the others are left to the key-by-key path): finds
+// each in `shard`'s index or gives it the shard's next id, writing its index and id entries. Moves both tables'
+// cursors. `*plan` is null when the batch has no such key.
 inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& shard, Bytes tag, uint32_t min_key,
                         uint32_t max_key, MergePlan** plan, ErrorBuffer* error) {
   *plan = nullptr;
@@ -114,14 +115,30 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
     };
     std::vector<Key> keys;  // in batch id order
 
-    // The batch's keys, from its ids (4-byte ids in increasing order; the 1-byte counter is skipped).
+    // The batch's keys, from its ids (4-byte ids in increasing order; the 1-byte counter is skipped), those with
+    // rows only: a key the batch lists without one gets nothing in the shard, as key by key. The rows are in id
+    // order too, so `batch.cursor` moves forward, one seek per key (mostly on the page it is on).
     ScopedCursor batch_ids;
     int rc = mdb_cursor_open(batch.txn, batch.scheme_tables[1], &batch_ids.cursor);
     MDB_val k;
     MDB_val v;
+    uint8_t row_prefix[1 + kIdBytes];
+    if (tag.size != 0) row_prefix[0] = tag.data[0];
+    const uint32_t row_prefix_size = static_cast<uint32_t>(tag.size) + kIdBytes;
     for (rc = rc == MDB_SUCCESS ? mdb_cursor_get(batch_ids.cursor, &k, &v, MDB_FIRST) : rc; rc == MDB_SUCCESS;
          rc = mdb_cursor_get(batch_ids.cursor, &k, &v, MDB_NEXT)) {
       if (k.mv_size != kIdBytes || v.mv_size < min_key || v.mv_size > max_key) continue;
+      std::memcpy(row_prefix + tag.size, k.mv_data, kIdBytes);
+      MDB_val row{row_prefix_size, row_prefix};
+      MDB_val row_value;
+      const int at = mdb_cursor_get(batch.cursor, &row, &row_value, MDB_SET_RANGE);
+      if (at != MDB_SUCCESS && at != MDB_NOTFOUND) {
+        return Fail(error, Code::kIOError, "reading the batch's rows: %s", mdb_strerror(at));
+      }
+      if (at == MDB_NOTFOUND || row.mv_size < row_prefix_size ||
+          std::memcmp(row.mv_data, row_prefix, row_prefix_size) != 0) {
+        continue;  // no row under the id
+      }
       const Bytes key(v);
       keys.push_back(Key{index.HashOf(key), key, GetU32(static_cast<const uint8_t*>(k.mv_data)), 0, 0, State::kNew});
     }

@@ -1,7 +1,8 @@
 // KeyScheme::PlanMerge of the id schemes (plugins/schemes/id_merge_plan.h): a batch whose keys are placed all at
 // once, in the index's order, leaves the lookup table exactly as putting the same keys one by one does (the same
-// ids, the same clash numbers under a forced 8-bit hash, the same rows); a malformed batch that lists one key
-// under two ids merges it under one; and at the table's limits a merge is refused whole, naming the limit.
+// ids, the same clash numbers under a forced 8-bit hash, the same rows). Malformed batches: one key listed under
+// two ids merges under one; a key listed without a row gets nothing. At the table's limits a merge is refused
+// whole, naming the limit.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -128,6 +129,24 @@ TEST_P(IdMergePlanTest, ABatchListingOneKeyUnderTwoIdsMergesItUnderOne) {
   std::string value;
   EXPECT_EQ(GetValue(*env_, key, &value), Code::kOk);
   EXPECT_EQ(value, "second");  // the later id's row was merged last
+  EXPECT_EQ(SchemeTableProblems(*env_), "");
+}
+
+TEST_P(IdMergePlanTest, AKeyTheBatchListsWithoutARowGetsNothingInTheShard) {
+  std::shared_ptr<MapEnv> batch = Batch({{Key("with-row"), "1"}});
+  WriteSchemeTable(1, {{std::string("\0\0\0\x07", 4), Key("without-row")}}, batch);
+  ASSERT_EQ(Ids(batch).size(), 2u);
+
+  const Status s = MergeInto(batch, env_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const auto ids = Ids();
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids.begin()->second, Key("with-row"));
+  TableEntries index;
+  ASSERT_TRUE(DumpPluginTable(*env_, 0, false, &index).ok());
+  EXPECT_EQ(index.size(), 1u);
+  std::string value;
+  EXPECT_EQ(GetValue(*env_, Key("without-row"), &value), Code::kNotFound);
   EXPECT_EQ(SchemeTableProblems(*env_), "");
 }
 
