@@ -3,6 +3,11 @@
 // ratios to raw LMDB (support/ratio_reporter.h). Rows, per data set <data>:
 //   load/<data>/..., merge/<data>/...   writing a batch and merging one into a shard: support/scheme_suite.h.
 //   lookup_hit/<data>/raw_mdb_get       mdb_get of a present key in a read transaction kept open.
+//   lookup_hit/<data>/lmdb_get_of_hashed_layout
+//                                       the same in a raw table of the rows laid out as the hashed scheme writes
+//                                       them (XXH3-64 + clash number 0 as the key; key length, key, type byte and
+//                                       value as the value; bulk-loaded): hash, mdb_get, compare the stored key.
+//                                       The floor of a hashed lookup: what its layout alone costs.
 //   lookup_hit/<data>/rocksdb_get       DB::Get of the same key (support/rocksdb_peer.h: bloom filters, block
 //                                       cache of the raw LMDB file's size, compacted).
 //   lookup_hit/<data>/state_<scheme>    MapReader::Lookup (the path of planb::Reader; its read transaction kept
@@ -53,6 +58,10 @@ struct Fixture {
   Txn raw_txn;
   MDB_dbi raw_dbi = 0;
   double raw_bytes_per_row = 0;
+  Env hashed_layout_env;  // the rows in the hashed scheme's layout
+  Txn hashed_layout_txn;
+  MDB_dbi hashed_layout_dbi = 0;
+  double hashed_layout_bytes_per_row = 0;
   RocksDbPeer rocks;
   double rocks_bytes_per_row = 0;
 };
@@ -63,6 +72,29 @@ void HashedRawRow(const std::string& k, const std::string& v, std::string* key, 
   const uint32_t size = static_cast<uint32_t>(k.size());
   value->assign(reinterpret_cast<const char*>(&size), sizeof(size));
   value->append(k);
+  value->append(v);
+}
+
+// The hashed scheme's State row (plugins/schemes/hashed_key.cc, hash_bits 64): key = XXH3-64 big-endian + clash
+// number 0 (2 bytes); value = key length (4 bytes, big-endian) + key + type byte + value.
+constexpr char kStringTypeByte = static_cast<char>(ValueType::kString);
+
+void HashedLayoutKey(const std::string& k, char out[10]) {
+  uint64_t hash = XXH3_64bits(k.data(), k.size());
+  for (int i = 7; i >= 0; --i, hash >>= 8) out[i] = static_cast<char>(hash & 0xFF);
+  out[8] = out[9] = 0;
+}
+
+void HashedLayoutRow(const std::string& k, const std::string& v, std::string* key, std::string* value) {
+  char probe[10];
+  HashedLayoutKey(k, probe);
+  key->assign(probe, sizeof(probe));
+  const uint32_t n = static_cast<uint32_t>(k.size());
+  const char size[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
+                        static_cast<char>(n)};
+  value->assign(size, sizeof(size));
+  value->append(k);
+  value->push_back(kStringTypeByte);
   value->append(v);
 }
 
@@ -98,6 +130,14 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   CheckSetup(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
   const uint64_t raw_bytes = DataFileBytes(dir + "/raw");
   f->raw_bytes_per_row = static_cast<double>(raw_bytes) / static_cast<double>(f->data.size());
+  SuiteRows hashed_layout = f->rows;
+  hashed_layout.raw = [p](size_t i, std::string* key, std::string* value) {
+    HashedLayoutRow(p->data[i].first, p->data[i].second, key, value);
+  };
+  BuildRawTable(dir + "/raw-hashed-layout", hashed_layout, &f->hashed_layout_env, &f->hashed_layout_dbi);
+  CheckSetup(f->hashed_layout_txn.Begin(f->hashed_layout_env.get(), MDB_RDONLY));
+  f->hashed_layout_bytes_per_row =
+      static_cast<double>(DataFileBytes(dir + "/raw-hashed-layout")) / static_cast<double>(f->data.size());
   f->rocks.Build(dir + "/rocksdb", f->data.size(),
                  [p](size_t i, std::string* key, std::string* value) {
                    *key = p->data[i].first;
@@ -136,6 +176,33 @@ void RawGet(benchmark::State& state, Fixture* f, const std::vector<std::string>*
   }
   state.counters["bytes_per_row"] = f->raw_bytes_per_row;
   CheckFound(state, found, 0, expect_hit, "raw mdb_get");
+}
+
+// A lookup in the hashed layout's raw table: hash, one mdb_get, the stored key compared, the value after it.
+bool HashedLayoutLookup(const Fixture& f, const std::string& key, Bytes* value) {
+  char probe[10];
+  HashedLayoutKey(key, probe);
+  Bytes stored;
+  if (!f.hashed_layout_txn.Get(f.hashed_layout_dbi, Bytes(probe, sizeof(probe)), &stored)) return false;
+  if (stored.size < 4 + key.size() + 1) return false;
+  const uint32_t size = uint32_t{stored.data[0]} << 24 | uint32_t{stored.data[1]} << 16 |
+                        uint32_t{stored.data[2]} << 8 | stored.data[3];
+  if (size != key.size() || std::memcmp(stored.data + 4, key.data(), size) != 0) return false;
+  *value = Bytes(stored.data + 4 + size + 1, stored.size - 4 - size - 1);
+  return true;
+}
+
+void HashedLayoutGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
+  size_t i = 0;
+  size_t found = 0;
+  for (auto _ : state) {
+    Bytes value;
+    found += HashedLayoutLookup(*f, (*keys)[i], &value) ? 1 : 0;
+    benchmark::DoNotOptimize(value);
+    if (++i == keys->size()) i = 0;
+  }
+  state.counters["bytes_per_row"] = f->hashed_layout_bytes_per_row;
+  CheckFound(state, found, 0, expect_hit, "raw mdb_get of the hashed layout");
 }
 
 void RocksGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
@@ -180,6 +247,8 @@ void Register(Fixture* f, const std::string& root) {
     const std::string group = std::string(hit ? "lookup_hit/" : "lookup_miss/") + f->rows.name;
     groups.push_back(group);
     benchmark::RegisterBenchmark((group + "/raw_mdb_get").c_str(), RawGet, f, keys, hit)->MinTime(LookupMinTime());
+    benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), HashedLayoutGet, f, keys, hit)
+        ->MinTime(LookupMinTime());
     benchmark::RegisterBenchmark((group + "/rocksdb_get").c_str(), RocksGet, f, keys, hit)->MinTime(LookupMinTime());
     for (size_t v = 0; v < f->shards.variants.size(); ++v) {
       benchmark::RegisterBenchmark((group + "/state_" + f->shards.variants[v].label).c_str(), StateGet, f, v, keys,
