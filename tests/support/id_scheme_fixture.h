@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "host/plugin_host/map_plugins.h"
+#include "support/clashing_keys.h"
 #include "support/maintain_fixture.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
@@ -72,6 +73,28 @@ class IdSchemeTest : public ::testing::TestWithParam<IdSchemeParam> {
       ASSERT_EQ(mdb_put(txn.table().txn, txn.table().scheme_tables[index], &k, &v, 0), MDB_SUCCESS);
     }
     ASSERT_TRUE(txn.Commit().ok());
+  }
+
+  // Takes every clash number of `key`'s hash in the shard's index (65,536 entries of other keys, written directly:
+  // through the store that would take 16M keys).
+  void FillHashOf(const std::string& key) {
+    const std::string hash = ExpectedHash(key, GetParam().hash_bits);
+    std::vector<std::pair<std::string, std::string>> taken;
+    for (uint32_t clash = 0; clash <= 0xFFFF; ++clash) {
+      const std::string clash_bytes = {static_cast<char>(clash >> 8), static_cast<char>(clash & 0xFF)};
+      taken.emplace_back(hash + clash_bytes, std::string("\x7f\0", 2) + clash_bytes + "another key");
+    }
+    WriteSchemeTable(0, taken);
+  }
+
+  // `s` refuses a key whose hash has every clash number taken, naming the limit and what to do.
+  void ExpectHashFull(const Status& s) const {
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.code(), Code::kFull);
+    EXPECT_NE(s.message().find("share one " + std::to_string(GetParam().hash_bits) +
+                               "-bit hash in the lookup table; raise hash_bits"),
+              std::string::npos)
+        << s.message();
   }
 
   // A new batch table of the map, holding `rows` (put in that order).
