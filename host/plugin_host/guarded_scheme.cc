@@ -10,9 +10,9 @@
   try {                                                                    \
     return expr;                                                           \
   } catch (const std::exception& e) {                                      \
-    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);  \
+    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);       \
   } catch (...) {                                                          \
-    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);   \
+    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);        \
   }
 
 #define PLANB_GUARD_SILENT_CALL(call, expr, fallback) \

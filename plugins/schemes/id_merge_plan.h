@@ -75,8 +75,8 @@ class IdMergePlan final : public MergePlan {
 };
 
 // Puts in increasing key order through one cursor, each tried first with MDB_APPEND (no search, and a full page
-// split off rather than half of one) until one does not go past the table's last key: a new shard's tables, and
-// the ids after the counter's first move past 'n' (0x6E000000), are written like a bulk load.
+// split off rather than half of one) until one does not go past the table's last key. A new shard's tables are
+// thus written like a bulk load; so are ids from 0x6E000000 on, which sort after the counter's key 'n'.
 struct SortedPuts {
   MDB_cursor* cursor;
   bool append = true;
