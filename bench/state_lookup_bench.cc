@@ -165,19 +165,6 @@ bool RawLookup(const Fixture& f, const std::string& key, Bytes* value) {
   return true;
 }
 
-void RawGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
-  size_t i = 0;
-  size_t found = 0;
-  for (auto _ : state) {
-    Bytes value;
-    found += RawLookup(*f, (*keys)[i], &value) ? 1 : 0;
-    benchmark::DoNotOptimize(value);
-    if (++i == keys->size()) i = 0;
-  }
-  state.counters["bytes_per_row"] = f->raw_bytes_per_row;
-  CheckFound(state, found, 0, expect_hit, "raw mdb_get");
-}
-
 // A lookup in the hashed layout's raw table: hash, one mdb_get, the stored key compared, the value after it.
 bool HashedLayoutLookup(const Fixture& f, const std::string& key, Bytes* value) {
   char probe[10];
@@ -192,17 +179,21 @@ bool HashedLayoutLookup(const Fixture& f, const std::string& key, Bytes* value) 
   return true;
 }
 
-void HashedLayoutGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
+// Lookups of `keys` in one of the raw tables through `Lookup` (a template argument: inlined, as a user's code
+// would have it).
+template <bool (*Lookup)(const Fixture&, const std::string&, Bytes*)>
+void RawTableGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit,
+                 double bytes_per_row, const char* what) {
   size_t i = 0;
   size_t found = 0;
   for (auto _ : state) {
     Bytes value;
-    found += HashedLayoutLookup(*f, (*keys)[i], &value) ? 1 : 0;
+    found += Lookup(*f, (*keys)[i], &value) ? 1 : 0;
     benchmark::DoNotOptimize(value);
     if (++i == keys->size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->hashed_layout_bytes_per_row;
-  CheckFound(state, found, 0, expect_hit, "raw mdb_get of the hashed layout");
+  state.counters["bytes_per_row"] = bytes_per_row;
+  CheckFound(state, found, 0, expect_hit, what);
 }
 
 void RocksGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
@@ -246,8 +237,11 @@ void Register(Fixture* f, const std::string& root) {
     const std::vector<std::string>* keys = hit ? &f->hits : &f->misses;
     const std::string group = std::string(hit ? "lookup_hit/" : "lookup_miss/") + f->rows.name;
     groups.push_back(group);
-    benchmark::RegisterBenchmark((group + "/raw_mdb_get").c_str(), RawGet, f, keys, hit)->MinTime(LookupMinTime());
-    benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), HashedLayoutGet, f, keys, hit)
+    benchmark::RegisterBenchmark((group + "/raw_mdb_get").c_str(), RawTableGet<RawLookup>, f, keys, hit,
+                                 f->raw_bytes_per_row, "raw mdb_get")
+        ->MinTime(LookupMinTime());
+    benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), RawTableGet<HashedLayoutLookup>, f,
+                                 keys, hit, f->hashed_layout_bytes_per_row, "raw mdb_get of the hashed layout")
         ->MinTime(LookupMinTime());
     benchmark::RegisterBenchmark((group + "/rocksdb_get").c_str(), RocksGet, f, keys, hit)->MinTime(LookupMinTime());
     for (size_t v = 0; v < f->shards.variants.size(); ++v) {

@@ -58,6 +58,23 @@ class IdIndex {
     return MDB_val{sizeof(kNextIdKey), const_cast<uint8_t*>(kNextIdKey)};
   }
 
+  // The next id to hand out (0 in a table that has given none), with `ids` (a cursor on `ids`) left on the
+  // counter, so that the new id written next to it needs no descent.
+  static Code ReadNextId(MDB_cursor* ids, uint64_t* next, ErrorBuffer* error) {
+    MDB_val k = NextIdKey();
+    MDB_val v;
+    const int rc = mdb_cursor_get(ids, &k, &v, MDB_SET_KEY);
+    if (rc == MDB_NOTFOUND) {
+      *next = 0;
+      return Code::kOk;
+    }
+    if (rc != MDB_SUCCESS || v.mv_size != kCounterBytes) {
+      return Fail(error, Code::kCorruption, "the lookup table's next id is unreadable");
+    }
+    *next = GetU64(static_cast<const uint8_t*>(v.mv_data));
+    return Code::kOk;
+  }
+
   // The key's id into `id` (kIdBytes): kOk, or kNotFound with `*free_clash` the number a new entry would take.
   // Reads only; allocates nothing.
   Code Find(const Table& t, Bytes key, uint8_t* id, uint32_t* free_clash, ErrorBuffer* error) const {
@@ -98,15 +115,9 @@ class IdIndex {
     ScopedCursor ids;
     int rc = mdb_cursor_open(t.txn, t.scheme_tables[1], &ids.cursor);
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening the lookup table: %s", mdb_strerror(rc));
-    MDB_val next_key = NextIdKey();
-    MDB_val v;
     uint64_t next = 0;
-    rc = mdb_cursor_get(ids.cursor, &next_key, &v, MDB_SET_KEY);
-    if (rc == MDB_SUCCESS && v.mv_size == kCounterBytes) {
-      next = GetU64(static_cast<const uint8_t*>(v.mv_data));
-    } else if (rc != MDB_NOTFOUND) {
-      return Fail(error, Code::kCorruption, "the lookup table's next id is unreadable");
-    }
+    const Code counted = ReadNextId(ids.cursor, &next, error);
+    if (counted != Code::kOk) return counted;
     uint8_t index_key[kMaxHashBytes + kClashBytes];
     WriteHash(key, index_key);
     PutU16(index_key + hash_bytes_, 0);
@@ -144,7 +155,7 @@ class IdIndex {
       uint8_t following[kCounterBytes];
       PutU64(following, next + 1);
       MDB_val fv{kCounterBytes, following};
-      next_key = NextIdKey();
+      MDB_val next_key = NextIdKey();
       rc = mdb_cursor_put(ids.cursor, &next_key, &fv, 0);
     }
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "writing the lookup table: %s", mdb_strerror(rc));

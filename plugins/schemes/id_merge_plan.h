@@ -216,14 +216,9 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
     ScopedCursor shard_ids;
     rc = mdb_cursor_open(shard.txn, shard.scheme_tables[1], &shard_ids.cursor);
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "opening the lookup table: %s", mdb_strerror(rc));
-    MDB_val counter_key = IdIndex::NextIdKey();
     uint64_t next = 0;
-    rc = mdb_cursor_get(shard_ids.cursor, &counter_key, &v, MDB_SET_KEY);
-    if (rc == MDB_SUCCESS && v.mv_size == kCounterBytes) {
-      next = GetU64(static_cast<const uint8_t*>(v.mv_data));
-    } else if (rc != MDB_NOTFOUND) {
-      return Fail(error, Code::kCorruption, "the lookup table's next id is unreadable");
-    }
+    const Code counted = IdIndex::ReadNextId(shard_ids.cursor, &next, error);
+    if (counted != Code::kOk) return counted;
     if (next > kIdCount || new_keys > kIdCount - next) {
       return Fail(error, Code::kFull, "the lookup table is full (%llu ids)", static_cast<unsigned long long>(kIdCount));
     }
@@ -266,7 +261,7 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
       uint8_t following[kCounterBytes];
       PutU64(following, next);
       v = MDB_val{kCounterBytes, following};
-      counter_key = IdIndex::NextIdKey();
+      MDB_val counter_key = IdIndex::NextIdKey();
       rc = id_puts.Put(&counter_key, &v, 0);
       if (rc != MDB_SUCCESS) return Fail(error, PutFailureCode(rc), "writing the lookup table: %s", mdb_strerror(rc));
     }
