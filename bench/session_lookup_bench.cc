@@ -4,8 +4,8 @@
 // start and at the end of a session), misses in a gap between a key's sessions (or before the first, after the
 // last) and misses of unknown keys; on synthetic events and, when ../shared/data is present, the git commit events and the Apache access log. Set PLANB_BENCH_ROWS for the
 // synthetic number of events (default 50000), PLANB_BENCH_MIN_TIME for seconds per lookup row (default 0.1). Lookup
-// rows carry the counter bytes_per_row (data.mdb's size over the events). No RocksDB row here: the state and
-// temporal suites have one.
+// rows carry the counters bytes_per_row (data.mdb's size over the events) and tree_bytes_per_row (the tables'
+// pages in use; see RowBytes). No RocksDB row here: the state and temporal suites have one.
 //
 // The baseline is the obvious layout: LMDB key = key bytes + start + end (PutOrderedI64), empty value; a lookup
 // seeks to (key, time, INT64_MAX), steps back unless it landed there, and walks back over the key's rows until
@@ -74,7 +74,7 @@ struct Fixture {
   std::vector<QuerySet> sets;
   SuiteRows suite;
   SchemeShards shards;
-  double raw_bytes_per_row = 0;
+  RowBytes raw_bytes;
   Env raw_env;
   Txn raw_txn;
   Cursor raw_cursor;
@@ -174,7 +174,7 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
     PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[e.key.size() + 8]), e.time_ms + e.timeout_ms);
     value->clear();
   };
-  f->raw_bytes_per_row = static_cast<double>(DataFileBytes(dir + "/raw")) / static_cast<double>(f->events.size());
+  f->raw_bytes = MeasureRowBytes(f->raw_env.get(), dir + "/raw", f->events.size());
   BuildSchemeShards(dir + "/planb", f->suite, &f->shards);
 }
 
@@ -287,7 +287,7 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     benchmark::DoNotOptimize(end);
     if (++i == set->queries.size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->raw_bytes_per_row;
+  SetRowBytes(state, f->raw_bytes);
   if (set->raw_right) {
     CheckFound(state, found, 0, set->expect_hit, "raw cursor");
   } else {
@@ -317,7 +317,7 @@ void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySe
     benchmark::DoNotOptimize(row);
     if (++i == set->queries.size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->shards.bytes_per_row[variant];
+  SetRowBytes(state, f->shards.row_bytes[variant]);
   CheckFound(state, found, errors, set->expect_hit, "Session", error.message);
 }
 

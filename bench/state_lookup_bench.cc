@@ -13,8 +13,9 @@
 //   lookup_hit/<data>/state_<scheme>    MapReader::Lookup (the path of planb::Reader; its read transaction kept
 //                                       open too) on a shard built through the real ingest path.
 //   lookup_miss/<data>/...              the same with absent keys (each key with "#absent" appended).
-// Lookups run PLANB_BENCH_MIN_TIME seconds each (default 0.1). Each lookup row carries the counter bytes_per_row: data.mdb's size (pages in use and free) over the rows; for
-// RocksDB, its SST files' size.
+// Lookups run PLANB_BENCH_MIN_TIME seconds each (default 0.1). Each lookup row carries the counters bytes_per_row
+// (data.mdb's size over the rows, free pages included; RocksDB: its SST files) and tree_bytes_per_row (the LMDB
+// tables' pages in use: the layout alone); see RowBytes.
 // Data sets: synthetic keys (PLANB_BENCH_KEYS, default 50000) with 20-60-byte values, the same keys with heavily
 // duplicated values (64 distinct 200-byte values), keys of 512 to 1,500 bytes (PLANB_BENCH_LONG_KEYS, default
 // 5000: more than LMDB takes, so the raw baseline keys them by XXH3-64 with the key kept in the value and
@@ -57,13 +58,13 @@ struct Fixture {
   Env raw_env;
   Txn raw_txn;
   MDB_dbi raw_dbi = 0;
-  double raw_bytes_per_row = 0;
+  RowBytes raw_bytes;
   Env hashed_layout_env;  // the rows in the hashed scheme's layout
   Txn hashed_layout_txn;
   MDB_dbi hashed_layout_dbi = 0;
-  double hashed_layout_bytes_per_row = 0;
+  RowBytes hashed_layout_bytes;
   RocksDbPeer rocks;
-  double rocks_bytes_per_row = 0;
+  RowBytes rocks_bytes;  // SST files (disk)
 };
 
 void HashedRawRow(const std::string& k, const std::string& v, std::string* key, std::string* value) {
@@ -127,24 +128,23 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   std::fprintf(stderr, "%s: %zu rows: building raw LMDB, RocksDB and every scheme's shard...\n",
                f->rows.name.c_str(), f->data.size());
   BuildRawTable(dir + "/raw", f->rows, &f->raw_env, &f->raw_dbi);
+  f->raw_bytes = MeasureRowBytes(f->raw_env.get(), dir + "/raw", f->data.size());
   CheckSetup(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
-  const uint64_t raw_bytes = DataFileBytes(dir + "/raw");
-  f->raw_bytes_per_row = static_cast<double>(raw_bytes) / static_cast<double>(f->data.size());
   SuiteRows hashed_layout = f->rows;
   hashed_layout.raw = [p](size_t i, std::string* key, std::string* value) {
     HashedLayoutRow(p->data[i].first, p->data[i].second, key, value);
   };
   BuildRawTable(dir + "/raw-hashed-layout", hashed_layout, &f->hashed_layout_env, &f->hashed_layout_dbi);
+  f->hashed_layout_bytes =
+      MeasureRowBytes(f->hashed_layout_env.get(), dir + "/raw-hashed-layout", f->data.size());
   CheckSetup(f->hashed_layout_txn.Begin(f->hashed_layout_env.get(), MDB_RDONLY));
-  f->hashed_layout_bytes_per_row =
-      static_cast<double>(DataFileBytes(dir + "/raw-hashed-layout")) / static_cast<double>(f->data.size());
   f->rocks.Build(dir + "/rocksdb", f->data.size(),
                  [p](size_t i, std::string* key, std::string* value) {
                    *key = p->data[i].first;
                    *value = p->data[i].second;
                  },
-                 raw_bytes);
-  f->rocks_bytes_per_row = static_cast<double>(f->rocks.SstBytes()) / static_cast<double>(f->data.size());
+                 static_cast<uint64_t>(f->raw_bytes.disk * static_cast<double>(f->data.size())));
+  f->rocks_bytes.disk = static_cast<double>(f->rocks.SstBytes()) / static_cast<double>(f->data.size());
   BuildSchemeShards(dir + "/planb", f->rows, &f->shards);
   return f;
 }
@@ -183,7 +183,7 @@ bool HashedLayoutLookup(const Fixture& f, const std::string& key, Bytes* value) 
 // would have it).
 template <bool (*Lookup)(const Fixture&, const std::string&, Bytes*)>
 void RawTableGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit,
-                 double bytes_per_row, const char* what) {
+                 const RowBytes* bytes, const char* what) {
   size_t i = 0;
   size_t found = 0;
   for (auto _ : state) {
@@ -192,7 +192,7 @@ void RawTableGet(benchmark::State& state, Fixture* f, const std::vector<std::str
     benchmark::DoNotOptimize(value);
     if (++i == keys->size()) i = 0;
   }
-  state.counters["bytes_per_row"] = bytes_per_row;
+  SetRowBytes(state, *bytes);
   CheckFound(state, found, 0, expect_hit, what);
 }
 
@@ -205,7 +205,7 @@ void RocksGet(benchmark::State& state, Fixture* f, const std::vector<std::string
     benchmark::DoNotOptimize(value.data());
     if (++i == keys->size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->rocks_bytes_per_row;
+  SetRowBytes(state, f->rocks_bytes);
   CheckFound(state, found, 0, expect_hit, "rocksdb Get");
 }
 
@@ -226,7 +226,7 @@ void StateGet(benchmark::State& state, Fixture* f, size_t variant, const std::ve
     benchmark::DoNotOptimize(row);
     if (++i == keys->size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->shards.bytes_per_row[variant];
+  SetRowBytes(state, f->shards.row_bytes[variant]);
   CheckFound(state, found, errors, expect_hit, "State", error.message);
 }
 
@@ -238,10 +238,10 @@ void Register(Fixture* f, const std::string& root) {
     const std::string group = std::string(hit ? "lookup_hit/" : "lookup_miss/") + f->rows.name;
     groups.push_back(group);
     benchmark::RegisterBenchmark((group + "/raw_mdb_get").c_str(), RawTableGet<RawLookup>, f, keys, hit,
-                                 f->raw_bytes_per_row, "raw mdb_get")
+                                 &f->raw_bytes, "raw mdb_get")
         ->MinTime(LookupMinTime());
     benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), RawTableGet<HashedLayoutLookup>, f,
-                                 keys, hit, f->hashed_layout_bytes_per_row, "raw mdb_get of the hashed layout")
+                                 keys, hit, &f->hashed_layout_bytes, "raw mdb_get of the hashed layout")
         ->MinTime(LookupMinTime());
     benchmark::RegisterBenchmark((group + "/rocksdb_get").c_str(), RocksGet, f, keys, hit)->MinTime(LookupMinTime());
     for (size_t v = 0; v < f->shards.variants.size(); ++v) {

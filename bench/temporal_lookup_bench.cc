@@ -3,7 +3,8 @@
 // and merge/<data>/ time writing a batch and merging one into a shard (support/scheme_suite.h); lookup rows: hits (at and between effective times), misses of unknown keys and misses before a
 // key's first effective time, on synthetic rows and, when ../shared/data is present, the IANA tz transitions.
 // Set PLANB_BENCH_ROWS for the synthetic size (default 50000), PLANB_BENCH_MIN_TIME for seconds per lookup row
-// (default 0.1). Lookup rows carry the counter bytes_per_row (data.mdb's size over the rows; RocksDB: SST files).
+// (default 0.1). Lookup rows carry the counters bytes_per_row (data.mdb's size over the rows; RocksDB: SST files)
+// and tree_bytes_per_row (the LMDB tables' pages in use; see RowBytes).
 //
 // RocksDB (support/rocksdb_peer.h) holds the baseline's keys and values; a lookup is SeekForPrev to (key, time) on
 // one iterator kept for the run (as the read transaction is) and the same check of the row's key. Its bloom
@@ -75,10 +76,10 @@ struct Fixture {
   std::vector<QuerySet> sets;
   SuiteRows suite;
   SchemeShards shards;
-  double raw_bytes_per_row = 0;
+  RowBytes raw_bytes;
   RocksDbPeer rocks;
   std::unique_ptr<rocksdb::Iterator> rocks_it;
-  double rocks_bytes_per_row = 0;
+  RowBytes rocks_bytes;  // SST files (disk)
   Env raw_env;
   Txn raw_txn;
   Cursor raw_cursor;
@@ -172,11 +173,11 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
     record->value = Bytes(r.value);
   };
   f->suite.raw = [p](size_t i, std::string* key, std::string* value) { RawRow(p->rows[i], key, value); };
-  const uint64_t raw_bytes = DataFileBytes(dir + "/raw");
-  f->raw_bytes_per_row = static_cast<double>(raw_bytes) / static_cast<double>(f->rows.size());
-  f->rocks.Build(dir + "/rocksdb", f->rows.size(), f->suite.raw, raw_bytes);
+  f->raw_bytes = MeasureRowBytes(f->raw_env.get(), dir + "/raw", f->rows.size());
+  f->rocks.Build(dir + "/rocksdb", f->rows.size(), f->suite.raw,
+                 static_cast<uint64_t>(f->raw_bytes.disk * static_cast<double>(f->rows.size())));
   f->rocks_it.reset(f->rocks.db()->NewIterator(f->rocks.read_options()));
-  f->rocks_bytes_per_row = static_cast<double>(f->rocks.SstBytes()) / static_cast<double>(f->rows.size());
+  f->rocks_bytes.disk = static_cast<double>(f->rocks.SstBytes()) / static_cast<double>(f->rows.size());
   BuildSchemeShards(dir + "/planb", f->suite, &f->shards);
 }
 
@@ -284,7 +285,7 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     benchmark::DoNotOptimize(value);
     if (++i == set->queries.size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->raw_bytes_per_row;
+  SetRowBytes(state, f->raw_bytes);
   if (set->raw_right) {
     CheckFound(state, found, 0, set->expect_hit, "raw cursor");
   } else {
@@ -306,7 +307,7 @@ void RocksGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     benchmark::DoNotOptimize(value);
     if (++i == set->queries.size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->rocks_bytes_per_row;
+  SetRowBytes(state, f->rocks_bytes);
   if (set->rocks_right) {
     CheckFound(state, found, 0, set->expect_hit, "rocksdb seek");
   } else {
@@ -333,7 +334,7 @@ void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySe
     benchmark::DoNotOptimize(row);
     if (++i == set->queries.size()) i = 0;
   }
-  state.counters["bytes_per_row"] = f->shards.bytes_per_row[variant];
+  SetRowBytes(state, f->shards.row_bytes[variant]);
   CheckFound(state, found, errors, set->expect_hit, "Temporal State", error.message);
 }
 

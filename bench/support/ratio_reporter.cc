@@ -29,9 +29,12 @@ void RatioReporter::ReportRuns(const std::vector<Run>& runs) {
     name.time_type.clear();
     name.repetitions.clear();
     name.min_time.clear();
-    auto bytes = run.counters.find("bytes_per_row");
+    const auto counter = [&run](const char* which) {
+      auto it = run.counters.find(which);
+      return it == run.counters.end() ? -1.0 : static_cast<double>(it->second);
+    };
     times_.push_back({name.str(), run.repetition_index < 0 ? 0 : run.repetition_index, run.GetAdjustedRealTime(),
-                      bytes == run.counters.end() ? -1.0 : static_cast<double>(bytes->second)});
+                      counter("bytes_per_row"), counter("tree_bytes_per_row")});
   }
 }
 
@@ -43,7 +46,8 @@ void RatioReporter::Finalize() {
   }
   std::map<std::string, std::vector<double>> ratios;  // name -> ratio per repetition
   std::vector<std::string> order;
-  std::printf("\n%-60s %4s %12s %10s %12s\n", "benchmark", "rep", "time/op", "x raw", "bytes/row");
+  std::printf("\n%-60s %4s %12s %10s %12s %12s\n", "benchmark", "rep", "time/op", "x raw", "disk B/row",
+              "tree B/row");
   for (const Timed& t : times_) {
     auto it = baseline.find({Group(t.name), t.repetition});
     if (it == baseline.end()) continue;
@@ -51,7 +55,13 @@ void RatioReporter::Finalize() {
     if (ratios[t.name].empty()) order.push_back(t.name);
     ratios[t.name].push_back(ratio);
     std::printf("%-60s %4lld %12.1f %10.2f", t.name.c_str(), static_cast<long long>(t.repetition), t.ns, ratio);
-    if (t.bytes_per_row >= 0) std::printf(" %12.1f", t.bytes_per_row);
+    for (double bytes : {t.bytes_per_row, t.tree_bytes_per_row}) {
+      if (bytes >= 0) {
+        std::printf(" %12.1f", bytes);
+      } else {
+        std::printf(" %12s", "-");
+      }
+    }
     std::printf("\n");
   }
   bool repeated = false;

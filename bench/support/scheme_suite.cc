@@ -277,10 +277,49 @@ double LookupMinTime() {
   return text != nullptr && *text != '\0' ? std::stod(text) : 0.1;
 }
 
+namespace {
 uint64_t DataFileBytes(const std::string& env_dir) {
   std::error_code ec;
   const uintmax_t bytes = fs::file_size(env_dir + "/data.mdb", ec);
   return ec ? 0 : static_cast<uint64_t>(bytes);
+}
+
+uint64_t TreePages(const MDB_stat& stat) { return stat.ms_branch_pages + stat.ms_leaf_pages + stat.ms_overflow_pages; }
+
+// Pages of every B-tree of `env`: the table of tables and each table named in it.
+uint64_t TreeBytes(MDB_env* env) {
+  Txn txn;
+  CheckSetup(txn.Begin(env, MDB_RDONLY));
+  MDB_dbi main = 0;
+  CheckSetup(LmdbStatus(mdb_dbi_open(txn.get(), nullptr, 0, &main), "opening the table of tables"));
+  MDB_stat stat;
+  CheckSetup(LmdbStatus(mdb_stat(txn.get(), main, &stat), "reading the table of tables' statistics"));
+  const uint64_t page_size = stat.ms_psize;
+  uint64_t pages = TreePages(stat);
+  Cursor cursor;
+  CheckSetup(cursor.Open(txn.get(), main));
+  MDB_val k;
+  MDB_val v;
+  for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc == MDB_SUCCESS;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    const std::string name(static_cast<const char*>(k.mv_data), k.mv_size);
+    MDB_dbi dbi = 0;
+    if (!txn.OpenDbi(name.c_str(), 0, &dbi).ok()) continue;  // a plain key of the main table, not a table
+    CheckSetup(LmdbStatus(mdb_stat(txn.get(), dbi, &stat), "reading table statistics"));
+    pages += TreePages(stat);
+  }
+  return pages * page_size;
+}
+}  // namespace
+
+RowBytes MeasureRowBytes(MDB_env* env, const std::string& env_dir, size_t rows) {
+  const double n = static_cast<double>(rows);
+  return RowBytes{static_cast<double>(DataFileBytes(env_dir)) / n, static_cast<double>(TreeBytes(env)) / n};
+}
+
+void SetRowBytes(benchmark::State& state, const RowBytes& bytes) {
+  if (bytes.disk >= 0) state.counters["bytes_per_row"] = bytes.disk;
+  if (bytes.tree >= 0) state.counters["tree_bytes_per_row"] = bytes.tree;
 }
 
 void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShards* out) {
@@ -309,7 +348,7 @@ void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShar
     OpenReader(out->runtime.get(), v.label, out->readers.back().get());
     std::shared_ptr<MapEnv> env;
     CheckSetup(out->runtime->OpenShard(v.label, &env));
-    out->bytes_per_row.push_back(static_cast<double>(DataFileBytes(env->path())) / static_cast<double>(rows.count));
+    out->row_bytes.push_back(MeasureRowBytes(env->env(), env->path(), rows.count));
   }
 }
 

@@ -4,6 +4,8 @@
 // Setup allocates freely; the timed parts are said at each function. Not thread-safe.
 #pragma once
 
+#include <benchmark/benchmark.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,13 +40,30 @@ struct SuiteRows {
   std::function<void(size_t i, std::string* key, std::string* value)> raw;
 };
 
+// What a data set takes per row in an LMDB environment, two ways (-1: not measured):
+//   disk: data.mdb's size over the rows, free pages included (a shard built by several merges keeps the pages
+//         its earlier versions used until later writes reuse them);
+//   tree: the branch, leaf and overflow pages of every table (and of the table of tables) over the rows: what
+//         the layout itself occupies, whatever the history.
+struct RowBytes {
+  double disk = -1;
+  double tree = -1;
+};
+
+// Both measures of `env` (open, no write transaction in progress), whose directory is `env_dir`, holding `rows`
+// rows. Begins and ends a read transaction of its own (envs here are MDB_NOTLS).
+RowBytes MeasureRowBytes(MDB_env* env, const std::string& env_dir, size_t rows);
+
+// Sets the counters bytes_per_row (disk) and tree_bytes_per_row (tree) of a benchmark row, those measured.
+void SetRowBytes(benchmark::State& state, const RowBytes& bytes);
+
 // Every variant's shard of one data set, in one runtime, and a reader on each.
 struct SchemeShards {
   std::string type;  // the store type
   std::unique_ptr<Runtime> runtime;
   std::vector<SchemeVariant> variants;                          // loaded, in registry order
   std::vector<std::unique_ptr<MapReader>> readers;              // one per loaded variant
-  std::vector<double> bytes_per_row;                            // data.mdb size / rows, one per loaded variant
+  std::vector<RowBytes> row_bytes;                              // one per loaded variant
   std::vector<std::pair<SchemeVariant, std::string>> refused;  // variants whose scheme refused a row, and why
 };
 
@@ -60,9 +79,6 @@ void BuildRawTable(const std::string& dir, const SuiteRows& rows, Env* env, MDB_
 // Seconds each lookup benchmark runs at least: $PLANB_BENCH_MIN_TIME, default 0.1 (enough for ~150 ns lookups;
 // keeps a suite's default run near two minutes). Pass to Benchmark::MinTime.
 double LookupMinTime();
-
-// data.mdb's size (pages in use and free) of the LMDB environment in `env_dir`; 0 when absent.
-uint64_t DataFileBytes(const std::string& env_dir);
 
 // Registers, for `rows` (which must outlive the run):
 //   load/<name>/raw_lmdb_put     puts of every row (rows.raw) into a new LMDB in one write transaction + commit.

@@ -107,7 +107,7 @@ std::string MakeBenchRoot(const std::string& name) {
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-" + name + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) CheckSetup(Status::IOError("making " + pattern));
-  if (BenchRoots().empty()) std::atexit(RemoveBenchRoots);
+  if (BenchRoots().empty() && std::getenv("PLANB_BENCH_KEEP") == nullptr) std::atexit(RemoveBenchRoots);
   BenchRoots().push_back(pattern);
   return pattern;
 }

@@ -37,7 +37,8 @@ Status StageAndMerge(Runtime* runtime, StreamWriter* writer);
 Status StageBatch(Runtime* runtime, StreamWriter* writer);
 
 // A fresh directory $TMPDIR/planb-<name>-XXXXXX, removed with everything in it when the program exits (also when
-// a setup step exits early). Exits when it cannot be made.
+// a setup step exits early), unless PLANB_BENCH_KEEP is set (to read the shards with mdb_stat afterwards). Exits
+// when it cannot be made.
 std::string MakeBenchRoot(const std::string& name);
 
 // A Runtime in `dir` with one state map `map` (hashed scheme) holding `data`, loaded through the real ingest path.
