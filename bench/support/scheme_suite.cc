@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,9 +28,38 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kBatchModulus = 10;  // merge batches: rows with i % 10 == iteration
-constexpr int kMergeBatches = 3;
+constexpr size_t kBatchModulus = 10;  // merge batches: rows with i % 10 == offset + iteration
+constexpr int kMergeBatches = 3;      // the shard holds rows with i % 10 >= kMergeBatches
 constexpr int kLoads = 3;
+
+// What one merge group merges: into a shard of `shard`'s rows with i % kBatchModulus >= kMergeBatches, batch b
+// (the b-th timed iteration) of `batch`'s rows with i % kBatchModulus == offset + b.
+struct MergeCase {
+  const SuiteRows* shard;
+  const SuiteRows* batch;
+  size_t offset;
+};
+
+bool InShard(size_t i) { return i % kBatchModulus >= kMergeBatches; }
+
+// `rows` with every value changed (a '~' appended), for batches that update rows a shard holds. Rows without a
+// value (sessions) stay as they are. Each record's value is valid until the next call.
+SuiteRows UpdatedRows(const SuiteRows* rows) {
+  SuiteRows out = *rows;
+  auto buffer = std::make_shared<std::string>();
+  out.record = [rows, buffer](size_t i, Record* record) {
+    rows->record(i, record);
+    if (!record->has_value) return;
+    buffer->assign(reinterpret_cast<const char*>(record->value.data), record->value.size);
+    buffer->push_back('~');
+    record->value = Bytes(*buffer);
+  };
+  out.raw = [rows](size_t i, std::string* key, std::string* value) {
+    rows->raw(i, key, value);
+    if (!value->empty()) value->push_back('~');
+  };
+  return out;
+}
 
 std::string Section(const std::string& type, const SchemeVariant& v) {
   return "[map." + v.label + "]\ntype = " + type + "\nscheme = " + v.scheme + "\n" +
@@ -95,20 +125,20 @@ void RawLoad(benchmark::State& state, const SuiteRows* rows, std::string dir) {
   fs::remove_all(dir, ec);
 }
 
-void RawMerge(benchmark::State& state, const SuiteRows* rows, std::string dir) {
+void RawMerge(benchmark::State& state, const MergeCase* merge, std::string dir) {
   FreshDir(dir);
   Env env;
   CheckSetup(env.Open(dir, Env::Options()));
   MDB_dbi dbi = 0;
-  RawPuts(&env, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; }, &dbi);
+  RawPuts(&env, *merge->shard, InShard, &dbi);
   size_t batch = 0;
   for (auto _ : state) {
     // The batch's rows in memory and sorted, as a batch file holds them: raw's best (mdb_cursor_put in key order
     // keeps LMDB on the page it just wrote when the next key lands there), untimed.
     std::vector<std::pair<std::string, std::string>> sorted;
-    for (size_t i = batch; i < rows->count; i += kBatchModulus) {
+    for (size_t i = merge->offset + batch; i < merge->batch->count; i += kBatchModulus) {
       sorted.emplace_back();
-      rows->raw(i, &sorted.back().first, &sorted.back().second);
+      merge->batch->raw(i, &sorted.back().first, &sorted.back().second);
     }
     std::sort(sorted.begin(), sorted.end());
     const Clock::time_point start = Clock::now();
@@ -155,19 +185,24 @@ std::unique_ptr<Runtime> RuntimeWithMergedShard(const SuiteRows* rows, const Sch
   FreshDir(dir);
   std::unique_ptr<Runtime> runtime = OpenBenchRuntime(dir, Section(rows->type, v));
   std::unique_ptr<StreamWriter> writer;
-  CheckSetup(WriteStream(runtime.get(), v.label, *rows, [](size_t i) { return i % kBatchModulus >= kMergeBatches; },
-                         &writer));
+  CheckSetup(WriteStream(runtime.get(), v.label, *rows, InShard, &writer));
   CheckSetup(StageAndMerge(runtime.get(), writer.get()));
   return runtime;
 }
 
-void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
-  std::unique_ptr<Runtime> runtime = RuntimeWithMergedShard(rows, *v, dir);
+// Batch `batch` of `merge` as a finished stream of map `map`.
+void WriteMergeBatch(Runtime* runtime, const std::string& map, const MergeCase& merge, size_t batch,
+                     std::unique_ptr<StreamWriter>* writer) {
+  const size_t want = merge.offset + batch;
+  CheckSetup(WriteStream(runtime, map, *merge.batch, [want](size_t i) { return i % kBatchModulus == want; }, writer));
+}
+
+void PlanBMerge(benchmark::State& state, const MergeCase* merge, const SchemeVariant* v, std::string dir) {
+  std::unique_ptr<Runtime> runtime = RuntimeWithMergedShard(merge->shard, *v, dir);
   std::unique_ptr<StreamWriter> writer;
   size_t batch = 0;
   for (auto _ : state) {
-    CheckSetup(WriteStream(runtime.get(), v->label, *rows, [batch](size_t i) { return i % kBatchModulus == batch; },
-                           &writer));
+    WriteMergeBatch(runtime.get(), v->label, *merge, batch, &writer);
     CheckSetup(StageBatch(runtime.get(), writer.get()));
     const Clock::time_point start = Clock::now();
     MergeReport report;
@@ -187,8 +222,8 @@ void PlanBMerge(benchmark::State& state, const SuiteRows* rows, const SchemeVari
 // The merge's write transaction alone (MergeIntoShard: the store's Merge reading the batch's rows and writing them
 // into the shard, the batch id recorded, the commit), like for like with raw's transaction: the batch is zipped
 // and extracted as a node does, and open, in setup. What PlanBMerge adds to this is the per-batch bookkeeping.
-void PlanBMergeTxn(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
-  std::unique_ptr<Runtime> runtime = RuntimeWithMergedShard(rows, *v, dir);
+void PlanBMergeTxn(benchmark::State& state, const MergeCase* merge, const SchemeVariant* v, std::string dir) {
+  std::unique_ptr<Runtime> runtime = RuntimeWithMergedShard(merge->shard, *v, dir);
   std::unique_ptr<StreamWriter> writer;
   std::shared_ptr<const MapPlugins> plugins;
   CheckSetup(runtime->catalog().Get(v->label, &plugins));
@@ -196,8 +231,7 @@ void PlanBMergeTxn(benchmark::State& state, const SuiteRows* rows, const SchemeV
   CheckSetup(runtime->OpenShard(v->label, &shard));
   size_t batch = 0;
   for (auto _ : state) {
-    CheckSetup(WriteStream(runtime.get(), v->label, *rows, [batch](size_t i) { return i % kBatchModulus == batch; },
-                           &writer));
+    WriteMergeBatch(runtime.get(), v->label, *merge, batch, &writer);
     const std::string zip = writer->dir() + ".zip";
     const std::string id = "bench/txn-" + std::to_string(batch);
     CheckSetup(ZipBatch(writer->dir(), zip, ZipOptions{/*compress=*/false, id}));
@@ -353,28 +387,38 @@ void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShar
 }
 
 void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root) {
-  using RawRow = void (*)(benchmark::State&, const SuiteRows*, std::string);
-  using PlanBRow = void (*)(benchmark::State&, const SuiteRows*, const SchemeVariant*, std::string);
+  // The merge groups' cases (and the updated rows) live as long as the registered benchmarks: the whole run.
+  static std::vector<std::unique_ptr<SuiteRows>> updated_rows;
+  static std::vector<std::unique_ptr<MergeCase>> cases;
+  updated_rows.push_back(std::make_unique<SuiteRows>(UpdatedRows(rows)));
+  cases.push_back(std::make_unique<MergeCase>(MergeCase{rows, rows, 0}));
+  const MergeCase* new_keys = cases.back().get();
+  cases.push_back(std::make_unique<MergeCase>(MergeCase{rows, updated_rows.back().get(), kMergeBatches}));
+  const MergeCase* updates = cases.back().get();
+
   const std::string dir = root + "/" + rows->name + "-timed";
   // One group: raw's row, then a row per variant, each `iterations` timed batches in a directory of its own.
-  auto group = [&](const std::string& name, int iterations, RawRow raw, PlanBRow planb) {
+  // `arg` is what the rows' functions take after the state: the SuiteRows (loads) or a MergeCase (merges).
+  auto group = [&](const std::string& name, int iterations, auto raw, auto planb, const auto* arg) {
     const std::string prefix = name + "/" + rows->name + "/";
-    benchmark::RegisterBenchmark((prefix + "raw_lmdb_put").c_str(), raw, rows, dir + "/" + name + "-raw")
+    benchmark::RegisterBenchmark((prefix + "raw_lmdb_put").c_str(), raw, arg, dir + "/" + name + "-raw")
         ->Iterations(iterations)
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
     for (const SchemeVariant& v : shards->variants) {
-      benchmark::RegisterBenchmark((prefix + rows->type + "_" + v.label).c_str(), planb, rows, &v,
+      benchmark::RegisterBenchmark((prefix + rows->type + "_" + v.label).c_str(), planb, arg, &v,
                                    dir + "/" + name + "-" + v.label)
           ->Iterations(iterations)
           ->UseManualTime()
           ->Unit(benchmark::kMillisecond);
     }
   };
-  group("load", kLoads, RawLoad, PlanBLoad);
-  group("merge", kMergeBatches, RawMerge, PlanBMerge);
-  group("merge_txn", kMergeBatches, RawMerge, PlanBMergeTxn);
-  ReportRefused(*shards, {"load/" + rows->name, "merge/" + rows->name, "merge_txn/" + rows->name});
+  group("load", kLoads, RawLoad, PlanBLoad, rows);
+  group("merge", kMergeBatches, RawMerge, PlanBMerge, new_keys);
+  group("merge_txn", kMergeBatches, RawMerge, PlanBMergeTxn, new_keys);
+  group("merge_update_txn", kMergeBatches, RawMerge, PlanBMergeTxn, updates);
+  ReportRefused(*shards, {"load/" + rows->name, "merge/" + rows->name, "merge_txn/" + rows->name,
+                          "merge_update_txn/" + rows->name});
 }
 
 void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& groups) {
