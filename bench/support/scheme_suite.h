@@ -86,7 +86,9 @@ double LookupMinTime();
 //                                writing a batch, as `planb load` does before zipping it.
 //   merge/<name>/raw_lmdb_put    one write transaction of mdb_cursor_put of a batch's rows, in memory and sorted
 //                                by key (as a batch file holds them), into a table already holding the other rows
-//                                (+ commit).
+//                                (+ commit). That table is bulk-loaded in key order with MDB_APPEND, as the
+//                                shard it is compared with is: a first batch merged into an empty shard is
+//                                appended too, so both start with full pages.
 //   merge/<name>/<type>_<label>  MergeProcessor::MergePending of that batch, staged as a zip, into a shard already
 //                                holding the other rows (extract, merge, commit, unstage).
 //   merge_txn/<name>/...         the same two, the Plan B side timing the merge's write transaction alone
