@@ -1,7 +1,8 @@
 // A console reporter that also prints, at the end, each benchmark's time as a ratio to a baseline benchmark
 // of the same group ("<group>/raw_mdb_get" style names: the baseline is the one whose name contains "raw"), each
 // repetition against the baseline's run of the same repetition, then (with repetitions) the mean of those
-// ratios. Counters "bytes_per_row" and "tree_bytes_per_row" are printed beside. Benchmarks noted as skipped are listed with the reason.
+// ratios. Counters "bytes_per_row" and "tree_bytes_per_row" are printed beside. Benchmarks noted as skipped are
+// listed with the reason.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -21,7 +22,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
   struct Timed {
     std::string name;
     int64_t repetition = 0;
-    double ns = 0;              // per iteration
+    double ns = 0;                   // per iteration
     double bytes_per_row = -1;       // the counters, when set (support/scheme_suite.h: RowBytes)
     double tree_bytes_per_row = -1;
   };

@@ -42,6 +42,12 @@ struct MergeCase {
 
 bool InShard(size_t i) { return i % kBatchModulus >= kMergeBatches; }
 
+// Whether row i is in batch `batch` of `merge`.
+std::function<bool(size_t)> InBatch(const MergeCase& merge, size_t batch) {
+  const size_t want = merge.offset + batch;
+  return [want](size_t i) { return i % kBatchModulus == want; };
+}
+
 // `rows` with every value changed (a '~' appended), for batches that update rows a shard holds. Rows without a
 // value (sessions) stay as they are. Each record's value is valid until the next call.
 SuiteRows UpdatedRows(const SuiteRows* rows) {
@@ -111,8 +117,9 @@ void RawPuts(Env* env, const SuiteRows& rows, const std::function<bool(size_t)>&
   CheckSetup(txn.Commit());
 }
 
-// As RawPuts, in key order with MDB_APPEND: the table a batch merged into an empty shard leaves (full pages).
-void RawSortedAppends(Env* env, const SuiteRows& rows, const std::function<bool(size_t)>& take, MDB_dbi* dbi) {
+// The raw key and value of rows [0, count) with `take(i)`, sorted by key (as a batch file holds them).
+std::vector<std::pair<std::string, std::string>> SortedRawRows(const SuiteRows& rows,
+                                                               const std::function<bool(size_t)>& take) {
   std::vector<std::pair<std::string, std::string>> sorted;
   for (size_t i = 0; i < rows.count; ++i) {
     if (!take(i)) continue;
@@ -120,10 +127,26 @@ void RawSortedAppends(Env* env, const SuiteRows& rows, const std::function<bool(
     rows.raw(i, &sorted.back().first, &sorted.back().second);
   }
   std::sort(sorted.begin(), sorted.end());
+  return sorted;
+}
+
+// As RawPuts, in key order with MDB_APPEND: the table a batch merged into an empty shard leaves (full pages).
+// Of rows with the same key, the one RawPuts would leave (the last taken) is kept.
+void RawSortedAppends(Env* env, const SuiteRows& rows, const std::function<bool(size_t)>& take, MDB_dbi* dbi) {
+  std::vector<std::pair<std::string, std::string>> all;
+  for (size_t i = 0; i < rows.count; ++i) {
+    if (!take(i)) continue;
+    all.emplace_back();
+    rows.raw(i, &all.back().first, &all.back().second);
+  }
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   Txn txn;
   CheckSetup(txn.Begin(env->get(), 0));
   CheckSetup(txn.OpenDbi("data", MDB_CREATE, dbi));
-  for (const auto& [key, value] : sorted) CheckSetup(txn.Put(*dbi, Bytes(key), Bytes(value), MDB_APPEND));
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (i + 1 < all.size() && all[i + 1].first == all[i].first) continue;  // a later row has this key
+    CheckSetup(txn.Put(*dbi, Bytes(all[i].first), Bytes(all[i].second), MDB_APPEND));
+  }
   CheckSetup(txn.Commit());
 }
 
@@ -151,12 +174,7 @@ void RawMerge(benchmark::State& state, const MergeCase* merge, std::string dir) 
   for (auto _ : state) {
     // The batch's rows in memory and sorted, as a batch file holds them: raw's best (mdb_cursor_put in key order
     // keeps LMDB on the page it just wrote when the next key lands there), untimed.
-    std::vector<std::pair<std::string, std::string>> sorted;
-    for (size_t i = merge->offset + batch; i < merge->batch->count; i += kBatchModulus) {
-      sorted.emplace_back();
-      merge->batch->raw(i, &sorted.back().first, &sorted.back().second);
-    }
-    std::sort(sorted.begin(), sorted.end());
+    const auto sorted = SortedRawRows(*merge->batch, InBatch(*merge, batch));
     const Clock::time_point start = Clock::now();
     Txn txn;
     CheckSetup(txn.Begin(env.get(), 0));
@@ -209,8 +227,7 @@ std::unique_ptr<Runtime> RuntimeWithMergedShard(const SuiteRows* rows, const Sch
 // Batch `batch` of `merge` as a finished stream of map `map`.
 void WriteMergeBatch(Runtime* runtime, const std::string& map, const MergeCase& merge, size_t batch,
                      std::unique_ptr<StreamWriter>* writer) {
-  const size_t want = merge.offset + batch;
-  CheckSetup(WriteStream(runtime, map, *merge.batch, [want](size_t i) { return i % kBatchModulus == want; }, writer));
+  CheckSetup(WriteStream(runtime, map, *merge.batch, InBatch(merge, batch), writer));
 }
 
 void PlanBMerge(benchmark::State& state, const MergeCase* merge, const SchemeVariant* v, std::string dir) {

@@ -98,8 +98,9 @@ double LookupMinTime();
 //                                value with a '~' appended; rows without a value are written again as they are):
 //                                reference data refreshed, where a scheme's key tables gain nothing.
 // The batches are rows i with i % 10 == 0, 1, 2 (three iterations, one batch each: 10% of the rows; updates:
-// i % 10 == 3, 4, 5), the shard the other 70% (i % 10 >= 3); both are rebuilt untimed at each repetition. Times are manual (setup excluded). Variants in
-// `shards.refused` are reported as skipped. Temporary files go under `root`.
+// i % 10 == 3, 4, 5), the shard the other 70% (i % 10 >= 3); both are rebuilt untimed at each repetition. Times
+// are manual (setup excluded). Variants in `shards.refused` are reported as skipped. Temporary files go under
+// `root`.
 void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root);
 
 // Reports every refused variant of `shards` as skipped in the ratio table, for each of `groups`
