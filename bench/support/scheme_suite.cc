@@ -358,7 +358,7 @@ uint64_t TreeBytes(MDB_env* env) {
   Txn txn;
   CheckSetup(txn.Begin(env, MDB_RDONLY));
   MDB_dbi main = 0;
-  CheckSetup(LmdbStatus(mdb_dbi_open(txn.get(), nullptr, 0, &main), "opening the table of tables"));
+  CheckSetup(txn.OpenDbi(nullptr, 0, &main));
   MDB_stat stat;
   CheckSetup(LmdbStatus(mdb_stat(txn.get(), main, &stat), "reading the table of tables' statistics"));
   const uint64_t page_size = stat.ms_psize;

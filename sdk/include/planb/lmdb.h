@@ -129,14 +129,16 @@ class Txn {
     return LmdbStatus(mdb_txn_renew(txn_), "renewing LMDB read transaction");
   }
 
-  // Opens (or with MDB_CREATE creates) the named table `name`.
+  // Opens (or with MDB_CREATE creates) the named table `name`; nullptr opens the environment's main table (the
+  // one that lists the named tables).
   Status OpenDbi(const char* name, unsigned flags, MDB_dbi* dbi) {
-    int rc = mdb_dbi_open(txn_, name, flags, dbi);
-    if (rc == MDB_NOTFOUND) return Status::NotFound(std::string("no table '") + name + "'");
-    if (rc == MDB_INCOMPATIBLE || rc == MDB_INVALID) {
-      return Status::Corruption(std::string("table '") + name + "' is not a Plan B table");
-    }
-    return LmdbStatus(rc, std::string("opening table '") + name + "'");
+    if (txn_ == nullptr) return Status::Invalid("opening a table outside a transaction");
+    const int rc = mdb_dbi_open(txn_, name, flags, dbi);
+    if (rc == MDB_SUCCESS) return Status();
+    const std::string table = name == nullptr ? std::string("the main table") : "table '" + std::string(name) + "'";
+    if (rc == MDB_NOTFOUND) return Status::NotFound("no " + table);
+    if (rc == MDB_INCOMPATIBLE || rc == MDB_INVALID) return Status::Corruption(table + " is not a Plan B table");
+    return LmdbStatus(rc, "opening " + table);
   }
 
   // Returns false on a miss; `value` points into the map until the transaction ends or resets.
