@@ -26,6 +26,14 @@ class OpenDbiTest : public ::testing::Test {
     ASSERT_TRUE(txn.Commit().ok());
   }
 
+  // OpenDbi of `name` in a read transaction of its own.
+  Status OpenInReadTxn(const char* name) {
+    Txn txn;
+    Status s = txn.Begin(env_.get(), MDB_RDONLY);
+    MDB_dbi dbi = 0;
+    return s.ok() ? txn.OpenDbi(name, 0, &dbi) : s;
+  }
+
   testing::TempDir dir_;
   Env env_;
 };
@@ -48,19 +56,13 @@ TEST_F(OpenDbiTest, NullNameOpensTheMainTableListingTheNamedOnes) {
 }
 
 TEST_F(OpenDbiTest, AnAbsentTableIsNotFoundByName) {
-  Txn txn;
-  ASSERT_TRUE(txn.Begin(env_.get(), MDB_RDONLY).ok());
-  MDB_dbi dbi = 0;
-  const Status s = txn.OpenDbi("absent", 0, &dbi);
+  const Status s = OpenInReadTxn("absent");
   EXPECT_EQ(s.code(), Code::kNotFound);
   EXPECT_EQ(s.message(), "no table 'absent'");
 }
 
 TEST_F(OpenDbiTest, APlainKeyOfTheMainTableIsNotATable) {
-  Txn txn;
-  ASSERT_TRUE(txn.Begin(env_.get(), MDB_RDONLY).ok());
-  MDB_dbi dbi = 0;
-  const Status s = txn.OpenDbi("plain", 0, &dbi);
+  const Status s = OpenInReadTxn("plain");
   EXPECT_EQ(s.code(), Code::kCorruption);
   EXPECT_EQ(s.message(), "table 'plain' is not a Plan B table");
 }
