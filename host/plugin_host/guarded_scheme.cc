@@ -68,6 +68,52 @@ class GuardedMergePlan final : public MergePlan {
   const std::string& label_;
 };
 
+// A scheme's ValuePlan behind the same guard as its scheme.
+class GuardedValuePlan final : public ValuePlan {
+ public:
+  GuardedValuePlan(ValuePlan* inner, const std::string& label) : inner_(inner), label_(label) {}
+
+  Code PlaceValue(Bytes batch_stored, uint8_t* scratch, Bytes* shard_stored, ErrorBuffer* error) override {
+    return Call("ValuePlan::PlaceValue", error, [&] { return inner_->PlaceValue(batch_stored, scratch, shard_stored, error); });
+  }
+  Code ReleaseValue(Bytes shard_stored, ErrorBuffer* error) override {
+    return Call("ValuePlan::ReleaseValue", error, [&] { return inner_->ReleaseValue(shard_stored, error); });
+  }
+  Code Finish(ErrorBuffer* error) override {
+    return Call("ValuePlan::Finish", error, [&] { return inner_->Finish(error); });
+  }
+
+  void Destroy() override {
+    DestroyInner(inner_);
+    delete this;
+  }
+
+  // As GuardedMergePlan::DestroyInner.
+  static void DestroyInner(ValuePlan* inner) {
+    try {
+      inner->Destroy();
+    } catch (...) {
+    }
+  }
+
+ private:
+  ~GuardedValuePlan() = default;
+
+  template <typename F>
+  Code Call(const char* call, ErrorBuffer* error, F&& f) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      return ReportThrow(label_, call, e.what(), error);
+    } catch (...) {
+      return ReportThrow(label_, call, nullptr, error);
+    }
+  }
+
+  ValuePlan* const inner_;
+  const std::string& label_;
+};
+
 }  // namespace
 
 std::string ThrewText(const std::string& label, const char* call, const char* what) {
@@ -198,6 +244,28 @@ Code GuardedScheme::PlanMerge(const Table& batch, const Table& shard, MergePlan*
     return code;
   }
   *plan = new GuardedMergePlan(inner, label_);
+  return Code::kOk;
+}
+
+
+Code GuardedScheme::PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const {
+  *plan = nullptr;
+  if (abi_minor_ < 4) return Code::kOk;  // no PlanValues in its vtable: the store copies values row by row
+  ValuePlan* inner = nullptr;
+  Code code = Code::kOk;
+  try {
+    code = inner_->PlanValues(batch, shard, &inner, error);
+  } catch (const std::exception& e) {
+    code = ReportThrow(label_, "KeyScheme::PlanValues", e.what(), error);
+  } catch (...) {
+    code = ReportThrow(label_, "KeyScheme::PlanValues", nullptr, error);
+  }
+  if (inner == nullptr) return code;
+  if (code != Code::kOk) {
+    GuardedValuePlan::DestroyInner(inner);
+    return code;
+  }
+  *plan = new GuardedValuePlan(inner, label_);
   return Code::kOk;
 }
 

@@ -50,6 +50,8 @@ class GuardedScheme final : public KeyScheme {
                        ErrorBuffer* error) const override;
   // A plan of the inner scheme's comes back wrapped: its calls are guarded too.
   Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const override;
+  // Likewise a value plan (asked only of schemes built against 7.4 or later).
+  Code PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const override;
   Bytes Layout() const override { return Bytes(layout_); }
   uint32_t TablesInUse() const override { return tables_in_use_; }
 

@@ -15,7 +15,7 @@
 #include "planb/encoding.h"
 #include "planb/plugin.h"
 #include "scheme_parts.h"
-#include "value_table.h"
+#include "scheme_with_values.h"
 
 namespace planb {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "scheme_parts.h"
-#include "value_table.h"
+#include "scheme_with_values.h"
 
 namespace planb {
 namespace {

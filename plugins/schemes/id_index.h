@@ -16,7 +16,7 @@
 #include <string>
 
 #include "scheme_parts.h"
-#include "value_table.h"
+#include "scheme_with_values.h"
 
 namespace planb::scheme_parts {
 
@@ -28,17 +28,6 @@ inline const char* const kIdIndexTables[] = {"index", "ids", value_dedup::kValue
                                              value_dedup::kValueTables[1]};
 inline constexpr uint32_t kIdIndexTableCount = 2;  // in use by every instance
 inline constexpr uint32_t kDeclaredTableCount = kIdIndexTableCount + value_dedup::kValueTableCount;
-
-// A cursor closed when it goes out of scope (LMDB would keep a write transaction's cursor until the end of it).
-struct ScopedCursor {
-  MDB_cursor* cursor = nullptr;
-  ScopedCursor() = default;
-  ScopedCursor(const ScopedCursor&) = delete;
-  ScopedCursor& operator=(const ScopedCursor&) = delete;
-  ~ScopedCursor() {
-    if (cursor != nullptr) mdb_cursor_close(cursor);
-  }
-};
 
 class IdIndex {
  public:

@@ -74,25 +74,6 @@ class IdMergePlan final : public MergePlan {
   size_t next_ = 0;
 };
 
-// Puts in increasing key order through one cursor, each tried first with MDB_APPEND (no search, and a full page
-// split off rather than half of one) until one does not go past the table's last key. A new shard's tables are
-// thus written like a bulk load; so are ids from 0x6E000000 on, which sort after the counter's key 'n'.
-struct SortedPuts {
-  MDB_cursor* cursor;
-  bool append = true;
-
-  int Put(MDB_val* k, MDB_val* v, unsigned flags) {
-    if (append) {
-      const MDB_val size = *v;
-      const int rc = mdb_cursor_put(cursor, k, v, flags | MDB_APPEND);
-      if (rc != MDB_KEYEXIST) return rc;
-      append = false;  // not past the last key: search from now on
-      *v = size;
-    }
-    return mdb_cursor_put(cursor, k, v, flags);
-  }
-};
-
 // Plans the merge of `batch` into `shard` for the keys of `batch`'s lookup table whose length is in
 // [min_key, max_key] and that have rows under `tag` + id (the others are left to the key-by-key path): finds
 // each in `shard`'s index or gives it the shard's next id, writing its index and id entries. Moves both tables'

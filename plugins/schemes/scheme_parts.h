@@ -22,6 +22,37 @@ inline constexpr uint32_t kKeyLengthBytes = 4;
 inline constexpr uint32_t kMaxHashBytes = 8;
 inline constexpr uint32_t kDirectLengthBytes = 2;  // the direct form's key length, when the store appends a suffix
 
+// A cursor closed when it goes out of scope (LMDB would keep a write transaction's cursor until the end of it).
+struct ScopedCursor {
+  MDB_cursor* cursor = nullptr;
+  ScopedCursor() = default;
+  ScopedCursor(const ScopedCursor&) = delete;
+  ScopedCursor& operator=(const ScopedCursor&) = delete;
+  ~ScopedCursor() {
+    if (cursor != nullptr) mdb_cursor_close(cursor);
+  }
+};
+
+// Puts in increasing key order through one cursor, each tried first with MDB_APPEND (no search, and a full page
+// split off rather than half of one) until one does not go past the table's last key. A new shard's tables are
+// thus written like a bulk load (and so are a lookup table's ids from 0x6E000000 on, which sort after its
+// counter's key 'n').
+struct SortedPuts {
+  MDB_cursor* cursor;
+  bool append = true;
+
+  int Put(MDB_val* k, MDB_val* v, unsigned flags) {
+    if (append) {
+      const MDB_val size = *v;
+      const int rc = mdb_cursor_put(cursor, k, v, flags | MDB_APPEND);
+      if (rc != MDB_KEYEXIST) return rc;
+      append = false;  // not past the last key: search from now on
+      *v = size;
+    }
+    return mdb_cursor_put(cursor, k, v, flags);
+  }
+};
+
 // ---- The plugin entry points every scheme has.
 
 // `new Scheme(args...)` with any exception turned into a message in `error` (null returned then).

@@ -1,5 +1,5 @@
 // Value deduplication for key schemes (`value_dedup = true`): identical values are stored once in the scheme's
-// value tables and rows hold a reference. A scheme adopts it by deriving from SchemeWithValues (below), declaring
+// value tables and rows hold a reference. A scheme adopts it by deriving from SchemeWithValues (scheme_with_values.h), declaring
 // kValueTables after the tables every instance of it uses, and appending LayoutSuffix() to its Layout: the value
 // tables then exist only in shards written with the option.
 //
@@ -62,6 +62,7 @@ class ValueTable {
   // `first_table`: index of "values" in Table::scheme_tables.
   ValueTable(bool on, uint32_t first_table) : on_(on), values_(first_table), refs_(first_table + 1) {}
   bool on() const { return on_; }
+  uint32_t values_table() const { return values_; }  // index of "values" in Table::scheme_tables; "value_refs" next
 
   Code Encode(const Table& t, Bytes value, uint8_t* scratch, Bytes* stored, ErrorBuffer* error) const {
     if (!on_) {
@@ -185,33 +186,6 @@ class ValueTable {
   const bool on_;
   const uint32_t values_;
   const uint32_t refs_;
-};
-
-// A key scheme whose values go through a ValueTable: the value methods and TablesInUse, once for every scheme.
-// `own_tables`: how many tables every instance uses (declared first); the value tables follow them.
-class SchemeWithValues : public KeyScheme {
- public:
-  Code EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
-                   ErrorBuffer* error) const noexcept final {
-    return values_.Encode(table, value, scratch, stored, error);
-  }
-  Code DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const noexcept final {
-    return values_.Decode(table, stored, value, error);
-  }
-  Code ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const noexcept final {
-    return values_.Release(table, stored, error);
-  }
-  uint32_t TablesInUse() const noexcept final { return own_tables_ + (values_.on() ? kValueTableCount : 0); }
-
- protected:
-  SchemeWithValues(uint32_t own_tables, bool value_dedup)
-      : own_tables_(own_tables), values_(value_dedup, own_tables) {}
-  ~SchemeWithValues() = default;
-  bool value_dedup() const { return values_.on(); }
-
- private:
-  const uint32_t own_tables_;
-  const ValueTable values_;
 };
 
 }  // namespace value_dedup

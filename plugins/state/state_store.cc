@@ -51,17 +51,14 @@ class StateStore final : public Store {
                     k.mv_size, v.mv_size);
       }
       // The scheme's parts (prefix, stored key, stored value) are local to each LMDB file (clash numbers, ids),
-      // so the key is placed again in the shard and the value re-encoded; the type byte is copied.
+      // so the key is placed again in the shard and the value again in its value table; the type byte is copied.
       const auto* data = static_cast<const uint8_t*>(v.mv_data);
-      Bytes value;
-      code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
-                                  error);
-      if (code != Code::kOk) return code;
-      code = writer.Put(key, Bytes(), Bytes(data + stored_key_size, 1), value, error);
+      code = writer.PutBatchRow(key, Bytes(), Bytes(data + stored_key_size, 1),
+                                Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
-    return Code::kOk;
+    return writer.FinishMerge(error);
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {

@@ -70,18 +70,16 @@ class TemporalStore final : public Store {
                     k.mv_size, v.mv_size);
       }
       // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
-      // shard (once per key: the writer remembers it) and the value re-encoded; time and type are copied.
+      // shard (once per key: the writer remembers it) and the value again in its value table; time and type are
+      // copied.
       const auto* data = static_cast<const uint8_t*>(v.mv_data);
-      Bytes value;
-      code = scheme_->DecodeValue(batch, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
-                                  error);
-      if (code != Code::kOk) return code;
-      code = writer.Put(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kTimeSize),
-                        Bytes(data + stored_key_size, 1), value, error);
+      code = writer.PutBatchRow(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kTimeSize),
+                                Bytes(data + stored_key_size, 1),
+                                Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
-    return Code::kOk;
+    return writer.FinishMerge(error);
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {

@@ -68,6 +68,30 @@ class MergePlan {
   ~MergePlan() = default;
 };
 
+// Where a batch's stored values go in a shard, decided for the whole batch before its rows are merged
+// (KeyScheme::PlanValues, ABI 7.4): a scheme that keeps values in tables of its own (value_dedup) joins the
+// batch's value table with the shard's in their own order, writes the values new to the shard, and counts the
+// references the merged rows take and drop, writing the counts once, at Finish. Used by one thread, inside the
+// merge's write transaction. Until Finish the shard's counts are not exact: a merge that uses a plan must call
+// Finish after its last row (a merge that fails before aborts its transaction, which undoes the rest).
+class ValuePlan {
+ public:
+  // What a shard row stores for a batch row's stored value `batch_stored`, with one reference taken (counted,
+  // written at Finish): `*shard_stored` is `batch_stored` or written into `scratch`. An error for bytes that
+  // are not a stored value of the batch. No I/O; allocates nothing.
+  virtual Code PlaceValue(Bytes batch_stored, uint8_t* scratch, Bytes* shard_stored, ErrorBuffer* error) = 0;
+  // A shard row holding `shard_stored` is overwritten, or a row was not written after all: drops one reference
+  // (counted, written at Finish). May allocate (a value the batch did not bring).
+  virtual Code ReleaseValue(Bytes shard_stored, ErrorBuffer* error) = 0;
+  // After the batch's last row: writes the counts, and removes values left with none.
+  virtual Code Finish(ErrorBuffer* error) = 0;
+  // Frees the plan, in the module that made it.
+  virtual void Destroy() = 0;
+
+ protected:
+  ~ValuePlan() = default;
+};
+
 class KeyScheme {
  public:
   // ---- Finding a key's rows. Candidates of one key all have the same size, are visited in increasing byte
@@ -154,6 +178,20 @@ class KeyScheme {
   // default, and what the host answers for schemes built against an SDK before 7.3. The store type destroys a
   // plan before the transaction ends.
   virtual Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const {
+    (void)batch, (void)shard, (void)error;
+    *plan = nullptr;
+    return Code::kOk;
+  }
+
+  // ---- Values in bulk (ABI 7.4).
+
+  // Before a store type merges `batch`'s rows into `shard` through a ValuePlan (KeyedRowWriter::PutBatchRow):
+  // a scheme that keeps values in tables of its own places every value of the batch at once, one pass over each
+  // table, rather than a random read and two writes per row. `*plan` null: the store type decodes each row's
+  // value from the batch and encodes it into the shard (DecodeValue / EncodeValue); the default, and what the
+  // host answers for schemes built against an SDK before 7.4. The store type destroys a plan before the
+  // transaction ends.
+  virtual Code PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const {
     (void)batch, (void)shard, (void)error;
     *plan = nullptr;
     return Code::kOk;

@@ -39,12 +39,14 @@ class KeyedRowWriter {
   KeyedRowWriter& operator=(const KeyedRowWriter&) = delete;
   ~KeyedRowWriter() {
     if (plan_ != nullptr) plan_->Destroy();
+    if (value_plan_ != nullptr) value_plan_->Destroy();
   }
 
   // Merges: lets the scheme place all of `batch`'s keys first (KeyScheme::PlanMerge: an id scheme resolves them
   // in its index's order). Once, before the batch's first row.
   Code PlanMerge(const Table& batch, ErrorBuffer* error) {
-    if (plan_ != nullptr) return Fail(error, Code::kInternal, "a %s merge was planned twice", row_kind_);
+    if (batch_ != nullptr) return Fail(error, Code::kInternal, "a %s merge was planned twice", row_kind_);
+    batch_ = &batch;
     return scheme_.PlanMerge(batch, table_, &plan_, error);
   }
 
@@ -71,12 +73,61 @@ class KeyedRowWriter {
   // Writes `key`'s row at its prefix + `suffix` -> stored key + `head` + `value`, replacing a row already there
   // (whose value is released). A new key gets a prefix from the scheme.
   Code Put(Bytes key, Bytes suffix, Bytes head, Bytes value, ErrorBuffer* error) {
+    if (value_plan_ != nullptr) {  // the plan's counts would miss this row's reference
+      return Fail(error, Code::kInternal, "a %s merge mixed Put with PutBatchRow", row_kind_);
+    }
     uint8_t scratch[kMaxValueRefSize];
     Bytes stored;
     if (has_value_) {
       Code code = scheme_.EncodeValue(table_, value, scratch, &stored, error);
       if (code != Code::kOk) return code;
     }
+    return PutStored(key, suffix, head, stored, error);
+  }
+
+  // Merges (SDK 7.4), after PlanMerge: writes a batch row as Put does, taking its value as the batch stores it
+  // (`batch_stored`, the row's bytes after the stored key and head). The scheme places the batch's values in
+  // bulk (KeyScheme::PlanValues, asked at the first row) or, without a plan, the value is decoded from the batch
+  // and encoded into the shard. A merge that writes rows this way must end with FinishMerge and must not mix
+  // them with Put.
+  Code PutBatchRow(Bytes key, Bytes suffix, Bytes head, Bytes batch_stored, ErrorBuffer* error) {
+    if (!has_value_) return PutStored(key, suffix, head, Bytes(), error);
+    if (batch_ == nullptr) return Fail(error, Code::kInternal, "a %s batch row was put before PlanMerge", row_kind_);
+    if (!values_planned_) {
+      values_planned_ = true;
+      Code code = scheme_.PlanValues(*batch_, table_, &value_plan_, error);
+      if (code != Code::kOk) return code;
+    }
+    uint8_t scratch[kMaxValueRefSize];
+    Bytes stored;
+    if (value_plan_ != nullptr) {
+      Code code = value_plan_->PlaceValue(batch_stored, scratch, &stored, error);
+      if (code != Code::kOk) return code;
+      return PutStored(key, suffix, head, stored, error);
+    }
+    Bytes value;
+    Code code = scheme_.DecodeValue(*batch_, batch_stored, &value, error);
+    if (code == Code::kOk) code = scheme_.EncodeValue(table_, value, scratch, &stored, error);
+    if (code != Code::kOk) return code;
+    return PutStored(key, suffix, head, stored, error);
+  }
+
+  // Merges: after the last PutBatchRow, writes what the value plan counted (nothing without one).
+  Code FinishMerge(ErrorBuffer* error) {
+    if (value_plan_ == nullptr) return Code::kOk;
+    return value_plan_->Finish(error);
+  }
+
+ private:
+  struct Parts {
+    Bytes key;
+    Bytes suffix;
+    Bytes head;
+    Bytes stored_value;
+  };
+
+  // Put with the value already in its stored form (one reference taken).
+  Code PutStored(Bytes key, Bytes suffix, Bytes head, Bytes stored, ErrorBuffer* error) {
     Parts row{key, suffix, head, stored};
     if (known_ && key == key_) return PutOwn(prefix_, row, error);
     known_ = false;
@@ -119,13 +170,12 @@ class KeyedRowWriter {
     return PutSlow(row, error);
   }
 
- private:
-  struct Parts {
-    Bytes key;
-    Bytes suffix;
-    Bytes head;
-    Bytes stored_value;
-  };
+  // Drops a reference a row held: through the value plan when there is one (it counts every reference of the
+  // merge), else the scheme's own.
+  Code Release(Bytes stored, ErrorBuffer* error) {
+    if (value_plan_ != nullptr) return value_plan_->ReleaseValue(stored, error);
+    return scheme_.ReleaseValue(table_, stored, error);
+  }
 
   void Remember(Bytes key, const KeyPrefix& prefix) {
     key_ = key;
@@ -187,7 +237,7 @@ class KeyedRowWriter {
     const size_t size = stored_key + row.head.size + row.stored_value.size;  // ValueSize, without a second call
     if (existing.mv_size == size && SameTail(existing, stored_key, row)) {
       // The value's new reference (value_dedup: the same one the row holds) is dropped instead of the old.
-      return has_value_ ? scheme_.ReleaseValue(table_, row.stored_value, error) : Code::kOk;
+      return has_value_ ? Release(row.stored_value, error) : Code::kOk;
     }
     if (has_value_) {
       const size_t skip = stored_key + row.head.size;
@@ -196,7 +246,7 @@ class KeyedRowWriter {
                     existing.mv_size);
       }
       const Bytes old(static_cast<const uint8_t*>(existing.mv_data) + skip, existing.mv_size - skip);
-      Code code = scheme_.ReleaseValue(table_, old, error);
+      Code code = Release(old, error);
       if (code != Code::kOk) return code;
     }
     MDB_val k = row_key.view().mdb();
@@ -281,7 +331,10 @@ class KeyedRowWriter {
   bool known_ = false;  // `prefix_` is the prefix of `key_`
   Bytes key_;
   KeyPrefix prefix_;
-  MergePlan* plan_ = nullptr;  // PlanMerge's, when the scheme made one
+  const Table* batch_ = nullptr;  // the batch being merged, from PlanMerge
+  MergePlan* plan_ = nullptr;     // PlanMerge's, when the scheme made one
+  bool values_planned_ = false;   // PlanValues was asked (at the first PutBatchRow)
+  ValuePlan* value_plan_ = nullptr;
 };
 
 }  // namespace planb

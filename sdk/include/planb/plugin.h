@@ -33,11 +33,13 @@ namespace planb {
 //    FieldKind::kAddress (the host's own).
 // 7.3: KeyScheme::PlanMerge and MergePlan: a scheme places a whole batch's keys before the store type merges
 //    its rows (an id scheme resolves them in its index's order, not one random read per key).
+// 7.4: KeyScheme::PlanValues and ValuePlan: a scheme places a whole batch's stored values before the store type
+//    merges its rows (value_dedup joins the value tables in their order and writes each count once).
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 3;
+inline constexpr uint32_t kAbiMinor = 4;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
