@@ -31,6 +31,8 @@ namespace {
 // The last failure of a call without an error channel on this thread (the scheme that failed, and what).
 thread_local const GuardedScheme* failed_scheme = nullptr;
 thread_local std::string failed_text;
+// The scheme whose value plan was last destroyed on this thread after placing values without finishing.
+thread_local const GuardedScheme* unfinished_plan_of = nullptr;
 
 // A scheme's MergePlan behind the same guard as its scheme.
 class GuardedMergePlan final : public MergePlan {
@@ -68,22 +70,28 @@ class GuardedMergePlan final : public MergePlan {
   const std::string& label_;
 };
 
-// A scheme's ValuePlan behind the same guard as its scheme.
+// A scheme's ValuePlan behind the same guard as its scheme. It also notes a plan destroyed after placing values
+// but before a successful Finish: the merge's counts were never written (GuardedScheme::TakeUnfinishedPlan).
 class GuardedValuePlan final : public ValuePlan {
  public:
-  GuardedValuePlan(ValuePlan* inner, const std::string& label) : inner_(inner), label_(label) {}
+  GuardedValuePlan(ValuePlan* inner, const GuardedScheme* scheme) : inner_(inner), scheme_(scheme) {}
 
   Code PlaceValue(Bytes batch_stored, uint8_t* scratch, Bytes* shard_stored, ErrorBuffer* error) override {
-    return Call("ValuePlan::PlaceValue", error, [&] { return inner_->PlaceValue(batch_stored, scratch, shard_stored, error); });
+    placed_ = true;
+    return Call("ValuePlan::PlaceValue", error,
+                [&] { return inner_->PlaceValue(batch_stored, scratch, shard_stored, error); });
   }
   Code ReleaseValue(Bytes shard_stored, ErrorBuffer* error) override {
     return Call("ValuePlan::ReleaseValue", error, [&] { return inner_->ReleaseValue(shard_stored, error); });
   }
   Code Finish(ErrorBuffer* error) override {
-    return Call("ValuePlan::Finish", error, [&] { return inner_->Finish(error); });
+    const Code code = Call("ValuePlan::Finish", error, [&] { return inner_->Finish(error); });
+    finished_ = code == Code::kOk;
+    return code;
   }
 
   void Destroy() override {
+    if (placed_ && !finished_) unfinished_plan_of = scheme_;
     DestroyInner(inner_);
     delete this;
   }
@@ -104,14 +112,16 @@ class GuardedValuePlan final : public ValuePlan {
     try {
       return f();
     } catch (const std::exception& e) {
-      return ReportThrow(label_, call, e.what(), error);
+      return ReportThrow(scheme_->label(), call, e.what(), error);
     } catch (...) {
-      return ReportThrow(label_, call, nullptr, error);
+      return ReportThrow(scheme_->label(), call, nullptr, error);
     }
   }
 
   ValuePlan* const inner_;
-  const std::string& label_;
+  const GuardedScheme* const scheme_;
+  bool placed_ = false;
+  bool finished_ = false;
 };
 
 }  // namespace
@@ -164,6 +174,12 @@ Code GuardedScheme::TakeFailure(ErrorBuffer* error) const {
   }
   if (error != nullptr) std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", text.c_str());
   return Code::kInternal;
+}
+
+bool GuardedScheme::TakeUnfinishedPlan() const {
+  if (unfinished_plan_of != this) return false;
+  unfinished_plan_of = nullptr;
+  return true;
 }
 
 Code GuardedScheme::FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
@@ -265,7 +281,7 @@ Code GuardedScheme::PlanValues(const Table& batch, const Table& shard, ValuePlan
     GuardedValuePlan::DestroyInner(inner);
     return code;
   }
-  *plan = new GuardedValuePlan(inner, label_);
+  *plan = new GuardedValuePlan(inner, this);
   return Code::kOk;
 }
 

@@ -60,6 +60,11 @@ class GuardedScheme final : public KeyScheme {
   // REQUIRES: failed(). This thread's last such failure, else the first one; into `error`.
   Code TakeFailure(ErrorBuffer* error) const;
 
+  // Whether a value plan of this scheme was destroyed on this thread, since the last call, after it placed values
+  // but before a successful Finish (a store type that took rows through KeyedRowWriter::PutBatchRow without
+  // FinishMerge: the merge's counts were never written). Clears the note.
+  bool TakeUnfinishedPlan() const;
+
   const std::string& label() const { return label_; }
 
  private:

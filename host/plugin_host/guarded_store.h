@@ -24,8 +24,16 @@ class GuardedStore {
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) const {
     return Call("Store::Put", error, [&] { return inner_->Put(batch, record, error); });
   }
+  // A merge that placed values through a value plan and returned kOk without finishing it wrote no counts: an
+  // error, so that the caller rolls it back.
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) const {
-    return Call("Store::Merge", error, [&] { return inner_->Merge(batch, shard, stats, error); });
+    if (scheme_ != nullptr) (void)scheme_->TakeUnfinishedPlan();  // a note left by another caller is not ours
+    const Code code = Call("Store::Merge", error, [&] { return inner_->Merge(batch, shard, stats, error); });
+    if (scheme_ == nullptr || !scheme_->TakeUnfinishedPlan() || code != Code::kOk) return code;
+    return Fail(error, Code::kInternal,
+                "%s: Store::Merge placed values through a value plan and never finished it "
+                "(KeyedRowWriter::FinishMerge); the merge is rolled back",
+                label_.c_str());
   }
   Code Get(const Table& shard, const LookupKey& key, Row* row, ErrorBuffer* error) const {
     return Call("Store::Get", error, [&] { return inner_->Get(shard, key, row, error); });

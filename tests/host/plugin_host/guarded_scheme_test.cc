@@ -1,7 +1,11 @@
-// GuardedScheme::PlanMerge against the SDK minor a scheme was built with: a scheme of 7.2 or before has no
-// PlanMerge in its vtable, so the host answers "no plan" without calling it; from 7.3 the call is made and the
-// plan comes back behind a guard that forwards PlaceRow and frees the scheme's plan through its Destroy.
+// GuardedScheme::PlanMerge and PlanValues against the SDK minor a scheme was built with: a scheme of 7.2 or before
+// has no PlanMerge in its vtable (7.3 none of PlanValues), so the host answers "no plan" without calling it; from
+// the minor that added the call it is made, and the plan comes back behind a guard that forwards its calls and
+// frees the scheme's plan through its Destroy. A value plan destroyed after placing values but before Finish is
+// noted, and GuardedStore fails the merge that left it so.
 #include "host/plugin_host/guarded_scheme.h"
+
+#include "host/plugin_host/guarded_store.h"
 
 #include <gtest/gtest.h>
 
@@ -39,6 +43,34 @@ class PlanningScheme final : public KeyScheme {
     return Code::kOk;
   }
 
+  // A value plan that shifts every byte of a stored value by one and counts what it is asked.
+  struct Values final : public ValuePlan {
+    explicit Values(PlanningScheme* owner) : owner(owner) {}
+    Code PlaceValue(Bytes batch_stored, uint8_t* scratch, Bytes* shard_stored, ErrorBuffer*) override {
+      ++owner->values_placed;
+      for (size_t i = 0; i < batch_stored.size; ++i) scratch[i] = static_cast<uint8_t>(batch_stored.data[i] + 1);
+      *shard_stored = Bytes(scratch, batch_stored.size);
+      return Code::kOk;
+    }
+    Code ReleaseValue(Bytes, ErrorBuffer*) override {
+      ++owner->values_released;
+      return Code::kOk;
+    }
+    Code Finish(ErrorBuffer* error) override { return Fail(error, Code::kFull, "finished %d", ++owner->finishes); }
+    void Destroy() override {
+      ++owner->plans_destroyed;
+      delete this;
+    }
+    PlanningScheme* owner;
+  };
+
+  Code PlanValues(const Table&, const Table&, ValuePlan** plan, ErrorBuffer*) const override {
+    auto* self = const_cast<PlanningScheme*>(this);
+    ++self->plans_made;
+    *plan = new Values(self);
+    return Code::kOk;
+  }
+
   Code FirstCandidate(const Table&, Bytes, Intent, Candidate*, ErrorBuffer*) const override { return Code::kInternal; }
   bool RowHasKey(Bytes, Bytes) const override { return false; }
   Code NextCandidate(const Table&, Bytes, Bytes, KeyPrefix*, ErrorBuffer*) const override { return Code::kInternal; }
@@ -57,6 +89,9 @@ class PlanningScheme final : public KeyScheme {
 
   int plans_made = 0;
   int rows_placed = 0;
+  int values_placed = 0;
+  int values_released = 0;
+  int finishes = 0;
   int plans_destroyed = 0;
 };
 
@@ -91,6 +126,113 @@ TEST(GuardedSchemePlanMerge, AScheme73PlanIsForwardedAndFreedThroughTheScheme) {
   EXPECT_EQ(out.shard_prefix.bytes[2], 4);
   plan->Destroy();
   EXPECT_EQ(inner.plans_destroyed, 1);
+}
+
+TEST(GuardedSchemePlanValues, AScheme73IsNeverAskedForAValuePlan) {
+  PlanningScheme inner;
+  std::unique_ptr<GuardedScheme> guarded;
+  ASSERT_TRUE(GuardedScheme::Create(&inner, "scheme 'planning'", 3, &guarded).ok());
+  ValuePlan* plan = reinterpret_cast<ValuePlan*>(&inner);  // must be overwritten with null
+  ErrorBuffer error;
+  EXPECT_EQ(guarded->PlanValues(Table(), Table(), &plan, &error), Code::kOk);
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_EQ(inner.plans_made, 0);
+}
+
+TEST(GuardedSchemePlanValues, AScheme74ValuePlanIsForwardedAndFreedThroughTheScheme) {
+  PlanningScheme inner;
+  std::unique_ptr<GuardedScheme> guarded;
+  ASSERT_TRUE(GuardedScheme::Create(&inner, "scheme 'planning'", 4, &guarded).ok());
+  ValuePlan* plan = nullptr;
+  ErrorBuffer error;
+  ASSERT_EQ(guarded->PlanValues(Table(), Table(), &plan, &error), Code::kOk);
+  ASSERT_NE(plan, nullptr);
+  EXPECT_EQ(inner.plans_made, 1);
+  uint8_t scratch[kMaxValueRefSize];
+  Bytes stored;
+  ASSERT_EQ(plan->PlaceValue(Bytes("abc"), scratch, &stored, &error), Code::kOk);
+  EXPECT_EQ(stored.view(), "bcd");
+  EXPECT_EQ(plan->ReleaseValue(stored, &error), Code::kOk);
+  EXPECT_EQ(plan->Finish(&error), Code::kFull);  // the plan's own answer and message come through
+  EXPECT_STREQ(error.message, "finished 1");
+  EXPECT_EQ(inner.values_placed, 1);
+  EXPECT_EQ(inner.values_released, 1);
+  plan->Destroy();
+  EXPECT_EQ(inner.plans_destroyed, 1);
+}
+
+TEST(GuardedSchemePlanValues, APlanDestroyedAfterPlacingButBeforeFinishIsNotedOnce) {
+  PlanningScheme inner;
+  std::unique_ptr<GuardedScheme> guarded;
+  ASSERT_TRUE(GuardedScheme::Create(&inner, "scheme 'planning'", 4, &guarded).ok());
+  ErrorBuffer error;
+  uint8_t scratch[kMaxValueRefSize];
+  Bytes stored;
+  const auto plan_and = [&](bool place, bool finish) {
+    ValuePlan* plan = nullptr;
+    ASSERT_EQ(guarded->PlanValues(Table(), Table(), &plan, &error), Code::kOk);
+    if (place) {
+      ASSERT_EQ(plan->PlaceValue(Bytes("abc"), scratch, &stored, &error), Code::kOk);
+    }
+    if (finish) (void)plan->Finish(&error);  // PlanningScheme's Finish fails: still unfinished
+    plan->Destroy();
+  };
+  (void)guarded->TakeUnfinishedPlan();  // the note is per thread: one an earlier test left is not this one's
+  plan_and(false, false);              // nothing placed: nothing owed
+  EXPECT_FALSE(guarded->TakeUnfinishedPlan());
+  plan_and(true, true);
+  EXPECT_TRUE(guarded->TakeUnfinishedPlan());
+  EXPECT_FALSE(guarded->TakeUnfinishedPlan());  // taken
+}
+
+// A store type whose Merge places one value through the scheme's value plan and, unless `finish`, returns kOk
+// without finishing it.
+class ForgetfulStore final : public Store {
+ public:
+  ForgetfulStore(const KeyScheme* scheme, bool fail) : scheme_(scheme), fail_(fail) {}
+  Code Merge(const Table& batch, const Table& shard, MergeStats*, ErrorBuffer* error) override {
+    ValuePlan* plan = nullptr;
+    Code code = scheme_->PlanValues(batch, shard, &plan, error);
+    if (code != Code::kOk || plan == nullptr) return Code::kInternal;
+    uint8_t scratch[kMaxValueRefSize];
+    Bytes stored;
+    code = plan->PlaceValue(Bytes("abc"), scratch, &stored, error);
+    plan->Destroy();
+    if (fail_) return Fail(error, Code::kIOError, "the store's own failure");
+    return code;
+  }
+  Code Put(const Table&, const Record&, ErrorBuffer*) override { return Code::kInternal; }
+  Code Get(const Table&, const LookupKey&, Row*, ErrorBuffer*) const override { return Code::kInternal; }
+  Code DecodeRow(const Table&, Bytes, Bytes, Row*, ErrorBuffer*) const override { return Code::kInternal; }
+  Code Maintain(const Table&, const MaintainRequest&, MaintainStats*, ErrorBuffer*) override { return Code::kInternal; }
+  Code DeleteRow(const Table&, Bytes, Bytes, ErrorBuffer*) override { return Code::kInternal; }
+  Code FinishDeletes(const Table&, ErrorBuffer*) override { return Code::kInternal; }
+  Code ScanRange(const Table&, const ScanBounds&, KeyRange*, ErrorBuffer*) const override { return Code::kInternal; }
+
+ private:
+  const KeyScheme* scheme_;
+  const bool fail_;
+};
+
+TEST(GuardedStoreMerge, AMergeThatLeavesItsValuePlanUnfinishedFailsNamingTheStoreType) {
+  PlanningScheme inner;
+  std::unique_ptr<GuardedScheme> guarded;
+  ASSERT_TRUE(GuardedScheme::Create(&inner, "scheme 'planning'", 4, &guarded).ok());
+  ForgetfulStore forgetful(guarded.get(), false);
+  GuardedStore store(&forgetful, "store type 'forgetful'", guarded.get());
+  ErrorBuffer error;
+  MergeStats stats;
+  EXPECT_EQ(store.Merge(Table(), Table(), &stats, &error), Code::kInternal);
+  EXPECT_STREQ(error.message,
+               "store type 'forgetful': Store::Merge placed values through a value plan and never finished it "
+               "(KeyedRowWriter::FinishMerge); the merge is rolled back");
+
+  // A merge that fails on its own keeps its error (its transaction is rolled back anyway), and the note is gone.
+  ForgetfulStore failing(guarded.get(), true);
+  GuardedStore failing_store(&failing, "store type 'failing'", guarded.get());
+  EXPECT_EQ(failing_store.Merge(Table(), Table(), &stats, &error), Code::kIOError);
+  EXPECT_STREQ(error.message, "the store's own failure");
+  EXPECT_FALSE(guarded->TakeUnfinishedPlan());
 }
 
 }  // namespace

@@ -100,6 +100,7 @@ TEST_P(PluginGuards, AThrowIsAnErrorNamingThePluginAndTheCallAndWritesNothing) {
   const std::string interface = c.call == "create"        ? ""
                                 : c.store                 ? "Store::"
                                 : c.call == "PlaceRow" ? "MergePlan::"
+                                : c.call == "PlaceValue" || c.call == "Finish" ? "ValuePlan::"
                                                           : "KeyScheme::";
   const std::string expected = label + interface + c.call + " threw: injected failure in " + c.call;
   int failed = 0;
@@ -137,7 +138,8 @@ INSTANTIATE_TEST_SUITE_P(
                       GuardCase{false, "StoredKeySize"}, GuardCase{false, "WriteStoredKey"},
                       GuardCase{false, "DecodeRow"}, GuardCase{false, "EncodeValue"}, GuardCase{false, "DecodeValue"},
                       GuardCase{false, "ReleaseValue"}, GuardCase{false, "SweepUnusedKeys"},
-                      GuardCase{false, "PlanMerge"}, GuardCase{false, "PlaceRow"},
+                      GuardCase{false, "PlanMerge"}, GuardCase{false, "PlaceRow"}, GuardCase{false, "PlanValues"},
+                      GuardCase{false, "PlaceValue"}, GuardCase{false, "Finish"},
                       GuardCase{false, "Layout"}, GuardCase{false, "TablesInUse"}),
     CaseName);
 
