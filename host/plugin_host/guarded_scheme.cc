@@ -70,28 +70,29 @@ class GuardedMergePlan final : public MergePlan {
   const std::string& label_;
 };
 
-// A scheme's ValuePlan behind the same guard as its scheme. It also notes a plan destroyed after placing values
-// but before a successful Finish: the merge's counts were never written (GuardedScheme::TakeUnfinishedPlan).
+// A scheme's ValuePlan behind the same guard as its scheme. It also notes a plan destroyed with references taken
+// or dropped since its last successful Finish: those counts were never written (GuardedScheme::TakeUnfinishedPlan).
 class GuardedValuePlan final : public ValuePlan {
  public:
   GuardedValuePlan(ValuePlan* inner, const GuardedScheme* scheme) : inner_(inner), scheme_(scheme) {}
 
   Code PlaceValue(Bytes batch_stored, uint8_t* scratch, Bytes* shard_stored, ErrorBuffer* error) override {
-    placed_ = true;
+    owed_ = true;
     return Call("ValuePlan::PlaceValue", error,
                 [&] { return inner_->PlaceValue(batch_stored, scratch, shard_stored, error); });
   }
   Code ReleaseValue(Bytes shard_stored, ErrorBuffer* error) override {
+    owed_ = true;
     return Call("ValuePlan::ReleaseValue", error, [&] { return inner_->ReleaseValue(shard_stored, error); });
   }
   Code Finish(ErrorBuffer* error) override {
     const Code code = Call("ValuePlan::Finish", error, [&] { return inner_->Finish(error); });
-    finished_ = code == Code::kOk;
+    if (code == Code::kOk) owed_ = false;
     return code;
   }
 
   void Destroy() override {
-    if (placed_ && !finished_) unfinished_plan_of = scheme_;
+    if (owed_) unfinished_plan_of = scheme_;
     DestroyInner(inner_);
     delete this;
   }
@@ -120,8 +121,7 @@ class GuardedValuePlan final : public ValuePlan {
 
   ValuePlan* const inner_;
   const GuardedScheme* const scheme_;
-  bool placed_ = false;
-  bool finished_ = false;
+  bool owed_ = false;  // references taken or dropped since the last successful Finish: counts not written
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <cstring>
 #include <vector>
 
@@ -43,19 +44,20 @@ class ValueMergePlan final : public ValuePlan {
       return Fail(error, Code::kInternal, "value_dedup: no value tables were passed");
     }
     return Guard(error, [&] {
-      auto* plan = new ValueMergePlan(shard, values_table);
+      std::unique_ptr<ValueMergePlan> plan(new ValueMergePlan(shard, values_table));
       const Code code = plan->Join(batch, error);
-      if (code != Code::kOk) {
-        delete plan;
-        return code;
-      }
-      *out = plan;
-      return Code::kOk;
+      if (code == Code::kOk) *out = plan.release();
+      return code;
     });
   }
 
   Code PlaceValue(Bytes batch_stored, uint8_t* scratch, Bytes* shard_stored, ErrorBuffer* error) noexcept override {
+    if (finished_) return Fail(error, Code::kInternal, "value_dedup: a value was placed after the merge finished");
     if (batch_stored.size >= 1 && batch_stored.data[0] == kInline) {  // in the row: copied as it is
+      if (batch_stored.size > kInlineMax + 1) {
+        return Fail(error, Code::kCorruption, "value_dedup: a batch row holds %zu bytes inline (at most %u)",
+                    batch_stored.size - 1, kInlineMax);
+      }
       *shard_stored = batch_stored;
       return Code::kOk;
     }
@@ -82,6 +84,7 @@ class ValueMergePlan final : public ValuePlan {
   }
 
   Code ReleaseValue(Bytes shard_stored, ErrorBuffer* error) noexcept override {
+    if (finished_) return Fail(error, Code::kInternal, "value_dedup: a value was released after the merge finished");
     if (shard_stored.size == 0 || shard_stored.data[0] == kInline) return Code::kOk;
     if (shard_stored.size != kRefSize || shard_stored.data[0] != kReference) {
       return Fail(error, Code::kCorruption, "value_dedup: releasing a stored value of %zu bytes", shard_stored.size);
@@ -137,6 +140,10 @@ class ValueMergePlan final : public ValuePlan {
       }
       const auto* key = static_cast<const uint8_t*>(k.mv_data);
       const Bytes value(v);
+      if (value.size <= kInlineMax) {  // such values stay in their rows: Encode never writes one here
+        return Fail(error, Code::kCorruption, "value_dedup: the batch's value table holds a %zu-byte value",
+                    value.size);
+      }
       if (XXH3_64bits(value.data, value.size) != GetU64(key)) {
         return Fail(error, Code::kCorruption, "value_dedup: a value of the batch's value table is not under its hash");
       }
@@ -266,7 +273,8 @@ class ValueMergePlan final : public ValuePlan {
     rc = mdb_del(shard_.txn, values_, &k, nullptr);
     if (rc != MDB_SUCCESS) return rc;
     rc = mdb_del(shard_.txn, refs_, &k, nullptr);
-    return rc == MDB_NOTFOUND ? MDB_SUCCESS : rc;  // a value this plan wrote has no count yet
+    if (rc != MDB_SUCCESS && rc != MDB_NOTFOUND) return rc;  // a value this plan wrote has no count yet
+    return ValueTable::RemoveKeptBelow(shard_.txn, values_, refs_, ref.data());
   }
 
   const Table& shard_;

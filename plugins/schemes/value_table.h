@@ -10,7 +10,8 @@
 //   "value_refs" : the same key -> reference count (8, big-endian), exact: every row holding the reference
 // Counts are kept apart from the bytes so that taking or dropping a reference rewrites 8 bytes, not the value.
 // A value whose count falls to 0 is removed unless a greater clash number of its hash lives (the probe walks
-// clash numbers 0, 1, 2... and stops at the first gap); such an entry stays with count 0 and is reused.
+// clash numbers 0, 1, 2... and stops at the first gap); such an entry stays with count 0 and is reused, or is
+// removed when every greater number has gone.
 #pragma once
 
 #include <lmdb.h>
@@ -157,6 +158,7 @@ class ValueTable {
       if (next_rc == MDB_NOTFOUND) {
         rc = mdb_del(t.txn, t.scheme_tables[values_], &k, nullptr);
         if (rc == MDB_SUCCESS) rc = mdb_del(t.txn, t.scheme_tables[refs_], &k, nullptr);
+        if (rc == MDB_SUCCESS) rc = RemoveKeptBelow(t.txn, t.scheme_tables[values_], t.scheme_tables[refs_], key);
       } else if (next_rc == MDB_SUCCESS) {
         rc = PutCount(t, &k, 0);
       } else {
@@ -165,6 +167,26 @@ class ValueTable {
     }
     if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "releasing a value reference: %s", mdb_strerror(rc));
     return Code::kOk;
+  }
+
+  // After the value at `ref` (hash + clash) was removed as its hash's greatest clash number: removes the entries
+  // below it kept with count 0 only because it lived (clash - 1, - 2, ... down to the first still counted).
+  static int RemoveKeptBelow(MDB_txn* txn, MDB_dbi values, MDB_dbi refs, const uint8_t* ref) {
+    uint8_t key[kRefKeySize];
+    std::memcpy(key, ref, kRefKeySize);
+    for (uint32_t clash = GetU16(key + 8); clash > 0; --clash) {
+      PutU16(key + 8, static_cast<uint16_t>(clash - 1));
+      MDB_val k{kRefKeySize, key};
+      MDB_val v;
+      int rc = mdb_get(txn, refs, &k, &v);
+      if (rc == MDB_NOTFOUND) return MDB_SUCCESS;
+      if (rc != MDB_SUCCESS) return rc;
+      if (v.mv_size != 8 || GetU64(static_cast<const uint8_t*>(v.mv_data)) != 0) return MDB_SUCCESS;
+      rc = mdb_del(txn, values, &k, nullptr);
+      if (rc == MDB_SUCCESS) rc = mdb_del(txn, refs, &k, nullptr);
+      if (rc != MDB_SUCCESS) return rc;
+    }
+    return MDB_SUCCESS;
   }
 
  private:

@@ -73,7 +73,9 @@ class MergePlan {
 // batch's value table with the shard's in their own order, writes the values new to the shard, and counts the
 // references the merged rows take and drop, writing the counts once, at Finish. Used by one thread, inside the
 // merge's write transaction. Until Finish the shard's counts are not exact: a merge that uses a plan must call
-// Finish after its last row (a merge that fails before aborts its transaction, which undoes the rest).
+// Finish after its last row (a merge that fails before aborts its transaction, which undoes the rest) and
+// destroy the plan before Store::Merge returns, on its thread: the host fails a merge that returns kOk having
+// destroyed a plan with references taken or dropped since its Finish.
 class ValuePlan {
  public:
   // What a shard row stores for a batch row's stored value `batch_stored`, with one reference taken (counted,

@@ -1,7 +1,8 @@
 // KeyScheme::PlanValues of value_dedup (plugins/schemes/value_merge_plan.h): a batch whose values are placed all
 // at once, in the value tables' order, leaves those tables exactly as putting the same rows one by one does (the
 // same entries, the same counts, unused values removed), whatever the batch's own counts say. A value that clashes
-// in the shard takes the next clash number. Malformed batch value tables are refused whole, naming what is wrong.
+// in the shard takes the next clash number, and an entry kept with count 0 for a greater number goes when that
+// number goes. Malformed batch value tables are refused whole, naming what is wrong.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -125,6 +126,29 @@ class ValueMergePlanTest : public ::testing::TestWithParam<DedupScheme> {
     Write(batch, 0, {{Ref(Long("new"), 0), ""}}, /*remove=*/true);
   }
   void AddShortKey(const std::shared_ptr<MapEnv>& batch) { Write(batch, 0, {{"abc", Long("odd")}}); }
+  void AddShortValue(const std::shared_ptr<MapEnv>& batch) { Write(batch, 0, {{Ref("short", 0), "short"}}); }
+  // The row of "new" holds its 40-byte value inline instead of its reference.
+  void Inline(const std::shared_ptr<MapEnv>& batch) {
+    MapTxn txn;
+    ASSERT_TRUE(txn.Begin(batch, true).ok());
+    MDB_val k;
+    MDB_val v;
+    bool rewritten = false;
+    for (int rc = mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST); rc == MDB_SUCCESS && !rewritten;
+         rc = mdb_cursor_get(txn.table().cursor, &k, &v, MDB_NEXT)) {
+      std::string row(static_cast<const char*>(v.mv_data), v.mv_size);
+      if (row.size() < 12 || row.compare(row.size() - 11, 1, "\x01") != 0 ||
+          row.compare(row.size() - 10, 10, Ref(Long("new"), 0)) != 0) {
+        continue;
+      }
+      row.replace(row.size() - 11, 11, std::string(1, '\0') + std::string(40, 'i'));
+      MDB_val nv{row.size(), row.data()};
+      ASSERT_EQ(mdb_cursor_put(txn.table().cursor, &k, &nv, MDB_CURRENT), MDB_SUCCESS);
+      rewritten = true;
+    }
+    ASSERT_TRUE(rewritten);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
 
   TempDir dir_;
   std::shared_ptr<const MapPlugins> plugins_;
@@ -194,10 +218,11 @@ TEST_P(ValueMergePlanTest, AValueWhoseHashIsTakenInTheShardGetsTheNextClashNumbe
   EXPECT_EQ(SchemeTableProblems(*shard_), "");
   ExpectValues({{"a", Long("one")}, {"b", Long("one")}});
 
-  // Both rows move to short values: clash 1 loses its last reference and goes; clash 0 is not the merge's.
+  // Both rows move to short values: clash 1 loses its last reference and goes, and clash 0, kept only for it,
+  // goes with it.
   ASSERT_TRUE(MergeInto(Batch({{"a", "x"}, {"b", "y"}}), shard_).ok());
-  EXPECT_EQ(Table(*shard_, 0), (TableEntries{{Ref(Long("one"), 0), other}}));
-  EXPECT_EQ(Table(*shard_, 1), (TableEntries{{Ref(Long("one"), 0), Count(0)}}));
+  EXPECT_EQ(Table(*shard_, 0), TableEntries{});
+  EXPECT_EQ(Table(*shard_, 1), TableEntries{});
   ExpectValues({{"a", "x"}, {"b", "y"}});
 }
 
@@ -211,6 +236,8 @@ TEST_P(ValueMergePlanTest, MalformedBatchValueTablesAreRefusedWholeNamingTheFaul
       {"a value of the batch's value table is not under its hash", [this](const std::shared_ptr<MapEnv>& b) { Rewrite(b); }},
       {"a batch row refers to a value its value table lacks", [this](const std::shared_ptr<MapEnv>& b) { DropValue(b); }},
       {"the batch's value table holds a 3-byte key", [this](const std::shared_ptr<MapEnv>& b) { AddShortKey(b); }},
+      {"the batch's value table holds a 5-byte value", [this](const std::shared_ptr<MapEnv>& b) { AddShortValue(b); }},
+      {"a batch row holds 40 bytes inline (at most 16)", [this](const std::shared_ptr<MapEnv>& b) { Inline(b); }},
   };
   for (const Fault& fault : faults) {
     SCOPED_TRACE(fault.what);
