@@ -6,13 +6,13 @@
 #include "host/common/log_text.h"
 
 // Each method forwards under this guard; `fallback` is what a call returns after a throw.
-#define PLANB_GUARD_ERROR_CALL(call, expr)                                 \
-  try {                                                                    \
-    return expr;                                                           \
-  } catch (const std::exception& e) {                                      \
-    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);       \
-  } catch (...) {                                                          \
-    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);        \
+#define PLANB_GUARD_ERROR_CALL(call, expr)                           \
+  try {                                                              \
+    return expr;                                                     \
+  } catch (const std::exception& e) {                                \
+    return ReportThrow(label_, "KeyScheme::" call, e.what(), error); \
+  } catch (...) {                                                    \
+    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);  \
   }
 
 #define PLANB_GUARD_SILENT_CALL(call, expr, fallback) \
@@ -34,6 +34,16 @@ thread_local std::string failed_text;
 // The scheme whose value plan was last destroyed on this thread after placing values without finishing.
 thread_local const GuardedScheme* unfinished_plan_of = nullptr;
 
+// Frees a plugin's plan. A throw from its Destroy cannot be reported (nothing returns): it is dropped, the plan's
+// memory being all that is at stake.
+template <typename Plan>
+void DestroyInner(Plan* inner) {
+  try {
+    inner->Destroy();
+  } catch (...) {
+  }
+}
+
 // A scheme's MergePlan behind the same guard as its scheme.
 class GuardedMergePlan final : public MergePlan {
  public:
@@ -52,15 +62,6 @@ class GuardedMergePlan final : public MergePlan {
   void Destroy() override {
     DestroyInner(inner_);
     delete this;
-  }
-
-  // A throw from the plugin's Destroy cannot be reported (nothing returns): it is dropped, the plan's memory
-  // being all that is at stake.
-  static void DestroyInner(MergePlan* inner) {
-    try {
-      inner->Destroy();
-    } catch (...) {
-    }
   }
 
  private:
@@ -97,14 +98,6 @@ class GuardedValuePlan final : public ValuePlan {
     delete this;
   }
 
-  // As GuardedMergePlan::DestroyInner.
-  static void DestroyInner(ValuePlan* inner) {
-    try {
-      inner->Destroy();
-    } catch (...) {
-    }
-  }
-
  private:
   ~GuardedValuePlan() = default;
 
@@ -127,13 +120,41 @@ class GuardedValuePlan final : public ValuePlan {
 }  // namespace
 
 std::string ThrewText(const std::string& label, const char* call, const char* what) {
-  return label + ": " + call + (what != nullptr ? std::string(" threw: ") + LogValue(what) : " threw a non-standard exception");
+  return label + ": " + call +
+         (what != nullptr ? std::string(" threw: ") + LogValue(what) : " threw a non-standard exception");
 }
 
 Code ReportThrow(const std::string& label, const char* call, const char* what, ErrorBuffer* error) {
-  if (error != nullptr) std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", ThrewText(label, call, what).c_str());
+  if (error != nullptr)
+    std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", ThrewText(label, call, what).c_str());
   return Code::kInternal;
 }
+
+namespace {
+
+// A plan from the inner scheme (`ask` makes the call) under the guard: handed back wrapped (`wrap`), or freed when
+// it came with an error.
+template <typename Plan, typename Ask, typename Wrap>
+Code AskForPlan(const std::string& label, const char* call, Plan** plan, ErrorBuffer* error, Ask&& ask, Wrap&& wrap) {
+  Plan* inner = nullptr;
+  Code code = Code::kOk;
+  try {
+    code = ask(&inner);
+  } catch (const std::exception& e) {
+    code = ReportThrow(label, call, e.what(), error);
+  } catch (...) {
+    code = ReportThrow(label, call, nullptr, error);
+  }
+  if (inner == nullptr) return code;
+  if (code != Code::kOk) {
+    DestroyInner(inner);
+    return code;
+  }
+  *plan = wrap(inner);
+  return Code::kOk;
+}
+
+}  // namespace
 
 Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t abi_minor,
                              std::unique_ptr<GuardedScheme>* out) {
@@ -188,18 +209,14 @@ Code GuardedScheme::FirstCandidate(const Table& table, Bytes key, Intent intent,
 }
 
 bool GuardedScheme::RowHasKey(Bytes key, Bytes value) const {
-  PLANB_GUARD_SILENT_CALL("RowHasKey", inner_->RowHasKey(key, value), false)
-}
+    PLANB_GUARD_SILENT_CALL("RowHasKey", inner_->RowHasKey(key, value), false)}
 
 Code GuardedScheme::NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
                                   ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("NextCandidate", inner_->NextCandidate(table, key, after, prefix, error))
-}
+    PLANB_GUARD_ERROR_CALL("NextCandidate", inner_->NextCandidate(table, key, after, prefix, error))}
 
-Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix,
-                              ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("NewPrefix", inner_->NewPrefix(table, key, taken, prefix, error))
-}
+Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const {
+    PLANB_GUARD_ERROR_CALL("NewPrefix", inner_->NewPrefix(table, key, taken, prefix, error))}
 
 uint32_t GuardedScheme::StoredKeySize(const KeyPrefix& prefix, Bytes key) const {
   PLANB_GUARD_SILENT_CALL("StoredKeySize", inner_->StoredKeySize(prefix, key), 0u)
@@ -220,69 +237,39 @@ void GuardedScheme::WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* 
 
 Code GuardedScheme::DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
                               uint32_t* stored_key_size, ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("DecodeRow",
-                         inner_->DecodeRow(table, lmdb_key, value, key, prefix_size, stored_key_size, error))
-}
+    PLANB_GUARD_ERROR_CALL("DecodeRow",
+                           inner_->DecodeRow(table, lmdb_key, value, key, prefix_size, stored_key_size, error))}
 
 Code GuardedScheme::EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
                                 ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("EncodeValue", inner_->EncodeValue(table, value, scratch, stored, error))
-}
+    PLANB_GUARD_ERROR_CALL("EncodeValue", inner_->EncodeValue(table, value, scratch, stored, error))}
 
 Code GuardedScheme::DecodeValue(const Table& table, Bytes stored, Bytes* value, ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("DecodeValue", inner_->DecodeValue(table, stored, value, error))
-}
+    PLANB_GUARD_ERROR_CALL("DecodeValue", inner_->DecodeValue(table, stored, value, error))}
 
 Code GuardedScheme::ReleaseValue(const Table& table, Bytes stored, ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("ReleaseValue", inner_->ReleaseValue(table, stored, error))
-}
+    PLANB_GUARD_ERROR_CALL("ReleaseValue", inner_->ReleaseValue(table, stored, error))}
 
 Code GuardedScheme::SweepUnusedKeys(const Table& table, uint32_t suffix_size, uint64_t* removed,
-                                   ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("SweepUnusedKeys", inner_->SweepUnusedKeys(table, suffix_size, removed, error))
-}
+                                    ErrorBuffer* error) const {
+    PLANB_GUARD_ERROR_CALL("SweepUnusedKeys", inner_->SweepUnusedKeys(table, suffix_size, removed, error))}
 
 Code GuardedScheme::PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const {
   *plan = nullptr;
   if (abi_minor_ < 3) return Code::kOk;  // no PlanMerge in its vtable: the store places keys one by one
-  MergePlan* inner = nullptr;
-  Code code = Code::kOk;
-  try {
-    code = inner_->PlanMerge(batch, shard, &inner, error);
-  } catch (const std::exception& e) {
-    code = ReportThrow(label_, "KeyScheme::PlanMerge", e.what(), error);
-  } catch (...) {
-    code = ReportThrow(label_, "KeyScheme::PlanMerge", nullptr, error);
-  }
-  if (inner == nullptr) return code;
-  if (code != Code::kOk) {
-    GuardedMergePlan::DestroyInner(inner);
-    return code;
-  }
-  *plan = new GuardedMergePlan(inner, label_);
-  return Code::kOk;
+  return AskForPlan(
+      label_, "KeyScheme::PlanMerge", plan, error,
+      [&](MergePlan** inner) { return inner_->PlanMerge(batch, shard, inner, error); },
+      [&](MergePlan* inner) { return new GuardedMergePlan(inner, label_); });
 }
-
 
 Code GuardedScheme::PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const {
   *plan = nullptr;
   if (abi_minor_ < 4) return Code::kOk;  // no PlanValues in its vtable: the store copies values row by row
-  ValuePlan* inner = nullptr;
-  Code code = Code::kOk;
-  try {
-    code = inner_->PlanValues(batch, shard, &inner, error);
-  } catch (const std::exception& e) {
-    code = ReportThrow(label_, "KeyScheme::PlanValues", e.what(), error);
-  } catch (...) {
-    code = ReportThrow(label_, "KeyScheme::PlanValues", nullptr, error);
-  }
-  if (inner == nullptr) return code;
-  if (code != Code::kOk) {
-    GuardedValuePlan::DestroyInner(inner);
-    return code;
-  }
-  *plan = new GuardedValuePlan(inner, this);
-  return Code::kOk;
+  return AskForPlan(
+      label_, "KeyScheme::PlanValues", plan, error,
+      [&](ValuePlan** inner) { return inner_->PlanValues(batch, shard, inner, error); },
+      [&](ValuePlan* inner) { return new GuardedValuePlan(inner, this); });
 }
 
 }  // namespace planb

@@ -33,8 +33,7 @@ class SchemeWithValues : public KeyScheme {
   }
 
  protected:
-  SchemeWithValues(uint32_t own_tables, bool value_dedup)
-      : own_tables_(own_tables), values_(value_dedup, own_tables) {}
+  SchemeWithValues(uint32_t own_tables, bool value_dedup) : own_tables_(own_tables), values_(value_dedup, own_tables) {}
   ~SchemeWithValues() = default;
   bool value_dedup() const { return values_.on(); }
 

@@ -19,8 +19,8 @@
 
 #include <algorithm>
 #include <array>
-#include <memory>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "planb/encoding.h"
@@ -37,8 +37,7 @@ class ValueMergePlan final : public ValuePlan {
 
   // Joins `batch`'s value table with `shard`'s (`values_table`: the index of "values" in both tables'
   // scheme_tables, "value_refs" next), writing the values the shard lacks. `*out` null on failure.
-  static Code Make(const Table& batch, const Table& shard, uint32_t values_table, ValuePlan** out,
-                   ErrorBuffer* error) {
+  static Code Make(const Table& batch, const Table& shard, uint32_t values_table, ValuePlan** out, ErrorBuffer* error) {
     *out = nullptr;
     if (batch.scheme_tables == nullptr || shard.scheme_tables == nullptr) {
       return Fail(error, Code::kInternal, "value_dedup: no value tables were passed");
@@ -62,7 +61,8 @@ class ValueMergePlan final : public ValuePlan {
       return Code::kOk;
     }
     if (batch_stored.size != kRefSize || batch_stored.data[0] != kReference) {
-      return Fail(error, Code::kCorruption, "value_dedup: a batch row's stored value of %zu bytes is not a value or reference",
+      return Fail(error, Code::kCorruption,
+                  "value_dedup: a batch row's stored value of %zu bytes is not a value or reference",
                   batch_stored.size);
     }
     const uint8_t* ref = batch_stored.data + 1;
@@ -114,7 +114,9 @@ class ValueMergePlan final : public ValuePlan {
   };
 
   ValueMergePlan(const Table& shard, uint32_t values_table)
-      : shard_(shard), table_(values_table), values_(shard.scheme_tables[values_table]),
+      : shard_(shard),
+        table_(values_table),
+        values_(shard.scheme_tables[values_table]),
         refs_(shard.scheme_tables[values_table + 1]) {}
 
   static Code ReadFailed(ErrorBuffer* error, const char* what, int rc) {

@@ -5,11 +5,11 @@
 // noted, and GuardedStore fails the merge that left it so.
 #include "host/plugin_host/guarded_scheme.h"
 
-#include "host/plugin_host/guarded_store.h"
-
 #include <gtest/gtest.h>
 
 #include <memory>
+
+#include "host/plugin_host/guarded_store.h"
 
 namespace planb {
 namespace {
@@ -178,7 +178,7 @@ TEST(GuardedSchemePlanValues, APlanDestroyedAfterPlacingButBeforeFinishIsNotedOn
     plan->Destroy();
   };
   (void)guarded->TakeUnfinishedPlan();  // the note is per thread: one an earlier test left is not this one's
-  plan_and(false, false);              // nothing placed: nothing owed
+  plan_and(false, false);               // nothing placed: nothing owed
   EXPECT_FALSE(guarded->TakeUnfinishedPlan());
   plan_and(true, true);
   EXPECT_TRUE(guarded->TakeUnfinishedPlan());

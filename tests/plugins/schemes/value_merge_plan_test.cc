@@ -119,9 +119,7 @@ class ValueMergePlanTest : public ::testing::TestWithParam<DedupScheme> {
 
   // Faults in a batch's value table: a value's bytes changed (no longer under its hash), a value removed that a
   // row refers to, an entry whose key is not a reference.
-  void Rewrite(const std::shared_ptr<MapEnv>& batch) {
-    Write(batch, 0, {{Ref(Long("new"), 0), Long("not new")}});
-  }
+  void Rewrite(const std::shared_ptr<MapEnv>& batch) { Write(batch, 0, {{Ref(Long("new"), 0), Long("not new")}}); }
   void DropValue(const std::shared_ptr<MapEnv>& batch) {
     Write(batch, 0, {{Ref(Long("new"), 0), ""}}, /*remove=*/true);
   }
@@ -157,11 +155,10 @@ class ValueMergePlanTest : public ::testing::TestWithParam<DedupScheme> {
 };
 
 TEST_P(ValueMergePlanTest, MergedBatchesLeaveTheValueTablesAsPutsOneByOneDo) {
-  const Rows first = {{"a", Long("one")}, {"b", Long("one")}, {"c", Long("two")}, {"d", "short"},
-                      {"e", Long("three")}};
+  const Rows first = {{"a", Long("one")}, {"b", Long("one")}, {"c", Long("two")}, {"d", "short"}, {"e", Long("three")}};
   // a unchanged; b moves to a value the shard holds; c to a new one; e's value loses its last row; f and g new.
-  const Rows second = {{"a", Long("one")}, {"b", Long("two")}, {"c", Long("four")}, {"e", "short too"},
-                       {"f", Long("four")}, {"g", Long("one")}};
+  const Rows second = {{"a", Long("one")}, {"b", Long("two")},  {"c", Long("four")},
+                       {"e", "short too"}, {"f", Long("four")}, {"g", Long("one")}};
   ASSERT_TRUE(MergeInto(Batch(first), shard_).ok());
   Status s = MergeInto(Batch(second), shard_);
   ASSERT_TRUE(s.ok()) << s.message();
@@ -176,8 +173,13 @@ TEST_P(ValueMergePlanTest, MergedBatchesLeaveTheValueTablesAsPutsOneByOneDo) {
   const Entries expected = {
       {Ref(Long("one"), 0), Count(2)}, {Ref(Long("two"), 0), Count(1)}, {Ref(Long("four"), 0), Count(2)}};
   EXPECT_EQ(Entries(counts.begin(), counts.end()), expected);  // "three" went with its row
-  ExpectValues({{"a", Long("one")}, {"b", Long("two")}, {"c", Long("four")}, {"d", "short"}, {"e", "short too"},
-                {"f", Long("four")}, {"g", Long("one")}});
+  ExpectValues({{"a", Long("one")},
+                {"b", Long("two")},
+                {"c", Long("four")},
+                {"d", "short"},
+                {"e", "short too"},
+                {"f", Long("four")},
+                {"g", Long("one")}});
 
   // The same batch again: every row is unchanged, so are the tables.
   const TableEntries values = Table(*shard_, 0);
@@ -233,8 +235,10 @@ TEST_P(ValueMergePlanTest, MalformedBatchValueTablesAreRefusedWholeNamingTheFaul
     std::function<void(const std::shared_ptr<MapEnv>&)> damage;
   };
   const Fault faults[] = {
-      {"a value of the batch's value table is not under its hash", [this](const std::shared_ptr<MapEnv>& b) { Rewrite(b); }},
-      {"a batch row refers to a value its value table lacks", [this](const std::shared_ptr<MapEnv>& b) { DropValue(b); }},
+      {"a value of the batch's value table is not under its hash",
+       [this](const std::shared_ptr<MapEnv>& b) { Rewrite(b); }},
+      {"a batch row refers to a value its value table lacks",
+       [this](const std::shared_ptr<MapEnv>& b) { DropValue(b); }},
       {"the batch's value table holds a 3-byte key", [this](const std::shared_ptr<MapEnv>& b) { AddShortKey(b); }},
       {"the batch's value table holds a 5-byte value", [this](const std::shared_ptr<MapEnv>& b) { AddShortValue(b); }},
       {"a batch row holds 40 bytes inline (at most 16)", [this](const std::shared_ptr<MapEnv>& b) { Inline(b); }},
