@@ -18,6 +18,7 @@
 #include "planb/encoding.h"
 #include "planb/keyed_search.h"
 #include "support/clashing_keys.h"
+#include "support/maintain_fixture.h"
 #include "support/map_fixture.h"
 #include "support/scheme_matrix.h"
 #include "support/test_env.h"
@@ -37,6 +38,7 @@ using ::planb::testing::MergeInto;
 using ::planb::testing::OpenTestRuntime;
 using ::planb::testing::PutRows;
 using ::planb::testing::ReferenceXml;
+using ::planb::testing::SchemeTableProblems;
 using ::planb::testing::StateMapSection;
 using ::planb::testing::StateRecord;
 using ::planb::testing::TempDir;
@@ -180,19 +182,25 @@ TEST_P(StateStoreTest, MergeOfASecondBatchOverwritesAndAdds) {
 TEST_P(StateStoreTest, MergingTheSameBatchTwiceLeavesTheSameShard) {
   Rows first;
   Rows second;
-  for (int i = 0; i < 600; ++i) first.emplace_back("key-" + std::to_string(i), "first-" + std::to_string(i));
-  for (int i = 300; i < 900; ++i) second.emplace_back("key-" + std::to_string(i), "second-" + std::to_string(i));
+  // Values over 16 bytes, and every tenth shared, so that value_dedup's tables and counts are exercised.
+  const auto value = [](const char* batch, int i) {
+    return std::string(batch) + "-value-" + std::to_string(i % 10 == 0 ? 0 : i) + "-of-some-length";
+  };
+  for (int i = 0; i < 600; ++i) first.emplace_back("key-" + std::to_string(i), value("first", i));
+  for (int i = 300; i < 900; ++i) second.emplace_back("key-" + std::to_string(i), value("second", i));
   auto shard = NewEnv("shard");
   ASSERT_TRUE(MergeInto(Batch("b1", first), shard).ok());
   auto batch = Batch("b2", second);
   ASSERT_TRUE(MergeInto(batch, shard).ok());
   const std::vector<DumpedRow> once = Dump(*shard);
   ASSERT_EQ(once.size(), 900u);
+  EXPECT_EQ(SchemeTableProblems(*shard), "");
 
   MergeStats stats;
   ASSERT_TRUE(MergeInto(batch, shard, &stats).ok());
   EXPECT_EQ(stats.rows_read, 600u);
   EXPECT_EQ(Dump(*shard), once);  // every row, LMDB key included
+  EXPECT_EQ(SchemeTableProblems(*shard), "");
 }
 
 // Clash numbers are local to each file (with hash_bits = 8 these keys share a hash): two streams that met the
