@@ -68,6 +68,7 @@
 #include "host/transfer/batch_zip.h"
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
+#include "support/hashed_layout.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
 
@@ -157,11 +158,6 @@ using Row = std::pair<std::string, std::string>;
 
 constexpr char kTypeByte = 1;  // the State row's value type (its value is a string); one byte, as the store writes
 
-std::string HashKey(const std::string& key) {
-  uint8_t lmdb_key[10] = {0};  // XXH3-64 big-endian, clash number 0
-  PutU64(lmdb_key, XXH3_64bits(key.data(), key.size()));
-  return std::string(reinterpret_cast<const char*>(lmdb_key), sizeof(lmdb_key));
-}
 
 std::string Be32(uint32_t n) {
   uint8_t bytes[4];
@@ -169,12 +165,6 @@ std::string Be32(uint32_t n) {
   return std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes));
 }
 
-// A row as the hashed scheme lays it out (plugins/schemes/hashed_key.cc, version 1): XXH3-64 of the key
-// big-endian and clash number 0 as the LMDB key; the key's length (4 bytes), the key, the type byte and the value
-// as the value.
-Row HashedLayout(const std::string& key, const std::string& value) {
-  return {HashKey(key), Be32(static_cast<uint32_t>(key.size())) + key + kTypeByte + value};
-}
 
 // Rows of a raw table, in each of its LMDB tables: the data table and, for the lookup_table layout, the index
 // and the ids.
@@ -208,10 +198,12 @@ struct RawTable {
   void AddRow(const std::string& key, const std::string& value, LayoutRows* rows) {
     switch (layout) {
       case Layout::kPlain: rows->data.emplace_back(key, value); break;
-      case Layout::kHashed: rows->data.push_back(HashedLayout(key, value)); break;
+      case Layout::kHashed:
+        rows->data.emplace_back(HashedLayoutKey(key), HashedLayoutValue(key, kTypeByte, value));
+        break;
       case Layout::kLookupTable: {
         const std::string id = Be32(next_id++);
-        rows->index.emplace_back(HashKey(key), id + key);
+        rows->index.emplace_back(HashedLayoutKey(key), id + key);  // the same hash + clash 0
         rows->ids.emplace_back(id, key);
         rows->data.emplace_back(id, kTypeByte + value);
         break;

@@ -35,6 +35,7 @@
 
 #include "planb/lmdb.h"
 #include "support/bench_data.h"
+#include "support/hashed_layout.h"
 #include "support/ratio_reporter.h"
 #include "support/rocksdb_peer.h"
 #include "support/scheme_suite.h"
@@ -76,28 +77,7 @@ void HashedRawRow(const std::string& k, const std::string& v, std::string* key, 
   value->append(v);
 }
 
-// The hashed scheme's State row (plugins/schemes/hashed_key.cc, hash_bits 64): key = XXH3-64 big-endian + clash
-// number 0 (2 bytes); value = key length (4 bytes, big-endian) + key + type byte + value.
 constexpr char kStringTypeByte = static_cast<char>(ValueType::kString);
-
-void HashedLayoutKey(const std::string& k, char out[10]) {
-  uint64_t hash = XXH3_64bits(k.data(), k.size());
-  for (int i = 7; i >= 0; --i, hash >>= 8) out[i] = static_cast<char>(hash & 0xFF);
-  out[8] = out[9] = 0;
-}
-
-void HashedLayoutRow(const std::string& k, const std::string& v, std::string* key, std::string* value) {
-  char probe[10];
-  HashedLayoutKey(k, probe);
-  key->assign(probe, sizeof(probe));
-  const uint32_t n = static_cast<uint32_t>(k.size());
-  const char size[4] = {static_cast<char>(n >> 24), static_cast<char>(n >> 16), static_cast<char>(n >> 8),
-                        static_cast<char>(n)};
-  value->assign(size, sizeof(size));
-  value->append(k);
-  value->push_back(kStringTypeByte);
-  value->append(v);
-}
 
 std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, KeyValues data, bool hashed_raw) {
   auto f = std::make_unique<Fixture>();
@@ -132,7 +112,8 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   CheckSetup(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
   SuiteRows hashed_layout = f->rows;
   hashed_layout.raw = [p](size_t i, std::string* key, std::string* value) {
-    HashedLayoutRow(p->data[i].first, p->data[i].second, key, value);
+    *key = HashedLayoutKey(p->data[i].first);
+    *value = HashedLayoutValue(p->data[i].first, kStringTypeByte, p->data[i].second);
   };
   BuildRawTable(dir + "/raw-hashed-layout", hashed_layout, &f->hashed_layout_env, &f->hashed_layout_dbi);
   f->hashed_layout_bytes =
@@ -167,16 +148,11 @@ bool RawLookup(const Fixture& f, const std::string& key, Bytes* value) {
 
 // A lookup in the hashed layout's raw table: hash, one mdb_get, the stored key compared, the value after it.
 bool HashedLayoutLookup(const Fixture& f, const std::string& key, Bytes* value) {
-  char probe[10];
+  uint8_t probe[kHashedLayoutKeySize];
   HashedLayoutKey(key, probe);
   Bytes stored;
   if (!f.hashed_layout_txn.Get(f.hashed_layout_dbi, Bytes(probe, sizeof(probe)), &stored)) return false;
-  if (stored.size < 4 + key.size() + 1) return false;
-  const uint32_t size = uint32_t{stored.data[0]} << 24 | uint32_t{stored.data[1]} << 16 |
-                        uint32_t{stored.data[2]} << 8 | stored.data[3];
-  if (size != key.size() || std::memcmp(stored.data + 4, key.data(), size) != 0) return false;
-  *value = Bytes(stored.data + 4 + size + 1, stored.size - 4 - size - 1);
-  return true;
+  return HashedLayoutMatch(stored, key, value);
 }
 
 // Lookups of `keys` in one of the raw tables through `Lookup` (a template argument: inlined, as a user's code

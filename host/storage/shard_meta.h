@@ -18,7 +18,7 @@ struct ShardMeta {
   std::string format;
   std::string map;
   std::string type;           // "state/1"
-  std::string scheme;         // "hashed/1", "" for types without a key scheme
+  std::string scheme;         // "hashed/2", "" for types without a key scheme
   std::string scheme_layout;  // "hash_bits=64"
   // "key_format=ip" for number-keyed types (the ranged ones), "" for the rest. Optional on disk: a shard written
   // before it was recorded has none and was written as key_format=number (FillLegacy).
@@ -30,7 +30,7 @@ struct ShardMeta {
   // A meta read from a shard written before type_layout was recorded: what it was written with, as far as
   // `expected` (of the config) cares: key_format=number when the config's type has a key format.
   void FillLegacy(const ShardMeta& expected);
-  // "type state/1, scheme hashed/1 (hash_bits=64)"; "type ranged/2 (key_format=ip)"
+  // "type state/1, scheme hashed/2 (hash_bits=64)"; "type ranged/2 (key_format=ip)"
   std::string Describe() const;
   bool operator==(const ShardMeta& o) const {
     return format == o.format && map == o.map && type == o.type && scheme == o.scheme &&

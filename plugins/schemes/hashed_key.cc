@@ -1,9 +1,9 @@
 // The `hashed` key scheme: the LMDB key prefix is the top `hash_bits` bits of XXH3-64 of the key plus a clash
 // number; the full key is stored at the start of the value so that clashing keys are told apart.
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes; version 1 stored the key length in 4 bytes):
 //   prefix     = hash (ceil(hash_bits / 8) bytes, big-endian) + clash number (2 bytes, big-endian)
-//   stored key = key length (4 bytes, big-endian) + key bytes
+//   stored key = key length (LEB128 varint: 1 byte under 128) + key bytes
 // Keys that share a hash get clash numbers 0, 1, 2... in arrival order (a new key takes one past the greatest
 // in use, so numbers freed by deletions are skipped, never reused while a greater one lives). The clash number
 // lives in the LMDB key rather than in DUPSORT duplicates because LMDB caps duplicate values at 511 bytes;
@@ -20,7 +20,7 @@
 namespace planb {
 namespace {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 
 using scheme_parts::HashForm;
 

@@ -1,12 +1,12 @@
 // The `hybrid` key scheme: keys up to `direct_max` bytes are their own prefix (as `direct`), longer keys are hashed
 // (as `hashed`); one map holds both forms and a tag byte before the prefix tells them apart.
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes; version 1 stored the key length in 4 bytes):
 //   direct form: prefix = 0x00 + key                               (State: the store appends nothing)
 //                prefix = 0x00 + key length (2 bytes, BE) + key     (stores that append a suffix)
 //                stored key = nothing
 //   hashed form: prefix = 0x01 + top hash_bits of XXH3-64(key) (ceil(hash_bits / 8) bytes, BE) + clash (2, BE)
-//                stored key = key length (4 bytes, BE) + key
+//                stored key = key length (LEB128 varint) + key
 // Which form a key takes depends only on its length and direct_max, so a lookup computes its one candidate form.
 #include <cstring>
 #include <new>
@@ -21,7 +21,7 @@ namespace {
 using scheme_parts::DirectForm;
 using scheme_parts::HashForm;
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint8_t kDirectTag = 0x00;
 constexpr uint8_t kHashedTag = 0x01;
 constexpr uint32_t kTagBytes = 1;

@@ -18,7 +18,6 @@ namespace planb::scheme_parts {
 
 inline constexpr uint32_t kClashBytes = 2;
 inline constexpr uint32_t kMaxClash = 0xFFFF;
-inline constexpr uint32_t kKeyLengthBytes = 4;
 inline constexpr uint32_t kMaxHashBytes = 8;
 inline constexpr uint32_t kDirectLengthBytes = 2;  // the direct form's key length, when the store appends a suffix
 
@@ -234,29 +233,72 @@ class DirectForm {
   const bool length_prefixed_;
 };
 
-// The stored key of hashed rows: key length (4 bytes, big-endian) + key bytes.
-inline uint32_t HashedStoredKeySize(Bytes key) { return kKeyLengthBytes + static_cast<uint32_t>(key.size); }
+// The stored key of hashed rows: the key's length as a LEB128 varint (7 bits a byte, low bits first, the top
+// bit set on every byte but the last: one byte for keys under 128 bytes, at most five) + the key's bytes. Short
+// rows are where a hashed layout weighs most, and a fixed 4-byte length was a tenth of a city row.
+inline uint32_t StoredKeyLengthSize(uint32_t length) {
+  uint32_t size = 1;
+  for (; length >= 0x80; length >>= 7) ++size;
+  return size;
+}
+
+inline uint32_t HashedStoredKeySize(Bytes key) {
+  const auto length = static_cast<uint32_t>(key.size);
+  return StoredKeyLengthSize(length) + length;
+}
 
 inline void WriteHashedStoredKey(Bytes key, uint8_t* out) {
-  PutU32(out, static_cast<uint32_t>(key.size));
-  if (key.size != 0) std::memcpy(out + kKeyLengthBytes, key.data, key.size);
+  auto length = static_cast<uint32_t>(key.size);
+  for (; length >= 0x80; length >>= 7) *out++ = static_cast<uint8_t>(length | 0x80);
+  *out++ = static_cast<uint8_t>(length);
+  if (key.size != 0) std::memcpy(out, key.data, key.size);
+}
+
+// The stored key's length and the bytes it takes, read from the start of `value`; false when the varint is cut
+// off, longer than five bytes, not the shortest form, or past 32 bits.
+inline bool ReadStoredKeyLength(Bytes value, uint32_t* length, uint32_t* length_size) {
+  if (value.size != 0 && value.data[0] < 0x80) {  // keys under 128 bytes: the common case
+    *length = value.data[0];
+    *length_size = 1;
+    return true;
+  }
+  uint64_t total = 0;
+  for (uint32_t i = 0; i < 5 && i < value.size; ++i) {
+    const uint8_t byte = value.data[i];
+    total |= static_cast<uint64_t>(byte & 0x7F) << (7 * i);
+    if (byte < 0x80) {
+      if (byte == 0 || total > 0xFFFFFFFFu) return false;  // a zero last byte: not the shortest form
+      *length = static_cast<uint32_t>(total);
+      *length_size = i + 1;
+      return true;
+    }
+  }
+  return false;
 }
 
 inline bool HashedStoredKeyMatches(Bytes value, Bytes key) {
-  return value.size >= kKeyLengthBytes + key.size && GetU32(value.data) == key.size &&
-         (key.size == 0 || std::memcmp(value.data + kKeyLengthBytes, key.data, key.size) == 0);
+  uint32_t length = 0;
+  uint32_t length_size = 0;
+  return ReadStoredKeyLength(value, &length, &length_size) && length == key.size &&
+         value.size - length_size >= key.size &&
+         (key.size == 0 || std::memcmp(value.data + length_size, key.data, key.size) == 0);
 }
 
 // Reads a hashed row's stored key from `value`.
 inline Code ReadHashedStoredKey(const char* scheme, Bytes value, Bytes* key, uint32_t* stored_key_size,
                                 ErrorBuffer* error) {
-  if (value.size < kKeyLengthBytes || value.size - kKeyLengthBytes < GetU32(value.data)) {
-    return Fail(error, Code::kCorruption, "%s row value of %zu bytes is too short for its stored key", scheme,
-                value.size);
+  uint32_t length = 0;
+  uint32_t length_size = 0;
+  if (!ReadStoredKeyLength(value, &length, &length_size)) {
+    return Fail(error, Code::kCorruption, "%s row value of %zu bytes does not start with a valid key length",
+                scheme, value.size);
   }
-  const uint32_t length = GetU32(value.data);
-  *key = Bytes(value.data + kKeyLengthBytes, length);
-  *stored_key_size = kKeyLengthBytes + length;
+  if (value.size - length_size < length) {
+    return Fail(error, Code::kCorruption, "%s row value of %zu bytes is too short for its %u-byte stored key",
+                scheme, value.size, length);
+  }
+  *key = Bytes(value.data + length_size, length);
+  *stored_key_size = length_size + length;
   return Code::kOk;
 }
 

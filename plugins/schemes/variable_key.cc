@@ -1,13 +1,13 @@
 // The `variable` key scheme (as Stroom's Plan B): short keys direct, longer keys through the lookup table, keys
 // longer than LMDB's key limit hashed. One map holds all three forms; a tag byte before the prefix tells them apart.
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes; version 1 stored the key length in 4 bytes):
 //   key up to direct_max bytes:     prefix = 0x00 + key (State) or 0x00 + key length (2 bytes, BE) + key
 //                                   stored key = nothing
 //   key up to 511 bytes:            prefix = 0x01 + id (4 bytes, BE; tables as lookup_table, id_index.h)
 //                                   stored key = nothing
 //   longer keys:                    prefix = 0x02 + top hash_bits of XXH3-64(key) + clash number (2 bytes, BE)
-//                                   stored key = key length (4 bytes, BE) + key
+//                                   stored key = key length (LEB128 varint) + key
 #include <algorithm>
 #include <cstring>
 #include <new>
@@ -23,7 +23,7 @@ using scheme_parts::HashForm;
 using scheme_parts::IdIndex;
 using scheme_parts::kIdBytes;
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint8_t kDirectTag = 0x00;
 constexpr uint8_t kIdTag = 0x01;
 constexpr uint8_t kHashedTag = 0x02;

@@ -359,7 +359,7 @@ TEST_F(BatchVerifierTest, RefusesStateRowWithValueShorterThanItsStoredKey) {
   const Status s = Verify(zip);
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
   EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': row 3 of the data table is not a state row: hashed row "
-                                          "value of 1 bytes is too short for its stored key"))
+                                          "value of 1 bytes is too short for its 120-byte stored key"))  // 'x' = 120
       << s.message();
 }
 

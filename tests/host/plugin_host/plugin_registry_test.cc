@@ -41,7 +41,7 @@ TEST(PluginRegistry, LoadsTheBuiltInPlugins) {
 
   const LoadedPlugin* hashed = registry.Find(PluginKind::kKeyScheme, "hashed");
   ASSERT_NE(hashed, nullptr);
-  EXPECT_EQ(hashed->descriptor->version, 1u);
+  EXPECT_EQ(hashed->descriptor->version, 2u);
   ASSERT_EQ(hashed->descriptor->option_count, 2u);
   EXPECT_STREQ(hashed->descriptor->options[0].name, "hash_bits");
   EXPECT_STREQ(hashed->descriptor->options[0].default_value, "64");

@@ -134,14 +134,39 @@ TEST_F(HashedKeyTest, PrefixIsTheTopHashBitsThenClashNumberZero) {
   }
 }
 
-TEST_F(HashedKeyTest, StoredKeyIsLengthThenKeyBytes) {
+TEST_F(HashedKeyTest, StoredKeyIsAVarintLengthThenKeyBytes) {
   Open();
   const std::string key("k\0y", 3);
-  ASSERT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes(key)), 7u);
-  uint8_t out[7];
+  ASSERT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes(key)), 4u);
+  uint8_t out[4];
   scheme().WriteStoredKey(KeyPrefix(), Bytes(key), out);
-  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 7), std::string("\0\0\0\3k\0y", 7));
-  EXPECT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes()), 4u);
+  EXPECT_EQ(std::string(reinterpret_cast<char*>(out), 4), std::string("\3k\0y", 4));
+  EXPECT_EQ(scheme().StoredKeySize(KeyPrefix(), Bytes()), 1u);
+
+  // LEB128: 7 bits a byte, low bits first, the top bit set on all but the last byte.
+  const std::vector<std::pair<size_t, std::string>> lengths = {
+      {127, "\x7F"}, {128, "\x80\x01"}, {300, "\xAC\x02"}, {16383, "\xFF\x7F"}, {16384, "\x80\x80\x01"}};
+  for (const auto& [size, encoded] : lengths) {
+    const std::string long_key(size, 'k');
+    const uint32_t stored_size = scheme().StoredKeySize(KeyPrefix(), Bytes(long_key));
+    ASSERT_EQ(stored_size, encoded.size() + size) << size;
+    std::string stored(stored_size, '\0');
+    scheme().WriteStoredKey(KeyPrefix(), Bytes(long_key), reinterpret_cast<uint8_t*>(stored.data()));
+    EXPECT_EQ(stored.substr(0, encoded.size()), encoded) << size;
+
+    // And it reads back: DecodeRow finds the key and where the value starts.
+    const std::string value = stored + "payload";
+    Bytes decoded;
+    uint32_t prefix_size = 0;
+    uint32_t stored_key_size = 0;
+    ErrorBuffer error;
+    ASSERT_EQ(scheme().DecodeRow(table(), Bytes(std::string(10, 'h')), Bytes(value), &decoded, &prefix_size,
+                                 &stored_key_size, &error),
+              Code::kOk)
+        << error.message;
+    EXPECT_EQ(decoded.view(), long_key);
+    EXPECT_EQ(stored_key_size, stored_size);
+  }
 }
 
 TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
@@ -174,7 +199,7 @@ TEST_F(HashedKeyTest, ResolveAndDecodeRowRoundTrip) {
         << error.message;
     EXPECT_EQ(decoded.view(), key);
     EXPECT_EQ(prefix_size, 10u);
-    EXPECT_EQ(stored_key_size, 4 + key.size());
+    EXPECT_EQ(stored_key_size, 1 + key.size());  // keys under 128 bytes: a 1-byte length
     // After the stored key: the State value type and value.
     EXPECT_EQ(search.row_value.mv_size, stored_key_size + 1 + ("value of " + key).size());
   }
@@ -236,7 +261,7 @@ TEST_F(HashedKeyTest, ClashingKeysGetClashNumbersInArrivalOrder) {
     KeySearch search;
     ASSERT_EQ(Find(keys[i], &search), Code::kOk) << keys[i];
     EXPECT_EQ(search.prefix.view().view(), hash + Clash(static_cast<uint16_t>(i)));
-    EXPECT_EQ(Bytes(search.row_value).view().substr(4, keys[i].size()), keys[i]);
+    EXPECT_EQ(Bytes(search.row_value).view().substr(1, keys[i].size()), keys[i]);
   }
   KeyPrefix resolved;
   EXPECT_EQ(Resolve(keys[3], Intent::kRead, &resolved), Code::kNotFound);
@@ -368,25 +393,36 @@ TEST_F(HashedKeyTest, DecodeRowRefusesCorruptRows) {
   uint32_t stored_key_size = 0;
   ErrorBuffer error;
   const std::string good_key(10, 'h');
-  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(std::string_view("short")), Bytes(std::string_view("\0\0\0\0", 4)), &key,
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(std::string_view("short")), Bytes(std::string_view("\0", 1)), &key,
                                &prefix_size, &stored_key_size, &error),
             Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "shorter than its 10-byte prefix")) << error.message;
 
-  error = ErrorBuffer();
-  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(std::string_view("\0\0", 2)), &key, &prefix_size,
-                               &stored_key_size, &error),
-            Code::kCorruption);
-  EXPECT_TRUE(Contains(error.message, "too short for its stored key")) << error.message;
+  // Key lengths that are no varint: none at all, cut off, not in the shortest form, past 32 bits, too long.
+  for (const std::string& bad : {std::string(), std::string("\x80"), std::string("\x80\x00", 2),
+                                 std::string("\xFF\xFF\xFF\xFF\x1F"), std::string("\x80\x80\x80\x80\x80\x01")}) {
+    error = ErrorBuffer();
+    EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(bad), &key, &prefix_size, &stored_key_size, &error),
+              Code::kCorruption)
+        << bad.size();
+    EXPECT_TRUE(Contains(error.message, "does not start with a valid key length")) << error.message;
+  }
 
+  // A length past the value's end.
   error = ErrorBuffer();
-  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key),
-                               Bytes(std::string_view("\0\0\0\x09"
-                                                      "abc",
-                                                      7)),
+  EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(std::string_view("\x09"
+                                                                                  "abc")),
                                &key, &prefix_size, &stored_key_size, &error),
             Code::kCorruption);
-  EXPECT_TRUE(Contains(error.message, "too short for its stored key")) << error.message;
+  EXPECT_TRUE(Contains(error.message, "too short for its 9-byte stored key")) << error.message;
+
+  // A row whose stored key is corrupt never matches a lookup.
+  EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("")), Bytes(std::string_view(""))));
+  EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("")), Bytes(std::string_view("\x80\x00", 2))));
+  EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("abc")), Bytes(std::string_view("\x03" "ab"))));
+  EXPECT_TRUE(scheme().RowHasKey(Bytes(std::string_view("abc")), Bytes(std::string_view("\x03" "abc"))));
+  EXPECT_TRUE(scheme().RowHasKey(Bytes(std::string_view("")), Bytes(std::string_view("\0", 1))));
+  EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("ab")), Bytes(std::string_view("\x03" "abc"))));
 }
 
 }  // namespace
