@@ -95,7 +95,7 @@ double LookupMinTime();
 //                                (MergeIntoShard on the batch extracted and open in setup): what the scheme and
 //                                store cost, without the per-batch bookkeeping (extracting, attempts, unstaging).
 //   merge_update_txn/<name>/...  as merge_txn, but each batch updates rows the shard holds (their keys, each
-//                                value with a '~' appended; rows without a value are written again as they are):
+//                                value with "~~" appended; rows without a value are written again as they are):
 //                                reference data refreshed, where a scheme's key tables gain nothing.
 // The batches are rows i with i % 10 == 0, 1, 2 (three iterations, one batch each: 10% of the rows; updates:
 // i % 10 == 3, 4, 5), the shard the other 70% (i % 10 >= 3); both are rebuilt untimed at each repetition. Times
