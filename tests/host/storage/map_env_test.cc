@@ -85,6 +85,29 @@ TEST_F(MapEnvTest, OpenExistingOnAReadOnlyEnvironmentStillChecksTheLayout) {
   EXPECT_EQ(env, nullptr);
 }
 
+// A shard written by an older version of its scheme (hashed/1 stored each key's length in 4 bytes, version 2 in
+// a varint) is refused at open, naming both versions, and is left as it was.
+TEST_F(MapEnvTest, RefusesAShardWrittenByAnOlderVersionOfItsScheme) {
+  {
+    std::shared_ptr<MapEnv> env;
+    ASSERT_TRUE(MapEnv::Open(copy_dir(), plugins_, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &env).ok());
+    Txn txn;
+    ASSERT_TRUE(txn.Begin(env->env(), 0).ok());
+    MDB_val k{6, const_cast<char*>("scheme")};
+    MDB_val v{8, const_cast<char*>("hashed/1")};
+    ASSERT_EQ(mdb_put(txn.get(), env->meta(), &k, &v, 0), MDB_SUCCESS);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  const auto size_before = fs::file_size(copy_dir() + "/data.mdb");
+  std::shared_ptr<MapEnv> env;
+  const Status s = MapEnv::Open(copy_dir(), plugins_, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &env);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "written as map m, type state/1, scheme hashed/1")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "the config says map m, type state/1, scheme hashed/2")) << s.message();
+  EXPECT_EQ(env, nullptr);
+  EXPECT_EQ(fs::file_size(copy_dir() + "/data.mdb"), size_before);
+}
+
 // A map written with one scheme's options is refused under the same scheme with other options (its Layout()),
 // value_dedup included.
 TEST(MapEnvLayout, SchemesRefuseAShardWrittenWithOtherOptions) {
