@@ -14,7 +14,6 @@
 // anything, the baseline is favoured.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -29,6 +28,7 @@
 #include "planb/lmdb.h"
 #include "planb/reader.h"
 #include "support/bench_data.h"
+#include "support/hashed_layout.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
 
@@ -80,18 +80,15 @@ void Build(const std::string& root, size_t count) {
   Warm();
 }
 
-// The hashed scheme's lookup, by hand: prefix = XXH3-64 big-endian + clash number 0; the row's value starts with
-// the stored key (4-byte big-endian length + bytes). True when the row is this key's.
+// The hashed scheme's lookup, by hand (support/hashed_layout.h): hash, one mdb_get, the stored key compared. True
+// when the row is this key's.
 bool RawGet(MDB_txn* txn, MDB_dbi dbi, const std::string& key, MDB_val* value) {
-  uint8_t prefix[10];
-  uint64_t hash = XXH3_64bits(key.data(), key.size());
-  for (int i = 7; i >= 0; --i, hash >>= 8) prefix[i] = static_cast<uint8_t>(hash);
-  prefix[8] = prefix[9] = 0;
+  uint8_t prefix[kHashedLayoutKeySize];
+  HashedLayoutKey(key, prefix);
   MDB_val k{sizeof prefix, prefix};
-  if (mdb_get(txn, dbi, &k, value) != MDB_SUCCESS || value->mv_size < 4) return false;
-  const uint8_t* v = static_cast<const uint8_t*>(value->mv_data);
-  const size_t stored = (size_t{v[0]} << 24) | (size_t{v[1]} << 16) | (size_t{v[2]} << 8) | v[3];
-  return stored == key.size() && value->mv_size >= 4 + stored && std::memcmp(v + 4, key.data(), stored) == 0;
+  if (mdb_get(txn, dbi, &k, value) != MDB_SUCCESS) return false;
+  Bytes payload;
+  return HashedLayoutMatch(Bytes(*value), key, &payload);
 }
 
 // One pass over every key through both environments, so that no run pays for first touches of pages (each maps

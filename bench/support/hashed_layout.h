@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "planb/bytes.h"
 #include "planb/encoding.h"
 
 namespace planb::bench {

@@ -53,7 +53,7 @@ std::function<bool(size_t)> InBatch(const MergeCase& merge, size_t batch) {
 // longer grows its node by 0 or 2 bytes depending on the parity of the row's size, which differs between layouts
 // (a bulk-loaded table's full pages then split under one layout and not under another: commit_authors, whose
 // values share a parity, split every page of a hashed shard and none of a direct one). Two bytes grow every row
-// of every layout alike.
+// of every layout alike (but value_dedup rows holding a reference, which do not grow).
 constexpr std::string_view kUpdateSuffix = "~~";
 
 // `rows` with every value changed ("~~" appended), for batches that update rows a shard holds. Rows without a

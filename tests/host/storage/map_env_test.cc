@@ -106,6 +106,22 @@ TEST_F(MapEnvTest, RefusesAShardWrittenByAnOlderVersionOfItsScheme) {
   EXPECT_TRUE(Contains(s.message(), "the config says map m, type state/1, scheme hashed/2")) << s.message();
   EXPECT_EQ(env, nullptr);
   EXPECT_EQ(fs::file_size(copy_dir() + "/data.mdb"), size_before);
+
+  // Its meta still names the version that wrote it: nothing was rewritten.
+  MDB_env* raw = nullptr;
+  ASSERT_EQ(mdb_env_create(&raw), MDB_SUCCESS);
+  ASSERT_EQ(mdb_env_set_maxdbs(raw, 16), MDB_SUCCESS);
+  ASSERT_EQ(mdb_env_open(raw, copy_dir().c_str(), MDB_RDONLY | MDB_NOLOCK, 0644), MDB_SUCCESS);
+  MDB_txn* txn = nullptr;
+  ASSERT_EQ(mdb_txn_begin(raw, nullptr, MDB_RDONLY, &txn), MDB_SUCCESS);
+  MDB_dbi meta = 0;
+  ASSERT_EQ(mdb_dbi_open(txn, "meta", 0, &meta), MDB_SUCCESS);
+  MDB_val k{6, const_cast<char*>("scheme")};
+  MDB_val v;
+  ASSERT_EQ(mdb_get(txn, meta, &k, &v), MDB_SUCCESS);
+  EXPECT_EQ(Bytes(v).view(), "hashed/1");
+  mdb_txn_abort(txn);
+  mdb_env_close(raw);
 }
 
 // A map written with one scheme's options is refused under the same scheme with other options (its Layout()),

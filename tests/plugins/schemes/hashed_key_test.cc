@@ -399,8 +399,11 @@ TEST_F(HashedKeyTest, DecodeRowRefusesCorruptRows) {
   EXPECT_TRUE(Contains(error.message, "shorter than its 10-byte prefix")) << error.message;
 
   // Key lengths that are no varint: none at all, cut off, not in the shortest form, past 32 bits, too long.
-  for (const std::string& bad : {std::string(), std::string("\x80"), std::string("\x80\x00", 2),
-                                 std::string("\xFF\xFF\xFF\xFF\x1F"), std::string("\x80\x80\x80\x80\x80\x01")}) {
+  // (Every shortest form of six bytes is past 32 bits too; the last case is refused as either.)
+  for (const std::string& bad :
+       {std::string(), std::string("\x80"), std::string("\xFF\xFF\xFF\xFF"), std::string("\x80\x00", 2),
+        std::string("\x80\x80\x00", 3), std::string("\xFF\xFF\xFF\xFF\x00", 5), std::string("\xFF\xFF\xFF\xFF\x1F"),
+        std::string("\x80\x80\x80\x80\x80\x01")}) {
     error = ErrorBuffer();
     EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(bad), &key, &prefix_size, &stored_key_size, &error),
               Code::kCorruption)
@@ -416,10 +419,25 @@ TEST_F(HashedKeyTest, DecodeRowRefusesCorruptRows) {
             Code::kCorruption);
   EXPECT_TRUE(Contains(error.message, "too short for its 9-byte stored key")) << error.message;
 
+  // Lengths of three to five bytes are read in full (the largest, 2^32 - 1, included), then found too long.
+  for (const auto& [length, bytes] : std::vector<std::pair<uint64_t, std::string>>{
+           {(uint64_t{1} << 21) - 1, "\xFF\xFF\x7F"},
+           {uint64_t{1} << 21, "\x80\x80\x80\x01"},
+           {uint64_t{1} << 28, "\x80\x80\x80\x80\x01"},
+           {(uint64_t{1} << 32) - 1, "\xFF\xFF\xFF\xFF\x0F"}}) {
+    error = ErrorBuffer();
+    EXPECT_EQ(scheme().DecodeRow(table(), Bytes(good_key), Bytes(bytes + "abc"), &key, &prefix_size, &stored_key_size,
+                                 &error),
+              Code::kCorruption);
+    EXPECT_TRUE(Contains(error.message, "too short for its " + std::to_string(length) + "-byte stored key"))
+        << error.message;
+  }
+
   // A row whose stored key is corrupt never matches a lookup.
   EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("")), Bytes(std::string_view(""))));
   EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("")), Bytes(std::string_view("\x80\x00", 2))));
-  EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("abc")), Bytes(std::string_view("\x03" "ab"))));
+  // The byte past the view is the key's last: only the size check tells the row from the key.
+  EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("abc")), Bytes(std::string_view("\x03" "abc", 3))));
   EXPECT_TRUE(scheme().RowHasKey(Bytes(std::string_view("abc")), Bytes(std::string_view("\x03" "abc"))));
   EXPECT_TRUE(scheme().RowHasKey(Bytes(std::string_view("")), Bytes(std::string_view("\0", 1))));
   EXPECT_FALSE(scheme().RowHasKey(Bytes(std::string_view("ab")), Bytes(std::string_view("\x03" "abc"))));
