@@ -164,6 +164,8 @@ Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t
     scheme->layout_ = std::string(inner->Layout().view());
     call = "KeyScheme::TablesInUse";
     scheme->tables_in_use_ = inner->TablesInUse();
+    call = "KeyScheme::StoresValuesAsGiven";
+    scheme->values_as_given_ = abi_minor >= 5 && inner->StoresValuesAsGiven();  // not in an older vtable
   } catch (const std::exception& e) {
     return Status(Code::kInternal, ThrewText(scheme->label_, call, e.what()));
   } catch (...) {
@@ -217,6 +219,12 @@ Code GuardedScheme::NextCandidate(const Table& table, Bytes key, Bytes after, Ke
 
 Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const {
     PLANB_GUARD_ERROR_CALL("NewPrefix", inner_->NewPrefix(table, key, taken, prefix, error))}
+
+bool GuardedScheme::MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const {
+  // Before 7.5 the vtable has no such entry: the SDK's default makes the two calls, each guarded.
+  if (abi_minor_ < 5) return KeyScheme::MatchStoredKey(prefix, key, value, stored_key_size);
+  PLANB_GUARD_SILENT_CALL("MatchStoredKey", inner_->MatchStoredKey(prefix, key, value, stored_key_size), false)
+}
 
 uint32_t GuardedScheme::StoredKeySize(const KeyPrefix& prefix, Bytes key) const {
   PLANB_GUARD_SILENT_CALL("StoredKeySize", inner_->StoredKeySize(prefix, key), 0u)

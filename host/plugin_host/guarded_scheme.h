@@ -35,6 +35,7 @@ class GuardedScheme final : public KeyScheme {
   Code FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
                       ErrorBuffer* error) const override;
   bool RowHasKey(Bytes key, Bytes value) const override;
+  bool MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const override;
   Code NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
                      ErrorBuffer* error) const override;
   Code NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const override;
@@ -54,6 +55,8 @@ class GuardedScheme final : public KeyScheme {
   Code PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const override;
   Bytes Layout() const override { return Bytes(layout_); }
   uint32_t TablesInUse() const override { return tables_in_use_; }
+  // The inner scheme's answer, read once at Create (false before 7.5).
+  bool StoresValuesAsGiven() const override { return values_as_given_; }
 
   // Whether a call without an error channel threw (sticky: the instance is not trusted after that).
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
@@ -77,6 +80,7 @@ class GuardedScheme final : public KeyScheme {
   uint32_t abi_minor_;
   std::string layout_;
   uint32_t tables_in_use_ = 0;
+  bool values_as_given_ = false;
   mutable std::atomic<bool> failed_{false};
   mutable std::mutex mutex_;
   mutable std::string first_failure_;

@@ -41,6 +41,10 @@ class HashedKeyScheme final : public value_dedup::SchemeWithValues {
     return scheme_parts::HashedStoredKeyMatches(value, key);
   }
 
+  bool MatchStoredKey(const KeyPrefix&, Bytes key, Bytes value, uint32_t* stored_key_size) const noexcept override {
+    return scheme_parts::MatchHashedStoredKey(value, key, stored_key_size);
+  }
+
   // The next clash number under the hash that has rows: from `after` when given (the first row past the
   // candidate's), else one MDB_SET_RANGE past the candidate. Numbers left unused by deleted keys are skipped.
   Code NextCandidate(const Table& table, Bytes, Bytes after, KeyPrefix* prefix,

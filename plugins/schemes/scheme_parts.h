@@ -276,12 +276,22 @@ inline bool ReadStoredKeyLength(Bytes value, uint32_t* length, uint32_t* length_
   return false;
 }
 
-inline bool HashedStoredKeyMatches(Bytes value, Bytes key) {
+// Whether `value` starts with `key` as a hashed row's stored key; if so, `*stored_key_size` is what it takes.
+inline bool MatchHashedStoredKey(Bytes value, Bytes key, uint32_t* stored_key_size) {
   uint32_t length = 0;
   uint32_t length_size = 0;
-  return ReadStoredKeyLength(value, &length, &length_size) && length == key.size &&
-         value.size - length_size >= key.size &&
-         (key.size == 0 || std::memcmp(value.data + length_size, key.data, key.size) == 0);
+  if (!ReadStoredKeyLength(value, &length, &length_size) || length != key.size ||
+      value.size - length_size < key.size ||
+      (key.size != 0 && std::memcmp(value.data + length_size, key.data, key.size) != 0)) {
+    return false;
+  }
+  *stored_key_size = length_size + length;
+  return true;
+}
+
+inline bool HashedStoredKeyMatches(Bytes value, Bytes key) {
+  uint32_t stored_key_size = 0;
+  return MatchHashedStoredKey(value, key, &stored_key_size);
 }
 
 // Reads a hashed row's stored key from `value`.

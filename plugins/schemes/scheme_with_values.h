@@ -24,6 +24,8 @@ class SchemeWithValues : public KeyScheme {
     return values_.Release(table, stored, error);
   }
   uint32_t TablesInUse() const noexcept final { return own_tables_ + (values_.on() ? kValueTableCount : 0); }
+  // Without value_dedup, DecodeValue hands back what it is given: lookups skip it.
+  bool StoresValuesAsGiven() const noexcept final { return !values_.on(); }
 
   // Without value_dedup values are copied as they are: no plan.
   Code PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const noexcept final {

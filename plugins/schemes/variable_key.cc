@@ -73,6 +73,10 @@ class VariableKeyScheme final : public value_dedup::SchemeWithValues {
     return scheme_parts::HashedStoredKeyMatches(value, key);
   }
 
+  bool MatchStoredKey(const KeyPrefix&, Bytes key, Bytes value, uint32_t* stored_key_size) const noexcept override {
+    return scheme_parts::MatchHashedStoredKey(value, key, stored_key_size);
+  }
+
   Code NextCandidate(const Table& table, Bytes, Bytes after, KeyPrefix* prefix,
                      ErrorBuffer* error) const noexcept override {
     if (prefix->size == 0 || prefix->bytes[0] != kHashedTag) return Code::kNotFound;

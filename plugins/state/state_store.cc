@@ -15,7 +15,7 @@ constexpr uint32_t kVersion = 1;
 
 class StateStore final : public Store {
  public:
-  explicit StateStore(const KeyScheme* scheme) : scheme_(scheme) {}
+  explicit StateStore(const KeyScheme* scheme) : scheme_(scheme), values_as_given_(scheme->StoresValuesAsGiven()) {}
 
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     if (record.kind != RecordKind::kReference) {
@@ -67,8 +67,7 @@ class StateStore final : public Store {
     Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(), Seek::kExact, Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
     row->key = lookup.key;
-    return DecodePayload(shard, Bytes(search.row_value), scheme_->StoredKeySize(search.prefix, lookup.key), row,
-                         error);
+    return DecodePayload(shard, Bytes(search.row_value), StoredKeySizeOf(*scheme_, search, lookup.key), row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
@@ -115,11 +114,16 @@ class StateStore final : public Store {
       return Fail(error, Code::kCorruption, "State row value of %zu bytes has no valid value type", value.size);
     }
     row->value_type = static_cast<ValueType>(value.data[stored_key_size]);
-    return scheme_->DecodeValue(table, Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1),
-                                &row->value, error);
+    const Bytes stored(value.data + stored_key_size + 1, value.size - stored_key_size - 1);
+    if (values_as_given_) {  // no value table: DecodeValue would hand `stored` back
+      row->value = stored;
+      return Code::kOk;
+    }
+    return scheme_->DecodeValue(table, stored, &row->value, error);
   }
 
   const KeyScheme* const scheme_;
+  const bool values_as_given_;  // the scheme's StoresValuesAsGiven, asked once
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {

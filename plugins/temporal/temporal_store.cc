@@ -31,7 +31,7 @@ bool MakeRowKey(const KeyPrefix& prefix, int64_t time_ms, KeyPrefix* out) {
 
 class TemporalStore final : public Store {
  public:
-  explicit TemporalStore(const KeyScheme* scheme) : scheme_(scheme) {}
+  explicit TemporalStore(const KeyScheme* scheme) : scheme_(scheme), values_as_given_(scheme->StoresValuesAsGiven()) {}
 
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     if (record.kind != RecordKind::kReference) {
@@ -93,8 +93,7 @@ class TemporalStore final : public Store {
     if (code != Code::kOk) return code;
     row->key = lookup.key;
     row->effective_time_ms = GetOrderedI64(static_cast<const uint8_t*>(search.row_key.mv_data) + search.prefix.size);
-    return DecodePayload(shard, Bytes(search.row_value), scheme_->StoredKeySize(search.prefix, lookup.key), row,
-                         error);
+    return DecodePayload(shard, Bytes(search.row_value), StoredKeySizeOf(*scheme_, search, lookup.key), row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
@@ -203,11 +202,16 @@ class TemporalStore final : public Store {
                   value.size);
     }
     row->value_type = static_cast<ValueType>(value.data[stored_key_size]);
-    return scheme_->DecodeValue(table, Bytes(value.data + stored_key_size + 1, value.size - stored_key_size - 1),
-                                &row->value, error);
+    const Bytes stored(value.data + stored_key_size + 1, value.size - stored_key_size - 1);
+    if (values_as_given_) {  // no value table: DecodeValue would hand `stored` back
+      row->value = stored;
+      return Code::kOk;
+    }
+    return scheme_->DecodeValue(table, stored, &row->value, error);
   }
 
   const KeyScheme* const scheme_;
+  const bool values_as_given_;  // the scheme's StoresValuesAsGiven, asked once
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {

@@ -199,6 +199,23 @@ class KeyScheme {
     return Code::kOk;
   }
 
+  // ---- Lookups in fewer calls (ABI 7.5).
+
+  // RowHasKey and, when the row is `key`'s, its stored key's size (StoredKeySize(prefix, key)) in one call: what
+  // a lookup asks of the row it lands on under a candidate that is not certain. The default makes the two calls;
+  // a scheme that reads the stored key to compare it knows its size already. The host makes the two calls
+  // itself for schemes built against an SDK before 7.5.
+  virtual bool MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const {
+    if (!RowHasKey(key, value)) return false;
+    *stored_key_size = StoredKeySize(prefix, key);
+    return true;
+  }
+
+  // True when DecodeValue gives back, for every row, the stored bytes it is handed (no value table): a store type
+  // may then skip that call on lookups. Asked once, when the map's plugins are made; the answer must not change
+  // for the instance's life. The default, and what the host answers for schemes built before 7.5: false.
+  virtual bool StoresValuesAsGiven() const { return false; }
+
  protected:
   ~KeyScheme() = default;  // destroyed through the plugin's descriptor, by the module that made it
 };

@@ -29,7 +29,16 @@ struct KeySearch {
   // writes.
   MDB_val row_key{0, nullptr};
   MDB_val row_value{0, nullptr};
+  // When `stored_key_known`: the size of the stored key at the start of the key's rows' values, learnt while
+  // proving the candidate (KeyScheme::MatchStoredKey). Otherwise (a certain candidate) ask StoredKeySize.
+  bool stored_key_known = false;
+  uint32_t stored_key_size = 0;
 };
+
+// The size of the stored key at the start of `search`'s row: from the search when it learnt it, else asked.
+inline uint32_t StoredKeySizeOf(const KeyScheme& scheme, const KeySearch& search, Bytes key) {
+  return search.stored_key_known ? search.stored_key_size : scheme.StoredKeySize(search.prefix, key);
+}
 
 // Copies `size` bytes from one KeyPrefix's bytes to another's. Prefixes are mostly short (a 10-byte hash, a key of
 // a few dozen bytes): up to 32 bytes, a fixed 32-byte copy (both buffers hold 511) is two moves where a copy of a
@@ -70,7 +79,7 @@ inline bool RowUnder(const MDB_val& k, const KeyPrefix& prefix, size_t suffix_si
 // one (plus a MDB_PREV step) unless candidates clash.
 inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
                          Intent intent, KeySearch* out, ErrorBuffer* error) {
-  out->key_found = out->taken = false;
+  out->key_found = out->taken = out->stored_key_known = false;
   Candidate candidate;
   Code code = scheme.FirstCandidate(table, key, intent, &candidate, error);
   if (code != Code::kOk) {
@@ -115,7 +124,8 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     Bytes after;  // the first row after every row under `prefix`, once known
     if (!at_end && RowUnder(k, prefix, suffix.size)) {
       // The landed row proves (or disproves) that the candidate is the key's.
-      if (candidate.certain || scheme.RowHasKey(key, Bytes(v))) {
+      if (candidate.certain || (out->stored_key_known =
+                                    scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size))) {
         out->key_found = true;
         if (seek == Seek::kAtOrAfter || Bytes(k) == target) {
           out->row_key = k;
@@ -148,7 +158,8 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
         }
         under = rc == MDB_SUCCESS && RowUnder(k, prefix, suffix.size);
       }
-      if (candidate.certain || (under && scheme.RowHasKey(key, Bytes(v)))) {
+      if (candidate.certain ||
+          (under && (out->stored_key_known = scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size)))) {
         out->key_found = true;
         if (!under || seek != Seek::kAtOrBefore) return Code::kNotFound;
         out->row_key = k;

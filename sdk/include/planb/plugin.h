@@ -35,11 +35,13 @@ namespace planb {
 //    its rows (an id scheme resolves them in its index's order, not one random read per key).
 // 7.4: KeyScheme::PlanValues and ValuePlan: a scheme places a whole batch's stored values before the store type
 //    merges its rows (value_dedup joins the value tables in their order and writes each count once).
+// 7.5: KeyScheme::MatchStoredKey and StoresValuesAsGiven: a lookup learns the stored key's size from the call
+//    that proves the row the key's, and skips DecodeValue where values are stored as they are.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 4;
+inline constexpr uint32_t kAbiMinor = 5;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

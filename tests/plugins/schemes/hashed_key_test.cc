@@ -169,6 +169,27 @@ TEST_F(HashedKeyTest, StoredKeyIsAVarintLengthThenKeyBytes) {
   }
 }
 
+// SDK 7.5: MatchStoredKey answers RowHasKey and StoredKeySize at once, and values are stored as given unless
+// value_dedup is on (lookups then skip DecodeValue).
+TEST_F(HashedKeyTest, MatchStoredKeyGivesStoredKeySizeAndValuesAreAsGivenWithoutDedup) {
+  Open();
+  EXPECT_TRUE(scheme().StoresValuesAsGiven());
+  for (const size_t size : {size_t{0}, size_t{5}, size_t{127}, size_t{128}, size_t{600}}) {
+    const std::string key(size, 'k');
+    std::string stored(scheme().StoredKeySize(KeyPrefix(), Bytes(key)), '\0');
+    scheme().WriteStoredKey(KeyPrefix(), Bytes(key), reinterpret_cast<uint8_t*>(stored.data()));
+    const std::string value = stored + "\x01payload";
+    uint32_t stored_key_size = 0;
+    ASSERT_TRUE(scheme().MatchStoredKey(KeyPrefix(), Bytes(key), Bytes(value), &stored_key_size)) << size;
+    EXPECT_EQ(stored_key_size, stored.size()) << size;
+    const std::string other = key + "x";
+    EXPECT_FALSE(scheme().MatchStoredKey(KeyPrefix(), Bytes(other), Bytes(value), &stored_key_size)) << size;
+  }
+  std::shared_ptr<const MapPlugins> dedup;
+  ASSERT_TRUE(CreateMapPlugins(MakeMapConfig("cities", "state", "hashed", {{"value_dedup", "true"}}), &dedup).ok());
+  EXPECT_FALSE(dedup->scheme()->StoresValuesAsGiven());
+}
+
 TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
   Open();
   Put("Paris", "France");
