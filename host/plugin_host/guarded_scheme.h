@@ -2,10 +2,11 @@
 // an error naming the scheme, its file and the call (Code::kInternal). Store types get this adapter (never the
 // plugin's scheme), so that a scheme's exception names the scheme even when the store type made the call.
 //
-// Calls with no error channel (RowHasKey, StoredKeySize, WriteStoredKey) return a safe value (false, 0, nothing
-// written) after a throw, record the failure (per thread, and the first one on the adapter) and set a sticky
-// flag; GuardedStore checks the flag after each store call and turns the call's result into that error, so a
-// write that saw the safe value is rolled back. Layout and TablesInUse are read once, at Create.
+// Calls with no error channel (RowHasKey, MatchStoredKey, StoredKeySize, WriteStoredKey) return a safe value
+// (false, 0, nothing written) after a throw, record the failure (per thread, and the first one on the adapter) and
+// set a sticky flag; GuardedStore checks the flag after each store call and turns the call's result into that
+// error, so a write that saw the safe value is rolled back. Layout, TablesInUse and StoresValuesAsGiven are read
+// once, at Create.
 // Thread-safety: as KeyScheme (any thread); the flag is atomic, the first failure under a mutex.
 #pragma once
 

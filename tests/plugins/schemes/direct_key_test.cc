@@ -12,6 +12,7 @@
 #include "host/ingest/staging_store.h"
 #include "planb/key_scheme.h"
 #include "planb/keyed_search.h"
+#include "planb/keyed_search.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 
@@ -115,6 +116,14 @@ TEST_F(DirectKeyTest, ResolveAndDecodeRowRoundTrip) {
     EXPECT_EQ(value, "value of " + std::string(key.view().substr(0, 8)));
   }
   EXPECT_EQ(rows, keys.size());
+
+  // A certain candidate needs no proof: the search leaves the stored key's size to StoredKeySize (0 here).
+  KeySearch search;
+  ErrorBuffer error;
+  ASSERT_EQ(FindKeyedRow(table(), scheme(), Bytes(keys[0]), Bytes(), Seek::kExact, Intent::kRead, &search, &error),
+            Code::kOk);
+  EXPECT_FALSE(search.stored_key_known);
+  EXPECT_EQ(StoredKeySizeOf(scheme(), search, Bytes(keys[0])), 0u);
 }
 
 TEST_F(DirectKeyTest, AnEmptyKeyCannotBeWrittenAndIsAbsentWhenRead) {

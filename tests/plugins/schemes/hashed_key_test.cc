@@ -190,6 +190,29 @@ TEST_F(HashedKeyTest, MatchStoredKeyGivesStoredKeySizeAndValuesAreAsGivenWithout
   EXPECT_FALSE(dedup->scheme()->StoresValuesAsGiven());
 }
 
+// FindKeyedRow learns the stored key's size while proving the row, for the first candidate and for one reached
+// after a clash (hash_bits 8: the keys share a hash).
+TEST_F(HashedKeyTest, FindKeyedRowKnowsTheStoredKeySizeOfTheRowItProved) {
+  Open({{"hash_bits", "8"}});
+  const std::vector<std::string> keys = ClashingKeys(3);
+  for (const std::string& key : keys) Put(key, "value of " + key);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    KeySearch search;
+    ASSERT_EQ(Find(keys[i], &search), Code::kOk) << keys[i];
+    EXPECT_TRUE(search.stored_key_known) << keys[i];
+    EXPECT_EQ(search.stored_key_size, scheme().StoredKeySize(search.prefix, Bytes(keys[i]))) << keys[i];
+    EXPECT_EQ(StoredKeySizeOf(scheme(), search, Bytes(keys[i])), search.stored_key_size);
+    EXPECT_EQ(search.prefix.view().view().substr(1), Clash(static_cast<uint16_t>(i))) << keys[i];
+  }
+  // A key of the same length as one stored, under the same hash, but other bytes: not proven, not found.
+  std::string other = keys[0];
+  other.back() = other.back() == 'z' ? 'y' : 'z';
+  uint32_t size = 0;
+  KeySearch first;
+  ASSERT_EQ(Find(keys[0], &first), Code::kOk);
+  EXPECT_FALSE(scheme().MatchStoredKey(first.prefix, Bytes(other), Bytes(first.row_value), &size));
+}
+
 TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
   Open();
   Put("Paris", "France");
