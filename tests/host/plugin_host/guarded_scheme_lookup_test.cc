@@ -6,12 +6,13 @@
 #include <memory>
 
 #include "host/plugin_host/guarded_scheme.h"
+#include "support/stub_scheme.h"
 
 namespace planb {
 namespace {
 
 // A row holds `key` when its value starts with it; the stored key is the key and one byte. Counts every call.
-class MatchingScheme final : public KeyScheme {
+class MatchingScheme final : public testing::StubScheme {
  public:
   bool RowHasKey(Bytes key, Bytes value) const override {
     ++calls.row_has_key;
@@ -32,19 +33,7 @@ class MatchingScheme final : public KeyScheme {
     return true;
   }
 
-  Code FirstCandidate(const Table&, Bytes, Intent, Candidate*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code NextCandidate(const Table&, Bytes, Bytes, KeyPrefix*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code NewPrefix(const Table&, Bytes, bool, KeyPrefix*, ErrorBuffer*) const override { return Code::kInternal; }
-  void WriteStoredKey(const KeyPrefix&, Bytes, uint8_t*) const override {}
-  Code DecodeRow(const Table&, Bytes, Bytes, Bytes*, uint32_t*, uint32_t*, ErrorBuffer*) const override {
-    return Code::kInternal;
-  }
-  Code EncodeValue(const Table&, Bytes, uint8_t*, Bytes*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code DecodeValue(const Table&, Bytes, Bytes*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const override { return Code::kInternal; }
-  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t*, ErrorBuffer*) const override { return Code::kInternal; }
   Bytes Layout() const override { return Bytes("matching"); }
-  uint32_t TablesInUse() const override { return 0; }
 
   struct Calls {
     int row_has_key = 0;

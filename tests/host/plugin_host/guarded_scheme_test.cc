@@ -10,12 +10,13 @@
 #include <memory>
 
 #include "host/plugin_host/guarded_store.h"
+#include "support/stub_scheme.h"
 
 namespace planb {
 namespace {
 
 // A scheme whose only working call is PlanMerge: it counts the calls and hands out a plan that records its use.
-class PlanningScheme final : public KeyScheme {
+class PlanningScheme final : public testing::StubScheme {
  public:
   struct Plan final : public MergePlan {
     explicit Plan(PlanningScheme* owner) : owner(owner) {}
@@ -71,21 +72,7 @@ class PlanningScheme final : public KeyScheme {
     return Code::kOk;
   }
 
-  Code FirstCandidate(const Table&, Bytes, Intent, Candidate*, ErrorBuffer*) const override { return Code::kInternal; }
-  bool RowHasKey(Bytes, Bytes) const override { return false; }
-  Code NextCandidate(const Table&, Bytes, Bytes, KeyPrefix*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code NewPrefix(const Table&, Bytes, bool, KeyPrefix*, ErrorBuffer*) const override { return Code::kInternal; }
-  uint32_t StoredKeySize(const KeyPrefix&, Bytes) const override { return 0; }
-  void WriteStoredKey(const KeyPrefix&, Bytes, uint8_t*) const override {}
-  Code DecodeRow(const Table&, Bytes, Bytes, Bytes*, uint32_t*, uint32_t*, ErrorBuffer*) const override {
-    return Code::kInternal;
-  }
-  Code EncodeValue(const Table&, Bytes, uint8_t*, Bytes*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code DecodeValue(const Table&, Bytes, Bytes*, ErrorBuffer*) const override { return Code::kInternal; }
-  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const override { return Code::kInternal; }
-  Code SweepUnusedKeys(const Table&, uint32_t, uint64_t*, ErrorBuffer*) const override { return Code::kInternal; }
   Bytes Layout() const override { return Bytes("planning"); }
-  uint32_t TablesInUse() const override { return 0; }
 
   int plans_made = 0;
   int rows_placed = 0;
