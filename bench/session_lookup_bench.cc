@@ -15,7 +15,8 @@
 // elsewhere the counter "right" gives its share of right answers (its key is not self-delimiting).
 // Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor), in two streams
 // (alternate events) so that keys are both written and merged, and read through MapReader, which keeps its read
-// transaction open between lookups, as the baseline does.
+// transaction open between lookups, as the baseline does. Every row reads its keys from one
+// support/key_stream.h, laid end to end in query order.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -33,6 +34,7 @@
 
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
+#include "support/key_stream.h"
 #include "support/ratio_reporter.h"
 #include "support/scheme_suite.h"
 #include "support/session_data.h"
@@ -60,6 +62,7 @@ struct QuerySet {
   bool expect_hit;
   bool raw_right;  // the baseline answered every query right at setup
   std::vector<Query> queries;
+  KeyStream keys;  // the queries' keys end to end, in query order: what the timed loops read
 };
 
 // Each key's sessions (start, end), sorted and without repeats, as the shard holds them.
@@ -189,9 +192,9 @@ void Fail(const char* what, const std::string& key, int64_t time) {
 void PickQueries(Fixture* f, const Model& model) {
   std::mt19937_64 rng(7);
   const size_t n = std::min<size_t>(f->events.size(), 200000);
-  QuerySet hits{"session_hit/" + f->name, true, true, {}};
-  QuerySet gap{"session_miss_gap/" + f->name, false, true, {}};
-  QuerySet no_key{"session_miss_no_key/" + f->name, false, true, {}};
+  QuerySet hits{"session_hit/" + f->name, true, true, {}, {}};
+  QuerySet gap{"session_miss_gap/" + f->name, false, true, {}, {}};
+  QuerySet no_key{"session_miss_no_key/" + f->name, false, true, {}, {}};
   for (size_t i = 0; i < n; ++i) {
     const SessionEvent& e = f->events[rng() % f->events.size()];
     const uint64_t pick = rng() % 8;
@@ -227,9 +230,10 @@ void PickQueries(Fixture* f, const Model& model) {
     int64_t end = 0;
     if (ModelLookup(model, q.key, q.time_ms, &start, &end)) Fail("gap miss", q.key, q.time_ms);
   }
-  f->sets.push_back(std::move(hits));
-  f->sets.push_back(std::move(gap));
-  f->sets.push_back(std::move(no_key));
+  for (QuerySet* set : {&hits, &gap, &no_key}) {
+    for (const Query& q : set->queries) set->keys.Add(q.key);
+    f->sets.push_back(std::move(*set));
+  }
 }
 
 // Runs every query once through the baseline and compares it with the model.
@@ -282,7 +286,7 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     const Query& q = set->queries[i];
     int64_t start = 0;
     int64_t end = 0;
-    const bool hit = RawLookup(cursor, Bytes(q.key), q.time_ms, max_duration, &start, &end);
+    const bool hit = RawLookup(cursor, Bytes(set->keys[i]), q.time_ms, max_duration, &start, &end);
     found += hit && (!set->expect_hit || (start == q.expect_start && end == q.expect_end)) ? 1 : 0;
     benchmark::DoNotOptimize(end);
     if (++i == set->queries.size()) i = 0;
@@ -306,7 +310,7 @@ void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySe
   ErrorBuffer error;
   for (auto _ : state) {
     const Query& q = set->queries[i];
-    key.key = Bytes(q.key);
+    key.key = Bytes(set->keys[i]);
     key.time_ms = q.time_ms;
     const Code code = reader->Lookup(key, &row, &error);
     found += code == Code::kOk && (!set->expect_hit ||

@@ -4,15 +4,16 @@
 //   load/<data>/..., merge/<data>/...   writing a batch and merging one into a shard: support/scheme_suite.h.
 //   lookup_hit/<data>/raw_mdb_get       mdb_get of a present key in a read transaction kept open.
 //   lookup_hit/<data>/lmdb_get_of_hashed_layout
-//                                       the same in a raw table of the rows laid out as the hashed scheme writes
-//                                       them (XXH3-64 + clash number 0 as the key; key length, key, type byte and
-//                                       value as the value; bulk-loaded): hash, mdb_get, compare the stored key.
-//                                       The floor of a hashed lookup: what its layout alone costs.
+//                                       raw LMDB reading the state_hashed shard's own table by hand (hash, one
+//                                       mdb_get of XXH3-64 + clash number 0, compare the stored key: see
+//                                       support/hashed_layout.h). The floor of a hashed lookup: what its layout and
+//                                       its pages cost with none of Plan B's code on the path.
 //   lookup_hit/<data>/rocksdb_get       DB::Get of the same key (support/rocksdb_peer.h: bloom filters, block
 //                                       cache of the raw LMDB file's size, compacted).
 //   lookup_hit/<data>/state_<scheme>    MapReader::Lookup (the path of planb::Reader; its read transaction kept
 //                                       open too) on a shard built through the real ingest path.
 //   lookup_miss/<data>/...              the same with absent keys (each key with "#absent" appended).
+// Every row reads its keys from one support/key_stream.h, laid end to end in lookup order.
 // Lookups run PLANB_BENCH_MIN_TIME seconds each (default 0.1). Each lookup row carries the counters bytes_per_row
 // (data.mdb's size over the rows, free pages included; RocksDB: its SST files) and tree_bytes_per_row (the LMDB
 // tables' pages in use: the layout alone); see RowBytes.
@@ -36,6 +37,7 @@
 #include "planb/lmdb.h"
 #include "support/bench_data.h"
 #include "support/hashed_layout.h"
+#include "support/key_stream.h"
 #include "support/ratio_reporter.h"
 #include "support/rocksdb_peer.h"
 #include "support/scheme_suite.h"
@@ -52,18 +54,14 @@ size_t EnvSize(const char* name, size_t fallback) {
 struct Fixture {
   KeyValues data;
   bool hashed_raw = false;          // raw keys: XXH3-64 of the key; value: u32 key size, key, value
-  std::vector<std::string> hits;    // keys in random order
-  std::vector<std::string> misses;  // keys that are not there
+  KeyStream hits;    // keys in random order
+  KeyStream misses;  // keys that are not there
   SuiteRows rows;
   SchemeShards shards;
   Env raw_env;
   Txn raw_txn;
   MDB_dbi raw_dbi = 0;
   RowBytes raw_bytes;
-  Env hashed_layout_env;  // the rows in the hashed scheme's layout
-  Txn hashed_layout_txn;
-  MDB_dbi hashed_layout_dbi = 0;
-  RowBytes hashed_layout_bytes;
   RocksDbPeer rocks;
   RowBytes rocks_bytes;  // SST files (disk)
 };
@@ -77,19 +75,21 @@ void HashedRawRow(const std::string& k, const std::string& v, std::string* key, 
   value->append(v);
 }
 
-constexpr char kStringTypeByte = static_cast<char>(ValueType::kString);
-
 std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, KeyValues data, bool hashed_raw) {
   auto f = std::make_unique<Fixture>();
   f->data = std::move(data);
   f->hashed_raw = hashed_raw;
+  std::vector<std::string> hits;
+  std::vector<std::string> misses;
   for (const auto& kv : f->data) {
-    f->hits.push_back(kv.first);
-    f->misses.push_back(kv.first + "#absent");
+    hits.push_back(kv.first);
+    misses.push_back(kv.first + "#absent");
   }
   std::mt19937_64 rng(7);
-  std::shuffle(f->hits.begin(), f->hits.end(), rng);
-  std::shuffle(f->misses.begin(), f->misses.end(), rng);
+  std::shuffle(hits.begin(), hits.end(), rng);
+  std::shuffle(misses.begin(), misses.end(), rng);
+  f->hits = KeyStream(hits);
+  f->misses = KeyStream(misses);
   Fixture* p = f.get();
   f->rows.name = std::move(name);
   f->rows.type = "state";
@@ -110,15 +110,6 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   BuildRawTable(dir + "/raw", f->rows, &f->raw_env, &f->raw_dbi);
   f->raw_bytes = MeasureRowBytes(f->raw_env.get(), dir + "/raw", f->data.size());
   CheckSetup(f->raw_txn.Begin(f->raw_env.get(), MDB_RDONLY));
-  SuiteRows hashed_layout = f->rows;
-  hashed_layout.raw = [p](size_t i, std::string* key, std::string* value) {
-    *key = HashedLayoutKey(p->data[i].first);
-    *value = HashedLayoutValue(p->data[i].first, kStringTypeByte, p->data[i].second);
-  };
-  BuildRawTable(dir + "/raw-hashed-layout", hashed_layout, &f->hashed_layout_env, &f->hashed_layout_dbi);
-  f->hashed_layout_bytes =
-      MeasureRowBytes(f->hashed_layout_env.get(), dir + "/raw-hashed-layout", f->data.size());
-  CheckSetup(f->hashed_layout_txn.Begin(f->hashed_layout_env.get(), MDB_RDONLY));
   f->rocks.Build(dir + "/rocksdb", f->data.size(),
                  [p](size_t i, std::string* key, std::string* value) {
                    *key = p->data[i].first;
@@ -130,7 +121,7 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
   return f;
 }
 
-bool RawLookup(const Fixture& f, const std::string& key, Bytes* value) {
+bool RawLookup(const Fixture& f, std::string_view key, Bytes* value) {
   if (!f.hashed_raw) return f.raw_txn.Get(f.raw_dbi, Bytes(key), value);
   const uint64_t hash = XXH3_64bits(key.data(), key.size());
   Bytes stored;
@@ -146,19 +137,10 @@ bool RawLookup(const Fixture& f, const std::string& key, Bytes* value) {
   return true;
 }
 
-// A lookup in the hashed layout's raw table: hash, one mdb_get, the stored key compared, the value after it.
-bool HashedLayoutLookup(const Fixture& f, const std::string& key, Bytes* value) {
-  uint8_t probe[kHashedLayoutKeySize];
-  HashedLayoutKey(key, probe);
-  Bytes stored;
-  if (!f.hashed_layout_txn.Get(f.hashed_layout_dbi, Bytes(probe, sizeof(probe)), &stored)) return false;
-  return HashedLayoutMatch(stored, key, value);
-}
-
 // Lookups of `keys` in one of the raw tables through `Lookup` (a template argument: inlined, as a user's code
 // would have it).
-template <bool (*Lookup)(const Fixture&, const std::string&, Bytes*)>
-void RawTableGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit,
+template <bool (*Lookup)(const Fixture&, std::string_view, Bytes*)>
+void RawTableGet(benchmark::State& state, Fixture* f, const KeyStream* keys, bool expect_hit,
                  const RowBytes* bytes, const char* what) {
   size_t i = 0;
   size_t found = 0;
@@ -172,7 +154,7 @@ void RawTableGet(benchmark::State& state, Fixture* f, const std::vector<std::str
   CheckFound(state, found, 0, expect_hit, what);
 }
 
-void RocksGet(benchmark::State& state, Fixture* f, const std::vector<std::string>* keys, bool expect_hit) {
+void RocksGet(benchmark::State& state, Fixture* f, const KeyStream* keys, bool expect_hit) {
   size_t i = 0;
   size_t found = 0;
   rocksdb::PinnableSlice value;
@@ -185,7 +167,7 @@ void RocksGet(benchmark::State& state, Fixture* f, const std::vector<std::string
   CheckFound(state, found, 0, expect_hit, "rocksdb Get");
 }
 
-void StateGet(benchmark::State& state, Fixture* f, size_t variant, const std::vector<std::string>* keys,
+void StateGet(benchmark::State& state, Fixture* f, size_t variant, const KeyStream* keys,
               bool expect_hit) {
   const MapReader* reader = f->shards.readers[variant].get();
   size_t i = 0;
@@ -206,24 +188,50 @@ void StateGet(benchmark::State& state, Fixture* f, size_t variant, const std::ve
   CheckFound(state, found, errors, expect_hit, "State", error.message);
 }
 
+// Raw LMDB on the state_hashed shard's own table (shards.variants[variant]), through the shard reader's read
+// transaction: hash, one mdb_get, the stored key compared (support/hashed_layout.h), the value after it.
+void HashedShardFloorGet(benchmark::State& state, Fixture* f, size_t variant, const KeyStream* keys,
+                         bool expect_hit) {
+  const Table& table = f->shards.readers[variant]->table();
+  size_t i = 0;
+  size_t found = 0;
+  for (auto _ : state) {
+    const std::string_view key = (*keys)[i];
+    uint8_t probe[kHashedLayoutKeySize];
+    HashedLayoutKey(key, probe);
+    MDB_val k{sizeof(probe), probe};
+    MDB_val stored;
+    Bytes value;
+    if (mdb_get(table.txn, table.dbi, &k, &stored) == MDB_SUCCESS && HashedLayoutMatch(Bytes(stored), key, &value)) {
+      ++found;
+    }
+    benchmark::DoNotOptimize(value);
+    if (++i == keys->size()) i = 0;
+  }
+  SetRowBytes(state, f->shards.row_bytes[variant]);
+  CheckFound(state, found, 0, expect_hit, "raw mdb_get of the hashed shard");
+}
+
 void Register(Fixture* f, const std::string& root) {
   RegisterLoadAndMerge(&f->rows, &f->shards, root);
   std::vector<std::string> groups;
   for (bool hit : {true, false}) {
-    const std::vector<std::string>* keys = hit ? &f->hits : &f->misses;
+    const KeyStream* keys = hit ? &f->hits : &f->misses;
     const std::string group = std::string(hit ? "lookup_hit/" : "lookup_miss/") + f->rows.name;
     groups.push_back(group);
     benchmark::RegisterBenchmark((group + "/raw_mdb_get").c_str(), RawTableGet<RawLookup>, f, keys, hit,
                                  &f->raw_bytes, "raw mdb_get")
-        ->MinTime(LookupMinTime());
-    benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), RawTableGet<HashedLayoutLookup>, f,
-                                 keys, hit, &f->hashed_layout_bytes, "raw mdb_get of the hashed layout")
         ->MinTime(LookupMinTime());
     benchmark::RegisterBenchmark((group + "/rocksdb_get").c_str(), RocksGet, f, keys, hit)->MinTime(LookupMinTime());
     for (size_t v = 0; v < f->shards.variants.size(); ++v) {
       benchmark::RegisterBenchmark((group + "/state_" + f->shards.variants[v].label).c_str(), StateGet, f, v, keys,
                                    hit)
           ->MinTime(LookupMinTime());
+      if (f->shards.variants[v].label == "hashed") {  // hash_bits 64, no value_dedup: the layout of hashed_layout.h
+        benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), HashedShardFloorGet, f, v, keys,
+                                     hit)
+            ->MinTime(LookupMinTime());
+      }
     }
   }
   ReportRefused(f->shards, groups);

@@ -20,7 +20,8 @@
 // "right" gives its share of right answers.
 // Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor), in two streams
 // (alternate rows) so that keys are both written and merged, and read through MapReader, which keeps its read
-// transaction open between lookups, as the baseline does.
+// transaction open between lookups, as the baseline does. Every row reads its keys from one
+// support/key_stream.h, laid end to end in query order.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
 
@@ -37,6 +38,7 @@
 
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
+#include "support/key_stream.h"
 #include "support/ratio_reporter.h"
 #include "support/rocksdb_peer.h"
 #include "support/scheme_suite.h"
@@ -64,6 +66,7 @@ struct QuerySet {
   bool raw_right = true;  // the baseline answered every query right at setup
   bool rocks_right = true;  // and RocksDB
   std::vector<Query> queries;
+  KeyStream keys;  // the queries' keys end to end, in query order: what the timed loops read
 };
 
 // Each key's effective times, sorted: what a lookup must answer.
@@ -194,9 +197,9 @@ int64_t PickTime(std::mt19937_64& rng, int64_t lo, int64_t hi) {
 void PickQueries(Fixture* f, const Model& model) {
   std::mt19937_64 rng(7);
   const size_t n = std::min<size_t>(f->rows.size(), 200000);
-  QuerySet hits{"temporal_hit/" + f->name, true, true, true, {}};
-  QuerySet no_key{"temporal_miss_no_key/" + f->name, false, true, true, {}};
-  QuerySet too_early{"temporal_miss_too_early/" + f->name, false, true, true, {}};
+  QuerySet hits{"temporal_hit/" + f->name, true, true, true, {}, {}};
+  QuerySet no_key{"temporal_miss_no_key/" + f->name, false, true, true, {}, {}};
+  QuerySet too_early{"temporal_miss_too_early/" + f->name, false, true, true, {}, {}};
   for (size_t i = 0; i < n; ++i) {
     const TemporalRow& r = f->rows[rng() % f->rows.size()];
     const std::vector<int64_t>& times = model.at(r.key);
@@ -222,6 +225,7 @@ void PickQueries(Fixture* f, const Model& model) {
     }
   }
   for (QuerySet* set : {&hits, &no_key, &too_early}) {
+    for (const Query& q : set->queries) set->keys.Add(q.key);
     if (!set->queries.empty()) f->sets.push_back(std::move(*set));
   }
 }
@@ -280,7 +284,7 @@ void RawGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     const Query& q = set->queries[i];
     int64_t effective = 0;
     Bytes value;
-    const bool hit = RawLookup(cursor, Bytes(q.key), q.time_ms, &effective, &value);
+    const bool hit = RawLookup(cursor, Bytes(set->keys[i]), q.time_ms, &effective, &value);
     found += hit && (!set->expect_hit || effective == q.expect_ms) ? 1 : 0;
     benchmark::DoNotOptimize(value);
     if (++i == set->queries.size()) i = 0;
@@ -302,7 +306,7 @@ void RocksGet(benchmark::State& state, Fixture* f, const QuerySet* set) {
     const Query& q = set->queries[i];
     int64_t effective = 0;
     Bytes value;
-    const bool hit = RocksLookup(it, Bytes(q.key), q.time_ms, &effective, &value);
+    const bool hit = RocksLookup(it, Bytes(set->keys[i]), q.time_ms, &effective, &value);
     found += hit && (!set->expect_hit || effective == q.expect_ms) ? 1 : 0;
     benchmark::DoNotOptimize(value);
     if (++i == set->queries.size()) i = 0;
@@ -326,7 +330,7 @@ void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySe
   ErrorBuffer error;
   for (auto _ : state) {
     const Query& q = set->queries[i];
-    key.key = Bytes(q.key);
+    key.key = Bytes(set->keys[i]);
     key.time_ms = q.time_ms;
     const Code code = reader->Lookup(key, &row, &error);
     found += code == Code::kOk && (!set->expect_hit || row.effective_time_ms == q.expect_ms) ? 1 : 0;

@@ -73,21 +73,14 @@ inline bool RowUnder(const MDB_val& k, const KeyPrefix& prefix, size_t suffix_si
   return k.mv_size == prefix.size + suffix_size && std::memcmp(k.mv_data, prefix.bytes, prefix.size) == 0;
 }
 
-// Finds `key`'s row per `seek` in `table` (whose rows all have `suffix.size` bytes after the prefix). kOk: the
-// row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no
-// such row (`out` still says whether the key has a prefix here, for writes); other codes are errors. Descents:
-// one (plus a MDB_PREV step) unless candidates clash.
-inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
-                         Intent intent, KeySearch* out, ErrorBuffer* error) {
-  out->key_found = out->taken = out->stored_key_known = false;
-  Candidate candidate;
-  Code code = scheme.FirstCandidate(table, key, intent, &candidate, error);
-  if (code != Code::kOk) {
-    out->prefix.size = 0;
-    return code;
-  }
-  CopyPrefix(candidate.prefix, &out->prefix);
-  KeyPrefix& prefix = out->prefix;
+namespace keyed_search_detail {
+
+// FindKeyedRow's search, on the candidate's own prefix buffer: FirstCandidate has just written it, and copying
+// it out before the descent would read those bytes back at once, in wider loads than the scheme's stores (a
+// store-forwarding stall on every lookup). The caller copies the prefix out afterwards, when the stores are done.
+inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek, Intent intent,
+                   Candidate* candidate, KeySearch* out, ErrorBuffer* error) {
+  KeyPrefix& prefix = candidate->prefix;
   // The LMDB key sought: the prefix with the suffix written after it, in the prefix's own buffer (bytes past
   // `size` are not part of a KeyPrefix), so that no lookup copies the prefix a second time.
   const auto append_suffix = [&prefix, suffix](Bytes* target) {
@@ -96,7 +89,7 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     *target = Bytes(prefix.bytes, prefix.size + suffix.size);
     return true;
   };
-  if (candidate.certain && seek == Seek::kExact && intent == Intent::kRead) {
+  if (candidate->certain && seek == Seek::kExact && intent == Intent::kRead) {
     // The exact row of a certain prefix (direct State): mdb_get is the same single descent without the cursor's
     // checks of its current page, which random lookups never reuse. The cursor stays where it was.
     Bytes target;
@@ -111,6 +104,13 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     out->row_value = v;
     return Code::kOk;
   }
+  if (intent == Intent::kRead) {
+    // A seek of a cursor that is on a page first compares the key with that page's first and last keys (two
+    // reads of the previous lookup's page, which a random lookup never reuses). Renewing the cursor makes the
+    // seek a plain descent from the root, as mdb_get's. LMDB allows it in read-only transactions; in a write
+    // transaction it refuses (EINVAL) and leaves the cursor as it was, which is as correct.
+    (void)mdb_cursor_renew(table.txn, table.cursor);
+  }
   for (;;) {
     Bytes target;
     if (!append_suffix(&target)) return Code::kNotFound;
@@ -124,8 +124,8 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     Bytes after;  // the first row after every row under `prefix`, once known
     if (!at_end && RowUnder(k, prefix, suffix.size)) {
       // The landed row proves (or disproves) that the candidate is the key's.
-      if (candidate.certain || (out->stored_key_known =
-                                    scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size))) {
+      if (candidate->certain || (out->stored_key_known =
+                                     scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size))) {
         out->key_found = true;
         if (seek == Seek::kAtOrAfter || Bytes(k) == target) {
           out->row_key = k;
@@ -149,7 +149,7 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
       if (!at_end) after = Bytes(k);
       // Nothing under the candidate at or after the target; the row before tells, unless rows under it cannot
       // sort before the target (no suffix) and the candidate need not be proven.
-      const bool look_back = seek == Seek::kAtOrBefore || (!candidate.certain && suffix.size != 0);
+      const bool look_back = seek == Seek::kAtOrBefore || (!candidate->certain && suffix.size != 0);
       bool under = false;
       if (look_back) {
         rc = mdb_cursor_get(table.cursor, &k, &v, at_end ? MDB_LAST : MDB_PREV);
@@ -158,7 +158,7 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
         }
         under = rc == MDB_SUCCESS && RowUnder(k, prefix, suffix.size);
       }
-      if (candidate.certain ||
+      if (candidate->certain ||
           (under && (out->stored_key_known = scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size)))) {
         out->key_found = true;
         if (!under || seek != Seek::kAtOrBefore) return Code::kNotFound;
@@ -169,10 +169,31 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
       out->taken = under;
       if (at_end) return Code::kNotFound;  // candidates only grow: none lies past the table's end
     }
-    code = scheme.NextCandidate(table, key, after, &out->prefix, error);  // leaves `prefix` as it was on kNotFound
+    // Leaves `prefix` as it was on kNotFound.
+    const Code code = scheme.NextCandidate(table, key, after, &prefix, error);
     if (code != Code::kOk) return code;
     out->taken = false;
   }
+}
+
+}  // namespace keyed_search_detail
+
+// Finds `key`'s row per `seek` in `table` (whose rows all have `suffix.size` bytes after the prefix). kOk: the
+// row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no
+// such row (`out` still says whether the key has a prefix here, for writes); other codes are errors. Descents:
+// one (plus a MDB_PREV step) unless candidates clash.
+inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
+                         Intent intent, KeySearch* out, ErrorBuffer* error) {
+  out->key_found = out->taken = out->stored_key_known = false;
+  Candidate candidate;
+  Code code = scheme.FirstCandidate(table, key, intent, &candidate, error);
+  if (code != Code::kOk) {
+    out->prefix.size = 0;
+    return code;
+  }
+  code = keyed_search_detail::Search(table, scheme, key, suffix, seek, intent, &candidate, out, error);
+  CopyPrefix(candidate.prefix, &out->prefix);
+  return code;
 }
 
 // The prefix of `key` in `table` (whose rows have `suffix_size` bytes after the prefix): for reads, where its

@@ -213,6 +213,37 @@ TEST_F(HashedKeyTest, FindKeyedRowKnowsTheStoredKeySizeOfTheRowItProved) {
   EXPECT_FALSE(scheme().MatchStoredKey(first.prefix, Bytes(other), Bytes(first.row_value), &size));
 }
 
+// In a read-only transaction a lookup renews the table's cursor before it seeks (keyed_search.h): wherever an
+// earlier read left the cursor, each key (first candidate or after a clash) is found with the cursor on its row,
+// and an absent key of the same hash is a miss.
+TEST_F(HashedKeyTest, ReadOnlyLookupsFindEveryKeyWhereverTheCursorWas) {
+  Open({{"hash_bits", "8"}});
+  const std::vector<std::string> keys = ClashingKeys(3);
+  for (const std::string& key : keys) Put(key, "value of " + key);
+  Put("Paris", "France");
+  ASSERT_TRUE(txn_.Commit().ok());
+  ASSERT_TRUE(txn_.Begin(env_, false).ok());
+  std::string absent = keys[0];
+  absent.back() = absent.back() == 'z' ? 'y' : 'z';
+  for (const MDB_cursor_op left_at : {MDB_FIRST, MDB_LAST}) {
+    for (const std::string& key : {keys[2], keys[0], std::string("Paris"), keys[1]}) {
+      MDB_val k;
+      MDB_val v;
+      ASSERT_EQ(mdb_cursor_get(table().cursor, &k, &v, left_at), MDB_SUCCESS);
+      KeySearch search;
+      ASSERT_EQ(Find(key, &search), Code::kOk) << key;
+      ASSERT_EQ(mdb_cursor_get(table().cursor, &k, &v, MDB_GET_CURRENT), MDB_SUCCESS) << key;
+      EXPECT_EQ(Bytes(k), Bytes(search.row_key)) << key;
+      EXPECT_EQ(Bytes(search.row_key), search.prefix.view()) << key;
+      EXPECT_EQ(Lookup(key), key == "Paris" ? "France" : "value of " + key);
+    }
+    KeySearch miss;
+    EXPECT_EQ(Find(absent, &miss), Code::kNotFound);
+    EXPECT_FALSE(miss.key_found);
+    EXPECT_EQ(Lookup(absent), "(miss)");
+  }
+}
+
 TEST_F(HashedKeyTest, ReadOfAnAbsentKeyIsAMissWithoutMessage) {
   Open();
   Put("Paris", "France");
