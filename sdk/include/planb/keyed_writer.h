@@ -76,10 +76,12 @@ class KeyedRowWriter {
     if (value_plan_ != nullptr) {  // the plan's counts would miss this row's reference
       return Fail(error, Code::kInternal, "a %s merge mixed Put with PutBatchRow", row_kind_);
     }
+    Code code = CheckRowSize(key, head, value, error);  // before the scheme hashes or reads a byte of either
+    if (code != Code::kOk) return code;
     uint8_t scratch[kMaxValueRefSize];
     Bytes stored;
     if (has_value_) {
-      Code code = scheme_.EncodeValue(table_, value, scratch, &stored, error);
+      code = scheme_.EncodeValue(table_, value, scratch, &stored, error);
       if (code != Code::kOk) return code;
     }
     return PutStored(key, suffix, head, stored, error);
@@ -91,6 +93,8 @@ class KeyedRowWriter {
   // and encoded into the shard. A merge that writes rows this way must end with FinishMerge and must not mix
   // them with Put.
   Code PutBatchRow(Bytes key, Bytes suffix, Bytes head, Bytes batch_stored, ErrorBuffer* error) {
+    const Code checked = CheckRowSize(key, head, has_value_ ? batch_stored : Bytes(), error);
+    if (checked != Code::kOk) return checked;
     if (!has_value_) return PutStored(key, suffix, head, Bytes(), error);
     if (batch_ == nullptr) return Fail(error, Code::kInternal, "a %s batch row was put before PlanMerge", row_kind_);
     if (!values_planned_) {
@@ -119,6 +123,20 @@ class KeyedRowWriter {
   }
 
  private:
+  // Room a scheme's stored key may take beyond the key's own bytes (hashed: a varint length of up to 5 bytes).
+  static constexpr uint64_t kStoredKeyOverhead = 16;
+
+  // Whether a row of this key, head and value can be an LMDB value (at most kMaxLmdbValueSize bytes), counted
+  // in 64 bits: the row's size is a 32-bit sum further on, and a key or value near 4 GiB would wrap it, so
+  // that MDB_RESERVE would reserve less than the row then written.
+  Code CheckRowSize(Bytes key, Bytes head, Bytes value, ErrorBuffer* error) const {
+    const uint64_t size = uint64_t{key.size} + kStoredKeyOverhead + head.size + value.size;
+    if (size <= kMaxLmdbValueSize) return Code::kOk;
+    return Fail(error, Code::kInvalidArgument,
+                "%s of a %zu-byte key and a %zu-byte value is past LMDB's limit of %llu bytes for one row",
+                row_kind_, key.size, value.size, static_cast<unsigned long long>(kMaxLmdbValueSize));
+  }
+
   struct Parts {
     Bytes key;
     Bytes suffix;
@@ -183,8 +201,15 @@ class KeyedRowWriter {
     known_ = true;
   }
 
-  uint32_t ValueSize(const KeyPrefix& prefix, const Parts& row) const {
-    return scheme_.StoredKeySize(prefix, row.key) + static_cast<uint32_t>(row.head.size + row.stored_value.size);
+  // Counted in 64 bits: a scheme's stored key (its own size) could still carry the sum past LMDB's limit.
+  uint64_t ValueSize(const KeyPrefix& prefix, const Parts& row) const {
+    return uint64_t{scheme_.StoredKeySize(prefix, row.key)} + row.head.size + row.stored_value.size;
+  }
+
+  Code RowTooLarge(uint64_t size, ErrorBuffer* error) const {
+    return Fail(error, Code::kInvalidArgument, "%s of %llu bytes is past LMDB's limit of %llu bytes for one row",
+                row_kind_, static_cast<unsigned long long>(size),
+                static_cast<unsigned long long>(kMaxLmdbValueSize));
   }
 
   void Fill(const KeyPrefix& prefix, const Parts& row, void* out) const {
@@ -202,8 +227,10 @@ class KeyedRowWriter {
       return Fail(error, Code::kInvalidArgument, "key prefix of %u bytes leaves no room for the %s's %zu-byte suffix",
                   prefix.size, row_kind_, row.suffix.size);
     }
+    const uint64_t size = ValueSize(prefix, row);
+    if (size > kMaxLmdbValueSize) return RowTooLarge(size, error);
     MDB_val k = row_key->view().mdb();
-    MDB_val v{ValueSize(prefix, row), nullptr};
+    MDB_val v{size, nullptr};
     if (append_) {
       const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_APPEND | MDB_RESERVE);
       if (rc == MDB_SUCCESS) {
@@ -213,7 +240,7 @@ class KeyedRowWriter {
       }
       if (rc != MDB_KEYEXIST) return Fail(error, PutFailureCode(rc), "writing %s: %s", row_kind_, mdb_strerror(rc));
       append_ = false;  // not past the last key (MDB_APPEND says so with MDB_KEYEXIST): search from now on
-      v = MDB_val{ValueSize(prefix, row), nullptr};
+      v = MDB_val{size, nullptr};
     }
     const int rc = mdb_cursor_put(table_.cursor, &k, &v, MDB_NOOVERWRITE | MDB_RESERVE);
     if (rc == MDB_KEYEXIST) {
@@ -233,8 +260,9 @@ class KeyedRowWriter {
   // same prefix); head and stored value are compared.
   Code Overwrite(const KeyPrefix& prefix, const Parts& row, const KeyPrefix& row_key, const MDB_val& existing,
                  ErrorBuffer* error) {
-    const size_t stored_key = scheme_.StoredKeySize(prefix, row.key);
-    const size_t size = stored_key + row.head.size + row.stored_value.size;  // ValueSize, without a second call
+    const uint64_t stored_key = scheme_.StoredKeySize(prefix, row.key);
+    const uint64_t size = stored_key + row.head.size + row.stored_value.size;  // ValueSize, without a second call
+    if (size > kMaxLmdbValueSize) return RowTooLarge(size, error);
     if (existing.mv_size == size && SameTail(existing, stored_key, row)) {
       // The value's new reference (value_dedup: the same one the row holds) is dropped instead of the old.
       return has_value_ ? Release(row.stored_value, error) : Code::kOk;

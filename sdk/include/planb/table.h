@@ -9,6 +9,8 @@ namespace planb {
 
 // LMDB's compile-time key limit in Debian's liblmdb (mdb_env_get_maxkeysize()).
 inline constexpr uint32_t kMaxLmdbKeySize = 511;
+// LMDB's limit on one value (MAXDATASIZE in mdb.c): a row's stored key, head and value together.
+inline constexpr uint64_t kMaxLmdbValueSize = 0xFFFFFFFFu;
 
 // What a store type read once from a read transaction's snapshot and may reuse until the host takes another
 // snapshot (its own stats, e.g. the Session store's longest session): the host empties it (`filled = false`)
