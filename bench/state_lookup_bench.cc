@@ -2,6 +2,9 @@
 // scheme declares it, on) beside raw LMDB on the same keys and values and RocksDB, in the same run, printed as
 // ratios to raw LMDB (support/ratio_reporter.h). Rows, per data set <data>:
 //   load/<data>/..., merge/<data>/...   writing a batch and merging one into a shard: support/scheme_suite.h.
+//   merge_txn/<data>/lmdb_put_of_hashed_layout, merge_update_txn/<data>/lmdb_put_of_hashed_layout
+//                                       raw's merges of the same rows laid out as the hashed scheme writes them
+//                                       (support/hashed_layout.h): the floor of a hashed merge.
 //   lookup_hit/<data>/raw_mdb_get       mdb_get of a present key in a read transaction kept open.
 //   lookup_hit/<data>/lmdb_get_of_hashed_layout
 //                                       raw LMDB reading the state_hashed shard's own table by hand (hash, one
@@ -57,6 +60,7 @@ struct Fixture {
   KeyStream hits;    // keys in random order
   KeyStream misses;  // keys that are not there
   SuiteRows rows;
+  SuiteRows hashed_layout_rows;  // the same rows in the hashed scheme's State layout (raw merges' floor)
   SchemeShards shards;
   Env raw_env;
   Txn raw_txn;
@@ -103,6 +107,11 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
     if (p->hashed_raw) return HashedRawRow(p->data[i].first, p->data[i].second, key, value);
     *key = p->data[i].first;
     *value = p->data[i].second;
+  };
+  f->hashed_layout_rows = f->rows;
+  f->hashed_layout_rows.raw = [p](size_t i, std::string* key, std::string* value) {
+    *key = HashedLayoutKey(p->data[i].first);
+    *value = HashedLayoutValue(p->data[i].first, static_cast<char>(ValueType::kString), p->data[i].second);
   };
   const std::string dir = root + "/" + f->rows.name;
   std::fprintf(stderr, "%s: %zu rows: building raw LMDB, RocksDB and every scheme's shard...\n",
@@ -214,6 +223,7 @@ void HashedShardFloorGet(benchmark::State& state, Fixture* f, size_t variant, co
 
 void Register(Fixture* f, const std::string& root) {
   RegisterLoadAndMerge(&f->rows, &f->shards, root);
+  RegisterRawMergeFloor(&f->hashed_layout_rows, "lmdb_put_of_hashed_layout", root);
   std::vector<std::string> groups;
   for (bool hit : {true, false}) {
     const KeyStream* keys = hit ? &f->hits : &f->misses;

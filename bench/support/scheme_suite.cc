@@ -462,6 +462,24 @@ void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, con
                           "merge_update_txn/" + rows->name});
 }
 
+void RegisterRawMergeFloor(const SuiteRows* layout_rows, const std::string& label, const std::string& root) {
+  static std::vector<std::unique_ptr<SuiteRows>> updated_rows;  // as RegisterLoadAndMerge's: the whole run
+  static std::vector<std::unique_ptr<MergeCase>> cases;
+  updated_rows.push_back(std::make_unique<SuiteRows>(UpdatedRows(layout_rows)));
+  cases.push_back(std::make_unique<MergeCase>(MergeCase{layout_rows, layout_rows, 0}));
+  const MergeCase* new_keys = cases.back().get();
+  cases.push_back(std::make_unique<MergeCase>(MergeCase{layout_rows, updated_rows.back().get(), kMergeBatches}));
+  const MergeCase* updates = cases.back().get();
+  const std::string dir = root + "/" + layout_rows->name + "-timed";
+  for (const auto& [group, merge] : {std::pair{"merge_txn", new_keys}, std::pair{"merge_update_txn", updates}}) {
+    const std::string name = std::string(group) + "/" + layout_rows->name + "/" + label;
+    benchmark::RegisterBenchmark(name.c_str(), RawMerge, merge, dir + "/" + group + "-" + label)
+        ->Iterations(kMergeBatches)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
+
 void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& groups) {
   for (const auto& [v, reason] : shards.refused) {
     for (const std::string& group : groups) NoteSkipped(group + "/" + shards.type + "_" + v.label, reason);

@@ -103,6 +103,12 @@ double LookupMinTime();
 // `root`.
 void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root);
 
+// A floor beside those groups: merge_txn/<name>/<label> and merge_update_txn/<name>/<label>, raw's merges of the
+// same rows written in another layout (`layout_rows`, the same rows as the groups' with `raw` giving a scheme's
+// LMDB key and value; the value must end with the row's value, where updates append "~~"). What that layout
+// alone costs a raw LMDB writer, so that a scheme's merge can be told from its layout's.
+void RegisterRawMergeFloor(const SuiteRows* layout_rows, const std::string& label, const std::string& root);
+
 // Reports every refused variant of `shards` as skipped in the ratio table, for each of `groups`
 // ("lookup_hit/<name>", ...).
 void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& groups);
