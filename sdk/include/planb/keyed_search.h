@@ -181,7 +181,8 @@ inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes
 // Finds `key`'s row per `seek` in `table` (whose rows all have `suffix.size` bytes after the prefix). kOk: the
 // row is in `out` and the cursor on it (except for kExact reads of a certain prefix: one mdb_get); kNotFound: no
 // such row (`out` still says whether the key has a prefix here, for writes); other codes are errors. Descents:
-// one (plus a MDB_PREV step) unless candidates clash.
+// one (plus a MDB_PREV step) unless candidates clash. In a read-only transaction, a kRead search resets the
+// cursor first, whatever it returns: do not rely on where an earlier read left it.
 inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
                          Intent intent, KeySearch* out, ErrorBuffer* error) {
   out->key_found = out->taken = out->stored_key_known = false;
@@ -193,6 +194,12 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
   }
   code = keyed_search_detail::Search(table, scheme, key, suffix, seek, intent, &candidate, out, error);
   CopyPrefix(candidate.prefix, &out->prefix);
+  if (code == Code::kOk && out->row_key.mv_data == candidate.prefix.bytes) {
+    // mdb_get hands back the key it was given: the sought key in `candidate`, which ends here. Point the row's
+    // key at a copy in `out`, which lives as long as the caller needs it.
+    CopyBytes(out->prefix.bytes, candidate.prefix.bytes, out->row_key.mv_size);
+    out->row_key.mv_data = out->prefix.bytes;
+  }
   return code;
 }
 

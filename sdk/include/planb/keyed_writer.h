@@ -126,9 +126,10 @@ class KeyedRowWriter {
   // Room a scheme's stored key may take beyond the key's own bytes (hashed: a varint length of up to 5 bytes).
   static constexpr uint64_t kStoredKeyOverhead = 16;
 
-  // Whether a row of this key, head and value can be an LMDB value (at most kMaxLmdbValueSize bytes), counted
-  // in 64 bits: the row's size is a 32-bit sum further on, and a key or value near 4 GiB would wrap it, so
-  // that MDB_RESERVE would reserve less than the row then written.
+  // Whether a row of this key, head and value can be an LMDB value (at most kMaxLmdbValueSize bytes, allowing
+  // kStoredKeyOverhead for the scheme's stored key), counted in 64 bits before the scheme hashes, encodes or
+  // sizes the key: a scheme's StoredKeySize is 32 bits and would wrap for a key near 4 GiB, and MDB_RESERVE
+  // would then reserve less than the row written. TryInsert and Overwrite check the exact size again.
   Code CheckRowSize(Bytes key, Bytes head, Bytes value, ErrorBuffer* error) const {
     const uint64_t size = uint64_t{key.size} + kStoredKeyOverhead + head.size + value.size;
     if (size <= kMaxLmdbValueSize) return Code::kOk;

@@ -124,6 +124,11 @@ TEST_F(DirectKeyTest, ResolveAndDecodeRowRoundTrip) {
             Code::kOk);
   EXPECT_FALSE(search.stored_key_known);
   EXPECT_EQ(StoredKeySizeOf(scheme(), search, Bytes(keys[0])), 0u);
+  // That search is one mdb_get, which hands back the key it was given: the row's key must then be a copy in the
+  // KeySearch (valid while it is), not the search's own buffer, gone when FindKeyedRow returns.
+  const auto* row_key = static_cast<const uint8_t*>(search.row_key.mv_data);
+  EXPECT_TRUE(row_key >= search.prefix.bytes && row_key < search.prefix.bytes + sizeof(search.prefix.bytes));
+  EXPECT_EQ(Bytes(search.row_key).view(), keys[0]);
 }
 
 TEST_F(DirectKeyTest, AnEmptyKeyCannotBeWrittenAndIsAbsentWhenRead) {
