@@ -427,15 +427,27 @@ void BuildSchemeShards(const std::string& dir, const SuiteRows& rows, SchemeShar
   }
 }
 
-void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root) {
-  // The merge groups' cases (and the updated rows) live as long as the registered benchmarks: the whole run.
+namespace {
+struct MergeCases {
+  const MergeCase* new_keys;
+  const MergeCase* updates;
+};
+
+// The merge groups' two cases of `rows`: batches of new keys, and batches updating the shard's rows. They (and
+// the updated rows) live as long as the registered benchmarks: the whole run.
+MergeCases KeepMergeCases(const SuiteRows* rows) {
   static std::vector<std::unique_ptr<SuiteRows>> updated_rows;
   static std::vector<std::unique_ptr<MergeCase>> cases;
   updated_rows.push_back(std::make_unique<SuiteRows>(UpdatedRows(rows)));
   cases.push_back(std::make_unique<MergeCase>(MergeCase{rows, rows, 0}));
   const MergeCase* new_keys = cases.back().get();
   cases.push_back(std::make_unique<MergeCase>(MergeCase{rows, updated_rows.back().get(), kMergeBatches}));
-  const MergeCase* updates = cases.back().get();
+  return MergeCases{new_keys, cases.back().get()};
+}
+}  // namespace
+
+void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, const std::string& root) {
+  const auto [new_keys, updates] = KeepMergeCases(rows);
 
   const std::string dir = root + "/" + rows->name + "-timed";
   // One group: raw's row, then a row per variant, each `iterations` timed batches in a directory of its own.
@@ -463,13 +475,7 @@ void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, con
 }
 
 void RegisterRawMergeFloor(const SuiteRows* layout_rows, const std::string& label, const std::string& root) {
-  static std::vector<std::unique_ptr<SuiteRows>> updated_rows;  // as RegisterLoadAndMerge's: the whole run
-  static std::vector<std::unique_ptr<MergeCase>> cases;
-  updated_rows.push_back(std::make_unique<SuiteRows>(UpdatedRows(layout_rows)));
-  cases.push_back(std::make_unique<MergeCase>(MergeCase{layout_rows, layout_rows, 0}));
-  const MergeCase* new_keys = cases.back().get();
-  cases.push_back(std::make_unique<MergeCase>(MergeCase{layout_rows, updated_rows.back().get(), kMergeBatches}));
-  const MergeCase* updates = cases.back().get();
+  const auto [new_keys, updates] = KeepMergeCases(layout_rows);
   const std::string dir = root + "/" + layout_rows->name + "-timed";
   for (const auto& [group, merge] : {std::pair{"merge_txn", new_keys}, std::pair{"merge_update_txn", updates}}) {
     const std::string name = std::string(group) + "/" + layout_rows->name + "/" + label;

@@ -14,6 +14,7 @@
 #include "planb/keyed_search.h"
 #include "support/clashing_keys.h"
 #include "support/map_fixture.h"
+#include "support/store_lookup.h"
 #include "support/test_env.h"
 
 namespace planb {
@@ -23,6 +24,7 @@ using ::planb::testing::ClashingKeys;
 using ::planb::testing::CreateMapEnv;
 using ::planb::testing::ExpectedHash;
 using ::planb::testing::CreateMapPlugins;
+using ::planb::testing::LookupOrMiss;
 using ::planb::testing::MakeMapConfig;
 using ::planb::testing::MapTxn;
 using ::planb::testing::SchemeInstance;
@@ -71,15 +73,7 @@ class HashedKeyTest : public ::testing::Test {
 
   // The store's lookup of `key` (at `time_ms`, for temporal maps): the value, or "(miss)".
   std::string Lookup(std::string_view key, int64_t time_ms = 0) {
-    LookupKey lookup;
-    lookup.key = Bytes(key);
-    lookup.time_ms = time_ms;
-    Row row;
-    ErrorBuffer error;
-    const Code code = plugins_->store()->Get(table(), lookup, &row, &error);
-    if (code == Code::kNotFound) return "(miss)";
-    EXPECT_EQ(code, Code::kOk) << error.message;
-    return std::string(row.value.view());
+    return LookupOrMiss(*plugins_, table(), key, time_ms);
   }
 
   void DeleteRow(const std::string& lmdb_key) {

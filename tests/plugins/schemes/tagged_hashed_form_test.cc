@@ -11,6 +11,7 @@
 #include "planb/keyed_search.h"
 #include "support/clashing_keys.h"
 #include "support/map_fixture.h"
+#include "support/store_lookup.h"
 #include "support/test_env.h"
 
 namespace planb {
@@ -20,6 +21,7 @@ using ::planb::testing::ClashingKeys;
 using ::planb::testing::CreateMapEnv;
 using ::planb::testing::CreateMapPlugins;
 using ::planb::testing::ExpectedHash;
+using ::planb::testing::LookupOrMiss;
 using ::planb::testing::MakeMapConfig;
 using ::planb::testing::MapTxn;
 using ::planb::testing::StateRecord;
@@ -53,15 +55,8 @@ class TaggedHashedFormTest : public ::testing::TestWithParam<TaggedScheme> {
     ASSERT_EQ(plugins_->store()->Put(table(), StateRecord(key, value), &error), Code::kOk) << error.message;
   }
 
-  std::string Lookup(std::string_view key) {
-    LookupKey lookup;
-    lookup.key = Bytes(key);
-    Row row;
-    ErrorBuffer error;
-    const Code code = plugins_->store()->Get(table(), lookup, &row, &error);
-    if (code == Code::kNotFound) return "(miss)";
-    EXPECT_EQ(code, Code::kOk) << error.message;
-    return std::string(row.value.view());
+  std::string Lookup(std::string_view key, int64_t time_ms = 0) {
+    return LookupOrMiss(*plugins_, table(), key, time_ms);
   }
 
   // The row's value at LMDB key `lmdb_key`, or "(none)".
