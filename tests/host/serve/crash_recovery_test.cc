@@ -47,7 +47,10 @@ TEST_P(CrashRecovery, ARestartedNodeEndsWithTheShardsOfARunWithoutTheCrash) {
   const std::vector<std::string> before = {testing::ExampleDataFiles()[0]};
   ASSERT_TRUE(cluster.StartNode(0)) << cluster.process(0).log();
   ASSERT_TRUE(cluster.StartNode(1)) << cluster.process(1).log();
-  ASSERT_EQ(cluster.Load(before).exit_code, 0);
+  const ProcessResult loaded = cluster.Load(before);
+  ASSERT_EQ(loaded.exit_code, 0) << loaded.err << "\nnode 0:\n"
+                                 << cluster.process(0).log() << "\nnode 1:\n"
+                                 << cluster.process(1).log();
   ASSERT_TRUE(cluster.WaitMerged(0));
   ASSERT_EQ(cluster.process(0).Stop(), 0);
   ASSERT_TRUE(cluster.StartNode(0, {"PLANB_FAULT=" + point})) << cluster.process(0).log();
