@@ -5,7 +5,7 @@
 #
 #   scripts/fuzz.sh                        every target, PLANB_FUZZ_SECONDS each (default 60), two at a time
 #   scripts/fuzz.sh --seconds 600 fuzz_xml  one target, longer
-#   scripts/fuzz.sh --seeds                 regenerate the generated seeds (fuzz/corpus/*/gen-*), run nothing
+#   scripts/fuzz.sh --seeds                 regenerate the generated seeds (fuzz/corpus/*/gen-* and t-*), run nothing
 # Environment: PLANB_FUZZ_BUILD_DIR (default build-fuzz), PLANB_JOBS (build jobs and targets run at once, default 2).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
