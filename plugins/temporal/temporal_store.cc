@@ -197,17 +197,8 @@ class TemporalStore final : public Store {
 
  private:
   Code DecodePayload(const Table& table, Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) const {
-    if (value.size < stored_key_size + 1 || !IsKnownValueType(value.data[stored_key_size])) {
-      return Fail(error, Code::kCorruption, "Temporal State row value of %zu bytes has no valid value type",
-                  value.size);
-    }
-    row->value_type = static_cast<ValueType>(value.data[stored_key_size]);
-    const Bytes stored(value.data + stored_key_size + 1, value.size - stored_key_size - 1);
-    if (values_as_given_) {  // no value table: DecodeValue would hand `stored` back
-      row->value = stored;
-      return Code::kOk;
-    }
-    return scheme_->DecodeValue(table, stored, &row->value, error);
+    return DecodeTypedValue(*scheme_, values_as_given_, table, value, stored_key_size, "Temporal State row", row,
+                            error);
   }
 
   const KeyScheme* const scheme_;

@@ -16,6 +16,7 @@
 #include "host/ingest/load_job.h"
 #include "host/storage/map_reader.h"
 #include "planb/encoding.h"
+#include "planb/keyed_rows.h"
 #include "planb/keyed_search.h"
 #include "support/clashing_keys.h"
 #include "support/maintain_fixture.h"
@@ -372,6 +373,33 @@ TEST_P(StateStoreTest, RefusesRecordsThatAreNotState) {
   MDB_val k;
   MDB_val v;
   EXPECT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_NOTFOUND);  // nothing written
+}
+
+// DecodeTypedValue (keyed_rows.h), which State and Temporal State decode with, refuses a row value too short for
+// the stored key a scheme reports and the type byte after it, counting in 64 bits: a size of 2^32 - 1 (a scheme's
+// bug) does not wrap round to a read before or past the value.
+TEST_P(StateStoreTest, DecodeTypedValueRefusesAStoredKeyPastTheValue) {
+  auto env = NewEnv("b");
+  MapTxn txn;
+  ASSERT_TRUE(txn.Begin(env, true).ok());
+  const KeyScheme& scheme = *plugins_->scheme();
+  const bool as_given = scheme.StoresValuesAsGiven();
+  const std::string value = std::string(1, '\x01') + "v";  // a type byte and one byte of value
+  for (const uint32_t stored_key_size : {2u, 3u, UINT32_MAX}) {
+    Row row;
+    ErrorBuffer error;
+    EXPECT_EQ(DecodeTypedValue(scheme, as_given, txn.table(), Bytes(value), stored_key_size, "test row", &row, &error),
+              Code::kCorruption)
+        << stored_key_size;
+    EXPECT_TRUE(Contains(error.message, "test row value of 2 bytes has no valid value type")) << error.message;
+  }
+  if (!as_given) return;  // a value table: "v" is no reference into it
+  Row row;
+  ErrorBuffer error;
+  ASSERT_EQ(DecodeTypedValue(scheme, as_given, txn.table(), Bytes(value), 0, "test row", &row, &error), Code::kOk)
+      << error.message;
+  EXPECT_EQ(row.value_type, ValueType::kString);
+  EXPECT_EQ(row.value.view(), "v");
 }
 
 TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
