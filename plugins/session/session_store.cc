@@ -249,7 +249,7 @@ class SessionStore final : public Store {
   }
 
   static Code DecodeBounds(Bytes lmdb_key, uint32_t prefix_size, int64_t* start, int64_t* end, ErrorBuffer* error) {
-    if (lmdb_key.size != prefix_size + kBoundsSize) {
+    if (lmdb_key.size != uint64_t{prefix_size} + kBoundsSize) {  // 64 bits: no wrap round
       return Fail(error, Code::kCorruption, "Session row key of %zu bytes is not its %u-byte prefix + %u",
                   lmdb_key.size, prefix_size, kBoundsSize);
     }

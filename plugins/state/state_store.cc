@@ -46,7 +46,7 @@ class StateStore final : public Store {
       uint32_t stored_key_size = 0;
       Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
       if (code != Code::kOk) return code;
-      if (prefix_size != k.mv_size || v.mv_size < stored_key_size + 1) {
+      if (prefix_size != k.mv_size || v.mv_size < uint64_t{stored_key_size} + 1) {  // 64 bits: no wrap round
         return Fail(error, Code::kCorruption, "batch row is not a State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }

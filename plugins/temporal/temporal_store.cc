@@ -65,7 +65,7 @@ class TemporalStore final : public Store {
       uint32_t stored_key_size = 0;
       Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
       if (code != Code::kOk) return code;
-      if (k.mv_size != prefix_size + kTimeSize || v.mv_size < stored_key_size + 1) {
+      if (k.mv_size != uint64_t{prefix_size} + kTimeSize || v.mv_size < uint64_t{stored_key_size} + 1) {
         return Fail(error, Code::kCorruption, "batch row is not a Temporal State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }
@@ -102,7 +102,7 @@ class TemporalStore final : public Store {
     uint32_t stored_key_size = 0;
     Code code = scheme_->DecodeRow(table, lmdb_key, value, &row->key, &prefix_size, &stored_key_size, error);
     if (code != Code::kOk) return code;
-    if (lmdb_key.size != prefix_size + kTimeSize) {
+    if (lmdb_key.size != uint64_t{prefix_size} + kTimeSize) {  // 64 bits: no wrap round
       return Fail(error, Code::kCorruption, "Temporal State row key of %zu bytes is not its %u-byte prefix + %u",
                   lmdb_key.size, prefix_size, kTimeSize);
     }
@@ -131,7 +131,7 @@ class TemporalStore final : public Store {
         uint32_t stored_key_size = 0;
         Code code = scheme_->DecodeRow(shard, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
         if (code != Code::kOk) return code;
-        if (k.mv_size != prefix_size + kTimeSize || v.mv_size < stored_key_size + 1) {
+        if (k.mv_size != uint64_t{prefix_size} + kTimeSize || v.mv_size < uint64_t{stored_key_size} + 1) {
           return Fail(error, Code::kCorruption, "Temporal State row of a %zu-byte key and a %zu-byte value", k.mv_size,
                       v.mv_size);
         }

@@ -30,7 +30,7 @@ inline Code DeleteKeyedRow(const Table& table, const KeyScheme& scheme, Bytes lm
     uint32_t stored_key_size = 0;
     Code code = scheme.DecodeRow(table, lmdb_key, value, &key, &prefix_size, &stored_key_size, error);
     if (code != Code::kOk) return code;
-    if (value.size < stored_key_size + head_size) {
+    if (value.size < uint64_t{stored_key_size} + head_size) {  // 64 bits: no wrap round
       return Fail(error, Code::kCorruption, "%s value of %zu bytes is shorter than its stored key and head",
                   row_kind, value.size);
     }

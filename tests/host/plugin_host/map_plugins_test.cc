@@ -7,6 +7,8 @@
 #include <string_view>
 
 #include "support/map_fixture.h"
+#include "support/test_env.h"
+#include "support/time_map_fixture.h"
 
 namespace planb {
 namespace {
@@ -268,6 +270,47 @@ TEST_F(MapPluginsTest, ASchemeThrowingUnderTheStoreTypeFailsTheStoreCallNamingTh
   EXPECT_TRUE(Contains(error.message, "scheme 'throwing_scheme' (" PLANB_FIXTURE_DIR
                                       "/throwing_scheme/libplanb_throwing_scheme.so): KeyScheme::StoredKeySize threw: "
                                       "injected failure in StoredKeySize")) << error.message;
+}
+
+// A faulty scheme's DecodeRow reporting a prefix or a stored key of 2^32 - 1 bytes (throwing_scheme's
+// DecodeRow:oversize_*): State, Temporal State and Session refuse the row as corrupt when they decode or delete
+// it. Their bounds count in 64 bits: in 32, the stored key's size + 1 wrapped round to 0, passed, and the type
+// byte was read 4 GiB past the row.
+TEST_F(MapPluginsTest, StoreTypesRefuseTheRowSizesOfAFaultyScheme) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
+  const testing::TemporalEvent temporal{"key", 5, "value"};
+  const testing::SessionEvent session{"key", 5, 1000};
+  for (const std::string type : {"state", "temporal", "session"}) {
+    for (const std::string lie : {"DecodeRow:oversize_prefix", "DecodeRow:oversize_stored_key"}) {
+      if (type == "session" && lie == "DecodeRow:oversize_stored_key") continue;  // rows without a value
+      SCOPED_TRACE(type + " " + lie);
+      std::unique_ptr<MapPlugins> made;
+      Status s = Create(MakeMapConfig("m", type, "throwing_scheme", {{"throw_in", lie}}), &made);
+      ASSERT_TRUE(s.ok()) << s.message();
+      const std::shared_ptr<const MapPlugins> plugins(std::move(made));
+      testing::TempDir dir;
+      std::shared_ptr<MapEnv> env;
+      s = testing::CreateMapEnv(dir / "m", plugins, &env);
+      ASSERT_TRUE(s.ok()) << s.message();
+      testing::MapTxn txn;
+      ASSERT_TRUE(txn.Begin(env, true).ok());
+      const Record record = type == "state"      ? testing::StateRecord("key", "value")
+                            : type == "temporal" ? testing::ToRecord(temporal)
+                                                 : testing::ToRecord(session);
+      ErrorBuffer error;
+      ASSERT_EQ(plugins->store()->Put(txn.table(), record, &error), Code::kOk) << error.message;
+      MDB_val k;
+      MDB_val v;
+      ASSERT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_SUCCESS);
+      Row row;
+      EXPECT_EQ(plugins->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
+      if (type != "session" && lie == "DecodeRow:oversize_stored_key") {
+        error = ErrorBuffer();
+        EXPECT_EQ(plugins->store()->DeleteRow(txn.table(), Bytes(k), Bytes(v), &error), Code::kCorruption);
+        EXPECT_TRUE(Contains(error.message, "shorter than its stored key and head")) << error.message;
+      }
+    }
+  }
 }
 
 }  // namespace
