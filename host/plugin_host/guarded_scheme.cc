@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 
 #include "host/common/log_text.h"
 
@@ -44,6 +45,20 @@ void DestroyInner(Plan* inner) {
   }
 }
 
+// The sizes a scheme reported of a row's parts, checked against the row: a prefix or stored key past it would
+// send the store type's reads past the row. kInternal naming the plugin and the call.
+Code CheckRowParts(const std::string& label, const char* call, Bytes lmdb_key, Bytes value, uint32_t prefix_size,
+                   uint32_t stored_key_size, ErrorBuffer* error) {
+  if (prefix_size <= lmdb_key.size && stored_key_size <= value.size) return Code::kOk;
+  if (error != nullptr) {
+    std::snprintf(error->message, ErrorBuffer::kCapacity,
+                  "%s: %s reported a %u-byte prefix and a %u-byte stored key for a row of a %zu-byte key and a "
+                  "%zu-byte value",
+                  label.c_str(), call, prefix_size, stored_key_size, lmdb_key.size, value.size);
+  }
+  return Code::kInternal;
+}
+
 // A scheme's MergePlan behind the same guard as its scheme.
 class GuardedMergePlan final : public MergePlan {
  public:
@@ -51,7 +66,10 @@ class GuardedMergePlan final : public MergePlan {
 
   Code PlaceRow(Bytes lmdb_key, Bytes value, PlacedRow* out, ErrorBuffer* error) override {
     try {
-      return inner_->PlaceRow(lmdb_key, value, out, error);
+      const Code code = inner_->PlaceRow(lmdb_key, value, out, error);
+      if (code != Code::kOk) return code;
+      return CheckRowParts(label_, "MergePlan::PlaceRow", lmdb_key, value, out->prefix_size, out->stored_key_size,
+                           error);
     } catch (const std::exception& e) {
       return ReportThrow(label_, "MergePlan::PlaceRow", e.what(), error);
     } catch (...) {
@@ -176,7 +194,10 @@ Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t
 }
 
 void GuardedScheme::RecordThrow(const char* call, const char* what) const {
-  std::string text = ThrewText(label_, call, what);
+  RecordFailure(ThrewText(label_, call, what));
+}
+
+void GuardedScheme::RecordFailure(std::string text) const {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (first_failure_.empty()) first_failure_ = text;
@@ -223,7 +244,23 @@ Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPref
 bool GuardedScheme::MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const {
   // Before 7.5 the vtable has no such entry: the SDK's default makes the two calls, each guarded.
   if (abi_minor_ < 5) return KeyScheme::MatchStoredKey(prefix, key, value, stored_key_size);
-  PLANB_GUARD_SILENT_CALL("MatchStoredKey", inner_->MatchStoredKey(prefix, key, value, stored_key_size), false)
+  bool matched = false;
+  try {
+    matched = inner_->MatchStoredKey(prefix, key, value, stored_key_size);
+  } catch (const std::exception& e) {
+    RecordThrow("KeyScheme::MatchStoredKey", e.what());
+    return false;
+  } catch (...) {
+    RecordThrow("KeyScheme::MatchStoredKey", nullptr);
+    return false;
+  }
+  if (matched && *stored_key_size > value.size) {
+    // A stored key past the row: the store would read past it. Failed as a throw is (the store's call fails).
+    RecordFailure(label_ + ": KeyScheme::MatchStoredKey reported a " + std::to_string(*stored_key_size) +
+                  "-byte stored key in a " + std::to_string(value.size) + "-byte value");
+    return false;
+  }
+  return matched;
 }
 
 uint32_t GuardedScheme::StoredKeySize(const KeyPrefix& prefix, Bytes key) const {
@@ -245,8 +282,17 @@ void GuardedScheme::WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* 
 
 Code GuardedScheme::DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
                               uint32_t* stored_key_size, ErrorBuffer* error) const {
-    PLANB_GUARD_ERROR_CALL("DecodeRow",
-                           inner_->DecodeRow(table, lmdb_key, value, key, prefix_size, stored_key_size, error))}
+  Code code = Code::kOk;
+  try {
+    code = inner_->DecodeRow(table, lmdb_key, value, key, prefix_size, stored_key_size, error);
+  } catch (const std::exception& e) {
+    return ReportThrow(label_, "KeyScheme::DecodeRow", e.what(), error);
+  } catch (...) {
+    return ReportThrow(label_, "KeyScheme::DecodeRow", nullptr, error);
+  }
+  if (code != Code::kOk) return code;
+  return CheckRowParts(label_, "KeyScheme::DecodeRow", lmdb_key, value, *prefix_size, *stored_key_size, error);
+}
 
 Code GuardedScheme::EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,
                                 ErrorBuffer* error) const {

@@ -2,6 +2,8 @@
 // an error naming the scheme, its file and the call (Code::kInternal). Store types get this adapter (never the
 // plugin's scheme), so that a scheme's exception names the scheme even when the store type made the call.
 //
+// Sizes a scheme reports of a row's parts (DecodeRow, MergePlan::PlaceRow, MatchStoredKey) are checked against
+// the row: a prefix or stored key past it is an error naming the scheme, never a store type's read past the row.
 // Calls with no error channel (RowHasKey, MatchStoredKey, StoredKeySize, WriteStoredKey) return a safe value
 // (false, 0, nothing written) after a throw, record the failure (per thread, and the first one on the adapter) and
 // set a sticky flag; GuardedStore checks the flag after each store call and turns the call's result into that
@@ -75,6 +77,8 @@ class GuardedScheme final : public KeyScheme {
   GuardedScheme(const KeyScheme* inner, std::string label, uint32_t abi_minor)
       : inner_(inner), label_(std::move(label)), abi_minor_(abi_minor) {}
   void RecordThrow(const char* call, const char* what) const;
+  // Records a failure of a call without an error channel (a throw, or an answer that cannot be true).
+  void RecordFailure(std::string text) const;
 
   const KeyScheme* inner_;
   std::string label_;

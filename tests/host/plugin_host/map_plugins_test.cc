@@ -39,6 +39,25 @@ class MapPluginsTest : public ::testing::Test {
     return s.message();
   }
 
+  // A map "m" of `type` over the throwing_scheme fixture with `throw_in`, in a fresh LMDB with a write
+  // transaction open (`txn`), for the guard's checks of a faulty scheme's answers.
+  struct FaultyMap {
+    std::shared_ptr<const MapPlugins> plugins;
+    testing::TempDir dir;
+    std::shared_ptr<MapEnv> env;
+    testing::MapTxn txn;
+  };
+  void OpenFaultyMap(const std::string& type, const std::string& throw_in, FaultyMap* out) {
+    ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
+    std::unique_ptr<MapPlugins> made;
+    Status s = Create(MakeMapConfig("m", type, "throwing_scheme", {{"throw_in", throw_in}}), &made);
+    ASSERT_TRUE(s.ok()) << s.message();
+    out->plugins = std::move(made);
+    s = testing::CreateMapEnv(out->dir / "m", out->plugins, &out->env);
+    ASSERT_TRUE(s.ok()) << s.message();
+    ASSERT_TRUE(out->txn.Begin(out->env, true).ok());
+  }
+
   PluginRegistry registry_;
 };
 
@@ -273,27 +292,23 @@ TEST_F(MapPluginsTest, ASchemeThrowingUnderTheStoreTypeFailsTheStoreCallNamingTh
 }
 
 // A faulty scheme's DecodeRow reporting a prefix or a stored key of 2^32 - 1 bytes (throwing_scheme's
-// DecodeRow:oversize_*): State, Temporal State and Session refuse the row as corrupt when they decode or delete
-// it. Their bounds count in 64 bits: in 32, the stored key's size + 1 wrapped round to 0, passed, and the type
-// byte was read 4 GiB past the row.
-TEST_F(MapPluginsTest, StoreTypesRefuseTheRowSizesOfAFaultyScheme) {
-  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
+// DecodeRow:oversize_*): the host's guard refuses the answer, naming the scheme and the sizes, before State,
+// Temporal State or Session reads the row by it (as a store decodes a row, and deletes one). Without the check, the
+// stores' 32-bit bounds let a stored key size + 1 wrap round to 0 and read 4 GiB past the row; they count in 64
+// bits now too (keyed_rows.h DecodeTypedValue, tested in state_store_test.cc).
+TEST_F(MapPluginsTest, TheGuardRefusesRowSizesPastTheRowFromAFaultyScheme) {
   const testing::TemporalEvent temporal{"key", 5, "value"};
   const testing::SessionEvent session{"key", 5, 1000};
+  const std::string label =
+      "scheme 'throwing_scheme' (" PLANB_FIXTURE_DIR "/throwing_scheme/libplanb_throwing_scheme.so): ";
   for (const std::string type : {"state", "temporal", "session"}) {
-    for (const std::string lie : {"DecodeRow:oversize_prefix", "DecodeRow:oversize_stored_key"}) {
-      if (type == "session" && lie == "DecodeRow:oversize_stored_key") continue;  // rows without a value
-      SCOPED_TRACE(type + " " + lie);
-      std::unique_ptr<MapPlugins> made;
-      Status s = Create(MakeMapConfig("m", type, "throwing_scheme", {{"throw_in", lie}}), &made);
-      ASSERT_TRUE(s.ok()) << s.message();
-      const std::shared_ptr<const MapPlugins> plugins(std::move(made));
-      testing::TempDir dir;
-      std::shared_ptr<MapEnv> env;
-      s = testing::CreateMapEnv(dir / "m", plugins, &env);
-      ASSERT_TRUE(s.ok()) << s.message();
-      testing::MapTxn txn;
-      ASSERT_TRUE(txn.Begin(env, true).ok());
+    for (const bool prefix : {true, false}) {
+      SCOPED_TRACE(type + (prefix ? " prefix" : " stored key"));
+      FaultyMap map;
+      OpenFaultyMap(type, prefix ? "DecodeRow:oversize_prefix" : "DecodeRow:oversize_stored_key", &map);
+      if (HasFatalFailure()) return;
+      const std::shared_ptr<const MapPlugins>& plugins = map.plugins;
+      testing::MapTxn& txn = map.txn;
       const Record record = type == "state"      ? testing::StateRecord("key", "value")
                             : type == "temporal" ? testing::ToRecord(temporal)
                                                  : testing::ToRecord(session);
@@ -302,15 +317,42 @@ TEST_F(MapPluginsTest, StoreTypesRefuseTheRowSizesOfAFaultyScheme) {
       MDB_val k;
       MDB_val v;
       ASSERT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_SUCCESS);
+      const std::string sizes =
+          prefix ? "reported a 4294967295-byte prefix and a " : "-byte prefix and a 4294967295-byte stored key";
       Row row;
-      EXPECT_EQ(plugins->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
-      if (type != "session" && lie == "DecodeRow:oversize_stored_key") {
+      EXPECT_EQ(plugins->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kInternal);
+      EXPECT_TRUE(Contains(error.message, label + "KeyScheme::DecodeRow reported a ")) << error.message;
+      EXPECT_TRUE(Contains(error.message, sizes)) << error.message;
+      if (type != "session") {  // Session rows hold no value: deleting one decodes nothing
         error = ErrorBuffer();
-        EXPECT_EQ(plugins->store()->DeleteRow(txn.table(), Bytes(k), Bytes(v), &error), Code::kCorruption);
-        EXPECT_TRUE(Contains(error.message, "shorter than its stored key and head")) << error.message;
+        EXPECT_EQ(plugins->store()->DeleteRow(txn.table(), Bytes(k), Bytes(v), &error), Code::kInternal);
+        EXPECT_TRUE(Contains(error.message, sizes)) << error.message;
       }
+      EXPECT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_SUCCESS);  // the row is still there
     }
   }
+}
+
+// Likewise for a faulty merge plan's PlaceRow (throwing_scheme's PlaceRow:oversize): the guarded plan refuses a
+// prefix past the batch row's key, naming the scheme.
+TEST_F(MapPluginsTest, TheGuardRefusesAPlacedPrefixPastTheRow) {
+  FaultyMap map;
+  OpenFaultyMap("state", "PlaceRow:oversize", &map);
+  if (HasFatalFailure()) return;
+  ErrorBuffer error;
+  MergePlan* plan = nullptr;
+  ASSERT_EQ(map.plugins->scheme()->PlanMerge(map.txn.table(), map.txn.table(), &plan, &error), Code::kOk)
+      << error.message;
+  ASSERT_NE(plan, nullptr);
+  PlacedRow placed;
+  EXPECT_EQ(plan->PlaceRow(Bytes(std::string_view("0123456789")), Bytes(std::string_view("value")), &placed, &error),
+            Code::kInternal);
+  EXPECT_TRUE(Contains(error.message, "scheme 'throwing_scheme' (" PLANB_FIXTURE_DIR
+                                      "/throwing_scheme/libplanb_throwing_scheme.so): MergePlan::PlaceRow reported a "
+                                      "4294967295-byte prefix and a 0-byte stored key for a row of a 10-byte key and "
+                                      "a 5-byte value"))
+      << error.message;
+  plan->Destroy();
 }
 
 }  // namespace
