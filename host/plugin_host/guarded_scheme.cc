@@ -1,5 +1,6 @@
 #include "host/plugin_host/guarded_scheme.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <string>
@@ -45,16 +46,27 @@ void DestroyInner(Plan* inner) {
   }
 }
 
-// The sizes a scheme reported of a row's parts, checked against the row: a prefix or stored key past it would
-// send the store type's reads past the row. kInternal naming the plugin and the call.
-Code CheckRowParts(const std::string& label, const char* call, Bytes lmdb_key, Bytes value, uint32_t prefix_size,
-                   uint32_t stored_key_size, ErrorBuffer* error) {
-  if (prefix_size <= lmdb_key.size && stored_key_size <= value.size) return Code::kOk;
+// A scheme's answer that cannot be true: a prefix or stored key past the row it decoded or placed, or a prefix
+// longer than LMDB's keys (a store type would read or copy past a buffer by it). kInternal naming the plugin and the
+// call. Out of line: the callers' compares are all the hot paths pay.
+[[gnu::cold]] [[gnu::noinline]] Code ReportRowParts(const std::string& label, const char* call, Bytes lmdb_key,
+                                                   Bytes value, uint64_t prefix_size, uint64_t stored_key_size,
+                                                   ErrorBuffer* error) {
   if (error != nullptr) {
     std::snprintf(error->message, ErrorBuffer::kCapacity,
-                  "%s: %s reported a %u-byte prefix and a %u-byte stored key for a row of a %zu-byte key and a "
+                  "%s: %s reported a %llu-byte prefix and a %llu-byte stored key for a row of a %zu-byte key and a "
                   "%zu-byte value",
-                  label.c_str(), call, prefix_size, stored_key_size, lmdb_key.size, value.size);
+                  label.c_str(), call, static_cast<unsigned long long>(prefix_size),
+                  static_cast<unsigned long long>(stored_key_size), lmdb_key.size, value.size);
+  }
+  return Code::kInternal;
+}
+
+[[gnu::cold]] [[gnu::noinline]] Code ReportPrefixSize(const std::string& label, const char* call, uint32_t size,
+                                                     ErrorBuffer* error) {
+  if (error != nullptr) {
+    std::snprintf(error->message, ErrorBuffer::kCapacity, "%s: %s gave a prefix of %u bytes (LMDB keys hold %u)",
+                  label.c_str(), call, size, kMaxLmdbKeySize);
   }
   return Code::kInternal;
 }
@@ -68,8 +80,12 @@ class GuardedMergePlan final : public MergePlan {
     try {
       const Code code = inner_->PlaceRow(lmdb_key, value, out, error);
       if (code != Code::kOk) return code;
-      return CheckRowParts(label_, "MergePlan::PlaceRow", lmdb_key, value, out->prefix_size, out->stored_key_size,
-                           error);
+      if (out->prefix_size > lmdb_key.size || out->stored_key_size > value.size ||
+          out->shard_prefix.size > kMaxLmdbKeySize) {
+        return ReportRowParts(label_, "MergePlan::PlaceRow", lmdb_key, value,
+                              std::max(out->prefix_size, out->shard_prefix.size), out->stored_key_size, error);
+      }
+      return Code::kOk;
     } catch (const std::exception& e) {
       return ReportThrow(label_, "MergePlan::PlaceRow", e.what(), error);
     } catch (...) {
@@ -194,10 +210,7 @@ Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t
 }
 
 void GuardedScheme::RecordThrow(const char* call, const char* what) const {
-  RecordFailure(ThrewText(label_, call, what));
-}
-
-void GuardedScheme::RecordFailure(std::string text) const {
+  std::string text = ThrewText(label_, call, what);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (first_failure_.empty()) first_failure_ = text;
@@ -226,9 +239,16 @@ bool GuardedScheme::TakeUnfinishedPlan() const {
   return true;
 }
 
+Code GuardedScheme::CheckPrefix(const char* call, Code code, const KeyPrefix& prefix, ErrorBuffer* error) const {
+  if (code != Code::kOk || prefix.size <= kMaxLmdbKeySize) return code;
+  return ReportPrefixSize(label_, call, prefix.size, error);
+}
+
 Code GuardedScheme::FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
                                    ErrorBuffer* error) const {
-  PLANB_GUARD_ERROR_CALL("FirstCandidate", inner_->FirstCandidate(table, key, intent, out, error))
+  const Code code =
+      Guarded("FirstCandidate", error, [&] { return inner_->FirstCandidate(table, key, intent, out, error); });
+  return CheckPrefix("KeyScheme::FirstCandidate", code, out->prefix, error);
 }
 
 bool GuardedScheme::RowHasKey(Bytes key, Bytes value) const {
@@ -236,31 +256,20 @@ bool GuardedScheme::RowHasKey(Bytes key, Bytes value) const {
 
 Code GuardedScheme::NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
                                   ErrorBuffer* error) const {
-    PLANB_GUARD_ERROR_CALL("NextCandidate", inner_->NextCandidate(table, key, after, prefix, error))}
+  const Code code =
+      Guarded("NextCandidate", error, [&] { return inner_->NextCandidate(table, key, after, prefix, error); });
+  return CheckPrefix("KeyScheme::NextCandidate", code, *prefix, error);
+}
 
 Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const {
-    PLANB_GUARD_ERROR_CALL("NewPrefix", inner_->NewPrefix(table, key, taken, prefix, error))}
+  const Code code = Guarded("NewPrefix", error, [&] { return inner_->NewPrefix(table, key, taken, prefix, error); });
+  return CheckPrefix("KeyScheme::NewPrefix", code, *prefix, error);
+}
 
 bool GuardedScheme::MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const {
   // Before 7.5 the vtable has no such entry: the SDK's default makes the two calls, each guarded.
   if (abi_minor_ < 5) return KeyScheme::MatchStoredKey(prefix, key, value, stored_key_size);
-  bool matched = false;
-  try {
-    matched = inner_->MatchStoredKey(prefix, key, value, stored_key_size);
-  } catch (const std::exception& e) {
-    RecordThrow("KeyScheme::MatchStoredKey", e.what());
-    return false;
-  } catch (...) {
-    RecordThrow("KeyScheme::MatchStoredKey", nullptr);
-    return false;
-  }
-  if (matched && *stored_key_size > value.size) {
-    // A stored key past the row: the store would read past it. Failed as a throw is (the store's call fails).
-    RecordFailure(label_ + ": KeyScheme::MatchStoredKey reported a " + std::to_string(*stored_key_size) +
-                  "-byte stored key in a " + std::to_string(value.size) + "-byte value");
-    return false;
-  }
-  return matched;
+  PLANB_GUARD_SILENT_CALL("MatchStoredKey", inner_->MatchStoredKey(prefix, key, value, stored_key_size), false)
 }
 
 uint32_t GuardedScheme::StoredKeySize(const KeyPrefix& prefix, Bytes key) const {
@@ -291,7 +300,10 @@ Code GuardedScheme::DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, B
     return ReportThrow(label_, "KeyScheme::DecodeRow", nullptr, error);
   }
   if (code != Code::kOk) return code;
-  return CheckRowParts(label_, "KeyScheme::DecodeRow", lmdb_key, value, *prefix_size, *stored_key_size, error);
+  if (*prefix_size > lmdb_key.size || *stored_key_size > value.size) {
+    return ReportRowParts(label_, "KeyScheme::DecodeRow", lmdb_key, value, *prefix_size, *stored_key_size, error);
+  }
+  return Code::kOk;
 }
 
 Code GuardedScheme::EncodeValue(const Table& table, Bytes value, uint8_t* scratch, Bytes* stored,

@@ -2,8 +2,10 @@
 // an error naming the scheme, its file and the call (Code::kInternal). Store types get this adapter (never the
 // plugin's scheme), so that a scheme's exception names the scheme even when the store type made the call.
 //
-// Sizes a scheme reports of a row's parts (DecodeRow, MergePlan::PlaceRow, MatchStoredKey) are checked against
-// the row: a prefix or stored key past it is an error naming the scheme, never a store type's read past the row.
+// Sizes a scheme reports that the store type then reads or copies by are checked: the prefix and stored key of a
+// row it decoded or placed (DecodeRow, MergePlan::PlaceRow) against the row, and the size of a prefix it gave
+// (FirstCandidate, NextCandidate, NewPrefix, a placed row's shard prefix) against LMDB's keys. Past them is an
+// error naming the scheme and the sizes.
 // Calls with no error channel (RowHasKey, MatchStoredKey, StoredKeySize, WriteStoredKey) return a safe value
 // (false, 0, nothing written) after a throw, record the failure (per thread, and the first one on the adapter) and
 // set a sticky flag; GuardedStore checks the flag after each store call and turns the call's result into that
@@ -13,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -77,8 +80,20 @@ class GuardedScheme final : public KeyScheme {
   GuardedScheme(const KeyScheme* inner, std::string label, uint32_t abi_minor)
       : inner_(inner), label_(std::move(label)), abi_minor_(abi_minor) {}
   void RecordThrow(const char* call, const char* what) const;
-  // Records a failure of a call without an error channel (a throw, or an answer that cannot be true).
-  void RecordFailure(std::string text) const;
+  // `call` (a lambda returning a Code) under the guard: an escaped exception is reported naming KeyScheme::`name`.
+  template <typename Call>
+  Code Guarded(const char* name, ErrorBuffer* error, Call&& call) const {
+    try {
+      return call();
+    } catch (const std::exception& e) {
+      return ReportThrow(label_, (std::string("KeyScheme::") + name).c_str(), e.what(), error);
+    } catch (...) {
+      return ReportThrow(label_, (std::string("KeyScheme::") + name).c_str(), nullptr, error);
+    }
+  }
+  // `code`, unless it is kOk with a prefix longer than LMDB's keys (the store type would copy past its buffers):
+  // then an error naming the scheme and `call`.
+  Code CheckPrefix(const char* call, Code code, const KeyPrefix& prefix, ErrorBuffer* error) const;
 
   const KeyScheme* inner_;
   std::string label_;

@@ -152,7 +152,7 @@ class BucketStore final : public Store {
     uint32_t stored_key_size = 0;
     Code code = scheme_->DecodeRow(table, lmdb_key, value, key, &prefix_size, &stored_key_size, error);
     if (code != Code::kOk) return code;
-    // In 64 bits: sizes a faulty scheme reports cannot wrap round to pass.
+    // 64 bits: a faulty scheme's sizes cannot wrap round to pass.
     if (lmdb_key.size != uint64_t{prefix_size} + kStartSize || value.size != uint64_t{stored_key_size} + head_size_) {
       return Fail(error, Code::kCorruption, "not a %s row: a %zu-byte key and a %zu-byte value", row_kind_,
                   lmdb_key.size, value.size);

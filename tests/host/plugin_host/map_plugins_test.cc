@@ -47,8 +47,8 @@ class MapPluginsTest : public ::testing::Test {
     std::shared_ptr<MapEnv> env;
     testing::MapTxn txn;
   };
+  // REQUIRES: the throwing_scheme fixture's directory is loaded.
   void OpenFaultyMap(const std::string& type, const std::string& throw_in, FaultyMap* out) {
-    ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
     std::unique_ptr<MapPlugins> made;
     Status s = Create(MakeMapConfig("m", type, "throwing_scheme", {{"throw_in", throw_in}}), &made);
     ASSERT_TRUE(s.ok()) << s.message();
@@ -294,9 +294,10 @@ TEST_F(MapPluginsTest, ASchemeThrowingUnderTheStoreTypeFailsTheStoreCallNamingTh
 // A faulty scheme's DecodeRow reporting a prefix or a stored key of 2^32 - 1 bytes (throwing_scheme's
 // DecodeRow:oversize_*): the host's guard refuses the answer, naming the scheme and the sizes, before State,
 // Temporal State or Session reads the row by it (as a store decodes a row, and deletes one). Without the check, the
-// stores' 32-bit bounds let a stored key size + 1 wrap round to 0 and read 4 GiB past the row; they count in 64
-// bits now too (keyed_rows.h DecodeTypedValue, tested in state_store_test.cc).
+// stores' 32-bit bounds let a stored key size + 1 wrap round to 0 and read 4 GiB past the row; the SDK's helpers
+// count in 64 bits now too (tested without the guard in state_store_test.cc).
 TEST_F(MapPluginsTest, TheGuardRefusesRowSizesPastTheRowFromAFaultyScheme) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
   const testing::TemporalEvent temporal{"key", 5, "value"};
   const testing::SessionEvent session{"key", 5, 1000};
   const std::string label =
@@ -327,8 +328,8 @@ TEST_F(MapPluginsTest, TheGuardRefusesRowSizesPastTheRowFromAFaultyScheme) {
         error = ErrorBuffer();
         EXPECT_EQ(plugins->store()->DeleteRow(txn.table(), Bytes(k), Bytes(v), &error), Code::kInternal);
         EXPECT_TRUE(Contains(error.message, sizes)) << error.message;
+        EXPECT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_SUCCESS);  // the row is still there
       }
-      EXPECT_EQ(mdb_cursor_get(txn.table().cursor, &k, &v, MDB_FIRST), MDB_SUCCESS);  // the row is still there
     }
   }
 }
@@ -336,6 +337,7 @@ TEST_F(MapPluginsTest, TheGuardRefusesRowSizesPastTheRowFromAFaultyScheme) {
 // Likewise for a faulty merge plan's PlaceRow (throwing_scheme's PlaceRow:oversize): the guarded plan refuses a
 // prefix past the batch row's key, naming the scheme.
 TEST_F(MapPluginsTest, TheGuardRefusesAPlacedPrefixPastTheRow) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
   FaultyMap map;
   OpenFaultyMap("state", "PlaceRow:oversize", &map);
   if (HasFatalFailure()) return;
@@ -353,6 +355,30 @@ TEST_F(MapPluginsTest, TheGuardRefusesAPlacedPrefixPastTheRow) {
                                       "a 5-byte value"))
       << error.message;
   plan->Destroy();
+}
+
+// A prefix longer than LMDB's keys from FirstCandidate (throwing_scheme's FirstCandidate:oversize) fails the lookup
+// and the write that asked, naming the scheme, before the search copies it into its 511-byte buffers.
+TEST_F(MapPluginsTest, TheGuardRefusesAPrefixLongerThanLmdbKeys) {
+  ASSERT_TRUE(registry_.LoadDirectories({PLANB_FIXTURE_DIR "/throwing_scheme"}).ok());
+  FaultyMap map;
+  OpenFaultyMap("state", "FirstCandidate:oversize", &map);
+  if (HasFatalFailure()) return;
+  const std::string expected = "scheme 'throwing_scheme' (" PLANB_FIXTURE_DIR
+                               "/throwing_scheme/libplanb_throwing_scheme.so): KeyScheme::FirstCandidate gave a "
+                               "prefix of 4294967295 bytes (LMDB keys hold 511)";
+  LookupKey lookup;
+  lookup.key = Bytes(std::string_view("key"));
+  Row row;
+  ErrorBuffer error;
+  EXPECT_EQ(map.plugins->store()->Get(map.txn.table(), lookup, &row, &error), Code::kInternal);
+  EXPECT_EQ(std::string(error.message), expected);
+  error = ErrorBuffer();
+  EXPECT_EQ(map.plugins->store()->Put(map.txn.table(), testing::StateRecord("key", "value"), &error), Code::kInternal);
+  EXPECT_EQ(std::string(error.message), expected);
+  MDB_val k;
+  MDB_val v;
+  EXPECT_EQ(mdb_cursor_get(map.txn.table().cursor, &k, &v, MDB_FIRST), MDB_NOTFOUND);  // nothing written
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "support/maintain_fixture.h"
 #include "support/map_fixture.h"
 #include "support/scheme_matrix.h"
+#include "support/stub_scheme.h"
 #include "support/test_env.h"
 
 namespace planb {
@@ -400,6 +401,35 @@ TEST_P(StateStoreTest, DecodeTypedValueRefusesAStoredKeyPastTheValue) {
       << error.message;
   EXPECT_EQ(row.value_type, ValueType::kString);
   EXPECT_EQ(row.value.view(), "v");
+}
+
+// DeleteKeyedRow (keyed_rows.h) bounds the stored key a scheme reports in 64 bits, for a scheme used without the
+// host's guard (which refuses such an answer first): 2^32 - 1 is corruption, not wrapped round to a release of
+// the wrong bytes.
+class OversizeStoredKeyScheme final : public testing::StubScheme {
+ public:
+  Code DecodeRow(const Table&, Bytes lmdb_key, Bytes, Bytes* key, uint32_t* prefix_size, uint32_t* stored_key_size,
+                 ErrorBuffer*) const override {
+    *key = lmdb_key;
+    *prefix_size = static_cast<uint32_t>(lmdb_key.size);
+    *stored_key_size = UINT32_MAX;
+    return Code::kOk;
+  }
+  Code ReleaseValue(const Table&, Bytes, ErrorBuffer*) const override {
+    ADD_FAILURE() << "released a value by a stored key past the row";
+    return Code::kOk;
+  }
+};
+
+TEST(KeyedRows, DeleteKeyedRowRefusesAStoredKeyPastTheValue) {
+  OversizeStoredKeyScheme scheme;
+  const Table table;  // not reached: the row is refused before anything is released or deleted
+  ErrorBuffer error;
+  EXPECT_EQ(DeleteKeyedRow(table, scheme, Bytes(std::string_view("key")), Bytes(std::string_view("value")), 1, true,
+                           "test row", &error),
+            Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "test row value of 5 bytes is shorter than its stored key and head"))
+      << error.message;
 }
 
 TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
