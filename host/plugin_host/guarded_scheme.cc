@@ -17,6 +17,22 @@
     return ReportThrow(label_, "KeyScheme::" call, nullptr, error);  \
   }
 
+// As PLANB_GUARD_ERROR_CALL, then a successful call's prefix (`prefix_size`) is bounded by LMDB's keys: the
+// store type copies it into a 511-byte buffer. The compare is inline; only the report is out of line.
+#define PLANB_GUARD_PREFIX_CALL(call, expr, prefix_size)                         \
+  Code code;                                                                     \
+  try {                                                                          \
+    code = expr;                                                                 \
+  } catch (const std::exception& e) {                                            \
+    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);             \
+  } catch (...) {                                                                \
+    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);              \
+  }                                                                              \
+  if (code == Code::kOk && (prefix_size) > kMaxLmdbKeySize) [[unlikely]] {       \
+    return ReportPrefixSize(label_, "KeyScheme::" call, (prefix_size), error);   \
+  }                                                                              \
+  return code;
+
 #define PLANB_GUARD_SILENT_CALL(call, expr, fallback) \
   try {                                               \
     return expr;                                      \
@@ -239,16 +255,9 @@ bool GuardedScheme::TakeUnfinishedPlan() const {
   return true;
 }
 
-Code GuardedScheme::CheckPrefix(const char* call, Code code, const KeyPrefix& prefix, ErrorBuffer* error) const {
-  if (code != Code::kOk || prefix.size <= kMaxLmdbKeySize) return code;
-  return ReportPrefixSize(label_, call, prefix.size, error);
-}
-
 Code GuardedScheme::FirstCandidate(const Table& table, Bytes key, Intent intent, Candidate* out,
                                    ErrorBuffer* error) const {
-  const Code code =
-      Guarded("FirstCandidate", error, [&] { return inner_->FirstCandidate(table, key, intent, out, error); });
-  return CheckPrefix("KeyScheme::FirstCandidate", code, out->prefix, error);
+  PLANB_GUARD_PREFIX_CALL("FirstCandidate", inner_->FirstCandidate(table, key, intent, out, error), out->prefix.size)
 }
 
 bool GuardedScheme::RowHasKey(Bytes key, Bytes value) const {
@@ -256,14 +265,11 @@ bool GuardedScheme::RowHasKey(Bytes key, Bytes value) const {
 
 Code GuardedScheme::NextCandidate(const Table& table, Bytes key, Bytes after, KeyPrefix* prefix,
                                   ErrorBuffer* error) const {
-  const Code code =
-      Guarded("NextCandidate", error, [&] { return inner_->NextCandidate(table, key, after, prefix, error); });
-  return CheckPrefix("KeyScheme::NextCandidate", code, *prefix, error);
+  PLANB_GUARD_PREFIX_CALL("NextCandidate", inner_->NextCandidate(table, key, after, prefix, error), prefix->size)
 }
 
 Code GuardedScheme::NewPrefix(const Table& table, Bytes key, bool taken, KeyPrefix* prefix, ErrorBuffer* error) const {
-  const Code code = Guarded("NewPrefix", error, [&] { return inner_->NewPrefix(table, key, taken, prefix, error); });
-  return CheckPrefix("KeyScheme::NewPrefix", code, *prefix, error);
+  PLANB_GUARD_PREFIX_CALL("NewPrefix", inner_->NewPrefix(table, key, taken, prefix, error), prefix->size)
 }
 
 bool GuardedScheme::MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const {

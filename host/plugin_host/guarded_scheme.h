@@ -80,21 +80,6 @@ class GuardedScheme final : public KeyScheme {
   GuardedScheme(const KeyScheme* inner, std::string label, uint32_t abi_minor)
       : inner_(inner), label_(std::move(label)), abi_minor_(abi_minor) {}
   void RecordThrow(const char* call, const char* what) const;
-  // `call` (a lambda returning a Code) under the guard: an escaped exception is reported naming KeyScheme::`name`.
-  template <typename Call>
-  Code Guarded(const char* name, ErrorBuffer* error, Call&& call) const {
-    try {
-      return call();
-    } catch (const std::exception& e) {
-      return ReportThrow(label_, (std::string("KeyScheme::") + name).c_str(), e.what(), error);
-    } catch (...) {
-      return ReportThrow(label_, (std::string("KeyScheme::") + name).c_str(), nullptr, error);
-    }
-  }
-  // `code`, unless it is kOk with a prefix longer than LMDB's keys (the store type would copy past its buffers):
-  // then an error naming the scheme and `call`.
-  Code CheckPrefix(const char* call, Code code, const KeyPrefix& prefix, ErrorBuffer* error) const;
-
   const KeyScheme* inner_;
   std::string label_;
   uint32_t abi_minor_;
