@@ -51,7 +51,7 @@ mkdir -p "$out/artifacts" "$out/logs"
 run_one() {
   local t=$1
   mkdir -p "$out/corpus/$t"
-  # -timeout: one input may take this long (the zip targets fork a verifier child with a 5 s deadline).
+  # -timeout: one input may take this long (the zip targets start a verifier process with a 5 s deadline).
   if "$build/bin/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
       -artifact_prefix="$out/artifacts/$t-" "$out/corpus/$t" "$root/fuzz/corpus/$t" >"$out/logs/$t.log" 2>&1; then
     echo "fuzz.sh: $t ok ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/logs/$t.log" | grep -o '[0-9]*$') runs in ${seconds}s)"

@@ -15,16 +15,15 @@ pass=${1:-}
 shift || true
 supp=$root/scripts/sanitizers
 case "$pass" in
-  # ASan: a test that fails is run up to twice more. The ASan runtime of gcc 12 (and clang 14) does not hold its
-  # allocator locks across fork(), so a child forked while another thread allocates (the storage node's LMDB
-  # verifier, a fork from the multi-threaded node) can hang on its first malloc until the node's verification
-  # deadline; LLVM 15 fixed that. A clean-clone run hit it twice in a row on one test (a load exiting 2 after
-  # 30 s), so one retry was not enough. A sanitizer report is never retried away: it stays in sanitizer-logs/ and
-  # fails the pass.
+  # ASan: a test that fails is run up to twice more. Added for the fork hazard of gcc 12's sanitizer runtimes (their
+  # allocator locks are not held across fork(), so a child forked while another thread allocated could hang on its
+  # first malloc): the LMDB verifier was such a fork of the multi-threaded node, and a clean-clone run hit it twice
+  # in a row. The verifier is now a program of its own (planb-verify, posix_spawn), so the retries only cover
+  # timing on a loaded 2-core runner until runs show none is needed (docs/testing.md). A sanitizer report is never
+  # retried away: it stays in sanitizer-logs/ and fails the pass.
   asan) sanitize=address,undefined; subset=(); ctest_extra=(--repeat until-pass:3) ;;
   # TSan: the concurrency tests only, less those that assert short product timeouts (tsan_excluded.txt says why).
-  # A failed test runs once more, as under ASan: TSan's runtime has the same fork hazard (a storage node's verifier
-  # child, forked while another thread allocated, hung until the verification deadline in a clean-clone run).
+  # A failed test runs once more, as under ASan (the same fork hazard, now gone with planb-verify).
   tsan) sanitize=thread; subset=(-DPLANB_TEST_LIST="$supp/tsan_tests.txt")
     ctest_extra=(--repeat until-pass:2 -E "$(grep -v '^#' "$supp/tsan_excluded.txt" | paste -sd '|')") ;;
   *) echo "sanitize.sh: first argument must be asan or tsan, not '$pass'" >&2; exit 2 ;;

@@ -32,6 +32,10 @@ class MapPlugins {
   const KeyScheme* scheme() const { return guarded_scheme_.get(); }
   const PluginDescriptor& type_descriptor() const { return *type_.descriptor; }
   const PluginDescriptor* scheme_descriptor() const { return scheme_plugin_.descriptor; }
+  // The plugin files that serve the map (the verifier program loads the same ones); scheme_file() is empty for a
+  // type without a text key.
+  const std::string& type_file() const { return type_.file; }
+  const std::string& scheme_file() const { return scheme_plugin_.file; }
   // The scheme's tables this map creates and opens: the first N it declares (KeyScheme::TablesInUse).
   uint32_t scheme_tables_in_use() const { return scheme_tables_in_use_; }
 

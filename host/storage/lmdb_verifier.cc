@@ -1,11 +1,9 @@
 #include "host/storage/lmdb_verifier.h"
 
 #include <fcntl.h>
-#include <lmdb.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -17,102 +15,30 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "host/common/fault_point.h"
-#include "host/common/file_util.h"
-#include "host/storage/lmdb_check.h"
-#include "planb/lmdb.h"
+#include "host/common/log_text.h"
+#include "host/plugin_host/plugin_registry.h"
+#include "host/storage/verifier_child.h"
+#include "host/storage/verify_job.h"
 
 namespace planb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What the child reports through the pipe (native byte order: both ends are this process image):
-//   'B' <uint32 index>            about to check map `index` (so a crash or a hang can be blamed on it)
-//   'E' <int32 code> <message>    map `index` failed; the message runs to end of pipe
-// A clean exit with no 'E' means every map passed.
-constexpr char kBegin = 'B';
-constexpr char kError = 'E';
-
-// The child's pipe after it has closed everything else (0-2 stay: nothing in the child uses them).
-constexpr int kChildPipeFd = 3;
-
 // The deadline grows by one second per this many bytes of extracted LMDB files.
 constexpr uint64_t kBytesPerDeadlineSecond = uint64_t{16} << 20;
 
-// ---- In the child: LMDB, the maps' plugins and plain code only (no logging, no sockets, no locks). ----
+// What is kept of the child's report (its error message is cut there).
+constexpr size_t kMaxReportBytes = 64 * 1024;
 
-void WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the parent is gone: nobody to tell
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
-// Leaves the child only fds 0-2 and the pipe, moved to kChildPipeFd: an inherited descriptor would keep the
-// parent's flocks (home, staging) or sockets alive for as long as the child runs. False when the pipe is lost.
-bool KeepOnlyPipe(int fd) {
-  if (fd != kChildPipeFd) {
-    if (::dup2(fd, kChildPipeFd) < 0) return false;
-    if (fd < kChildPipeFd) ::close(fd);  // the parent ran with a standard descriptor closed
-  }
-  if (::close_range(kChildPipeFd + 1, ~0U, 0) != 0) {
-    // Kernels before 5.9: one close per possible descriptor.
-    struct rlimit limit;
-    rlim_t last = 1 << 16;
-    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) last = limit.rlim_cur;
-    for (rlim_t other = kChildPipeFd + 1; other < last; ++other) ::close(static_cast<int>(other));
-  }
-  return true;
-}
-
-[[noreturn]] void RunChild(int fd, const std::string& scratch_dir, const std::vector<std::string>& maps,
-                           const std::vector<std::shared_ptr<const MapPlugins>>& plugins) {
-  if (!KeepOnlyPipe(fd)) ::_exit(2);
-  fd = kChildPipeFd;
-  // A crash is an expected verdict here, not a bug worth a core file.
-  struct rlimit no_core = {0, 0};
-  (void)::setrlimit(RLIMIT_CORE, &no_core);
-  (void)::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // also keeps a piped core_pattern (apport, systemd) away
-  // The crash itself is the verdict, whatever handler the parent had: a sanitizer's would turn it into a report and
-  // exit code 1 (the sanitizer passes, docs/testing.md).
-  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) (void)::signal(sig, SIG_DFL);
-  for (uint32_t i = 0; i < maps.size(); ++i) {
-    WriteAll(fd, &kBegin, 1);
-    WriteAll(fd, &i, sizeof(i));
-    // Tests: stand in for a walk that never ends (a B-tree whose branches loop), to prove the deadline. Stopped
-    // rather than spinning, so a test can wait for this point with waitid(WSTOPPED).
-    if (FaultPointActive("verify.hang")) {
-      ::raise(SIGSTOP);
-      while (true) ::pause();
-    }
-    const std::string dir = scratch_dir + "/" + maps[i];
-    Status s = CheckMap(dir, plugins[i]);
-    if (!s.ok()) {
-      // Paths inside the scratch directory mean nothing to the sender of the zip.
-      std::string message = s.message();
-      for (const std::string& prefix : {dir + "/data.mdb: ", dir + ": "}) {
-        if (message.compare(0, prefix.size(), prefix) == 0) message.erase(0, prefix.size());
-      }
-      const int32_t code = static_cast<int32_t>(s.code());
-      WriteAll(fd, &kError, 1);
-      WriteAll(fd, &code, sizeof(code));
-      WriteAll(fd, message.data(), message.size());
-      ::_exit(1);
-    }
-  }
-  ::_exit(0);
-}
-
-// ---- In the parent ----
+// Descriptors the parent keeps for the report pipe are at least this, so that neither end is 0-3 (the child's
+// dup2 onto kVerifyReportFd then always makes a new descriptor, one without close-on-exec).
+constexpr int kFirstParentFd = 10;
 
 int64_t MillisecondsLeft(Clock::time_point deadline) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -142,7 +68,8 @@ bool ReadReport(int fd, Clock::time_point deadline, std::string* report) {
     const ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return true;
-    report->append(buffer, static_cast<size_t>(n));
+    // Drained but not kept past the cap: a report is a few records and one message.
+    if (report->size() < kMaxReportBytes) report->append(buffer, static_cast<size_t>(n));
   }
 }
 
@@ -163,21 +90,58 @@ Reaped ReapBefore(pid_t pid, Clock::time_point deadline, int* wstatus) {
   }
 }
 
-Status RunVerifier(const std::string& zip_path, const std::string& scratch_dir, const std::vector<std::string>& maps,
-                   const std::vector<std::shared_ptr<const MapPlugins>>& plugins, int64_t deadline_ms) {
+// Starts `program` with `args` and the report pipe's write end as its kVerifyReportFd, every other descriptor of
+// this process closed, /dev/null as input, default signal actions and no blocked signal. posix_spawn, not fork:
+// the child never runs this process's code, so no lock another thread holds can hang it.
+Status SpawnVerifier(const std::string& program, const std::vector<std::string>& args, int report_fd, pid_t* pid) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(program.c_str()));
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  if (posix_spawn_file_actions_init(&actions) != 0) return Status::IOError("starting the verifier: out of memory");
+  if (posix_spawnattr_init(&attr) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return Status::IOError("starting the verifier: out of memory");
+  }
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  int rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  if (rc == 0) rc = posix_spawn_file_actions_adddup2(&actions, report_fd, kVerifyReportFd);
+  if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(&actions, kVerifyReportFd + 1);
+  if (rc == 0) rc = posix_spawnattr_setsigmask(&attr, &none);
+  if (rc == 0) rc = posix_spawnattr_setsigdefault(&attr, &all);
+  if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  if (rc == 0) rc = ::posix_spawn(pid, program.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return Status::Internal("starting the verifier '" + LogValue(program) + "': " + std::strerror(rc));
+  return Status::Ok();
+}
+
+Status RunVerifier(const std::string& zip_path, const std::string& program, const VerifyJob& job, int64_t deadline_ms) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Status::IOError(std::string("verifier pipe: ") + std::strerror(errno));
+  for (int& fd : fds) {
+    const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, kFirstParentFd);
+    if (moved < 0) {
+      const int err = errno;
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return Status::IOError(std::string("verifier pipe: ") + std::strerror(err));
+    }
+    ::close(fd);
+    fd = moved;
+  }
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
+  pid_t pid = 0;
+  const Status spawned = SpawnVerifier(program, EncodeVerifyJob(job), fds[1], &pid);
+  if (!spawned.ok()) {
     ::close(fds[0]);
     ::close(fds[1]);
-    return Status::IOError(std::string("forking the verifier: ") + std::strerror(err));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    RunChild(fds[1], scratch_dir, maps, plugins);
+    return Status(spawned.code(), zip_path + ": " + spawned.message());
   }
   ::close(fds[1]);
   std::string report;
@@ -194,13 +158,15 @@ Status RunVerifier(const std::string& zip_path, const std::string& scratch_dir, 
   // The last map the child started is the one it failed, crashed or hung on.
   uint32_t current = 0;
   bool started = false;
+  size_t begun = 0;
   size_t pos = 0;
-  while (pos + 1 + sizeof(uint32_t) <= report.size() && report[pos] == kBegin) {
+  while (pos + 1 + sizeof(uint32_t) <= report.size() && report[pos] == kVerifyBegin) {
     std::memcpy(&current, report.data() + pos + 1, sizeof(current));
     started = true;
+    ++begun;
     pos += 1 + sizeof(uint32_t);
   }
-  const std::string map = started && current < maps.size() ? maps[current] : "?";
+  const std::string map = started && current < job.maps.size() ? job.maps[current].config.name : "?";
   const std::string where = zip_path + ": map '" + map + "'";
   if (reaped == Reaped::kDeadline) {
     return Status::Corruption(where + ": verification did not finish within " + FormatSeconds(deadline_ms) +
@@ -210,39 +176,57 @@ Status RunVerifier(const std::string& zip_path, const std::string& scratch_dir, 
     return Status::Corruption(where + ": LMDB file is corrupt (verifier killed by signal " +
                               std::to_string(WTERMSIG(wstatus)) + ")");
   }
-  if (pos + 1 + sizeof(int32_t) <= report.size() && report[pos] == kError) {
+  if (pos + 1 + sizeof(int32_t) <= report.size() && report[pos] == kVerifyError) {
     int32_t code = 0;
     std::memcpy(&code, report.data() + pos + 1, sizeof(code));
     std::string message = report.substr(pos + 1 + sizeof(code));
     return Status(static_cast<Code>(code), where + ": " + message);
   }
-  if (reaped != Reaped::kDone || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || pos != report.size()) {
-    return Status::Internal(zip_path + ": the verifier ended without a verdict (" +
-                            (reaped == Reaped::kDone ? "status " + std::to_string(wstatus) : "not reaped") + ")");
+  // A pass is a clean exit after every map was begun, and nothing else said: a program that exits 0 without
+  // checking anything (the wrong file installed as the verifier) passes nothing.
+  if (reaped != Reaped::kDone || !WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || pos != report.size() ||
+      begun != job.maps.size()) {
+    const std::string how = reaped != Reaped::kDone ? "not reaped"
+                            : WIFEXITED(wstatus)    ? "exit status " + std::to_string(WEXITSTATUS(wstatus))
+                                                    : "wait status " + std::to_string(wstatus);
+    return Status::Internal(zip_path + ": the verifier '" + LogValue(program) + "' ended without a verdict (" + how +
+                            ", " + std::to_string(begun) + " of " + std::to_string(job.maps.size()) + " maps begun)");
   }
   return Status::Ok();
 }
 
 }  // namespace
 
+std::string VerifierProgramPath() {
+  // The plugins live in <libdir>/planb/plugins, the program beside that directory.
+  return (std::filesystem::path(PluginRegistry::DefaultDirectory()).parent_path() / kVerifierProgramName).string();
+}
+
 Status VerifyExtractedBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& dir,
                             const std::vector<std::string>& maps, const VerifyOptions& options) {
-  std::vector<std::shared_ptr<const MapPlugins>> plugins(maps.size());
+  VerifyJob job;
+  job.dir = dir;
   uint64_t extracted = 0;
-  for (size_t i = 0; i < maps.size(); ++i) {
-    Status s = catalog.Get(maps[i], &plugins[i]);
+  for (const std::string& name : maps) {
+    std::shared_ptr<const MapPlugins> plugins;
+    Status s = catalog.Get(name, &plugins);
     if (!s.ok()) {
-      return Status::Invalid(zip_path + ": map '" + maps[i] + "' is not configured on this node (" + s.message() + ")");
+      return Status::Invalid(zip_path + ": map '" + name + "' is not configured on this node (" + s.message() + ")");
+    }
+    if (plugins->config().name != name) {  // the child finds each file by the configured name
+      return Status::Invalid(zip_path + ": map directory " + LogValue(name) + " is not spelt as the map '" +
+                             plugins->config().name + "' is configured");
     }
     struct stat st;
-    const std::string file = dir + "/" + maps[i] + "/data.mdb";
+    const std::string file = dir + "/" + name + "/data.mdb";
     if (::stat(file.c_str(), &st) != 0) return Status::IOError(file + ": " + std::strerror(errno));
     extracted += static_cast<uint64_t>(st.st_size);
+    job.maps.push_back(VerifyMapJob{plugins->config(), plugins->type_file(), plugins->scheme_file()});
   }
   if (maps.empty()) return Status::Ok();
   const int64_t deadline_ms =
       options.base_deadline_ms + static_cast<int64_t>(extracted / (kBytesPerDeadlineSecond / 1000));
-  return RunVerifier(zip_path, dir, maps, plugins, deadline_ms);
+  return RunVerifier(zip_path, options.program.empty() ? VerifierProgramPath() : options.program, job, deadline_ms);
 }
 
 }  // namespace planb

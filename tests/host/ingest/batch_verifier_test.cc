@@ -499,7 +499,7 @@ TEST_F(BatchVerifierTest, KillsVerifierThatOutlivesItsDeadline) {
   EXPECT_EQ(ChildrenOf(::getpid()), children_before);  // killed and reaped
 }
 
-TEST_F(BatchVerifierTest, ChildKeepsNoInheritedDescriptor) {
+TEST_F(BatchVerifierTest, ChildIsTheVerifierProgramAndKeepsNoInheritedDescriptor) {
   const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
   // A lock this process holds through a descriptor the child inherits: while any copy of that descriptor lives,
   // nobody else can take the lock.
@@ -535,6 +535,9 @@ TEST_F(BatchVerifierTest, ChildKeepsNoInheritedDescriptor) {
   const pid_t child = reached ? stopped.si_pid : 0;
   std::set<int> fds;
   const bool settled = reached && OpenFds(child, &fds) && !fds.empty() && *fds.rbegin() == 3;
+  // A new program, not a fork of this one: nothing a thread of this process held at the time is held there.
+  std::error_code ec;
+  const fs::path program = reached ? fs::read_symlink("/proc/" + std::to_string(child) + "/exe", ec) : fs::path();
   bool lock_free = false;
   if (settled) {
     ::close(held);
@@ -548,10 +551,33 @@ TEST_F(BatchVerifierTest, ChildKeepsNoInheritedDescriptor) {
   ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr), 0);
   ASSERT_TRUE(reached) << "the verifier child never reached verify.hang";
   ASSERT_TRUE(settled) << "the child's descriptors: " << ::testing::PrintToString(fds);
+  EXPECT_EQ(program, fs::canonical(VerifierProgramPath())) << ec.message();
   EXPECT_TRUE(lock_free) << "the child still holds the lock";
   EXPECT_EQ(verdict.code(), Code::kCorruption) << verdict.message();
   EXPECT_TRUE(Contains(verdict.message(), zip + ": map 'm': LMDB file is corrupt (verifier killed by signal 9)"))
       << verdict.message();
+}
+
+// ---- The verifier program itself missing or wrong: no verdict, never a pass ----
+
+TEST_F(BatchVerifierTest, AMissingVerifierProgramIsAnErrorNotAVerdict) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
+  VerifyOptions options;
+  options.program = dir_ / "no-such-verifier";
+  const Status s = Verify(zip, options);
+  EXPECT_EQ(s.code(), Code::kInternal) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": starting the verifier '" + options.program + "': No such file"))
+      << s.message();
+}
+
+TEST_F(BatchVerifierTest, AVerifierThatChecksNothingPassesNothing) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m", "d"}, 10));
+  VerifyOptions options;
+  options.program = "/bin/true";  // exits 0 having said nothing, as a wrong file installed as the verifier would
+  const Status s = Verify(zip, options);
+  EXPECT_EQ(s.code(), Code::kInternal) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "the verifier '/bin/true' ended without a verdict (exit status 0, 0 of 2 maps"))
+      << s.message();
 }
 
 }  // namespace
