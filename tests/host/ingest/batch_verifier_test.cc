@@ -6,6 +6,7 @@
 #include <lmdb.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,11 +41,11 @@ using ::planb::testing::RangeRecord;
 using ::planb::testing::ReadFile;
 using ::planb::testing::SessionEvent;
 using ::planb::testing::Span;
-using ::planb::testing::TemporalEvent;
-using ::planb::testing::ToRecord;
 using ::planb::testing::StateMapSection;
 using ::planb::testing::StateRecord;
 using ::planb::testing::TempDir;
+using ::planb::testing::TemporalEvent;
+using ::planb::testing::ToRecord;
 using ::planb::testing::WriteFile;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -128,8 +129,8 @@ std::string TypedSection(const std::string& name, const std::string& type, const
 
 // One map per built-in store type and key scheme, and each map's type.
 const std::vector<std::pair<std::string, std::string>> kTypedMaps = {
-    {"st_hashed", "state"},   {"st_direct", "state"}, {"tm_hashed", "temporal"}, {"tm_direct", "temporal"},
-    {"rg", "ranged"},         {"trg", "temporal_ranged"}, {"ss_hashed", "session"}, {"ss_direct", "session"}};
+    {"st_hashed", "state"}, {"st_direct", "state"},     {"tm_hashed", "temporal"}, {"tm_direct", "temporal"},
+    {"rg", "ranged"},       {"trg", "temporal_ranged"}, {"ss_hashed", "session"},  {"ss_direct", "session"}};
 
 std::string TypedConfig() {
   std::string config;
@@ -495,7 +496,7 @@ TEST_F(BatchVerifierTest, KillsVerifierThatOutlivesItsDeadline) {
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
   EXPECT_TRUE(Contains(s.message(), zip + ": map 'd': verification did not finish within 0.05")) << s.message();
   EXPECT_TRUE(Contains(s.message(), " s (corrupt B-tree?)")) << s.message();
-  EXPECT_LT(took, std::chrono::seconds(10));  // the 50 ms deadline ended it, not the default 30 s
+  EXPECT_LT(took, std::chrono::seconds(10));           // the 50 ms deadline ended it, not the default 30 s
   EXPECT_EQ(ChildrenOf(::getpid()), children_before);  // killed and reaped
 }
 
@@ -578,6 +579,69 @@ TEST_F(BatchVerifierTest, AVerifierThatChecksNothingPassesNothing) {
   EXPECT_EQ(s.code(), Code::kInternal) << s.message();
   EXPECT_TRUE(Contains(s.message(), "the verifier '/bin/true' ended without a verdict (exit status 0, 0 of 2 maps"))
       << s.message();
+}
+
+// A verifier that misbehaves (a fault injected through a stand-in program: a shell script writing the report
+// `report`, a printf format, to the report descriptor and then running `then`): no pass unless it began every
+// map and exited 0 having said nothing else.
+std::string FakeVerifier(const std::string& dir, const std::string& name, const std::string& report,
+                         const std::string& then) {
+  const std::string path = dir + "/" + name;
+  WriteFile(path, "#!/bin/sh\nulimit -c 0\nprintf '" + report + "' >&3\n" + then + "\n");
+  EXPECT_EQ(::chmod(path.c_str(), 0755), 0);
+  return path;
+}
+
+TEST_F(BatchVerifierTest, AReportThatIsNotTheProtocolIsNoVerdict) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
+  struct Case {
+    const char* report;
+    const char* then;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {"X", "exit 0", "ended without a verdict (exit status 0, 0 of 1 maps begun)"},
+      {"B\\000\\000", "exit 0", "ended without a verdict (exit status 0, 0 of 1 maps begun)"},  // cut short
+      {"B\\000\\000\\000\\000junk", "exit 0", "ended without a verdict (exit status 0, 1 of 1 maps begun)"},
+      {"B\\000\\000\\000\\000", "exit 3", "ended without a verdict (exit status 3, 1 of 1 maps begun)"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    VerifyOptions options;
+    options.program = FakeVerifier(dir_.path(), "fake" + std::to_string(n++), c.report, c.then);
+    const Status s = Verify(zip, options);
+    EXPECT_EQ(s.code(), Code::kInternal) << c.report << ": " << s.message();
+    EXPECT_TRUE(Contains(s.message(), c.expected)) << c.report << ": " << s.message();
+  }
+}
+
+TEST_F(BatchVerifierTest, AVerifierThatBeganOnlySomeMapsPassesNothing) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m", "d"}, 10));
+  VerifyOptions options;
+  options.program = FakeVerifier(dir_.path(), "fake", "B\\000\\000\\000\\000", "exit 0");
+  const Status s = Verify(zip, options);
+  EXPECT_EQ(s.code(), Code::kInternal) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "(exit status 0, 1 of 2 maps begun)")) << s.message();
+}
+
+TEST_F(BatchVerifierTest, AVerifierKilledBySignalJudgesTheMapItWasOnCorrupt) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
+  VerifyOptions options;
+  options.program = FakeVerifier(dir_.path(), "fake", "B\\000\\000\\000\\000", "kill -SEGV $$");
+  const Status s = Verify(zip, options);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': LMDB file is corrupt (verifier killed by signal 11)"))
+      << s.message();
+}
+
+TEST_F(BatchVerifierTest, AnErrorReportKeepsItsCodeAndNamesTheMap) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
+  VerifyOptions options;
+  options.program =
+      FakeVerifier(dir_.path(), "fake", "B\\000\\000\\000\\000E\\003\\000\\000\\000a row does not decode", "exit 1");
+  const Status s = Verify(zip, options);
+  EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
+  EXPECT_EQ(s.message(), zip + ": map 'm': a row does not decode");
 }
 
 }  // namespace
