@@ -1,11 +1,13 @@
 #include "host/plugin_host/guarded_scheme.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <exception>
 #include <string>
 
 #include "host/common/log_text.h"
+#include "planb/key_form.h"
 
 // Each method forwards under this guard; `fallback` is what a call returns after a throw.
 #define PLANB_GUARD_ERROR_CALL(call, expr)                           \
@@ -204,6 +206,41 @@ Code AskForPlan(const std::string& label, const char* call, Plan** plan, ErrorBu
   return Code::kOk;
 }
 
+// `form` (the scheme's LookupForm) when it is valid and the scheme's own answers for a few keys (short, long, past
+// LMDB's key limit, empty) are the form's: first candidate, stored key size and bytes. Otherwise none, so that a
+// scheme that claims a form it does not write is still read right, through its own calls. The form's kinds need
+// no I/O, so the scheme is asked with no table. Its exceptions reach the caller.
+KeyForm CheckedForm(const KeyScheme& scheme, KeyForm form) {
+  if (!key_form::Valid(form)) return KeyForm();
+  const std::string samples[] = {"", "k", "planb", std::string(40, 'x'), std::string(300, 'y'), std::string(600, 'z')};
+  const Table none;
+  std::string stored;
+  for (const std::string& sample : samples) {
+    const Bytes key(sample);
+    Candidate theirs;
+    Candidate ours;
+    ErrorBuffer error;
+    const Code code = scheme.FirstCandidate(none, key, Intent::kRead, &theirs, &error);
+    if (code != key_form::FirstCandidate(form, key, &ours)) return KeyForm();
+    if (code != Code::kOk) continue;
+    if (theirs.certain != ours.certain || theirs.prefix.size != ours.prefix.size ||
+        std::memcmp(theirs.prefix.bytes, ours.prefix.bytes, ours.prefix.size) != 0) {
+      return KeyForm();
+    }
+    const uint32_t size = scheme.StoredKeySize(theirs.prefix, key);
+    if (form.kind == KeyFormKind::kDirect) {
+      if (size != 0) return KeyForm();
+      continue;
+    }
+    uint32_t matched = 0;
+    if (size != key_form::HashedStoredKeySize(key)) return KeyForm();
+    stored.assign(size, '\0');
+    scheme.WriteStoredKey(theirs.prefix, key, reinterpret_cast<uint8_t*>(stored.data()));
+    if (!key_form::MatchHashedStoredKey(Bytes(stored), key, &matched) || matched != size) return KeyForm();
+  }
+  return form;
+}
+
 }  // namespace
 
 Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t abi_minor,
@@ -216,6 +253,8 @@ Status GuardedScheme::Create(const KeyScheme* inner, std::string label, uint32_t
     scheme->tables_in_use_ = inner->TablesInUse();
     call = "KeyScheme::StoresValuesAsGiven";
     scheme->values_as_given_ = abi_minor >= 5 && inner->StoresValuesAsGiven();  // not in an older vtable
+    call = "KeyScheme::LookupForm";
+    if (abi_minor >= 6) scheme->form_ = CheckedForm(*inner, inner->LookupForm());  // not in an older vtable
   } catch (const std::exception& e) {
     return Status(Code::kInternal, ThrewText(scheme->label_, call, e.what()));
   } catch (...) {

@@ -9,8 +9,8 @@
 // Calls with no error channel (RowHasKey, MatchStoredKey, StoredKeySize, WriteStoredKey) return a safe value
 // (false, 0, nothing written) after a throw, record the failure (per thread, and the first one on the adapter) and
 // set a sticky flag; GuardedStore checks the flag after each store call and turns the call's result into that
-// error, so a write that saw the safe value is rolled back. Layout, TablesInUse and StoresValuesAsGiven are read
-// once, at Create.
+// error, so a write that saw the safe value is rolled back. Layout, TablesInUse, StoresValuesAsGiven and
+// LookupForm are read once, at Create.
 // Thread-safety: as KeyScheme (any thread); the flag is atomic, the first failure under a mutex.
 #pragma once
 
@@ -63,6 +63,8 @@ class GuardedScheme final : public KeyScheme {
   uint32_t TablesInUse() const override { return tables_in_use_; }
   // The inner scheme's answer, read once at Create (false before 7.5).
   bool StoresValuesAsGiven() const override { return values_as_given_; }
+  // The inner scheme's form, read once at Create and kept only when its own answers agree (none before 7.6).
+  KeyForm LookupForm() const override { return form_; }
 
   // Whether a call without an error channel threw (sticky: the instance is not trusted after that).
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
@@ -86,6 +88,7 @@ class GuardedScheme final : public KeyScheme {
   std::string layout_;
   uint32_t tables_in_use_ = 0;
   bool values_as_given_ = false;
+  KeyForm form_;
   mutable std::atomic<bool> failed_{false};
   mutable std::mutex mutex_;
   mutable std::string first_failure_;

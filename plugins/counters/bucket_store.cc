@@ -21,6 +21,7 @@ class BucketStore final : public Store {
  public:
   BucketStore(const KeyScheme* scheme, int64_t width, const Aggregate& aggregate)
       : scheme_(scheme),
+        form_(scheme->LookupForm()),
         width_(width),
         agg_(aggregate),
         row_kind_(aggregate.type_name),
@@ -77,8 +78,8 @@ class BucketStore final : public Store {
     uint8_t suffix[kStartSize];
     PutOrderedI64(suffix, lookup.time_ms);
     KeySearch search;
-    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(suffix, kStartSize), Seek::kAtOrBefore, Intent::kRead,
-                             &search, error);
+    Code code = FindKeyedRow(shard, *scheme_, form_, lookup.key, Bytes(suffix, kStartSize), Seek::kAtOrBefore,
+                             Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
     Bytes key;
     BucketRow found;
@@ -245,6 +246,7 @@ class BucketStore final : public Store {
   }
 
   const KeyScheme* const scheme_;
+  const KeyForm form_;  // the scheme's LookupForm, asked once: lookups on its forms make no scheme call
   const int64_t width_;
   const Aggregate& agg_;
   const char* const row_kind_;

@@ -72,6 +72,14 @@ class DirectKeyScheme final : public value_dedup::SchemeWithValues {
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
+  KeyForm LookupForm() const noexcept override {
+    KeyForm form;
+    form.kind = KeyFormKind::kDirect;
+    form.max_key = max_key_size_;
+    form.length_prefixed = direct_.length_prefixed() ? 1 : 0;
+    return form;
+  }
+
  private:
   const scheme_parts::DirectForm direct_;
   const uint32_t max_key_size_;

@@ -84,6 +84,13 @@ class HashedKeyScheme final : public value_dedup::SchemeWithValues {
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
 
+  KeyForm LookupForm() const noexcept override {
+    KeyForm form;
+    form.kind = KeyFormKind::kHashed;
+    form.hash_bits = hash_.hash_bits();
+    return form;
+  }
+
  private:
   const HashForm hash_;
   const std::string layout_;

@@ -12,14 +12,21 @@
 #include <utility>
 
 #include "planb/encoding.h"
+#include "planb/key_form.h"
 #include "planb/plugin.h"
 
 namespace planb::scheme_parts {
 
-inline constexpr uint32_t kClashBytes = 2;
+// The byte forms themselves are the SDK's (planb/key_form.h), which lookups also run without calling a scheme.
+using key_form::kClashBytes;
+using key_form::kDirectLengthBytes;  // the direct form's key length, when the store appends a suffix
+using key_form::kMaxHashBytes;
+using key_form::HashedStoredKeySize;
+using key_form::MatchHashedStoredKey;
+using key_form::ReadStoredKeyLength;
+using key_form::StoredKeyLengthSize;
+using key_form::WriteHashedStoredKey;
 inline constexpr uint32_t kMaxClash = 0xFFFF;
-inline constexpr uint32_t kMaxHashBytes = 8;
-inline constexpr uint32_t kDirectLengthBytes = 2;  // the direct form's key length, when the store appends a suffix
 
 // A cursor closed when it goes out of scope (LMDB would keep a write transaction's cursor until the end of it).
 struct ScopedCursor {
@@ -132,16 +139,7 @@ class HashForm {
 
   // Writes hash and clash 0 after the caller's `offset` bytes of `prefix`, and sets its size.
   void First(Bytes key, KeyPrefix* prefix) const {
-    uint64_t hash = XXH3_64bits(key.data, key.size) >> (64 - hash_bits_);
-    if (hash_bytes_ == 8) {
-      PutU64(prefix->bytes + offset_, hash);  // the default 64 bits: one store
-    } else {
-      for (int i = static_cast<int>(hash_bytes_) - 1; i >= 0; --i, hash >>= 8) {
-        prefix->bytes[offset_ + i] = static_cast<uint8_t>(hash);
-      }
-    }
-    PutU16(prefix->bytes + offset_ + hash_bytes_, 0);
-    prefix->size = prefix_size();
+    prefix->size = offset_ + key_form::WriteHashedFirst(hash_bits_, key, prefix->bytes + offset_);
   }
 
   // The next clash number under `prefix`'s hash that has rows (see KeyScheme::NextCandidate).
@@ -160,11 +158,7 @@ class HashForm {
       if (rc != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading hashed key: %s", mdb_strerror(rc));
       after = Bytes(k);
     }
-    if (after.size < head + kClashBytes || std::memcmp(after.data, prefix->bytes, head) != 0) {
-      return Code::kNotFound;  // past the hash's rows
-    }
-    std::memcpy(prefix->bytes + head, after.data + head, kClashBytes);
-    return Code::kOk;
+    return key_form::NextHashedCandidate(after, prefix);  // kNotFound: past the hash's rows
   }
 
   // One past the clash number of `prefix` (which holds another key's rows).
@@ -202,13 +196,7 @@ class DirectForm {
 
   // Writes the form after the caller's `offset` bytes of `prefix`, and sets its size.
   void Write(Bytes key, KeyPrefix* prefix) const {
-    uint8_t* p = prefix->bytes + offset_;
-    if (length_prefixed_) {
-      PutU16(p, static_cast<uint16_t>(key.size));
-      p += kDirectLengthBytes;
-    }
-    CopyBytes(p, key.data, key.size);
-    prefix->size = static_cast<uint32_t>(p - prefix->bytes + key.size);
+    prefix->size = offset_ + key_form::WriteDirect(length_prefixed_, key, prefix->bytes + offset_);
   }
 
   // The key of a row of this form (its tag, if any, already checked) and the prefix's size.
@@ -232,62 +220,6 @@ class DirectForm {
   const uint32_t offset_;
   const bool length_prefixed_;
 };
-
-// The stored key of hashed rows: the key's length as a LEB128 varint (7 bits a byte, low bits first, the top
-// bit set on every byte but the last: one byte for keys under 128 bytes, at most five) + the key's bytes. Short
-// rows are where a hashed layout weighs most, and a fixed 4-byte length was a tenth of a city row.
-inline uint32_t StoredKeyLengthSize(uint32_t length) {
-  uint32_t size = 1;
-  for (; length >= 0x80; length >>= 7) ++size;
-  return size;
-}
-
-inline uint32_t HashedStoredKeySize(Bytes key) {
-  const auto length = static_cast<uint32_t>(key.size);
-  return StoredKeyLengthSize(length) + length;
-}
-
-inline void WriteHashedStoredKey(Bytes key, uint8_t* out) {
-  auto length = static_cast<uint32_t>(key.size);
-  for (; length >= 0x80; length >>= 7) *out++ = static_cast<uint8_t>(length | 0x80);
-  *out++ = static_cast<uint8_t>(length);
-  if (key.size != 0) std::memcpy(out, key.data, key.size);
-}
-
-// The stored key's length and the bytes it takes, read from the start of `value`; false when the varint is cut
-// off, longer than five bytes, not the shortest form, or past 32 bits.
-inline bool ReadStoredKeyLength(Bytes value, uint32_t* length, uint32_t* length_size) {
-  if (value.size != 0 && value.data[0] < 0x80) {  // keys under 128 bytes: the common case
-    *length = value.data[0];
-    *length_size = 1;
-    return true;
-  }
-  uint64_t total = 0;
-  for (uint32_t i = 0; i < 5 && i < value.size; ++i) {
-    const uint8_t byte = value.data[i];
-    total |= static_cast<uint64_t>(byte & 0x7F) << (7 * i);
-    if (byte < 0x80) {
-      if (byte == 0 || total > 0xFFFFFFFFu) return false;  // a zero last byte: not the shortest form
-      *length = static_cast<uint32_t>(total);
-      *length_size = i + 1;
-      return true;
-    }
-  }
-  return false;
-}
-
-// Whether `value` starts with `key` as a hashed row's stored key; if so, `*stored_key_size` is what it takes.
-inline bool MatchHashedStoredKey(Bytes value, Bytes key, uint32_t* stored_key_size) {
-  uint32_t length = 0;
-  uint32_t length_size = 0;
-  if (!ReadStoredKeyLength(value, &length, &length_size) || length != key.size ||
-      value.size - length_size < key.size ||
-      (key.size != 0 && std::memcmp(value.data + length_size, key.data, key.size) != 0)) {
-    return false;
-  }
-  *stored_key_size = length_size + length;
-  return true;
-}
 
 inline bool HashedStoredKeyMatches(Bytes value, Bytes key) {
   uint32_t stored_key_size = 0;

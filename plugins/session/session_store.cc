@@ -45,7 +45,7 @@ uint64_t Duration(int64_t start_ms, int64_t end_ms) {
 
 class SessionStore final : public Store {
  public:
-  explicit SessionStore(const KeyScheme* scheme) : scheme_(scheme) {}
+  explicit SessionStore(const KeyScheme* scheme) : scheme_(scheme), form_(scheme->LookupForm()) {}
 
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     if (record.kind != RecordKind::kSession) {
@@ -118,7 +118,7 @@ class SessionStore final : public Store {
     PutOrderedI64(target, lookup.time_ms);
     PutOrderedI64(target + 8, INT64_MAX);
     KeySearch search;
-    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(target, kBoundsSize), Seek::kAtOrBefore,
+    Code code = FindKeyedRow(shard, *scheme_, form_, lookup.key, Bytes(target, kBoundsSize), Seek::kAtOrBefore,
                              Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
     const KeyPrefix& prefix = search.prefix;
@@ -376,6 +376,7 @@ class SessionStore final : public Store {
   }
 
   const KeyScheme* const scheme_;
+  const KeyForm form_;  // the scheme's LookupForm, asked once: lookups on its forms make no scheme call
 };
 
 Store* Create(const PluginArgs* args, ErrorBuffer* error) noexcept {

@@ -15,7 +15,8 @@ constexpr uint32_t kVersion = 1;
 
 class StateStore final : public Store {
  public:
-  explicit StateStore(const KeyScheme* scheme) : scheme_(scheme), values_as_given_(scheme->StoresValuesAsGiven()) {}
+  explicit StateStore(const KeyScheme* scheme)
+      : scheme_(scheme), form_(scheme->LookupForm()), values_as_given_(scheme->StoresValuesAsGiven()) {}
 
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     if (record.kind != RecordKind::kReference) {
@@ -64,7 +65,7 @@ class StateStore final : public Store {
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
     // One cursor descent: the row at the key's first candidate prefix, whose stored key proves it the key's.
     KeySearch search;
-    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(), Seek::kExact, Intent::kRead, &search, error);
+    Code code = FindKeyedRow(shard, *scheme_, form_, lookup.key, Bytes(), Seek::kExact, Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
     row->key = lookup.key;
     return DecodePayload(shard, Bytes(search.row_value), StoredKeySizeOf(*scheme_, search, lookup.key), row, error);
@@ -114,6 +115,7 @@ class StateStore final : public Store {
   }
 
   const KeyScheme* const scheme_;
+  const KeyForm form_;  // the scheme's LookupForm, asked once: lookups on its forms make no scheme call
   const bool values_as_given_;  // the scheme's StoresValuesAsGiven, asked once
 };
 

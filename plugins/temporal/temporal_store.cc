@@ -31,7 +31,8 @@ bool MakeRowKey(const KeyPrefix& prefix, int64_t time_ms, KeyPrefix* out) {
 
 class TemporalStore final : public Store {
  public:
-  explicit TemporalStore(const KeyScheme* scheme) : scheme_(scheme), values_as_given_(scheme->StoresValuesAsGiven()) {}
+  explicit TemporalStore(const KeyScheme* scheme)
+      : scheme_(scheme), form_(scheme->LookupForm()), values_as_given_(scheme->StoresValuesAsGiven()) {}
 
   Code Put(const Table& batch, const Record& record, ErrorBuffer* error) noexcept override {
     if (record.kind != RecordKind::kReference) {
@@ -88,8 +89,8 @@ class TemporalStore final : public Store {
     uint8_t time[kTimeSize];
     PutOrderedI64(time, lookup.time_ms);
     KeySearch search;
-    Code code = FindKeyedRow(shard, *scheme_, lookup.key, Bytes(time, kTimeSize), Seek::kAtOrBefore, Intent::kRead,
-                             &search, error);
+    Code code = FindKeyedRow(shard, *scheme_, form_, lookup.key, Bytes(time, kTimeSize), Seek::kAtOrBefore,
+                             Intent::kRead, &search, error);
     if (code != Code::kOk) return code;
     row->key = lookup.key;
     row->effective_time_ms = GetOrderedI64(static_cast<const uint8_t*>(search.row_key.mv_data) + search.prefix.size);
@@ -202,6 +203,7 @@ class TemporalStore final : public Store {
   }
 
   const KeyScheme* const scheme_;
+  const KeyForm form_;  // the scheme's LookupForm, asked once: lookups on its forms make no scheme call
   const bool values_as_given_;  // the scheme's StoresValuesAsGiven, asked once
 };
 

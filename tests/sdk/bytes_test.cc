@@ -27,5 +27,26 @@ TEST(CopyBytesTest, CopiesExactlyTheBytesAskedForAtEverySize) {
   }
 }
 
+// Every size from 0 to 80 (each branch and its edges), on buffers of exactly that size (ASan sees a read past
+// either end): equal runs, and runs that differ in one byte at every position, by one bit or by all of them.
+TEST(SameBytesTest, AgreesWithMemcmpAtEverySizeAndEveryDifferingByte) {
+  for (size_t n = 0; n <= 80; ++n) {
+    std::unique_ptr<uint8_t[]> a(new uint8_t[n == 0 ? 1 : n]);
+    std::unique_ptr<uint8_t[]> b(new uint8_t[n == 0 ? 1 : n]);
+    for (size_t i = 0; i < n; ++i) a[i] = b[i] = static_cast<uint8_t>(i * 13 + n);
+    ASSERT_TRUE(SameBytes(a.get(), b.get(), n)) << "size " << n;
+    for (size_t at = 0; at < n; ++at) {
+      for (const uint8_t flip : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xFF}}) {
+        b[at] ^= flip;
+        ASSERT_FALSE(SameBytes(a.get(), b.get(), n)) << "byte " << at << " of " << n;
+        ASSERT_FALSE(Bytes(a.get(), n) == Bytes(b.get(), n));
+        b[at] ^= flip;
+      }
+    }
+    ASSERT_TRUE(Bytes(a.get(), n) == Bytes(b.get(), n));
+  }
+  EXPECT_FALSE(Bytes("abc") == Bytes("abcd"));  // sizes differ
+}
+
 }  // namespace
 }  // namespace planb

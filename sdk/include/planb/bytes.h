@@ -10,6 +10,35 @@
 
 namespace planb {
 
+namespace bytes_detail {
+template <typename Word>
+inline Word Load(const uint8_t* p) {
+  Word w;
+  std::memcpy(&w, p, sizeof(w));
+  return w;
+}
+}  // namespace bytes_detail
+
+// Whether `n` bytes at `a` and `b` are equal, as memcmp(a, b, n) == 0. For the same reason as CopyBytes: the
+// prefixes and keys a lookup compares are mostly short, and up to 32 bytes this is a few overlapping loads where
+// memcmp of a size known only at run time is a call into libc.
+inline bool SameBytes(const uint8_t* a, const uint8_t* b, size_t n) {
+  using bytes_detail::Load;
+  if (n >= 8 && n <= 16) {
+    return ((Load<uint64_t>(a) ^ Load<uint64_t>(b)) | (Load<uint64_t>(a + n - 8) ^ Load<uint64_t>(b + n - 8))) == 0;
+  }
+  if (n > 16 && n <= 32) {
+    return ((Load<uint64_t>(a) ^ Load<uint64_t>(b)) | (Load<uint64_t>(a + 8) ^ Load<uint64_t>(b + 8)) |
+            (Load<uint64_t>(a + n - 16) ^ Load<uint64_t>(b + n - 16)) |
+            (Load<uint64_t>(a + n - 8) ^ Load<uint64_t>(b + n - 8))) == 0;
+  }
+  if (n >= 4 && n < 8) {
+    return ((Load<uint32_t>(a) ^ Load<uint32_t>(b)) | (Load<uint32_t>(a + n - 4) ^ Load<uint32_t>(b + n - 4))) == 0;
+  }
+  if (n > 32) return std::memcmp(a, b, n) == 0;
+  return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);  // 1-3 bytes
+}
+
 struct Bytes {
   const uint8_t* data = nullptr;
   size_t size = 0;
@@ -23,9 +52,7 @@ struct Bytes {
   std::string_view view() const { return {reinterpret_cast<const char*>(data), size}; }
   MDB_val mdb() const { return MDB_val{size, const_cast<uint8_t*>(data)}; }
   bool empty() const { return size == 0; }
-  friend bool operator==(Bytes a, Bytes b) {
-    return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
-  }
+  friend bool operator==(Bytes a, Bytes b) { return a.size == b.size && SameBytes(a.data, b.data, a.size); }
   friend bool operator!=(Bytes a, Bytes b) { return !(a == b); }
 };
 

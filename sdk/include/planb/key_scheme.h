@@ -41,6 +41,23 @@ struct Candidate {
   bool certain = false;
 };
 
+// The byte forms of the built-in schemes' prefixes that a lookup can compute itself, without a call into the
+// scheme (KeyScheme::LookupForm, ABI 7.6; the forms' code is planb/key_form.h).
+enum class KeyFormKind : uint32_t {
+  kCallScheme = 0,  // none: lookups ask the scheme (its FirstCandidate and MatchStoredKey)
+  kHashed = 1,      // prefix: the top `hash_bits` of XXH3-64(key), big-endian, in ceil(hash_bits / 8) bytes, then
+                    // clash number 0 (2 bytes); stored key: the key's length (LEB128 varint) + the key
+  kDirect = 2,      // prefix: the key (after its length, 2 bytes big-endian, when `length_prefixed`), certain;
+                    // keys of 1 to `max_key` bytes (others are absent); no stored key
+};
+
+struct KeyForm {
+  KeyFormKind kind = KeyFormKind::kCallScheme;
+  uint32_t hash_bits = 0;        // kHashed: 8 to 64
+  uint32_t max_key = 0;          // kDirect: the longest key the form holds
+  uint32_t length_prefixed = 0;  // kDirect: 1 when the prefix starts with the key's length
+};
+
 // Bytes EncodeValue may hand back from its scratch buffer (a reference into a value table, say).
 inline constexpr uint32_t kMaxValueRefSize = 32;
 
@@ -215,6 +232,17 @@ class KeyScheme {
   // may then skip that call on lookups. Asked once, when the map's plugins are made; the answer must not change
   // for the instance's life. The default, and what the host answers for schemes built before 7.5: false.
   virtual bool StoresValuesAsGiven() const { return false; }
+
+  // ---- Lookups without scheme calls (ABI 7.6).
+
+  // The form of this scheme's prefixes and stored keys when it is one that planb/key_form.h computes: a store
+  // type's lookups (FindKeyedRow with the form) then compute the first candidate and check the landed row's stored
+  // key themselves, which are four calls through the host's guard on every hashed lookup; clashes still go
+  // to NextCandidate. Only reads use the form: writes keep calling the scheme. Asked once, when the map's plugins
+  // are made; the answer must not change for the instance's life. The host checks a form against the scheme's own
+  // answers for a few keys before it hands the form on, and answers kCallScheme when they differ, when the form is
+  // malformed, and for schemes built before 7.6. The default: kCallScheme.
+  virtual KeyForm LookupForm() const { return KeyForm(); }
 
  protected:
   ~KeyScheme() = default;  // destroyed through the plugin's descriptor, by the module that made it

@@ -6,9 +6,19 @@
 
 #include <cstring>
 
+#include "planb/key_form.h"
 #include "planb/key_scheme.h"
 #include "planb/status.h"
 #include "planb/table.h"
+
+// The lookup path's functions are inlined into each store type's call, where seek, intent and the suffix's size
+// are constants: the compiler then drops the branches a call never takes (a State lookup is one seek and one
+// check). Left to itself, gcc kept FindKeyedRow and Search out of line, each a call with every branch live.
+#if defined(__GNUC__)
+#define PLANB_LOOKUP_INLINE inline __attribute__((always_inline))
+#else
+#define PLANB_LOOKUP_INLINE inline
+#endif
 
 namespace planb {
 
@@ -30,7 +40,8 @@ struct KeySearch {
   MDB_val row_key{0, nullptr};
   MDB_val row_value{0, nullptr};
   // When `stored_key_known`: the size of the stored key at the start of the key's rows' values, learnt while
-  // proving the candidate (KeyScheme::MatchStoredKey). Otherwise (a certain candidate) ask StoredKeySize.
+  // proving the candidate (KeyScheme::MatchStoredKey, or the hashed form's own check) or from the key's form
+  // (direct: none). Otherwise (a certain candidate the scheme gave) ask StoredKeySize.
   bool stored_key_known = false;
   uint32_t stored_key_size = 0;
 };
@@ -70,25 +81,38 @@ inline bool JoinKey(const KeyPrefix& prefix, Bytes suffix, KeyPrefix* out) {
 
 // Whether LMDB key `k` is a row under `prefix` with a suffix of `suffix_size` bytes.
 inline bool RowUnder(const MDB_val& k, const KeyPrefix& prefix, size_t suffix_size) {
-  return k.mv_size == prefix.size + suffix_size && std::memcmp(k.mv_data, prefix.bytes, prefix.size) == 0;
+  return k.mv_size == prefix.size + suffix_size &&
+         SameBytes(static_cast<const uint8_t*>(k.mv_data), prefix.bytes, prefix.size);
 }
 
 namespace keyed_search_detail {
 
+// `suffix` written after `prefix`'s bytes, in its own buffer, and `*target` the whole; false past LMDB's key limit.
+PLANB_LOOKUP_INLINE bool AppendSuffix(Bytes suffix, KeyPrefix* prefix, Bytes* target) {
+  if (prefix->size + suffix.size > kMaxLmdbKeySize) return false;
+  CopyBytes(prefix->bytes + prefix->size, suffix.data, suffix.size);
+  *target = Bytes(prefix->bytes, prefix->size + suffix.size);
+  return true;
+}
+
+// Whether the row a search landed on (value `v`) is `key`'s: checked in place for the hashed form, else asked of
+// the scheme; the stored key's size into `out` when it is.
+PLANB_LOOKUP_INLINE bool MatchRow(const KeyScheme& scheme, const KeyForm& form, const KeyPrefix& prefix, Bytes key,
+                                  const MDB_val& v, KeySearch* out) {
+  return form.kind == KeyFormKind::kHashed ? key_form::MatchHashedStoredKey(Bytes(v), key, &out->stored_key_size)
+                                           : scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size);
+}
+
 // FindKeyedRow's search, on the candidate's own prefix buffer: FirstCandidate has just written it, and copying
 // it out before the descent would read those bytes back at once, in wider loads than the scheme's stores (a
 // store-forwarding stall on every lookup). The caller copies the prefix out afterwards, when the stores are done.
-inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek, Intent intent,
-                   Candidate* candidate, KeySearch* out, ErrorBuffer* error) {
+PLANB_LOOKUP_INLINE Code Search(const Table& table, const KeyScheme& scheme, const KeyForm& form, Bytes key,
+                                Bytes suffix, Seek seek, Intent intent, Candidate* candidate, KeySearch* out,
+                                ErrorBuffer* error) {
   KeyPrefix& prefix = candidate->prefix;
   // The LMDB key sought: the prefix with the suffix written after it, in the prefix's own buffer (bytes past
   // `size` are not part of a KeyPrefix), so that no lookup copies the prefix a second time.
-  const auto append_suffix = [&prefix, suffix](Bytes* target) {
-    if (prefix.size + suffix.size > kMaxLmdbKeySize) return false;
-    CopyBytes(prefix.bytes + prefix.size, suffix.data, suffix.size);
-    *target = Bytes(prefix.bytes, prefix.size + suffix.size);
-    return true;
-  };
+  const auto append_suffix = [&prefix, suffix](Bytes* target) { return AppendSuffix(suffix, &prefix, target); };
   if (candidate->certain && seek == Seek::kExact && intent == Intent::kRead) {
     // The exact row of a certain prefix (direct State): mdb_get is the same single descent without the cursor's
     // checks of its current page, which random lookups never reuse. The cursor stays where it was.
@@ -124,10 +148,10 @@ inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes
     Bytes after;  // the first row after every row under `prefix`, once known
     if (!at_end && RowUnder(k, prefix, suffix.size)) {
       // The landed row proves (or disproves) that the candidate is the key's.
-      if (candidate->certain || (out->stored_key_known =
-                                     scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size))) {
+      if (candidate->certain || (out->stored_key_known = MatchRow(scheme, form, prefix, key, v, out))) {
         out->key_found = true;
-        if (seek == Seek::kAtOrAfter || Bytes(k) == target) {
+        // Without a suffix, a row under the prefix is the target itself.
+        if (seek == Seek::kAtOrAfter || suffix.size == 0 || Bytes(k) == target) {
           out->row_key = k;
           out->row_value = v;
           return Code::kOk;
@@ -158,8 +182,7 @@ inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes
         }
         under = rc == MDB_SUCCESS && RowUnder(k, prefix, suffix.size);
       }
-      if (candidate->certain ||
-          (under && (out->stored_key_known = scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size)))) {
+      if (candidate->certain || (under && (out->stored_key_known = MatchRow(scheme, form, prefix, key, v, out)))) {
         out->key_found = true;
         if (!under || seek != Seek::kAtOrBefore) return Code::kNotFound;
         out->row_key = k;
@@ -169,8 +192,11 @@ inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes
       out->taken = under;
       if (at_end) return Code::kNotFound;  // candidates only grow: none lies past the table's end
     }
-    // Leaves `prefix` as it was on kNotFound.
-    const Code code = scheme.NextCandidate(table, key, after, &prefix, error);
+    // Leaves `prefix` as it was on kNotFound. On the hashed form, the row after the candidate's tells (a miss: the
+    // next hash's row) without a call; with no such row known, the scheme seeks.
+    const Code code = form.kind == KeyFormKind::kHashed && after.data != nullptr
+                          ? key_form::NextHashedCandidate(after, &prefix)
+                          : scheme.NextCandidate(table, key, after, &prefix, error);
     if (code != Code::kOk) return code;
     out->taken = false;
   }
@@ -183,16 +209,27 @@ inline Code Search(const Table& table, const KeyScheme& scheme, Bytes key, Bytes
 // such row (`out` still says whether the key has a prefix here, for writes); other codes are errors. Descents:
 // one (plus a MDB_PREV step) unless candidates clash. In a read-only transaction, a kRead search resets the
 // cursor first, whatever it returns: do not rely on where an earlier read left it.
-inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
-                         Intent intent, KeySearch* out, ErrorBuffer* error) {
+//
+// With `form`, the scheme's LookupForm (asked once, when the store type is made), a read computes the first
+// candidate and checks stored keys itself for the forms of planb/key_form.h instead of calling the scheme;
+// writes, other forms and clashes (NextCandidate) still call it.
+PLANB_LOOKUP_INLINE Code FindKeyedRow(const Table& table, const KeyScheme& scheme, const KeyForm& form, Bytes key,
+                                      Bytes suffix, Seek seek, Intent intent, KeySearch* out, ErrorBuffer* error) {
   out->key_found = out->taken = out->stored_key_known = false;
   Candidate candidate;
-  Code code = scheme.FirstCandidate(table, key, intent, &candidate, error);
+  const bool inline_form = intent == Intent::kRead && form.kind != KeyFormKind::kCallScheme;
+  Code code = inline_form ? key_form::FirstCandidate(form, key, &candidate)
+                          : scheme.FirstCandidate(table, key, intent, &candidate, error);
   if (code != Code::kOk) {
     out->prefix.size = 0;
     return code;
   }
-  code = keyed_search_detail::Search(table, scheme, key, suffix, seek, intent, &candidate, out, error);
+  if (inline_form && form.kind == KeyFormKind::kDirect) {  // no stored key: StoredKeySizeOf need not ask
+    out->stored_key_known = true;
+    out->stored_key_size = 0;
+  }
+  code = keyed_search_detail::Search(table, scheme, inline_form ? form : KeyForm(), key, suffix, seek, intent,
+                                     &candidate, out, error);
   CopyPrefix(candidate.prefix, &out->prefix);
   if (code == Code::kOk && out->row_key.mv_data == candidate.prefix.bytes) {
     // mdb_get hands back the key it was given: the sought key in `candidate`, which ends here. Point the row's
@@ -201,6 +238,12 @@ inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key,
     out->row_key.mv_data = out->prefix.bytes;
   }
   return code;
+}
+
+// The same, every step asked of the scheme.
+inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
+                         Intent intent, KeySearch* out, ErrorBuffer* error) {
+  return FindKeyedRow(table, scheme, KeyForm(), key, suffix, seek, intent, out, error);
 }
 
 // The prefix of `key` in `table` (whose rows have `suffix_size` bytes after the prefix): for reads, where its

@@ -1,11 +1,13 @@
 // GuardedScheme's lookup calls of SDK 7.5 against the minor a scheme was built with: before 7.5 the vtable has
 // neither MatchStoredKey nor StoresValuesAsGiven, so the host makes RowHasKey and StoredKeySize itself and answers
 // "values not as given" without asking; from 7.5 both are the scheme's, the second asked once, at Create.
+// From 7.6 the host asks a scheme its LookupForm once and hands it on only when the scheme writes that form.
 #include <gtest/gtest.h>
 
 #include <memory>
 
 #include "host/plugin_host/guarded_scheme.h"
+#include "planb/key_form.h"
 #include "support/stub_scheme.h"
 
 namespace planb {
@@ -76,6 +78,103 @@ TEST(GuardedSchemeLookups, AScheme75AnswersBothItselfAndIsAskedAboutItsValuesOnc
   EXPECT_EQ(inner.calls.match_stored_key, 2);
   EXPECT_EQ(inner.calls.row_has_key, 0);
   EXPECT_EQ(inner.calls.stored_key_size, 0);
+}
+
+// SDK 7.6: a scheme's LookupForm is handed on only when the scheme writes what the form says. This scheme writes
+// the hashed form of `bits` bits (and its stored key) with planb/key_form.h, and claims `claimed`.
+class FormScheme final : public testing::StubScheme {
+ public:
+  FormScheme(uint32_t bits, KeyForm claimed) : bits_(bits), claimed_(claimed) {}
+  Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const override {
+    out->prefix.size = key_form::WriteHashedFirst(bits_, key, out->prefix.bytes);
+    out->certain = certain_;
+    return Code::kOk;
+  }
+  uint32_t StoredKeySize(const KeyPrefix&, Bytes key) const override {
+    return key_form::HashedStoredKeySize(key) + extra_stored_byte_;
+  }
+  void WriteStoredKey(const KeyPrefix&, Bytes key, uint8_t* out) const override {
+    key_form::WriteHashedStoredKey(key, out);
+  }
+  KeyForm LookupForm() const override {
+    ++form_calls;
+    return claimed_;
+  }
+
+  bool certain_ = false;
+  uint32_t extra_stored_byte_ = 0;
+  mutable int form_calls = 0;
+
+ private:
+  const uint32_t bits_;
+  const KeyForm claimed_;
+};
+
+KeyForm Hashed(uint32_t bits) {
+  KeyForm form;
+  form.kind = KeyFormKind::kHashed;
+  form.hash_bits = bits;
+  return form;
+}
+
+KeyForm FormThroughTheGuard(const KeyScheme& inner, uint32_t abi_minor) {
+  std::unique_ptr<GuardedScheme> guarded;
+  const Status s = GuardedScheme::Create(&inner, "scheme 'form'", abi_minor, &guarded);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return guarded ? guarded->LookupForm() : KeyForm();
+}
+
+TEST(GuardedSchemeLookups, AFormTheSchemeWritesIsHandedOnAndAsked7_6Only) {
+  FormScheme inner(32, Hashed(32));
+  KeyForm form = FormThroughTheGuard(inner, 6);
+  EXPECT_EQ(form.kind, KeyFormKind::kHashed);
+  EXPECT_EQ(form.hash_bits, 32u);
+  EXPECT_EQ(inner.form_calls, 1);
+
+  form = FormThroughTheGuard(inner, 5);  // no LookupForm in a 7.5 vtable: never called
+  EXPECT_EQ(form.kind, KeyFormKind::kCallScheme);
+  EXPECT_EQ(inner.form_calls, 1);
+}
+
+TEST(GuardedSchemeLookups, AFormTheSchemeDoesNotWriteIsNotHandedOn) {
+  FormScheme other_bits(32, Hashed(64));  // claims 64 bits, writes 32
+  EXPECT_EQ(FormThroughTheGuard(other_bits, 6).kind, KeyFormKind::kCallScheme);
+
+  FormScheme certain(64, Hashed(64));  // its candidates are certain: the hashed form's are not
+  certain.certain_ = true;
+  EXPECT_EQ(FormThroughTheGuard(certain, 6).kind, KeyFormKind::kCallScheme);
+
+  FormScheme longer_stored_key(64, Hashed(64));
+  longer_stored_key.extra_stored_byte_ = 1;
+  EXPECT_EQ(FormThroughTheGuard(longer_stored_key, 6).kind, KeyFormKind::kCallScheme);
+
+  KeyForm direct;  // a hashed scheme claiming the direct form
+  direct.kind = KeyFormKind::kDirect;
+  direct.max_key = 511;
+  FormScheme claims_direct(64, direct);
+  EXPECT_EQ(FormThroughTheGuard(claims_direct, 6).kind, KeyFormKind::kCallScheme);
+}
+
+TEST(GuardedSchemeLookups, AMalformedFormIsNotHandedOn) {
+  KeyForm unknown;
+  unknown.kind = static_cast<KeyFormKind>(7);
+  KeyForm direct_too_long;
+  direct_too_long.kind = KeyFormKind::kDirect;
+  direct_too_long.max_key = 510;
+  direct_too_long.length_prefixed = 1;  // 2 + 510 bytes: past LMDB's 511
+  KeyForm direct_empty = direct_too_long;
+  direct_empty.max_key = 0;
+  direct_empty.length_prefixed = 0;
+  KeyForm direct_flag = direct_empty;
+  direct_flag.max_key = 100;
+  direct_flag.length_prefixed = 2;
+  for (const KeyForm& claimed : {unknown, Hashed(7), Hashed(65), Hashed(0), direct_too_long, direct_empty,
+                                 direct_flag}) {
+    EXPECT_FALSE(key_form::Valid(claimed));
+    FormScheme inner(64, claimed);
+    EXPECT_EQ(FormThroughTheGuard(inner, 6).kind, KeyFormKind::kCallScheme);
+    EXPECT_EQ(inner.form_calls, 1);
+  }
 }
 
 }  // namespace

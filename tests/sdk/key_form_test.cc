@@ -1,0 +1,138 @@
+// planb/key_form.h against the real `hashed` and `direct` scheme plugins: the forms they report (through the
+// host, as a store type gets them) and, key by key, the same first candidates and stored keys as the schemes' own
+// calls, since a lookup on a form makes no call into the scheme.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planb/key_form.h"
+#include "support/map_fixture.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::CreateMapPlugins;
+using ::planb::testing::MakeMapConfig;
+using ::planb::testing::SchemeInstance;
+
+// Keys of 0 to 700 bytes of any byte value, and some that sit on the forms' limits.
+std::vector<std::string> SampleKeys() {
+  std::mt19937 rng(5);
+  std::vector<std::string> keys = {"", "a", std::string(127, 'k'), std::string(128, 'k'), std::string(491, 'd'),
+                                   std::string(492, 'd'), std::string(501, 'd'), std::string(502, 'd'),
+                                   std::string(511, 'd'), std::string(512, 'd'), std::string(16384, 'v')};
+  for (int i = 0; i < 400; ++i) {
+    std::string key(rng() % 701, '\0');
+    for (char& c : key) c = static_cast<char>(rng());
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+KeyForm FormOfMap(const std::string& type, const std::string& scheme,
+                  std::vector<std::pair<std::string, std::string>> options = {}) {
+  std::shared_ptr<const MapPlugins> plugins;
+  const Status s = CreateMapPlugins(MakeMapConfig("m", type, scheme, std::move(options)), &plugins);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return plugins ? plugins->scheme()->LookupForm() : KeyForm();
+}
+
+TEST(KeyForm, HashedAndDirectReportTheirFormsThroughTheHost) {
+  KeyForm form = FormOfMap("state", "hashed");
+  EXPECT_EQ(form.kind, KeyFormKind::kHashed);
+  EXPECT_EQ(form.hash_bits, 64u);
+  form = FormOfMap("temporal", "hashed", {{"hash_bits", "21"}, {"value_dedup", "true"}});
+  EXPECT_EQ(form.kind, KeyFormKind::kHashed);
+  EXPECT_EQ(form.hash_bits, 21u);
+
+  form = FormOfMap("state", "direct");
+  EXPECT_EQ(form.kind, KeyFormKind::kDirect);
+  EXPECT_EQ(form.max_key, 511u);
+  EXPECT_EQ(form.length_prefixed, 0u);
+  form = FormOfMap("temporal", "direct");  // 8-byte time + 2-byte length
+  EXPECT_EQ(form.kind, KeyFormKind::kDirect);
+  EXPECT_EQ(form.max_key, 501u);
+  EXPECT_EQ(form.length_prefixed, 1u);
+  form = FormOfMap("session", "direct");  // 16-byte bounds + 2-byte length
+  EXPECT_EQ(form.max_key, 493u);
+  EXPECT_EQ(form.length_prefixed, 1u);
+}
+
+TEST(KeyForm, OtherSchemesAreAskedEveryStep) {
+  for (const char* scheme : {"hybrid", "lookup_table", "variable"}) {
+    EXPECT_EQ(FormOfMap("state", scheme).kind, KeyFormKind::kCallScheme) << scheme;
+  }
+}
+
+// Every key's first read candidate and stored key, from the scheme plugin itself (no host guard in between) and
+// from its form.
+void ExpectTheSchemesOwnAnswers(const std::string& name, uint32_t suffix_size,
+                                const std::vector<std::pair<std::string, std::string>>& options) {
+  SCOPED_TRACE(name + " before a " + std::to_string(suffix_size) + "-byte suffix");
+  SchemeInstance scheme;
+  const Status s = scheme.Create(name, suffix_size, options);
+  ASSERT_TRUE(s.ok()) << s.message();
+  const KeyForm form = scheme->LookupForm();
+  ASSERT_TRUE(key_form::Valid(form));
+  const Table none;
+  std::vector<uint8_t> stored;
+  for (const std::string& sample : SampleKeys()) {
+    const Bytes key(sample);
+    Candidate theirs;
+    Candidate ours;
+    ErrorBuffer error;
+    const Code code = scheme->FirstCandidate(none, key, Intent::kRead, &theirs, &error);
+    ASSERT_EQ(key_form::FirstCandidate(form, key, &ours), code) << sample.size() << "-byte key";
+    if (code != Code::kOk) continue;
+    ASSERT_EQ(ours.certain, theirs.certain);
+    ASSERT_EQ(ours.prefix.size, theirs.prefix.size);
+    ASSERT_EQ(std::memcmp(ours.prefix.bytes, theirs.prefix.bytes, ours.prefix.size), 0) << sample.size();
+    const uint32_t size = scheme->StoredKeySize(theirs.prefix, key);
+    if (form.kind == KeyFormKind::kDirect) {
+      ASSERT_EQ(size, 0u);
+      continue;
+    }
+    stored.assign(size + 3, 0xEE);  // a row's stored key, then the store's part
+    scheme->WriteStoredKey(theirs.prefix, key, stored.data());
+    uint32_t matched = 0;
+    ASSERT_TRUE(key_form::MatchHashedStoredKey(Bytes(stored.data(), stored.size()), key, &matched));
+    ASSERT_EQ(matched, size);
+    if (key.size != 0) {  // another key of the same length is not this one
+      std::string other = sample;
+      other.back() = static_cast<char>(other.back() ^ 1);
+      ASSERT_FALSE(key_form::MatchHashedStoredKey(Bytes(stored.data(), stored.size()), Bytes(other), &matched));
+    }
+  }
+}
+
+TEST(KeyForm, HashedFormsGiveTheSchemesOwnCandidatesAndStoredKeys) {
+  for (const char* bits : {"8", "13", "24", "32", "48", "63", "64"}) {
+    for (uint32_t suffix : {0u, 8u, 16u}) ExpectTheSchemesOwnAnswers("hashed", suffix, {{"hash_bits", bits}});
+  }
+}
+
+TEST(KeyForm, DirectFormsGiveTheSchemesOwnCandidatesAndRefuseTheSameKeys) {
+  for (uint32_t suffix : {0u, 8u, 16u, 400u}) ExpectTheSchemesOwnAnswers("direct", suffix, {});
+}
+
+TEST(KeyForm, AStoredKeyCutShortOrMalformedIsNoMatch) {
+  uint8_t stored[8];
+  key_form::WriteHashedStoredKey(Bytes("abcdef"), stored);  // 0x06 "abcdef"
+  uint32_t size = 0;
+  EXPECT_TRUE(key_form::MatchHashedStoredKey(Bytes(stored, 7), Bytes("abcdef"), &size));
+  EXPECT_EQ(size, 7u);
+  EXPECT_FALSE(key_form::MatchHashedStoredKey(Bytes(stored, 6), Bytes("abcdef"), &size));  // cut short
+  EXPECT_FALSE(key_form::MatchHashedStoredKey(Bytes(stored, 0), Bytes(""), &size));        // no length at all
+  const uint8_t padded[] = {0x86, 0x00, 'a', 'b', 'c', 'd', 'e', 'f'};  // 6 in two bytes: not the shortest form
+  EXPECT_FALSE(key_form::MatchHashedStoredKey(Bytes(padded, sizeof(padded)), Bytes("abcdef"), &size));
+  const uint8_t endless[] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01};  // over five bytes
+  EXPECT_FALSE(key_form::MatchHashedStoredKey(Bytes(endless, sizeof(endless)), Bytes(""), &size));
+}
+
+}  // namespace
+}  // namespace planb
