@@ -15,17 +15,12 @@ pass=${1:-}
 shift || true
 supp=$root/scripts/sanitizers
 case "$pass" in
-  # ASan: a test that fails is run up to twice more. Added for the fork hazard of gcc 12's sanitizer runtimes (their
-  # allocator locks are not held across fork(), so a child forked while another thread allocated could hang on its
-  # first malloc): the LMDB verifier was such a fork of the multi-threaded node, and a clean-clone run hit it twice
-  # in a row. The verifier is now a program of its own (planb-verify, posix_spawn), so the retries only cover
-  # timing on a loaded 2-core runner until runs show none is needed (docs/testing.md). A sanitizer report is never
-  # retried away: it stays in sanitizer-logs/ and fails the pass.
-  asan) sanitize=address,undefined; subset=(); ctest_extra=(--repeat until-pass:3) ;;
+  # ASan: every test, once. No retries: a sanitizer report fails the pass (docs/testing.md says why the retries
+  # that covered gcc 12's fork hazard were dropped).
+  asan) sanitize=address,undefined; subset=(); ctest_extra=() ;;
   # TSan: the concurrency tests only, less those that assert short product timeouts (tsan_excluded.txt says why).
-  # A failed test runs once more, as under ASan (the same fork hazard, now gone with planb-verify).
   tsan) sanitize=thread; subset=(-DPLANB_TEST_LIST="$supp/tsan_tests.txt")
-    ctest_extra=(--repeat until-pass:2 -E "$(grep -v '^#' "$supp/tsan_excluded.txt" | paste -sd '|')") ;;
+    ctest_extra=(-E "$(grep -v '^#' "$supp/tsan_excluded.txt" | paste -sd '|')") ;;
   *) echo "sanitize.sh: first argument must be asan or tsan, not '$pass'" >&2; exit 2 ;;
 esac
 build=${PLANB_SANITIZE_BUILD_DIR:-$root/build-$pass}

@@ -111,13 +111,12 @@ PLANB_LOOKUP_INLINE Code Search(const Table& table, const KeyScheme& scheme, con
                                 ErrorBuffer* error) {
   KeyPrefix& prefix = candidate->prefix;
   // The LMDB key sought: the prefix with the suffix written after it, in the prefix's own buffer (bytes past
-  // `size` are not part of a KeyPrefix), so that no lookup copies the prefix a second time.
-  const auto append_suffix = [&prefix, suffix](Bytes* target) { return AppendSuffix(suffix, &prefix, target); };
+  // `size` are not part of a KeyPrefix), so that no lookup copies the prefix a second time (AppendSuffix).
   if (candidate->certain && seek == Seek::kExact && intent == Intent::kRead) {
     // The exact row of a certain prefix (direct State): mdb_get is the same single descent without the cursor's
     // checks of its current page, which random lookups never reuse. The cursor stays where it was.
     Bytes target;
-    if (!append_suffix(&target)) return Code::kNotFound;
+    if (!AppendSuffix(suffix, &prefix, &target)) return Code::kNotFound;
     MDB_val k = target.mdb();
     MDB_val v;
     const int rc = mdb_get(table.txn, table.dbi, &k, &v);
@@ -137,7 +136,7 @@ PLANB_LOOKUP_INLINE Code Search(const Table& table, const KeyScheme& scheme, con
   }
   for (;;) {
     Bytes target;
-    if (!append_suffix(&target)) return Code::kNotFound;
+    if (!AppendSuffix(suffix, &prefix, &target)) return Code::kNotFound;
     MDB_val k = target.mdb();
     MDB_val v;
     int rc = mdb_cursor_get(table.cursor, &k, &v, MDB_SET_RANGE);
