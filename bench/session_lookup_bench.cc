@@ -6,6 +6,8 @@
 // synthetic number of events (default 50000), PLANB_BENCH_MIN_TIME for seconds per lookup row (default 0.1). Lookup
 // rows carry the counters bytes_per_row (data.mdb's size over the events) and tree_bytes_per_row (the tables'
 // pages in use; see RowBytes). No RocksDB row here: the state and temporal suites have one.
+// merge_txn/<data>/lmdb_put_of_hashed_layout (and merge_update_txn/...) is raw's merge of the same rows written in
+// the hashed scheme's layout (support/hashed_layout.h): the floor of a hashed merge, what its layout alone costs.
 //
 // The baseline is the obvious layout: LMDB key = key bytes + start + end (PutOrderedI64), empty value; a lookup
 // seeks to (key, time, INT64_MAX), steps back unless it landed there, and walks back over the key's rows until
@@ -34,6 +36,7 @@
 
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
+#include "support/hashed_layout.h"
 #include "support/key_stream.h"
 #include "support/ratio_reporter.h"
 #include "support/scheme_suite.h"
@@ -76,6 +79,9 @@ struct Fixture {
   uint64_t max_duration = 0;  // the longest session, for the baseline's walk
   std::vector<QuerySet> sets;
   SuiteRows suite;
+  // The same rows in the hashed scheme's layout (raw merges' floor). Its update rows grow by "~~" (the stored key
+  // is a value to the raw writer) where Plan B's stay as they are: read its merge_update_txn row as an upper bound.
+  SuiteRows hashed_layout_suite;
   SchemeShards shards;
   RowBytes raw_bytes;
   Env raw_env;
@@ -176,6 +182,15 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
     PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[e.key.size()]), e.time_ms);
     PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[e.key.size() + 8]), e.time_ms + e.timeout_ms);
     value->clear();
+  };
+  f->hashed_layout_suite = f->suite;
+  f->hashed_layout_suite.raw = [p](size_t i, std::string* key, std::string* value) {
+    const SessionEvent& e = p->events[i];
+    *key = HashedLayoutKey(e.key);
+    key->resize(kHashedLayoutKeySize + 16);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[kHashedLayoutKeySize]), e.time_ms);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[kHashedLayoutKeySize + 8]), e.time_ms + e.timeout_ms);
+    *value = HashedLayoutStoredKey(e.key);
   };
   f->raw_bytes = MeasureRowBytes(f->raw_env.get(), dir + "/raw", f->events.size());
   BuildSchemeShards(dir + "/planb", f->suite, &f->shards);
@@ -327,6 +342,7 @@ void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySe
 
 void Register(Fixture* f, const std::string& root) {
   RegisterLoadAndMerge(&f->suite, &f->shards, root);
+  RegisterRawMergeFloor(&f->hashed_layout_suite, "lmdb_put_of_hashed_layout", root);
   std::vector<std::string> groups;
   for (const QuerySet& set : f->sets) {
     groups.push_back(set.group);

@@ -5,6 +5,8 @@
 // Set PLANB_BENCH_ROWS for the synthetic size (default 50000), PLANB_BENCH_MIN_TIME for seconds per lookup row
 // (default 0.1). Lookup rows carry the counters bytes_per_row (data.mdb's size over the rows; RocksDB: SST files)
 // and tree_bytes_per_row (the LMDB tables' pages in use; see RowBytes).
+// merge_txn/<data>/lmdb_put_of_hashed_layout (and merge_update_txn/...) is raw's merge of the same rows written in
+// the hashed scheme's layout (support/hashed_layout.h): the floor of a hashed merge, what its layout alone costs.
 //
 // RocksDB (support/rocksdb_peer.h) holds the baseline's keys and values; a lookup is SeekForPrev to (key, time) on
 // one iterator kept for the run (as the read transaction is) and the same check of the row's key. Its bloom
@@ -38,6 +40,7 @@
 
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
+#include "support/hashed_layout.h"
 #include "support/key_stream.h"
 #include "support/ratio_reporter.h"
 #include "support/rocksdb_peer.h"
@@ -78,6 +81,7 @@ struct Fixture {
   std::vector<TemporalRow> rows;
   std::vector<QuerySet> sets;
   SuiteRows suite;
+  SuiteRows hashed_layout_suite;  // the same rows in the hashed scheme's layout (raw merges' floor)
   SchemeShards shards;
   RowBytes raw_bytes;
   RocksDbPeer rocks;
@@ -176,6 +180,14 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
     record->value = Bytes(r.value);
   };
   f->suite.raw = [p](size_t i, std::string* key, std::string* value) { RawRow(p->rows[i], key, value); };
+  f->hashed_layout_suite = f->suite;
+  f->hashed_layout_suite.raw = [p](size_t i, std::string* key, std::string* value) {
+    const TemporalRow& r = p->rows[i];
+    *key = HashedLayoutKey(r.key);
+    key->resize(kHashedLayoutKeySize + 8);
+    PutOrderedI64(reinterpret_cast<uint8_t*>(&(*key)[kHashedLayoutKeySize]), r.time_ms);
+    *value = HashedLayoutValue(r.key, static_cast<char>(ValueType::kString), r.value);
+  };
   f->raw_bytes = MeasureRowBytes(f->raw_env.get(), dir + "/raw", f->rows.size());
   f->rocks.Build(dir + "/rocksdb", f->rows.size(), f->suite.raw,
                  static_cast<uint64_t>(f->raw_bytes.disk * static_cast<double>(f->rows.size())));
@@ -344,6 +356,7 @@ void PlanBGet(benchmark::State& state, Fixture* f, size_t variant, const QuerySe
 
 void Register(Fixture* f, const std::string& root) {
   RegisterLoadAndMerge(&f->suite, &f->shards, root);
+  RegisterRawMergeFloor(&f->hashed_layout_suite, "lmdb_put_of_hashed_layout", root);
   std::vector<std::string> groups;
   for (const QuerySet& set : f->sets) {
     groups.push_back(set.group);

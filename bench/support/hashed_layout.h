@@ -1,8 +1,9 @@
-// Rows in the hashed scheme's State layout (plugins/schemes/hashed_key.cc, version 2, hash_bits 64), written and
-// read by hand: the floors that the benches set beside a hashed shard (what the layout alone costs a raw LMDB
-// writer or reader). Keep in step with the scheme's format.
-//   LMDB key = XXH3-64 of the key, big-endian, + clash number 0 (2 bytes)
-//   value    = key length (LEB128 varint) + key + type byte + value
+// Rows in the hashed scheme's layout (plugins/schemes/hashed_key.cc, version 2, hash_bits 64), written and read by
+// hand: the floors that the benches set beside a hashed shard (what the layout alone costs a raw LMDB writer or
+// reader). Keep in step with the scheme's and the store types' formats.
+//   LMDB key = XXH3-64 of the key, big-endian, + clash number 0 (2 bytes) [+ the store type's suffix: Temporal
+//              State's time, Session's start and end]
+//   value    = key length (LEB128 varint) + key [+ type byte + value: State, Temporal State]
 #pragma once
 
 #include <xxhash.h>
@@ -30,10 +31,10 @@ inline std::string HashedLayoutKey(std::string_view key) {
   return std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes));
 }
 
-// The row's value: the key (its length first), the type byte, the value.
-inline std::string HashedLayoutValue(std::string_view key, char type_byte, std::string_view value) {
+// A hashed row's stored key: the key's length (LEB128 varint), then the key. A Session row's whole value.
+inline std::string HashedLayoutStoredKey(std::string_view key) {
   std::string out;
-  out.reserve(5 + key.size() + 1 + value.size());
+  out.reserve(5 + key.size());
   for (auto n = static_cast<uint32_t>(key.size()); ; n >>= 7) {
     if (n < 0x80) {
       out.push_back(static_cast<char>(n));
@@ -42,6 +43,12 @@ inline std::string HashedLayoutValue(std::string_view key, char type_byte, std::
     out.push_back(static_cast<char>((n & 0x7F) | 0x80));
   }
   out.append(key);
+  return out;
+}
+
+// The row's value (State, Temporal State): the stored key, the type byte, the value.
+inline std::string HashedLayoutValue(std::string_view key, char type_byte, std::string_view value) {
+  std::string out = HashedLayoutStoredKey(key);
   out.push_back(type_byte);
   out.append(value);
   return out;

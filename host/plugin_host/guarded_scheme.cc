@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "host/common/log_text.h"
 #include "planb/key_form.h"
@@ -212,7 +213,14 @@ Code AskForPlan(const std::string& label, const char* call, Plan** plan, ErrorBu
 // no I/O, so the scheme is asked with no table. Its exceptions reach the caller.
 KeyForm CheckedForm(const KeyScheme& scheme, KeyForm form) {
   if (!key_form::Valid(form)) return KeyForm();
-  const std::string samples[] = {"", "k", "planb", std::string(40, 'x'), std::string(300, 'y'), std::string(600, 'z')};
+  // Lengths across the forms' bounds: the empty key, short and long ones, and both sides of the direct form's
+  // longest key (kDirect, kHybrid).
+  std::vector<std::string> samples = {"", "k", "planb", std::string(40, 'x'), std::string(300, 'y'),
+                                      std::string(600, 'z')};
+  if (form.kind != KeyFormKind::kHashed) {
+    samples.emplace_back(form.max_key, 'm');
+    samples.emplace_back(form.max_key + 1, 'n');
+  }
   const Table none;
   std::string stored;
   for (const std::string& sample : samples) {
@@ -228,7 +236,7 @@ KeyForm CheckedForm(const KeyScheme& scheme, KeyForm form) {
       return KeyForm();
     }
     const uint32_t size = scheme.StoredKeySize(theirs.prefix, key);
-    if (form.kind == KeyFormKind::kDirect) {
+    if (ours.certain) {  // a direct form: no stored key
       if (size != 0) return KeyForm();
       continue;
     }

@@ -22,9 +22,9 @@ using scheme_parts::DirectForm;
 using scheme_parts::HashForm;
 
 constexpr uint32_t kVersion = 2;
-constexpr uint8_t kDirectTag = 0x00;
-constexpr uint8_t kHashedTag = 0x01;
-constexpr uint32_t kTagBytes = 1;
+constexpr uint8_t kDirectTag = key_form::kHybridDirectTag;
+constexpr uint8_t kHashedTag = key_form::kHybridHashedTag;
+constexpr uint32_t kTagBytes = key_form::kTagBytes;
 
 class HybridKeyScheme final : public value_dedup::SchemeWithValues {
  public:
@@ -104,6 +104,16 @@ class HybridKeyScheme final : public value_dedup::SchemeWithValues {
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
+
+  // Both forms are planb/key_form.h's kHybrid: lookups compute them without calling here.
+  KeyForm LookupForm() const noexcept override {
+    KeyForm form;
+    form.kind = KeyFormKind::kHybrid;
+    form.hash_bits = hash_.hash_bits();
+    form.max_key = direct_max_;
+    form.length_prefixed = direct_.length_prefixed() ? 1 : 0;
+    return form;
+  }
 
  private:
   const DirectForm direct_;

@@ -10,13 +10,12 @@
 // id, stepping forward with the rows (so a row costs no read of the batch's ids either). The tables end up as
 // the key-by-key merge leaves them: the same ids and clash numbers, and nothing for a key without rows.
 //
-// Memory: about 40 bytes per batch key while planning and 24 kept for the merge (keys are views into the
+// Memory: about 56 bytes per batch key while planning and 24 kept for the merge (keys are views into the
 // batch's map), no more than the batch's own index and id entries take on disk: bounded by the batch's size.
 #pragma once
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 #include <vector>
 
 #include "id_index.h"
@@ -98,7 +97,8 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
 
     // The batch's keys, from its ids (4-byte ids in increasing order; the 1-byte counter is skipped), those with
     // rows only: a key the batch lists without one gets nothing in the shard, as key by key. The rows are in id
-    // order too, so `batch.cursor` moves forward, one seek per key (mostly on the page it is on).
+    // order too, so `batch.cursor` only moves forward: the row it is on, or the next one (a State batch has one
+    // row per key), mostly answers; a seek only when neither does.
     ScopedCursor batch_ids;
     int rc = mdb_cursor_open(batch.txn, batch.scheme_tables[1], &batch_ids.cursor);
     MDB_val k;
@@ -106,31 +106,50 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
     uint8_t row_prefix[1 + kIdBytes];
     if (tag.size != 0) row_prefix[0] = tag.data[0];
     const uint32_t row_prefix_size = static_cast<uint32_t>(tag.size) + kIdBytes;
-    for (rc = rc == MDB_SUCCESS ? mdb_cursor_get(batch_ids.cursor, &k, &v, MDB_FIRST) : rc; rc == MDB_SUCCESS;
-         rc = mdb_cursor_get(batch_ids.cursor, &k, &v, MDB_NEXT)) {
+    MDB_val row{0, nullptr};  // the row `batch.cursor` is on (none yet)
+    MDB_val row_value;
+    bool rows_left = true;
+    // Whether `row` sorts before the rows under `row_prefix` (LMDB's order: bytes, then the shorter first).
+    const auto before_prefix = [&] {
+      const size_t common = std::min<size_t>(row.mv_size, row_prefix_size);
+      const int order = std::memcmp(row.mv_data, row_prefix, common);
+      return order < 0 || (order == 0 && row.mv_size < row_prefix_size);
+    };
+    for (rc = rc == MDB_SUCCESS ? mdb_cursor_get(batch_ids.cursor, &k, &v, MDB_FIRST) : rc;
+         rc == MDB_SUCCESS && rows_left; rc = mdb_cursor_get(batch_ids.cursor, &k, &v, MDB_NEXT)) {
       if (k.mv_size != kIdBytes || v.mv_size < min_key || v.mv_size > max_key) continue;
       std::memcpy(row_prefix + tag.size, k.mv_data, kIdBytes);
-      MDB_val row{row_prefix_size, row_prefix};
-      MDB_val row_value;
-      const int at = mdb_cursor_get(batch.cursor, &row, &row_value, MDB_SET_RANGE);
-      if (at != MDB_SUCCESS && at != MDB_NOTFOUND) {
-        return Fail(error, Code::kIOError, "reading the batch's rows: %s", mdb_strerror(at));
+      int at = MDB_SUCCESS;
+      if (row.mv_data != nullptr && before_prefix()) at = mdb_cursor_get(batch.cursor, &row, &row_value, MDB_NEXT);
+      if (at == MDB_SUCCESS && (row.mv_data == nullptr || before_prefix())) {
+        row = MDB_val{row_prefix_size, row_prefix};
+        at = mdb_cursor_get(batch.cursor, &row, &row_value, MDB_SET_RANGE);
       }
-      if (at == MDB_NOTFOUND || row.mv_size < row_prefix_size ||
-          std::memcmp(row.mv_data, row_prefix, row_prefix_size) != 0) {
+      if (at == MDB_NOTFOUND) {
+        rows_left = false;  // past the last row: no later id has one either
+        continue;
+      }
+      if (at != MDB_SUCCESS) return Fail(error, Code::kIOError, "reading the batch's rows: %s", mdb_strerror(at));
+      if (row.mv_size < row_prefix_size || std::memcmp(row.mv_data, row_prefix, row_prefix_size) != 0) {
         continue;  // no row under the id
       }
       const Bytes key(v);
       keys.push_back(Key{index.HashOf(key), key, GetU32(static_cast<const uint8_t*>(k.mv_data)), 0, 0, State::kNew});
     }
+    if (!rows_left) rc = MDB_NOTFOUND;
     if (rc != MDB_NOTFOUND) return Fail(error, Code::kIOError, "reading the batch's lookup table: %s", mdb_strerror(rc));
     if (keys.empty()) return Code::kOk;
 
     // Joined with the shard's index in hash order (batch id order within a hash, as key by key would).
-    std::vector<uint32_t> by_hash(keys.size());
-    std::iota(by_hash.begin(), by_hash.end(), 0u);
-    std::sort(by_hash.begin(), by_hash.end(), [&](uint32_t a, uint32_t b) {
-      return keys[a].hash != keys[b].hash ? keys[a].hash < keys[b].hash : a < b;
+    // Sorted as (hash, position) pairs: the hash beside the position, not read through it.
+    struct HashAt {
+      uint64_t hash;
+      uint32_t at;  // in `keys`
+    };
+    std::vector<HashAt> by_hash(keys.size());
+    for (uint32_t i = 0; i < keys.size(); ++i) by_hash[i] = HashAt{keys[i].hash, i};
+    std::sort(by_hash.begin(), by_hash.end(), [](const HashAt& a, const HashAt& b) {
+      return a.hash != b.hash ? a.hash < b.hash : a.at < b.at;
     });
     ScopedCursor shard_index;
     rc = mdb_cursor_open(shard.txn, shard.scheme_tables[0], &shard_index.cursor);
@@ -141,9 +160,9 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
     std::vector<Bytes> held;  // one hash's entries in the shard, by clash number: id + key
     uint64_t new_keys = 0;
     for (size_t group = 0; group < by_hash.size();) {
-      const uint64_t hash = keys[by_hash[group]].hash;
+      const uint64_t hash = by_hash[group].hash;
       size_t end = group + 1;
-      while (end < by_hash.size() && keys[by_hash[end]].hash == hash) ++end;
+      while (end < by_hash.size() && by_hash[end].hash == hash) ++end;
       index.WriteHashBytes(hash, probe);
       PutU16(probe + hash_bytes, 0);
       // Clash numbers are dense: a hash's entries are those from 0 up to the first number absent, as a lookup
@@ -164,7 +183,7 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
       }
       uint32_t free_clash = static_cast<uint32_t>(held.size());
       for (size_t i = group; i < end; ++i) {
-        Key& key = keys[by_hash[i]];
+        Key& key = keys[by_hash[i].at];
         const auto same_key = [&](Bytes entry) {
           return entry.size - kIdBytes == key.key.size &&
                  (key.key.size == 0 || std::memcmp(entry.data + kIdBytes, key.key.data, key.key.size) == 0);
@@ -176,10 +195,10 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
           continue;
         }
         for (size_t j = group; j < i && key.state == State::kNew; ++j) {
-          const Key& earlier = keys[by_hash[j]];
+          const Key& earlier = keys[by_hash[j].at];
           if (earlier.state != State::kSame && earlier.key == key.key) {
             key.state = State::kSame;
-            key.shard_id = by_hash[j];
+            key.shard_id = by_hash[j].at;
           }
         }
         if (key.state == State::kSame) continue;
@@ -213,8 +232,8 @@ inline Code PlanIdMerge(const IdIndex& index, const Table& batch, const Table& s
     // Their entries: the index's in hash order, the ids' in id order, each through one cursor; the counter once.
     SortedPuts index_puts{shard_index.cursor};
     SortedPuts id_puts{shard_ids.cursor};
-    for (const uint32_t at : by_hash) {
-      const Key& key = keys[at];
+    for (const HashAt& sorted : by_hash) {
+      const Key& key = keys[sorted.at];
       if (key.state != State::kNew) continue;
       index.WriteHashBytes(key.hash, probe);
       PutU16(probe + hash_bytes, key.clash);

@@ -1,4 +1,4 @@
-// planb/key_form.h against the real `hashed` and `direct` scheme plugins: the forms they report (through the
+// planb/key_form.h against the real `hashed`, `direct` and `hybrid` scheme plugins: the forms they report (through the
 // host, as a store type gets them) and, key by key, the same first candidates and stored keys as the schemes' own
 // calls, since a lookup on a form makes no call into the scheme.
 #include <gtest/gtest.h>
@@ -63,8 +63,24 @@ TEST(KeyForm, HashedAndDirectReportTheirFormsThroughTheHost) {
   EXPECT_EQ(form.length_prefixed, 1u);
 }
 
+TEST(KeyForm, HybridReportsItsFormThroughTheHost) {
+  KeyForm form = FormOfMap("state", "hybrid");
+  EXPECT_EQ(form.kind, KeyFormKind::kHybrid);
+  EXPECT_EQ(form.hash_bits, 64u);
+  EXPECT_EQ(form.max_key, 510u);  // a tag byte, then the key
+  EXPECT_EQ(form.length_prefixed, 0u);
+  form = FormOfMap("session", "hybrid", {{"direct_max", "40"}, {"hash_bits", "32"}, {"value_dedup", "true"}});
+  EXPECT_EQ(form.kind, KeyFormKind::kHybrid);
+  EXPECT_EQ(form.hash_bits, 32u);
+  EXPECT_EQ(form.max_key, 40u);
+  EXPECT_EQ(form.length_prefixed, 1u);
+  form = FormOfMap("temporal", "hybrid", {{"direct_max", "0"}});  // the empty key direct, every other hashed
+  EXPECT_EQ(form.kind, KeyFormKind::kHybrid);
+  EXPECT_EQ(form.max_key, 0u);
+}
+
 TEST(KeyForm, OtherSchemesAreAskedEveryStep) {
-  for (const char* scheme : {"hybrid", "lookup_table", "variable"}) {
+  for (const char* scheme : {"lookup_table", "variable"}) {
     EXPECT_EQ(FormOfMap("state", scheme).kind, KeyFormKind::kCallScheme) << scheme;
   }
 }
@@ -93,7 +109,7 @@ void ExpectTheSchemesOwnAnswers(const std::string& name, uint32_t suffix_size,
     ASSERT_EQ(ours.prefix.size, theirs.prefix.size);
     ASSERT_EQ(std::memcmp(ours.prefix.bytes, theirs.prefix.bytes, ours.prefix.size), 0) << sample.size();
     const uint32_t size = scheme->StoredKeySize(theirs.prefix, key);
-    if (form.kind == KeyFormKind::kDirect) {
+    if (ours.certain) {  // a direct form
       ASSERT_EQ(size, 0u);
       continue;
     }
@@ -118,6 +134,46 @@ TEST(KeyForm, HashedFormsGiveTheSchemesOwnCandidatesAndStoredKeys) {
 
 TEST(KeyForm, DirectFormsGiveTheSchemesOwnCandidatesAndRefuseTheSameKeys) {
   for (uint32_t suffix : {0u, 8u, 16u, 400u}) ExpectTheSchemesOwnAnswers("direct", suffix, {});
+}
+
+TEST(KeyForm, HybridFormsGiveTheSchemesOwnCandidatesAndStoredKeys) {
+  for (const char* bits : {"8", "32", "64"}) {
+    for (uint32_t suffix : {0u, 8u, 16u}) {
+      ExpectTheSchemesOwnAnswers("hybrid", suffix, {{"hash_bits", bits}});  // direct_max: the most the suffix allows
+      for (const char* direct_max : {"0", "1", "32", "127", "128", "400"}) {
+        ExpectTheSchemesOwnAnswers("hybrid", suffix, {{"hash_bits", bits}, {"direct_max", direct_max}});
+      }
+    }
+  }
+}
+
+TEST(KeyForm, MalformedHybridFormsAreNotValid) {
+  KeyForm form;
+  form.kind = KeyFormKind::kHybrid;
+  form.hash_bits = 64;
+  form.max_key = 510;
+  EXPECT_TRUE(key_form::Valid(form));
+  form.max_key = 511;  // with the tag, one past LMDB's key limit
+  EXPECT_FALSE(key_form::Valid(form));
+  form.max_key = 508;
+  form.length_prefixed = 1;
+  EXPECT_TRUE(key_form::Valid(form));
+  form.max_key = 509;
+  EXPECT_FALSE(key_form::Valid(form));
+  form.max_key = 32;
+  form.length_prefixed = 2;
+  EXPECT_FALSE(key_form::Valid(form));
+  form.length_prefixed = 0;
+  form.hash_bits = 7;
+  EXPECT_FALSE(key_form::Valid(form));
+  form.hash_bits = 65;
+  EXPECT_FALSE(key_form::Valid(form));
+  form.hash_bits = 8;
+  form.max_key = 0xFFFFFFFFu;  // no wrap-around past the limit
+  EXPECT_FALSE(key_form::Valid(form));
+  form.kind = static_cast<KeyFormKind>(4);  // a kind from a later SDK
+  form.max_key = 32;
+  EXPECT_FALSE(key_form::Valid(form));
 }
 
 TEST(KeyForm, AStoredKeyCutShortOrMalformedIsNoMatch) {

@@ -18,6 +18,9 @@ namespace planb::key_form {
 inline constexpr uint32_t kClashBytes = 2;          // a hashed prefix's clash number, big-endian
 inline constexpr uint32_t kMaxHashBytes = 8;
 inline constexpr uint32_t kDirectLengthBytes = 2;   // a direct prefix's key length, when length-prefixed
+inline constexpr uint8_t kHybridDirectTag = 0x00;    // kHybrid: the tag byte before each of its two forms
+inline constexpr uint8_t kHybridHashedTag = 0x01;
+inline constexpr uint32_t kTagBytes = 1;
 
 inline uint32_t HashBytes(uint32_t hash_bits) { return (hash_bits + 7) / 8; }
 
@@ -112,14 +115,23 @@ inline Code NextHashedCandidate(Bytes after, KeyPrefix* prefix) {
   return Code::kOk;
 }
 
+// Whether `form`'s uncertain candidates are hashed ones, whose rows start their values with the stored key.
+inline bool StoresHashedKeys(const KeyForm& form) {
+  return form.kind == KeyFormKind::kHashed || form.kind == KeyFormKind::kHybrid;
+}
+
 // Whether `form` is one this SDK computes, with sane parameters (the host checks a scheme's form with this).
 inline bool Valid(const KeyForm& form) {
+  const bool direct_fits = form.length_prefixed <= 1 && form.max_key <= kMaxLmdbKeySize &&
+                           form.max_key + form.length_prefixed * kDirectLengthBytes <= kMaxLmdbKeySize;
   switch (form.kind) {
     case KeyFormKind::kHashed:
       return form.hash_bits >= 8 && form.hash_bits <= 64;
     case KeyFormKind::kDirect:
-      return form.length_prefixed <= 1 && form.max_key >= 1 &&
-             form.max_key + form.length_prefixed * kDirectLengthBytes <= kMaxLmdbKeySize;
+      return direct_fits && form.max_key >= 1;
+    case KeyFormKind::kHybrid:
+      return form.hash_bits >= 8 && form.hash_bits <= 64 && direct_fits &&
+             kTagBytes + form.max_key + form.length_prefixed * kDirectLengthBytes <= kMaxLmdbKeySize;
     default:
       return false;
   }
@@ -132,6 +144,18 @@ inline Code FirstCandidate(const KeyForm& form, Bytes key, Candidate* out) {
   if (form.kind == KeyFormKind::kHashed) {
     out->prefix.size = WriteHashedFirst(form.hash_bits, key, out->prefix.bytes);
     out->certain = false;  // another key may hold clash 0 of this hash
+    return Code::kOk;
+  }
+  if (form.kind == KeyFormKind::kHybrid) {
+    // Which form a key takes depends only on its length.
+    out->certain = key.size <= form.max_key;
+    if (out->certain) {
+      out->prefix.bytes[0] = kHybridDirectTag;
+      out->prefix.size = kTagBytes + WriteDirect(form.length_prefixed != 0, key, out->prefix.bytes + kTagBytes);
+    } else {
+      out->prefix.bytes[0] = kHybridHashedTag;
+      out->prefix.size = kTagBytes + WriteHashedFirst(form.hash_bits, key, out->prefix.bytes + kTagBytes);
+    }
     return Code::kOk;
   }
   if (key.size == 0 || key.size > form.max_key) return Code::kNotFound;

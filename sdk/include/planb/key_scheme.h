@@ -49,13 +49,15 @@ enum class KeyFormKind : uint32_t {
                     // clash number 0 (2 bytes); stored key: the key's length (LEB128 varint) + the key
   kDirect = 2,      // prefix: the key (after its length, 2 bytes big-endian, when `length_prefixed`), certain;
                     // keys of 1 to `max_key` bytes (others are absent); no stored key
+  kHybrid = 3,      // (7.7) keys of 0 to `max_key` bytes: tag 0x00 + the direct form (certain, no stored key);
+                    // longer keys: tag 0x01 + the hashed form (prefix and stored key as kHashed)
 };
 
 struct KeyForm {
   KeyFormKind kind = KeyFormKind::kCallScheme;
-  uint32_t hash_bits = 0;        // kHashed: 8 to 64
-  uint32_t max_key = 0;          // kDirect: the longest key the form holds
-  uint32_t length_prefixed = 0;  // kDirect: 1 when the prefix starts with the key's length
+  uint32_t hash_bits = 0;        // kHashed, kHybrid: 8 to 64
+  uint32_t max_key = 0;          // kDirect, kHybrid: the longest key of the direct form
+  uint32_t length_prefixed = 0;  // kDirect, kHybrid: 1 when the direct form starts with the key's length
 };
 
 // Bytes EncodeValue may hand back from its scratch buffer (a reference into a value table, say).

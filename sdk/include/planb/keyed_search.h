@@ -99,7 +99,7 @@ PLANB_LOOKUP_INLINE bool AppendSuffix(Bytes suffix, KeyPrefix* prefix, Bytes* ta
 // the scheme; the stored key's size into `out` when it is.
 PLANB_LOOKUP_INLINE bool MatchRow(const KeyScheme& scheme, const KeyForm& form, const KeyPrefix& prefix, Bytes key,
                                   const MDB_val& v, KeySearch* out) {
-  return form.kind == KeyFormKind::kHashed ? key_form::MatchHashedStoredKey(Bytes(v), key, &out->stored_key_size)
+  return key_form::StoresHashedKeys(form) ? key_form::MatchHashedStoredKey(Bytes(v), key, &out->stored_key_size)
                                            : scheme.MatchStoredKey(prefix, key, Bytes(v), &out->stored_key_size);
 }
 
@@ -191,9 +191,9 @@ PLANB_LOOKUP_INLINE Code Search(const Table& table, const KeyScheme& scheme, con
       out->taken = under;
       if (at_end) return Code::kNotFound;  // candidates only grow: none lies past the table's end
     }
-    // Leaves `prefix` as it was on kNotFound. On the hashed form, the row after the candidate's tells (a miss: the
-    // next hash's row) without a call; with no such row known, the scheme seeks.
-    const Code code = form.kind == KeyFormKind::kHashed && after.data != nullptr
+    // Leaves `prefix` as it was on kNotFound. On the hashed forms (kHashed, kHybrid's long keys), the row after
+    // the candidate's tells (a miss: the next hash's row) without a call; with no such row known, the scheme seeks.
+    const Code code = key_form::StoresHashedKeys(form) && after.data != nullptr
                           ? key_form::NextHashedCandidate(after, &prefix)
                           : scheme.NextCandidate(table, key, after, &prefix, error);
     if (code != Code::kOk) return code;
@@ -223,7 +223,7 @@ PLANB_LOOKUP_INLINE Code FindKeyedRow(const Table& table, const KeyScheme& schem
     out->prefix.size = 0;
     return code;
   }
-  if (inline_form && form.kind == KeyFormKind::kDirect) {  // no stored key: StoredKeySizeOf need not ask
+  if (inline_form && candidate.certain) {  // a direct form: no stored key, so StoredKeySizeOf need not ask
     out->stored_key_known = true;
     out->stored_key_size = 0;
   }

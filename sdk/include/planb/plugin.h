@@ -39,11 +39,13 @@ namespace planb {
 //    that proves the row the key's, and skips DecodeValue where values are stored as they are.
 // 7.6: KeyScheme::LookupForm and KeyForm (planb/key_form.h): lookups on the built-in hashed and direct forms
 //    compute the first candidate and check the stored key without calling the scheme.
+// 7.7: KeyFormKind::kHybrid: lookups on the built-in hybrid scheme's two forms (direct and hashed, told apart by a
+//    tag byte) make no scheme calls either. A 7.6 host does not know the kind and calls the scheme.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 6;
+inline constexpr uint32_t kAbiMinor = 7;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <utility>
 
 #include "host/plugin_host/guarded_scheme.h"
 #include "planb/key_form.h"
@@ -175,6 +176,55 @@ TEST(GuardedSchemeLookups, AMalformedFormIsNotHandedOn) {
     EXPECT_EQ(FormThroughTheGuard(inner, 6).kind, KeyFormKind::kCallScheme);
     EXPECT_EQ(inner.form_calls, 1);
   }
+}
+
+// SDK 7.7: a scheme that writes the hybrid form of `written` and claims `claimed`.
+class HybridFormScheme final : public testing::StubScheme {
+ public:
+  HybridFormScheme(KeyForm written, KeyForm claimed) : written_(written), claimed_(claimed) {}
+  Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const override {
+    return key_form::FirstCandidate(written_, key, out);
+  }
+  uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const override {
+    return prefix.bytes[0] == key_form::kHybridHashedTag ? key_form::HashedStoredKeySize(key) : 0;
+  }
+  void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const override {
+    if (prefix.bytes[0] == key_form::kHybridHashedTag) key_form::WriteHashedStoredKey(key, out);
+  }
+  KeyForm LookupForm() const override { return claimed_; }
+
+ private:
+  const KeyForm written_;
+  const KeyForm claimed_;
+};
+
+KeyForm Hybrid(uint32_t max_key, uint32_t length_prefixed = 0, uint32_t bits = 64) {
+  KeyForm form;
+  form.kind = KeyFormKind::kHybrid;
+  form.hash_bits = bits;
+  form.max_key = max_key;
+  form.length_prefixed = length_prefixed;
+  return form;
+}
+
+TEST(GuardedSchemeLookups, AHybridFormIsHandedOnOnlyWhenItsBoundIsTheSchemes) {
+  for (const KeyForm& form : {Hybrid(32), Hybrid(0), Hybrid(510), Hybrid(100, 1, 16)}) {
+    HybridFormScheme inner(form, form);
+    const KeyForm handed = FormThroughTheGuard(inner, 7);
+    EXPECT_EQ(handed.kind, KeyFormKind::kHybrid) << form.max_key;
+    EXPECT_EQ(handed.max_key, form.max_key);
+  }
+  // One byte off either way, another length form or other bits: the keys at the bound tell.
+  const std::pair<KeyForm, KeyForm> lies[] = {{Hybrid(32), Hybrid(33)}, {Hybrid(32), Hybrid(31)},
+                                              {Hybrid(32), Hybrid(32, 1)}, {Hybrid(32, 0, 32), Hybrid(32)},
+                                              {Hybrid(0), Hybrid(1)}};
+  for (const auto& [written, claimed] : lies) {
+    HybridFormScheme inner(written, claimed);
+    EXPECT_EQ(FormThroughTheGuard(inner, 7).kind, KeyFormKind::kCallScheme)
+        << "writes " << written.max_key << ", claims " << claimed.max_key;
+  }
+  HybridFormScheme too_long(Hybrid(32), Hybrid(511));  // past LMDB's limit with its tag
+  EXPECT_EQ(FormThroughTheGuard(too_long, 7).kind, KeyFormKind::kCallScheme);
 }
 
 }  // namespace

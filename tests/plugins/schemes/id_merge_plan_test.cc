@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -147,6 +148,51 @@ TEST_P(IdMergePlanTest, AKeyTheBatchListsWithoutARowGetsNothingInTheShard) {
   EXPECT_EQ(index.size(), 1u);
   std::string value;
   EXPECT_EQ(GetValue(*env_, Key("without-row"), &value), Code::kNotFound);
+  EXPECT_EQ(SchemeTableProblems(*env_), "");
+}
+
+// Ids without rows before, between and after those with rows: the plan walks the batch's rows forward beside its
+// ids, and a row-less id must neither take a later id's row nor hide it.
+TEST_P(IdMergePlanTest, KeysListedWithoutRowsAmongThoseWithRowsGetNothing) {
+  Rows rows;
+  for (int i = 0; i < 8; ++i) rows.emplace_back(Key("k" + std::to_string(i)), "v" + std::to_string(i));
+  std::shared_ptr<MapEnv> batch = Batch(rows);
+  ASSERT_EQ(Ids(batch).size(), 8u);
+  {
+    // The rows of ids 0, 2, 3, 5 and 7 go (a row key ends with its 4-byte id: State appends nothing).
+    MapTxn txn;
+    ASSERT_TRUE(txn.Begin(batch, true).ok());
+    MDB_cursor* cursor = txn.table().cursor;
+    MDB_val k;
+    MDB_val v;
+    int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+    int deleted = 0;
+    while (rc == MDB_SUCCESS) {
+      const uint8_t last = static_cast<const uint8_t*>(k.mv_data)[k.mv_size - 1];
+      if (last == 0 || last == 2 || last == 3 || last == 5 || last == 7) {
+        ASSERT_EQ(mdb_cursor_del(cursor, 0), MDB_SUCCESS);
+        ++deleted;
+      }
+      rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT);  // after a delete: the row that followed it
+    }
+    ASSERT_EQ(deleted, 5);
+    ASSERT_TRUE(txn.Commit().ok());
+  }
+  WriteSchemeTable(1, {{std::string("\0\0\0\x09", 4), Key("past-the-rows")}}, batch);
+
+  const Status s = MergeInto(batch, env_);
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::set<std::string> kept;
+  for (const auto& [id, key] : Ids()) kept.insert(key);
+  EXPECT_EQ(kept, (std::set<std::string>{Key("k1"), Key("k4"), Key("k6")}));
+  std::string value;
+  for (int i = 0; i < 8; ++i) {
+    const bool has_row = i == 1 || i == 4 || i == 6;
+    EXPECT_EQ(GetValue(*env_, Key("k" + std::to_string(i)), &value), has_row ? Code::kOk : Code::kNotFound) << i;
+    if (has_row) {
+      EXPECT_EQ(value, "v" + std::to_string(i));
+    }
+  }
   EXPECT_EQ(SchemeTableProblems(*env_), "");
 }
 
