@@ -225,6 +225,7 @@ KeyForm CheckedForm(const KeyScheme& scheme, KeyForm form) {
   std::string stored;
   for (const std::string& sample : samples) {
     const Bytes key(sample);
+    if (!key_form::Computes(form, key)) continue;  // lookups ask the scheme for it: nothing to agree on
     Candidate theirs;
     Candidate ours;
     ErrorBuffer error;

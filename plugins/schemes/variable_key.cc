@@ -24,12 +24,12 @@ using scheme_parts::IdIndex;
 using scheme_parts::kIdBytes;
 
 constexpr uint32_t kVersion = 2;
-constexpr uint8_t kDirectTag = 0x00;
-constexpr uint8_t kIdTag = 0x01;
-constexpr uint8_t kHashedTag = 0x02;
-constexpr uint32_t kTagBytes = 1;
+constexpr uint8_t kDirectTag = key_form::kVariableDirectTag;
+constexpr uint8_t kIdTag = key_form::kVariableIdTag;
+constexpr uint8_t kHashedTag = key_form::kVariableHashedTag;
+constexpr uint32_t kTagBytes = key_form::kTagBytes;
 constexpr uint32_t kDefaultDirectMax = 32;
-constexpr uint32_t kIdMax = kMaxLmdbKeySize;  // keys the lookup table takes: up to LMDB's key limit
+constexpr uint32_t kIdMax = key_form::kVariableIdMax;  // keys the lookup table takes: up to LMDB's key limit
 
 class VariableKeyScheme final : public value_dedup::SchemeWithValues {
  public:
@@ -141,6 +141,17 @@ class VariableKeyScheme final : public value_dedup::SchemeWithValues {
   }
 
   Bytes Layout() const noexcept override { return Bytes(layout_); }
+
+  // The direct and hashed forms are planb/key_form.h's kVariable: lookups of those keys make no call here (keys
+  // of the id form still do: only this scheme reads its table).
+  KeyForm LookupForm() const noexcept override {
+    KeyForm form;
+    form.kind = KeyFormKind::kVariable;
+    form.hash_bits = hash_.hash_bits();
+    form.max_key = direct_max_;
+    form.length_prefixed = direct_.length_prefixed() ? 1 : 0;
+    return form;
+  }
 
  private:
   const DirectForm direct_;

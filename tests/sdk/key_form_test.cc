@@ -1,4 +1,4 @@
-// planb/key_form.h against the real `hashed`, `direct` and `hybrid` scheme plugins: the forms they report (through the
+// planb/key_form.h against the real `hashed`, `direct`, `hybrid` and `variable` scheme plugins: the forms they report (through the
 // host, as a store type gets them) and, key by key, the same first candidates and stored keys as the schemes' own
 // calls, since a lookup on a form makes no call into the scheme.
 #include <gtest/gtest.h>
@@ -79,10 +79,36 @@ TEST(KeyForm, HybridReportsItsFormThroughTheHost) {
   EXPECT_EQ(form.max_key, 0u);
 }
 
-TEST(KeyForm, OtherSchemesAreAskedEveryStep) {
-  for (const char* scheme : {"lookup_table", "variable"}) {
-    EXPECT_EQ(FormOfMap("state", scheme).kind, KeyFormKind::kCallScheme) << scheme;
+TEST(KeyForm, VariableReportsItsFormThroughTheHost) {
+  KeyForm form = FormOfMap("state", "variable");
+  EXPECT_EQ(form.kind, KeyFormKind::kVariable);
+  EXPECT_EQ(form.hash_bits, 64u);
+  EXPECT_EQ(form.max_key, 32u);  // the default direct_max
+  EXPECT_EQ(form.length_prefixed, 0u);
+  form = FormOfMap("temporal", "variable", {{"direct_max", "500"}, {"hash_bits", "16"}, {"value_dedup", "true"}});
+  EXPECT_EQ(form.kind, KeyFormKind::kVariable);
+  EXPECT_EQ(form.hash_bits, 16u);
+  EXPECT_EQ(form.max_key, 500u);
+  EXPECT_EQ(form.length_prefixed, 1u);
+}
+
+TEST(KeyForm, VariableLeavesItsIdFormToTheScheme) {
+  KeyForm form;
+  form.kind = KeyFormKind::kVariable;
+  form.hash_bits = 64;
+  form.max_key = 32;
+  EXPECT_TRUE(key_form::Computes(form, Bytes(std::string(32, 'k'))));
+  EXPECT_FALSE(key_form::Computes(form, Bytes(std::string(33, 'k'))));
+  EXPECT_FALSE(key_form::Computes(form, Bytes(std::string(511, 'k'))));
+  EXPECT_TRUE(key_form::Computes(form, Bytes(std::string(512, 'k'))));
+  for (const KeyFormKind kind : {KeyFormKind::kHashed, KeyFormKind::kDirect, KeyFormKind::kHybrid}) {
+    form.kind = kind;
+    EXPECT_TRUE(key_form::Computes(form, Bytes(std::string(100, 'k'))));
   }
+}
+
+TEST(KeyForm, LookupTableIsAskedEveryStep) {
+  EXPECT_EQ(FormOfMap("state", "lookup_table").kind, KeyFormKind::kCallScheme);
 }
 
 // Every key's first read candidate and stored key, from the scheme plugin itself (no host guard in between) and
@@ -97,8 +123,11 @@ void ExpectTheSchemesOwnAnswers(const std::string& name, uint32_t suffix_size,
   ASSERT_TRUE(key_form::Valid(form));
   const Table none;
   std::vector<uint8_t> stored;
+  size_t certain = 0;
+  size_t uncertain = 0;
   for (const std::string& sample : SampleKeys()) {
     const Bytes key(sample);
+    if (!key_form::Computes(form, key)) continue;  // variable's id form: the scheme's own (its table)
     Candidate theirs;
     Candidate ours;
     ErrorBuffer error;
@@ -106,6 +135,7 @@ void ExpectTheSchemesOwnAnswers(const std::string& name, uint32_t suffix_size,
     ASSERT_EQ(key_form::FirstCandidate(form, key, &ours), code) << sample.size() << "-byte key";
     if (code != Code::kOk) continue;
     ASSERT_EQ(ours.certain, theirs.certain);
+    ++(ours.certain ? certain : uncertain);
     ASSERT_EQ(ours.prefix.size, theirs.prefix.size);
     ASSERT_EQ(std::memcmp(ours.prefix.bytes, theirs.prefix.bytes, ours.prefix.size), 0) << sample.size();
     const uint32_t size = scheme->StoredKeySize(theirs.prefix, key);
@@ -124,6 +154,9 @@ void ExpectTheSchemesOwnAnswers(const std::string& name, uint32_t suffix_size,
       ASSERT_FALSE(key_form::MatchHashedStoredKey(Bytes(stored.data(), stored.size()), Bytes(other), &matched));
     }
   }
+  // Both sides of every form were tried: direct keys (certain) where the form has them, hashed ones where it does.
+  EXPECT_EQ(certain != 0, form.kind != KeyFormKind::kHashed);
+  EXPECT_EQ(uncertain != 0, form.kind != KeyFormKind::kDirect);
 }
 
 TEST(KeyForm, HashedFormsGiveTheSchemesOwnCandidatesAndStoredKeys) {
@@ -147,9 +180,22 @@ TEST(KeyForm, HybridFormsGiveTheSchemesOwnCandidatesAndStoredKeys) {
   }
 }
 
-TEST(KeyForm, MalformedHybridFormsAreNotValid) {
+TEST(KeyForm, VariableFormsGiveTheSchemesOwnCandidatesAndStoredKeys) {
+  for (const char* bits : {"8", "32", "64"}) {
+    for (uint32_t suffix : {0u, 8u, 16u}) {
+      ExpectTheSchemesOwnAnswers("variable", suffix, {{"hash_bits", bits}});  // direct_max 32
+      for (const char* direct_max : {"0", "1", "127", "128", "400"}) {
+        ExpectTheSchemesOwnAnswers("variable", suffix, {{"hash_bits", bits}, {"direct_max", direct_max}});
+      }
+    }
+  }
+}
+
+class MalformedTaggedForms : public ::testing::TestWithParam<KeyFormKind> {};
+
+TEST_P(MalformedTaggedForms, AreNotValid) {
   KeyForm form;
-  form.kind = KeyFormKind::kHybrid;
+  form.kind = GetParam();
   form.hash_bits = 64;
   form.max_key = 510;
   EXPECT_TRUE(key_form::Valid(form));
@@ -171,9 +217,68 @@ TEST(KeyForm, MalformedHybridFormsAreNotValid) {
   form.hash_bits = 8;
   form.max_key = 0xFFFFFFFFu;  // no wrap-around past the limit
   EXPECT_FALSE(key_form::Valid(form));
-  form.kind = static_cast<KeyFormKind>(4);  // a kind from a later SDK
+  form.kind = static_cast<KeyFormKind>(5);  // a kind from a later SDK
   form.max_key = 32;
   EXPECT_FALSE(key_form::Valid(form));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, MalformedTaggedForms, ::testing::Values(KeyFormKind::kHybrid, KeyFormKind::kVariable),
+                         [](const ::testing::TestParamInfo<KeyFormKind>& info) {
+                           return info.param == KeyFormKind::kHybrid ? std::string("Hybrid")
+                                                                     : std::string("Variable");
+                         });
+
+// A merge reads every batch row of the hashed form with DecodeHashedRow: the same key and sizes as the hashed
+// scheme's own DecodeRow, and no answer (the scheme's error instead) where DecodeRow refuses the row.
+TEST(KeyForm, HashedRowsDecodeAsTheSchemeDecodesThem) {
+  for (const char* bits : {"8", "32", "64"}) {
+    SchemeInstance scheme;
+    const Status s = scheme.Create("hashed", 8, {{"hash_bits", bits}});
+    ASSERT_TRUE(s.ok()) << s.message();
+    const KeyForm form = scheme->LookupForm();
+    const Table none;
+    for (const std::string& sample : SampleKeys()) {
+      const Bytes key(sample);
+      Candidate candidate;
+      ASSERT_EQ(key_form::FirstCandidate(form, key, &candidate), Code::kOk);
+      std::string lmdb_key(reinterpret_cast<const char*>(candidate.prefix.bytes), candidate.prefix.size);
+      lmdb_key.append(8, '\x01');  // a Temporal State row's time
+      std::string value(key_form::HashedStoredKeySize(key), '\0');
+      key_form::WriteHashedStoredKey(key, reinterpret_cast<uint8_t*>(value.data()));
+      value += "\x02the value";
+      Bytes ours_key;
+      Bytes theirs_key;
+      uint32_t ours[2] = {0, 0};
+      uint32_t theirs[2] = {0, 0};
+      ErrorBuffer error;
+      ASSERT_TRUE(key_form::DecodeHashedRow(form.hash_bits, Bytes(lmdb_key), Bytes(value), &ours_key, &ours[0],
+                                            &ours[1]));
+      ASSERT_EQ(scheme->DecodeRow(none, Bytes(lmdb_key), Bytes(value), &theirs_key, &theirs[0], &theirs[1], &error),
+                Code::kOk);
+      ASSERT_EQ(ours_key, theirs_key);
+      ASSERT_EQ(ours_key, key);
+      ASSERT_EQ(ours[0], theirs[0]);
+      ASSERT_EQ(ours[1], theirs[1]);
+
+      // Cut short: the LMDB key before its prefix ends, the value inside its stored key.
+      const Bytes short_key(reinterpret_cast<const uint8_t*>(lmdb_key.data()), candidate.prefix.size - 1);
+      EXPECT_FALSE(key_form::DecodeHashedRow(form.hash_bits, short_key, Bytes(value), &ours_key, &ours[0],
+                                             &ours[1]));
+      EXPECT_NE(scheme->DecodeRow(none, short_key, Bytes(value), &theirs_key, &theirs[0], &theirs[1], &error),
+                Code::kOk);
+      if (key.size != 0) {
+        const Bytes cut(reinterpret_cast<const uint8_t*>(value.data()), theirs[1] - 1);
+        EXPECT_FALSE(key_form::DecodeHashedRow(form.hash_bits, Bytes(lmdb_key), cut, &ours_key, &ours[0], &ours[1]));
+        EXPECT_NE(scheme->DecodeRow(none, Bytes(lmdb_key), cut, &theirs_key, &theirs[0], &theirs[1], &error),
+                  Code::kOk);
+      }
+    }
+    const uint8_t padded[] = {0x86, 0x00, 'a', 'b', 'c', 'd', 'e', 'f'};  // a length not in its shortest form
+    Bytes k;
+    uint32_t sizes[2];
+    EXPECT_FALSE(key_form::DecodeHashedRow(form.hash_bits, Bytes(std::string(20, 'h')), Bytes(padded, sizeof(padded)),
+                                           &k, &sizes[0], &sizes[1]));
+  }
 }
 
 TEST(KeyForm, AStoredKeyCutShortOrMalformedIsNoMatch) {

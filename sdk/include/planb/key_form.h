@@ -20,6 +20,10 @@ inline constexpr uint32_t kMaxHashBytes = 8;
 inline constexpr uint32_t kDirectLengthBytes = 2;   // a direct prefix's key length, when length-prefixed
 inline constexpr uint8_t kHybridDirectTag = 0x00;    // kHybrid: the tag byte before each of its two forms
 inline constexpr uint8_t kHybridHashedTag = 0x01;
+inline constexpr uint8_t kVariableDirectTag = 0x00;  // kVariable: the tag bytes of its three forms
+inline constexpr uint8_t kVariableIdTag = 0x01;
+inline constexpr uint8_t kVariableHashedTag = 0x02;
+inline constexpr uint32_t kVariableIdMax = kMaxLmdbKeySize;  // kVariable: the longest key of the id form
 inline constexpr uint32_t kTagBytes = 1;
 
 inline uint32_t HashBytes(uint32_t hash_bits) { return (hash_bits + 7) / 8; }
@@ -105,6 +109,22 @@ inline bool MatchHashedStoredKey(Bytes value, Bytes key, uint32_t* stored_key_si
   return true;
 }
 
+// A hashed-form row's key and the sizes of its parts, as the hashed scheme's DecodeRow gives them (a merge reads
+// every batch row so); false when the row is malformed (the scheme's DecodeRow then says what is wrong).
+inline bool DecodeHashedRow(uint32_t hash_bits, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
+                            uint32_t* stored_key_size) {
+  const uint32_t size = HashBytes(hash_bits) + kClashBytes;
+  uint32_t length = 0;
+  uint32_t length_size = 0;
+  if (lmdb_key.size < size || !ReadStoredKeyLength(value, &length, &length_size) || value.size - length_size < length) {
+    return false;
+  }
+  *key = Bytes(value.data + length_size, length);
+  *prefix_size = size;
+  *stored_key_size = length_size + length;
+  return true;
+}
+
 // The hashed form's next candidate after `prefix` (a hash and a clash number, behind any tag bytes), given
 // `after`, the first LMDB key past every row under `prefix`: the clash number of `after` when it is under the same
 // hash (kOk, `prefix` updated), else kNotFound (no later key shares the hash; `prefix` unchanged).
@@ -117,7 +137,14 @@ inline Code NextHashedCandidate(Bytes after, KeyPrefix* prefix) {
 
 // Whether `form`'s uncertain candidates are hashed ones, whose rows start their values with the stored key.
 inline bool StoresHashedKeys(const KeyForm& form) {
-  return form.kind == KeyFormKind::kHashed || form.kind == KeyFormKind::kHybrid;
+  return form.kind == KeyFormKind::kHashed || form.kind == KeyFormKind::kHybrid ||
+         form.kind == KeyFormKind::kVariable;
+}
+
+// Whether a Valid `form` other than kCallScheme computes `key`'s first candidate itself. Every key but
+// kVariable's of the id form, which only the scheme can resolve (its own table).
+inline bool Computes(const KeyForm& form, Bytes key) {
+  return form.kind != KeyFormKind::kVariable || key.size <= form.max_key || key.size > kVariableIdMax;
 }
 
 // Whether `form` is one this SDK computes, with sane parameters (the host checks a scheme's form with this).
@@ -130,6 +157,7 @@ inline bool Valid(const KeyForm& form) {
     case KeyFormKind::kDirect:
       return direct_fits && form.max_key >= 1;
     case KeyFormKind::kHybrid:
+    case KeyFormKind::kVariable:
       return form.hash_bits >= 8 && form.hash_bits <= 64 && direct_fits &&
              kTagBytes + form.max_key + form.length_prefixed * kDirectLengthBytes <= kMaxLmdbKeySize;
     default:
@@ -137,9 +165,9 @@ inline bool Valid(const KeyForm& form) {
   }
 }
 
-// A read's first candidate for `key` under a Valid form other than kCallScheme, as the scheme's FirstCandidate
-// with Intent::kRead gives it: kOk and `out`, or kNotFound for a key the form cannot hold (direct: empty or
-// longer than max_key).
+// A read's first candidate for `key` under a Valid form other than kCallScheme that Computes it, as the scheme's
+// FirstCandidate with Intent::kRead gives it: kOk and `out`, or kNotFound for a key the form cannot hold (direct:
+// empty or longer than max_key).
 inline Code FirstCandidate(const KeyForm& form, Bytes key, Candidate* out) {
   if (form.kind == KeyFormKind::kHashed) {
     out->prefix.size = WriteHashedFirst(form.hash_bits, key, out->prefix.bytes);
@@ -154,6 +182,17 @@ inline Code FirstCandidate(const KeyForm& form, Bytes key, Candidate* out) {
       out->prefix.size = kTagBytes + WriteDirect(form.length_prefixed != 0, key, out->prefix.bytes + kTagBytes);
     } else {
       out->prefix.bytes[0] = kHybridHashedTag;
+      out->prefix.size = kTagBytes + WriteHashedFirst(form.hash_bits, key, out->prefix.bytes + kTagBytes);
+    }
+    return Code::kOk;
+  }
+  if (form.kind == KeyFormKind::kVariable) {  // the id form is the scheme's (Computes)
+    out->certain = key.size <= form.max_key;
+    if (out->certain) {
+      out->prefix.bytes[0] = kVariableDirectTag;
+      out->prefix.size = kTagBytes + WriteDirect(form.length_prefixed != 0, key, out->prefix.bytes + kTagBytes);
+    } else {
+      out->prefix.bytes[0] = kVariableHashedTag;
       out->prefix.size = kTagBytes + WriteHashedFirst(form.hash_bits, key, out->prefix.bytes + kTagBytes);
     }
     return Code::kOk;

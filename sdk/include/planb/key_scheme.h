@@ -51,13 +51,15 @@ enum class KeyFormKind : uint32_t {
                     // keys of 1 to `max_key` bytes (others are absent); no stored key
   kHybrid = 3,      // (7.7) keys of 0 to `max_key` bytes: tag 0x00 + the direct form (certain, no stored key);
                     // longer keys: tag 0x01 + the hashed form (prefix and stored key as kHashed)
+  kVariable = 4,    // (7.7) keys of 0 to `max_key` bytes: tag 0x00 + the direct form; keys longer than LMDB's key
+                    // limit: tag 0x02 + the hashed form; keys between: the scheme's (an id from its own table)
 };
 
 struct KeyForm {
   KeyFormKind kind = KeyFormKind::kCallScheme;
-  uint32_t hash_bits = 0;        // kHashed, kHybrid: 8 to 64
-  uint32_t max_key = 0;          // kDirect, kHybrid: the longest key of the direct form
-  uint32_t length_prefixed = 0;  // kDirect, kHybrid: 1 when the direct form starts with the key's length
+  uint32_t hash_bits = 0;        // kHashed, kHybrid, kVariable: 8 to 64
+  uint32_t max_key = 0;          // kDirect, kHybrid, kVariable: the longest key of the direct form
+  uint32_t length_prefixed = 0;  // kDirect, kHybrid, kVariable: 1 when the direct form starts with the key's length
 };
 
 // Bytes EncodeValue may hand back from its scratch buffer (a reference into a value table, say).
@@ -230,9 +232,11 @@ class KeyScheme {
     return true;
   }
 
-  // True when DecodeValue gives back, for every row, the stored bytes it is handed (no value table): a store type
-  // may then skip that call on lookups. Asked once, when the map's plugins are made; the answer must not change
-  // for the instance's life. The default, and what the host answers for schemes built before 7.5: false.
+  // True when DecodeValue gives back, for every row, the stored bytes it is handed (no value table), and so
+  // EncodeValue the value it is given: a store type may then skip DecodeValue on lookups, and a merge
+  // (KeyedRowWriter::PutBatchRow) copies a batch's stored values as they are. Asked once, when the map's plugins
+  // are made; the answer must not change for the instance's life. The default, and what the host answers for
+  // schemes built before 7.5: false.
   virtual bool StoresValuesAsGiven() const { return false; }
 
   // ---- Lookups without scheme calls (ABI 7.6).

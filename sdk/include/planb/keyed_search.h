@@ -191,7 +191,7 @@ PLANB_LOOKUP_INLINE Code Search(const Table& table, const KeyScheme& scheme, con
       out->taken = under;
       if (at_end) return Code::kNotFound;  // candidates only grow: none lies past the table's end
     }
-    // Leaves `prefix` as it was on kNotFound. On the hashed forms (kHashed, kHybrid's long keys), the row after
+    // Leaves `prefix` as it was on kNotFound. On the hashed forms (kHashed, the others' long keys), the row after
     // the candidate's tells (a miss: the next hash's row) without a call; with no such row known, the scheme seeks.
     const Code code = key_form::StoresHashedKeys(form) && after.data != nullptr
                           ? key_form::NextHashedCandidate(after, &prefix)
@@ -216,7 +216,8 @@ PLANB_LOOKUP_INLINE Code FindKeyedRow(const Table& table, const KeyScheme& schem
                                       Bytes suffix, Seek seek, Intent intent, KeySearch* out, ErrorBuffer* error) {
   out->key_found = out->taken = out->stored_key_known = false;
   Candidate candidate;
-  const bool inline_form = intent == Intent::kRead && form.kind != KeyFormKind::kCallScheme;
+  const bool inline_form =
+      intent == Intent::kRead && form.kind != KeyFormKind::kCallScheme && key_form::Computes(form, key);
   Code code = inline_form ? key_form::FirstCandidate(form, key, &candidate)
                           : scheme.FirstCandidate(table, key, intent, &candidate, error);
   if (code != Code::kOk) {

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "planb/key_form.h"
 #include "planb/key_scheme.h"
 #include "planb/keyed_search.h"
 #include "planb/status.h"
@@ -47,6 +48,7 @@ class KeyedRowWriter {
   Code PlanMerge(const Table& batch, ErrorBuffer* error) {
     if (batch_ != nullptr) return Fail(error, Code::kInternal, "a %s merge was planned twice", row_kind_);
     batch_ = &batch;
+    form_ = scheme_.LookupForm();
     return scheme_.PlanMerge(batch, table_, &plan_, error);
   }
 
@@ -66,6 +68,12 @@ class KeyedRowWriter {
         return Code::kOk;
       }
       if (code != Code::kNotFound) return code;
+    }
+    // The hashed form's rows are read here, without a call per row; other forms, and malformed rows (the scheme
+    // says what is wrong), by the scheme.
+    if (form_.kind == KeyFormKind::kHashed &&
+        key_form::DecodeHashedRow(form_.hash_bits, lmdb_key, value, key, prefix_size, stored_key_size)) {
+      return Code::kOk;
     }
     return scheme_.DecodeRow(batch, lmdb_key, value, key, prefix_size, stored_key_size, error);
   }
@@ -88,10 +96,11 @@ class KeyedRowWriter {
   }
 
   // Merges (SDK 7.4), after PlanMerge: writes a batch row as Put does, taking its value as the batch stores it
-  // (`batch_stored`, the row's bytes after the stored key and head). The scheme places the batch's values in
-  // bulk (KeyScheme::PlanValues, asked at the first row) or, without a plan, the value is decoded from the batch
-  // and encoded into the shard. A merge that writes rows this way must end with FinishMerge and must not mix
-  // them with Put.
+  // (`batch_stored`, the row's bytes after the stored key and head). A scheme that stores values as given
+  // (StoresValuesAsGiven) has them copied as they are; otherwise it places the batch's values in bulk
+  // (KeyScheme::PlanValues, asked at the first row) or, without a plan, the value is decoded from the batch and
+  // encoded into the shard. A merge that writes rows this way must end with FinishMerge and must not mix them
+  // with Put.
   Code PutBatchRow(Bytes key, Bytes suffix, Bytes head, Bytes batch_stored, ErrorBuffer* error) {
     const Code checked = CheckRowSize(key, head, has_value_ ? batch_stored : Bytes(), error);
     if (checked != Code::kOk) return checked;
@@ -99,9 +108,15 @@ class KeyedRowWriter {
     if (batch_ == nullptr) return Fail(error, Code::kInternal, "a %s batch row was put before PlanMerge", row_kind_);
     if (!values_planned_) {
       values_planned_ = true;
-      Code code = scheme_.PlanValues(*batch_, table_, &value_plan_, error);
-      if (code != Code::kOk) return code;
+      // Stored as given in the batch (the same scheme and options) and in the shard: DecodeValue and EncodeValue
+      // would hand the bytes back unchanged, two calls per row.
+      values_as_given_ = scheme_.StoresValuesAsGiven();
+      if (!values_as_given_) {
+        Code code = scheme_.PlanValues(*batch_, table_, &value_plan_, error);
+        if (code != Code::kOk) return code;
+      }
     }
+    if (values_as_given_) return PutStored(key, suffix, head, batch_stored, error);
     uint8_t scratch[kMaxValueRefSize];
     Bytes stored;
     if (value_plan_ != nullptr) {
@@ -363,7 +378,9 @@ class KeyedRowWriter {
   const Table* batch_ = nullptr;  // the batch being merged, from PlanMerge
   MergePlan* plan_ = nullptr;     // PlanMerge's, when the scheme made one
   bool values_planned_ = false;   // PlanValues was asked (at the first PutBatchRow)
+  bool values_as_given_ = false;  // the scheme's StoresValuesAsGiven, asked at the first PutBatchRow
   ValuePlan* value_plan_ = nullptr;
+  KeyForm form_;                  // the scheme's LookupForm, asked in PlanMerge
 };
 
 }  // namespace planb

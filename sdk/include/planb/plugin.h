@@ -39,8 +39,9 @@ namespace planb {
 //    that proves the row the key's, and skips DecodeValue where values are stored as they are.
 // 7.6: KeyScheme::LookupForm and KeyForm (planb/key_form.h): lookups on the built-in hashed and direct forms
 //    compute the first candidate and check the stored key without calling the scheme.
-// 7.7: KeyFormKind::kHybrid: lookups on the built-in hybrid scheme's two forms (direct and hashed, told apart by a
-//    tag byte) make no scheme calls either. A 7.6 host does not know the kind and calls the scheme.
+// 7.7: KeyFormKind::kHybrid and kVariable: lookups on the built-in hybrid scheme's two forms (direct and hashed,
+//    told apart by a tag byte), and on the variable scheme's direct and hashed ones, make no scheme calls either.
+//    A 7.6 host does not know the kinds and calls the scheme.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.

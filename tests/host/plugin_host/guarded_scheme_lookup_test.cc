@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "host/plugin_host/guarded_scheme.h"
@@ -178,54 +179,83 @@ TEST(GuardedSchemeLookups, AMalformedFormIsNotHandedOn) {
   }
 }
 
-// SDK 7.7: a scheme that writes the hybrid form of `written` and claims `claimed`.
-class HybridFormScheme final : public testing::StubScheme {
+// SDK 7.7: a scheme that writes the tagged form (kHybrid, kVariable) `written` and claims `claimed`. Keys of
+// kVariable's id form are never asked of it here: the guard skips what the claimed form leaves to the scheme.
+class TaggedFormScheme final : public testing::StubScheme {
  public:
-  HybridFormScheme(KeyForm written, KeyForm claimed) : written_(written), claimed_(claimed) {}
+  TaggedFormScheme(KeyForm written, KeyForm claimed) : written_(written), claimed_(claimed) {}
   Code FirstCandidate(const Table&, Bytes key, Intent, Candidate* out, ErrorBuffer*) const override {
     return key_form::FirstCandidate(written_, key, out);
   }
   uint32_t StoredKeySize(const KeyPrefix& prefix, Bytes key) const override {
-    return prefix.bytes[0] == key_form::kHybridHashedTag ? key_form::HashedStoredKeySize(key) : 0;
+    return prefix.bytes[0] == HashedTag() ? key_form::HashedStoredKeySize(key) : 0;
   }
   void WriteStoredKey(const KeyPrefix& prefix, Bytes key, uint8_t* out) const override {
-    if (prefix.bytes[0] == key_form::kHybridHashedTag) key_form::WriteHashedStoredKey(key, out);
+    if (prefix.bytes[0] == HashedTag()) key_form::WriteHashedStoredKey(key, out);
   }
   KeyForm LookupForm() const override { return claimed_; }
 
  private:
+  uint8_t HashedTag() const {
+    return written_.kind == KeyFormKind::kHybrid ? key_form::kHybridHashedTag : key_form::kVariableHashedTag;
+  }
+
   const KeyForm written_;
   const KeyForm claimed_;
 };
 
-KeyForm Hybrid(uint32_t max_key, uint32_t length_prefixed = 0, uint32_t bits = 64) {
+KeyForm Tagged(KeyFormKind kind, uint32_t max_key, uint32_t length_prefixed = 0, uint32_t bits = 64) {
   KeyForm form;
-  form.kind = KeyFormKind::kHybrid;
+  form.kind = kind;
   form.hash_bits = bits;
   form.max_key = max_key;
   form.length_prefixed = length_prefixed;
   return form;
 }
 
-TEST(GuardedSchemeLookups, AHybridFormIsHandedOnOnlyWhenItsBoundIsTheSchemes) {
-  for (const KeyForm& form : {Hybrid(32), Hybrid(0), Hybrid(510), Hybrid(100, 1, 16)}) {
-    HybridFormScheme inner(form, form);
+class GuardedTaggedForms : public ::testing::TestWithParam<KeyFormKind> {
+ protected:
+  KeyForm Form(uint32_t max_key, uint32_t length_prefixed = 0, uint32_t bits = 64) const {
+    return Tagged(GetParam(), max_key, length_prefixed, bits);
+  }
+};
+
+TEST_P(GuardedTaggedForms, AFormIsHandedOnOnlyWhenItsBoundIsTheSchemes) {
+  for (const KeyForm& form : {Form(32), Form(0), Form(510), Form(100, 1, 16)}) {
+    TaggedFormScheme inner(form, form);
     const KeyForm handed = FormThroughTheGuard(inner, 7);
-    EXPECT_EQ(handed.kind, KeyFormKind::kHybrid) << form.max_key;
+    EXPECT_EQ(handed.kind, GetParam()) << form.max_key;
     EXPECT_EQ(handed.max_key, form.max_key);
   }
-  // One byte off either way, another length form or other bits: the keys at the bound tell.
-  const std::pair<KeyForm, KeyForm> lies[] = {{Hybrid(32), Hybrid(33)}, {Hybrid(32), Hybrid(31)},
-                                              {Hybrid(32), Hybrid(32, 1)}, {Hybrid(32, 0, 32), Hybrid(32)},
-                                              {Hybrid(0), Hybrid(1)}};
+  // One byte more than the scheme's direct keys, another length form or other bits: the keys at the bound (or
+  // the long ones) tell.
+  const std::pair<KeyForm, KeyForm> lies[] = {
+      {Form(32), Form(33)}, {Form(32), Form(32, 1)}, {Form(32, 0, 32), Form(32)}, {Form(0), Form(1)}};
   for (const auto& [written, claimed] : lies) {
-    HybridFormScheme inner(written, claimed);
+    TaggedFormScheme inner(written, claimed);
     EXPECT_EQ(FormThroughTheGuard(inner, 7).kind, KeyFormKind::kCallScheme)
         << "writes " << written.max_key << ", claims " << claimed.max_key;
   }
-  HybridFormScheme too_long(Hybrid(32), Hybrid(511));  // past LMDB's limit with its tag
+  TaggedFormScheme too_long(Form(32), Form(511));  // past LMDB's limit with its tag
   EXPECT_EQ(FormThroughTheGuard(too_long, 7).kind, KeyFormKind::kCallScheme);
+  TaggedFormScheme other_kind(Form(32), Tagged(GetParam() == KeyFormKind::kHybrid ? KeyFormKind::kVariable
+                                                                                   : KeyFormKind::kHybrid,
+                                               32));  // another tag for the hashed keys
+  EXPECT_EQ(FormThroughTheGuard(other_kind, 7).kind, KeyFormKind::kCallScheme);
 }
+
+// A hybrid scheme claiming one byte fewer direct keys: its key at the claimed bound + 1 is direct, not hashed.
+// (A variable scheme claiming fewer leaves those keys to itself, which is as right: no check can fail.)
+TEST(GuardedSchemeLookups, AHybridFormClaimingFewerDirectKeysIsNotHandedOn) {
+  TaggedFormScheme inner(Tagged(KeyFormKind::kHybrid, 32), Tagged(KeyFormKind::kHybrid, 31));
+  EXPECT_EQ(FormThroughTheGuard(inner, 7).kind, KeyFormKind::kCallScheme);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, GuardedTaggedForms, ::testing::Values(KeyFormKind::kHybrid, KeyFormKind::kVariable),
+                         [](const ::testing::TestParamInfo<KeyFormKind>& info) {
+                           return info.param == KeyFormKind::kHybrid ? std::string("Hybrid")
+                                                                     : std::string("Variable");
+                         });
 
 }  // namespace
 }  // namespace planb
