@@ -9,6 +9,7 @@
 
 #include "host/commands/command_line.h"
 #include "host/cli/commands.h"
+#include "host/common/standard_descriptors.h"
 #include "host/runtime.h"
 
 namespace {
@@ -76,6 +77,8 @@ int Run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any file is opened: a closed stdout or stderr would be reused by a shard's files and written into.
+  if (!planb::OpenClosedStandardDescriptors()) return planb::kExitError;
   try {
     return Run(argc, argv);
   } catch (const std::exception& e) {

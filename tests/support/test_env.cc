@@ -69,6 +69,7 @@ ProcessResult RunProcess(const ProcessSpec& spec) {
     ::dup2(in, 0);
     ::dup2(out, 1);
     ::dup2(err, 2);
+    for (const int fd : spec.closed) ::close(fd);
     if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) != 0) ::_exit(127);
     ::execv(spec.binary.c_str(), argv.data());
     ::_exit(127);

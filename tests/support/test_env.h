@@ -44,6 +44,7 @@ struct ProcessSpec {
   std::string cwd;                 // "" = the current directory
   std::optional<std::string> stdin_text;  // absent: /dev/null
   std::optional<uid_t> uid;        // run as this user (and its gid as group); REQUIRES root
+  std::vector<int> closed;         // descriptors the program starts without (1, 2: what it prints is lost)
 };
 
 // In a forked child: become `uid` (its gid as group, no supplementary groups) unless it is already this process's
