@@ -107,12 +107,7 @@ class HybridKeyScheme final : public value_dedup::SchemeWithValues {
 
   // Both forms are planb/key_form.h's kHybrid: lookups compute them without calling here.
   KeyForm LookupForm() const noexcept override {
-    KeyForm form;
-    form.kind = KeyFormKind::kHybrid;
-    form.hash_bits = hash_.hash_bits();
-    form.max_key = direct_max_;
-    form.length_prefixed = direct_.length_prefixed() ? 1 : 0;
-    return form;
+    return scheme_parts::TaggedLookupForm(KeyFormKind::kHybrid, hash_, direct_, direct_max_);
   }
 
  private:

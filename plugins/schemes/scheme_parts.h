@@ -221,6 +221,16 @@ class DirectForm {
   const bool length_prefixed_;
 };
 
+// The form of a scheme that tags a direct form and a hashed one (kHybrid, kVariable) for lookups.
+inline KeyForm TaggedLookupForm(KeyFormKind kind, const HashForm& hash, const DirectForm& direct, uint32_t max_key) {
+  KeyForm form;
+  form.kind = kind;
+  form.hash_bits = hash.hash_bits();
+  form.max_key = max_key;
+  form.length_prefixed = direct.length_prefixed() ? 1 : 0;
+  return form;
+}
+
 inline bool HashedStoredKeyMatches(Bytes value, Bytes key) {
   uint32_t stored_key_size = 0;
   return MatchHashedStoredKey(value, key, &stored_key_size);

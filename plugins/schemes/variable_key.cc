@@ -145,12 +145,7 @@ class VariableKeyScheme final : public value_dedup::SchemeWithValues {
   // The direct and hashed forms are planb/key_form.h's kVariable: lookups of those keys make no call here (keys
   // of the id form still do: only this scheme reads its table).
   KeyForm LookupForm() const noexcept override {
-    KeyForm form;
-    form.kind = KeyFormKind::kVariable;
-    form.hash_bits = hash_.hash_bits();
-    form.max_key = direct_max_;
-    form.length_prefixed = direct_.length_prefixed() ? 1 : 0;
-    return form;
+    return scheme_parts::TaggedLookupForm(KeyFormKind::kVariable, hash_, direct_, direct_max_);
   }
 
  private:

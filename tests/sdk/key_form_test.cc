@@ -12,6 +12,7 @@
 
 #include "planb/key_form.h"
 #include "support/map_fixture.h"
+#include "support/tagged_form_kinds.h"
 
 namespace planb {
 namespace {
@@ -222,11 +223,7 @@ TEST_P(MalformedTaggedForms, AreNotValid) {
   EXPECT_FALSE(key_form::Valid(form));
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, MalformedTaggedForms, ::testing::Values(KeyFormKind::kHybrid, KeyFormKind::kVariable),
-                         [](const ::testing::TestParamInfo<KeyFormKind>& info) {
-                           return info.param == KeyFormKind::kHybrid ? std::string("Hybrid")
-                                                                     : std::string("Variable");
-                         });
+INSTANTIATE_TEST_SUITE_P(Kinds, MalformedTaggedForms, TaggedFormKinds(), TaggedFormKindName);
 
 // A merge reads every batch row of the hashed form with DecodeHashedRow: the same key and sizes as the hashed
 // scheme's own DecodeRow, and no answer (the scheme's error instead) where DecodeRow refuses the row.

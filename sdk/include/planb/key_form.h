@@ -174,25 +174,15 @@ inline Code FirstCandidate(const KeyForm& form, Bytes key, Candidate* out) {
     out->certain = false;  // another key may hold clash 0 of this hash
     return Code::kOk;
   }
-  if (form.kind == KeyFormKind::kHybrid) {
-    // Which form a key takes depends only on its length.
+  if (form.kind == KeyFormKind::kHybrid || form.kind == KeyFormKind::kVariable) {
+    // Which form a key takes depends only on its length; kVariable's id form is the scheme's (Computes).
+    const bool hybrid = form.kind == KeyFormKind::kHybrid;
     out->certain = key.size <= form.max_key;
     if (out->certain) {
-      out->prefix.bytes[0] = kHybridDirectTag;
+      out->prefix.bytes[0] = hybrid ? kHybridDirectTag : kVariableDirectTag;
       out->prefix.size = kTagBytes + WriteDirect(form.length_prefixed != 0, key, out->prefix.bytes + kTagBytes);
     } else {
-      out->prefix.bytes[0] = kHybridHashedTag;
-      out->prefix.size = kTagBytes + WriteHashedFirst(form.hash_bits, key, out->prefix.bytes + kTagBytes);
-    }
-    return Code::kOk;
-  }
-  if (form.kind == KeyFormKind::kVariable) {  // the id form is the scheme's (Computes)
-    out->certain = key.size <= form.max_key;
-    if (out->certain) {
-      out->prefix.bytes[0] = kVariableDirectTag;
-      out->prefix.size = kTagBytes + WriteDirect(form.length_prefixed != 0, key, out->prefix.bytes + kTagBytes);
-    } else {
-      out->prefix.bytes[0] = kVariableHashedTag;
+      out->prefix.bytes[0] = hybrid ? kHybridHashedTag : kVariableHashedTag;
       out->prefix.size = kTagBytes + WriteHashedFirst(form.hash_bits, key, out->prefix.bytes + kTagBytes);
     }
     return Code::kOk;

@@ -11,6 +11,7 @@
 #include "host/plugin_host/guarded_scheme.h"
 #include "planb/key_form.h"
 #include "support/stub_scheme.h"
+#include "support/tagged_form_kinds.h"
 
 namespace planb {
 namespace {
@@ -251,11 +252,7 @@ TEST(GuardedSchemeLookups, AHybridFormClaimingFewerDirectKeysIsNotHandedOn) {
   EXPECT_EQ(FormThroughTheGuard(inner, 7).kind, KeyFormKind::kCallScheme);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, GuardedTaggedForms, ::testing::Values(KeyFormKind::kHybrid, KeyFormKind::kVariable),
-                         [](const ::testing::TestParamInfo<KeyFormKind>& info) {
-                           return info.param == KeyFormKind::kHybrid ? std::string("Hybrid")
-                                                                     : std::string("Variable");
-                         });
+INSTANTIATE_TEST_SUITE_P(Kinds, GuardedTaggedForms, TaggedFormKinds(), TaggedFormKindName);
 
 }  // namespace
 }  // namespace planb
