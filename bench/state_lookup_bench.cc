@@ -11,6 +11,15 @@
 //                                       mdb_get of XXH3-64 + clash number 0, compare the stored key: see
 //                                       support/hashed_layout.h). The floor of a hashed lookup: what its layout and
 //                                       its pages cost with none of Plan B's code on the path.
+//   merge_txn/<data>/lmdb_put_of_lookup_table_layout
+//                                       raw's merge of the new keys into the lookup_table scheme's three tables by
+//                                       hand (support/lookup_table_layout.h): the floor of a lookup_table merge.
+//   lookup_hit/<data>/lmdb_get_of_lookup_table_layout
+//                                       raw LMDB reading the state_lookup_table shard's tables by hand (the index's
+//                                       entry, then the id's row): the floor of a lookup_table lookup.
+//   merge_txn/<data>/lmdb_put_of_value_dedup_layout, lookup_hit/<data>/lmdb_get_of_value_dedup_layout
+//                                       the same for direct with value_dedup (support/value_dedup_layout.h): the
+//                                       row, and its value's entry in the value table.
 //   lookup_hit/<data>/rocksdb_get       DB::Get of the same key (support/rocksdb_peer.h: bloom filters, block
 //                                       cache of the raw LMDB file's size, compacted).
 //   lookup_hit/<data>/state_<scheme>    MapReader::Lookup (the path of planb::Reader; its read transaction kept
@@ -41,10 +50,12 @@
 #include "support/bench_data.h"
 #include "support/hashed_layout.h"
 #include "support/key_stream.h"
+#include "support/lookup_table_layout.h"
 #include "support/ratio_reporter.h"
 #include "support/rocksdb_peer.h"
 #include "support/scheme_suite.h"
 #include "support/shard_setup.h"
+#include "support/value_dedup_layout.h"
 
 namespace planb::bench {
 namespace {
@@ -61,6 +72,8 @@ struct Fixture {
   KeyStream misses;  // keys that are not there
   SuiteRows rows;
   SuiteRows hashed_layout_rows;  // the same rows in the hashed scheme's State layout (raw merges' floor)
+  LayoutWriter lookup_table_layout;  // raw's writer of the lookup_table scheme's tables (its merges' floor)
+  LayoutWriter value_dedup_layout;   // raw's writer of direct's value_dedup tables (their merges' floor)
   SchemeShards shards;
   Env raw_env;
   Txn raw_txn;
@@ -113,6 +126,8 @@ std::unique_ptr<Fixture> MakeFixture(const std::string& root, std::string name, 
     *key = HashedLayoutKey(p->data[i].first);
     *value = HashedLayoutValue(p->data[i].first, static_cast<char>(ValueType::kString), p->data[i].second);
   };
+  f->lookup_table_layout = LookupTableLayoutWriter(&f->rows);
+  f->value_dedup_layout = ValueDedupLayoutWriter(&f->rows);
   const std::string dir = root + "/" + f->rows.name;
   std::fprintf(stderr, "%s: %zu rows: building raw LMDB, RocksDB and every scheme's shard...\n",
                f->rows.name.c_str(), f->data.size());
@@ -197,33 +212,52 @@ void StateGet(benchmark::State& state, Fixture* f, size_t variant, const KeyStre
   CheckFound(state, found, errors, expect_hit, "State", error.message);
 }
 
-// Raw LMDB on the state_hashed shard's own table (shards.variants[variant]), through the shard reader's read
-// transaction: hash, one mdb_get, the stored key compared (support/hashed_layout.h), the value after it.
-void HashedShardFloorGet(benchmark::State& state, Fixture* f, size_t variant, const KeyStream* keys,
-                         bool expect_hit) {
+// The floors: raw LMDB reading a Plan B shard's own tables by hand, through the shard reader's read transaction,
+// with none of Plan B's code on the path. What the layout and its pages cost.
+
+// state_hashed: hash, one mdb_get, the stored key compared (support/hashed_layout.h), the value after it.
+bool HashedLayoutGet(const Table& table, std::string_view key, Bytes* value) {
+  uint8_t probe[kHashedLayoutKeySize];
+  HashedLayoutKey(key, probe);
+  MDB_val k{sizeof(probe), probe};
+  MDB_val stored;
+  return mdb_get(table.txn, table.dbi, &k, &stored) == MDB_SUCCESS && HashedLayoutMatch(Bytes(stored), key, value);
+}
+
+// state_lookup_table: the index's entry of the key's hash, then the id's row (support/lookup_table_layout.h).
+bool LookupTableGet(const Table& table, std::string_view key, Bytes* value) {
+  return LookupTableLayoutGet(table.txn, table.scheme_tables[0], table.dbi, key, value);
+}
+
+// state_direct_dedup: the row, then its value's entry in the value table (support/value_dedup_layout.h; direct
+// declares no table of its own, so "values" is the scheme's first).
+bool ValueDedupGet(const Table& table, std::string_view key, Bytes* value) {
+  return ValueDedupLayoutGet(table.txn, table.dbi, table.scheme_tables[0], key, value);
+}
+
+// Lookups of `keys` through `Lookup` on the shard of shards.variants[variant].
+template <bool (*Lookup)(const Table&, std::string_view, Bytes*)>
+void ShardFloorGet(benchmark::State& state, Fixture* f, size_t variant, const KeyStream* keys, bool expect_hit) {
   const Table& table = f->shards.readers[variant]->table();
   size_t i = 0;
   size_t found = 0;
   for (auto _ : state) {
-    const std::string_view key = (*keys)[i];
-    uint8_t probe[kHashedLayoutKeySize];
-    HashedLayoutKey(key, probe);
-    MDB_val k{sizeof(probe), probe};
-    MDB_val stored;
     Bytes value;
-    if (mdb_get(table.txn, table.dbi, &k, &stored) == MDB_SUCCESS && HashedLayoutMatch(Bytes(stored), key, &value)) {
-      ++found;
-    }
+    found += Lookup(table, (*keys)[i], &value) ? 1 : 0;
     benchmark::DoNotOptimize(value);
     if (++i == keys->size()) i = 0;
   }
   SetRowBytes(state, f->shards.row_bytes[variant]);
-  CheckFound(state, found, 0, expect_hit, "raw mdb_get of the hashed shard");
+  CheckFound(state, found, 0, expect_hit, "raw mdb_get of a Plan B shard's tables");
 }
 
 void Register(Fixture* f, const std::string& root) {
   RegisterLoadAndMerge(&f->rows, &f->shards, root);
   RegisterRawMergeFloor(&f->hashed_layout_rows, "lmdb_put_of_hashed_layout", root);
+  RegisterLayoutMergeFloor(&f->rows, "lmdb_put_of_lookup_table_layout", &f->lookup_table_layout, root);
+  if (!f->hashed_raw) {  // direct's layout: keys LMDB takes
+    RegisterLayoutMergeFloor(&f->rows, "lmdb_put_of_value_dedup_layout", &f->value_dedup_layout, root);
+  }
   std::vector<std::string> groups;
   for (bool hit : {true, false}) {
     const KeyStream* keys = hit ? &f->hits : &f->misses;
@@ -237,11 +271,14 @@ void Register(Fixture* f, const std::string& root) {
       benchmark::RegisterBenchmark((group + "/state_" + f->shards.variants[v].label).c_str(), StateGet, f, v, keys,
                                    hit)
           ->MinTime(LookupMinTime());
-      if (f->shards.variants[v].label == "hashed") {  // hash_bits 64, no value_dedup: the layout of hashed_layout.h
-        benchmark::RegisterBenchmark((group + "/lmdb_get_of_hashed_layout").c_str(), HashedShardFloorGet, f, v, keys,
-                                     hit)
-            ->MinTime(LookupMinTime());
-      }
+      // The floors, on the shards whose layouts they read (hash_bits 64; value_dedup only where named).
+      const std::string& label = f->shards.variants[v].label;
+      const auto floor = [&](const char* name, auto get) {
+        benchmark::RegisterBenchmark((group + "/" + name).c_str(), get, f, v, keys, hit)->MinTime(LookupMinTime());
+      };
+      if (label == "hashed") floor("lmdb_get_of_hashed_layout", ShardFloorGet<HashedLayoutGet>);
+      if (label == "lookup_table") floor("lmdb_get_of_lookup_table_layout", ShardFloorGet<LookupTableGet>);
+      if (label == "direct_dedup") floor("lmdb_get_of_value_dedup_layout", ShardFloorGet<ValueDedupGet>);
     }
   }
   ReportRefused(f->shards, groups);

@@ -172,6 +172,13 @@ void RawLoad(benchmark::State& state, const SuiteRows* rows, std::string dir) {
   fs::remove_all(dir, ec);
 }
 
+// Closes `env` and removes its directory `dir`, after a timed group.
+void CloseAndRemove(Env* env, const std::string& dir) {
+  env->Close();
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
 void RawMerge(benchmark::State& state, const MergeCase* merge, std::string dir) {
   FreshDir(dir);
   Env env;
@@ -198,9 +205,63 @@ void RawMerge(benchmark::State& state, const MergeCase* merge, std::string dir) 
     state.SetIterationTime(Seconds(start));
     ++batch;
   }
-  env.Close();
-  std::error_code ec;
-  fs::remove_all(dir, ec);
+  CloseAndRemove(&env, dir);
+}
+
+// Exits unless every key of `rows` reads back through `writer`'s reader.
+void CheckReadsBack(const Env& env, const LayoutWriter& writer, const std::vector<MDB_dbi>& dbis,
+                    const std::vector<size_t>& rows) {
+  Txn txn;
+  CheckSetup(txn.Begin(env.get(), MDB_RDONLY));
+  const size_t wrong = writer.wrong_reads(txn.get(), dbis, rows);
+  if (wrong != 0) {
+    CheckSetup(Status::Internal("a hand-written layout reads " + std::to_string(wrong) + " keys of " +
+                                std::to_string(rows.size()) + " rows back wrongly"));
+  }
+}
+
+void LayoutMerge(benchmark::State& state, const MergeCase* merge, const LayoutWriter* writer, std::string dir) {
+  FreshDir(dir);
+  Env env;
+  Env::Options options;
+  options.max_dbs = static_cast<unsigned>(writer->tables.size());
+  CheckSetup(env.Open(dir, options));
+  std::vector<MDB_dbi> dbis(writer->tables.size());
+  {
+    Txn txn;
+    CheckSetup(txn.Begin(env.get(), 0));
+    for (size_t t = 0; t < dbis.size(); ++t) CheckSetup(txn.OpenDbi(writer->tables[t].c_str(), MDB_CREATE, &dbis[t]));
+    CheckSetup(txn.Commit());
+  }
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < merge->shard->count; ++i) {
+    if (InShard(i)) kept.push_back(i);
+  }
+  {
+    Txn txn;
+    CheckSetup(txn.Begin(env.get(), 0));
+    writer->build(txn.get(), dbis, kept);
+    CheckSetup(txn.Commit());
+  }
+  CheckReadsBack(env, *writer, dbis, kept);
+  size_t batch = 0;
+  for (auto _ : state) {
+    std::vector<size_t> rows;
+    const auto in_batch = InBatch(*merge, batch);
+    for (size_t i = 0; i < merge->batch->count; ++i) {
+      if (in_batch(i)) rows.push_back(i);
+    }
+    writer->order(&rows);
+    const Clock::time_point start = Clock::now();
+    Txn txn;
+    CheckSetup(txn.Begin(env.get(), 0));
+    writer->merge(txn.get(), dbis, rows);
+    CheckSetup(txn.Commit());
+    state.SetIterationTime(Seconds(start));
+    CheckReadsBack(env, *writer, dbis, rows);
+    ++batch;
+  }
+  CloseAndRemove(&env, dir);
 }
 
 void PlanBLoad(benchmark::State& state, const SuiteRows* rows, const SchemeVariant* v, std::string dir) {
@@ -490,6 +551,17 @@ void ReportRefused(const SchemeShards& shards, const std::vector<std::string>& g
   for (const auto& [v, reason] : shards.refused) {
     for (const std::string& group : groups) NoteSkipped(group + "/" + shards.type + "_" + v.label, reason);
   }
+}
+
+void RegisterLayoutMergeFloor(const SuiteRows* rows, const std::string& label, const LayoutWriter* writer,
+                              const std::string& root) {
+  const MergeCase* new_keys = KeepMergeCases(rows).new_keys;
+  const std::string name = "merge_txn/" + rows->name + "/" + label;
+  benchmark::RegisterBenchmark(name.c_str(), LayoutMerge, new_keys, writer,
+                               root + "/" + rows->name + "-timed/merge_txn-" + label)
+      ->Iterations(kMergeBatches)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace planb::bench

@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -108,6 +110,48 @@ void RegisterLoadAndMerge(const SuiteRows* rows, const SchemeShards* shards, con
 // LMDB key and value; the value must end with the row's value, where updates append "~~"). What that layout
 // alone costs a raw LMDB writer, so that a scheme's merge can be told from its layout's.
 void RegisterRawMergeFloor(const SuiteRows* layout_rows, const std::string& label, const std::string& root);
+
+// A layout written by hand into several tables of one environment, for floors that a single table of key and
+// value cannot give (a scheme with tables of its own). Rows are given by their index in the SuiteRows.
+struct LayoutWriter {
+  std::vector<std::string> tables;  // created in this order; `dbis` below follow it
+  // Writes the rows a shard holds (untimed), in a write transaction it commits itself.
+  std::function<void(MDB_txn* txn, const std::vector<MDB_dbi>& dbis, const std::vector<size_t>& rows)> build;
+  // Puts a batch's rows in the order a batch file would give them (untimed).
+  std::function<void(std::vector<size_t>* rows)> order;
+  // Merges the batch (timed, with the commit that follows).
+  std::function<void(MDB_txn* txn, const std::vector<MDB_dbi>& dbis, const std::vector<size_t>& rows)> merge;
+  // How many keys of `rows` do not read back with their last value through the layout's reader (the one whose
+  // lookups are checked against a Plan B shard): asked after the build and after each merge, untimed, so that a
+  // floor cannot be fast by writing something else.
+  std::function<size_t(MDB_txn* txn, const std::vector<MDB_dbi>& dbis, const std::vector<size_t>& rows)> wrong_reads;
+};
+
+// For LayoutWriter::wrong_reads: how many keys of `rows` (of `suite`, State rows) `get(key, &value)` does not
+// find with the value of their last row.
+template <typename Get>
+size_t WrongReads(const SuiteRows& suite, const std::vector<size_t>& rows, Get get) {
+  std::unordered_map<std::string, std::string> last;
+  Record record;
+  for (const size_t i : rows) {
+    suite.record(i, &record);
+    last[std::string(reinterpret_cast<const char*>(record.key.data), record.key.size)] =
+        std::string(reinterpret_cast<const char*>(record.value.data), record.value.size);
+  }
+  size_t wrong = 0;
+  for (const auto& [key, value] : last) {
+    Bytes got;
+    if (!get(std::string_view(key), &got) || std::string_view(reinterpret_cast<const char*>(got.data), got.size) != value) {
+      ++wrong;
+    }
+  }
+  return wrong;
+}
+
+// merge_txn/<name>/<label>: `writer`'s merges of the new-key batches of the merge_txn group (the same rows, the
+// same shard rows) into a fresh environment it built: the floor of a scheme whose layout spans tables.
+void RegisterLayoutMergeFloor(const SuiteRows* rows, const std::string& label, const LayoutWriter* writer,
+                              const std::string& root);
 
 // Reports every refused variant of `shards` as skipped in the ratio table, for each of `groups`
 // ("lookup_hit/<name>", ...).
