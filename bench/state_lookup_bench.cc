@@ -14,6 +14,9 @@
 //   merge_txn/<data>/lmdb_put_of_lookup_table_layout
 //                                       raw's merge of the new keys into the lookup_table scheme's three tables by
 //                                       hand (support/lookup_table_layout.h): the floor of a lookup_table merge.
+//   lookup_hit/<data>/lmdb_get_of_direct_layout
+//                                       raw mdb_get on the state_direct shard's own table: the same rows as raw's
+//                                       (but the type byte), on the pages two merges left.
 //   lookup_hit/<data>/lmdb_get_of_lookup_table_layout
 //                                       raw LMDB reading the state_lookup_table shard's tables by hand (the index's
 //                                       entry, then the id's row): the floor of a lookup_table lookup.
@@ -215,6 +218,16 @@ void StateGet(benchmark::State& state, Fixture* f, size_t variant, const KeyStre
 // The floors: raw LMDB reading a Plan B shard's own tables by hand, through the shard reader's read transaction,
 // with none of Plan B's code on the path. What the layout and its pages cost.
 
+// state_direct: one mdb_get of the key itself (State rows have no length prefix), the value after the type byte.
+// The same layout as raw's table but for that byte; the difference is the shard's pages (two merges' worth).
+bool DirectLayoutGet(const Table& table, std::string_view key, Bytes* value) {
+  MDB_val k{key.size(), const_cast<char*>(key.data())};
+  MDB_val row;
+  if (mdb_get(table.txn, table.dbi, &k, &row) != MDB_SUCCESS || row.mv_size == 0) return false;
+  *value = Bytes(static_cast<const uint8_t*>(row.mv_data) + 1, row.mv_size - 1);
+  return true;
+}
+
 // state_hashed: hash, one mdb_get, the stored key compared (support/hashed_layout.h), the value after it.
 bool HashedLayoutGet(const Table& table, std::string_view key, Bytes* value) {
   uint8_t probe[kHashedLayoutKeySize];
@@ -276,6 +289,7 @@ void Register(Fixture* f, const std::string& root) {
       const auto floor = [&](const char* name, auto get) {
         benchmark::RegisterBenchmark((group + "/" + name).c_str(), get, f, v, keys, hit)->MinTime(LookupMinTime());
       };
+      if (label == "direct") floor("lmdb_get_of_direct_layout", ShardFloorGet<DirectLayoutGet>);
       if (label == "hashed") floor("lmdb_get_of_hashed_layout", ShardFloorGet<HashedLayoutGet>);
       if (label == "lookup_table") floor("lmdb_get_of_lookup_table_layout", ShardFloorGet<LookupTableGet>);
       if (label == "direct_dedup") floor("lmdb_get_of_value_dedup_layout", ShardFloorGet<ValueDedupGet>);
