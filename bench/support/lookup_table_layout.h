@@ -70,8 +70,8 @@ inline LayoutWriter LookupTableLayoutWriter(const SuiteRows* rows) {
     Record record;
     for (const size_t i : at) {
       rows->record(i, &record);
-      const std::string_view key(reinterpret_cast<const char*>(record.key.data), record.key.size);
-      const std::string_view value(reinterpret_cast<const char*>(record.value.data), record.value.size);
+      const std::string_view key = record.key.view();
+      const std::string_view value = record.value.view();
       const Row row{XXH3_64bits(key.data(), key.size()), key, value};
       if (!out.empty() && out.back().key == key) {
         out.back() = row;

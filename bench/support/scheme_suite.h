@@ -135,13 +135,12 @@ size_t WrongReads(const SuiteRows& suite, const std::vector<size_t>& rows, Get g
   Record record;
   for (const size_t i : rows) {
     suite.record(i, &record);
-    last[std::string(reinterpret_cast<const char*>(record.key.data), record.key.size)] =
-        std::string(reinterpret_cast<const char*>(record.value.data), record.value.size);
+    last[std::string(record.key.view())] = std::string(record.value.view());
   }
   size_t wrong = 0;
   for (const auto& [key, value] : last) {
     Bytes got;
-    if (!get(std::string_view(key), &got) || std::string_view(reinterpret_cast<const char*>(got.data), got.size) != value) {
+    if (!get(std::string_view(key), &got) || got.view() != value) {
       ++wrong;
     }
   }

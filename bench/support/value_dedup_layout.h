@@ -65,8 +65,8 @@ inline LayoutWriter ValueDedupLayoutWriter(const SuiteRows* rows) {
     Record record;
     for (const size_t i : at) {
       rows->record(i, &record);
-      const std::string_view key(reinterpret_cast<const char*>(record.key.data), record.key.size);
-      const std::string_view value(reinterpret_cast<const char*>(record.value.data), record.value.size);
+      const std::string_view key = record.key.view();
+      const std::string_view value = record.value.view();
       if (!kv.empty() && kv.back().first == key) {
         kv.back().second = value;  // `order` keeps a key's rows together, in order
       } else {
@@ -137,7 +137,7 @@ inline LayoutWriter ValueDedupLayoutWriter(const SuiteRows* rows) {
     Record record;
     for (const size_t i : *at) {
       rows->record(i, &record);
-      keyed.emplace_back(std::string(reinterpret_cast<const char*>(record.key.data), record.key.size), i);
+      keyed.emplace_back(std::string(record.key.view()), i);
     }
     std::sort(keyed.begin(), keyed.end());
     for (size_t j = 0; j < keyed.size(); ++j) (*at)[j] = keyed[j].second;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -132,8 +133,11 @@ TEST(ClosedStandardDescriptors, AreDevNullWhileTheCommandRuns) {
   }
   if (releaser >= 0) ::close(releaser);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-  }
+  pid_t waited = -1;
+  do {
+    waited = ::waitpid(pid, &status, 0);
+  } while (waited < 0 && errno == EINTR);
+  ASSERT_EQ(waited, pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
