@@ -1,5 +1,6 @@
 #include "host/common/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace planb {
 
@@ -105,10 +107,72 @@ Status ReadSmallFile(const std::string& path, std::string* contents) {
   return Status::Ok();
 }
 
+namespace {
+// Removes everything inside the directory open at `dir_fd` (shown as `shown` in errors). Each entry is examined
+// with AT_SYMLINK_NOFOLLOW and subdirectories are opened with O_NOFOLLOW, relative to their parent's descriptor:
+// a symlink is unlinked as itself, never entered, so no path swapped in meanwhile can steer the removal out of
+// the tree (std::filesystem::remove_all resolves each entry by its path).
+Status RemoveEntriesAt(int dir_fd, const std::string& shown) {
+  const int list_fd = ::dup(dir_fd);
+  if (list_fd < 0) return Errno("removing " + shown);
+  DIR* dir = ::fdopendir(list_fd);
+  if (dir == nullptr) {
+    Status s = Errno("removing " + shown);
+    ::close(list_fd);
+    return s;
+  }
+  // The names first, then the removals: readdir's view of a directory being changed is unspecified.
+  std::vector<std::string> names;
+  errno = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+    errno = 0;
+  }
+  const int read_error = errno;
+  ::closedir(dir);
+  if (read_error != 0) {
+    errno = read_error;
+    return Errno("listing " + shown);
+  }
+  for (const std::string& name : names) {
+    const std::string child = shown + "/" + name;
+    struct stat st;
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      if (errno == ENOENT) continue;
+      return Errno("removing " + child);
+    }
+    if (S_ISDIR(st.st_mode)) {
+      const int child_fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (child_fd < 0) return Errno("removing " + child);
+      Status inner = RemoveEntriesAt(child_fd, child);
+      ::close(child_fd);
+      PLANB_RETURN_IF_ERROR(inner);
+      if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) return Errno("removing " + child);
+    } else if (::unlinkat(dir_fd, name.c_str(), 0) != 0 && errno != ENOENT) {
+      return Errno("removing " + child);
+    }
+  }
+  return Status::Ok();
+}
+}  // namespace
+
 Status RemoveTree(const std::string& path) {
-  std::error_code ec;
-  fs::remove_all(path, ec);
-  if (ec) return Status::IOError("removing " + path + ": " + ec.message());
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::Ok();
+    return Errno("removing " + path);
+  }
+  if (!S_ISDIR(st.st_mode)) {  // a file, or a symlink: the link goes, whatever it points at stays
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return Errno("removing " + path);
+    return Status::Ok();
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return Errno("removing " + path);
+  Status inner = RemoveEntriesAt(fd, path);
+  ::close(fd);
+  PLANB_RETURN_IF_ERROR(inner);
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT) return Errno("removing " + path);
   return Status::Ok();
 }
 

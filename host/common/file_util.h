@@ -28,7 +28,8 @@ Status DurableRename(const std::string& from, const std::string& to);
 // Writes `contents` to `path` atomically: temp file, fsync, rename.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
 Status ReadSmallFile(const std::string& path, std::string* contents);
-// Removes a file or directory tree; a missing path is not an error.
+// Removes a file or directory tree; a missing path is not an error. Symlinks are removed, never followed: a
+// symlink at `path` or anywhere inside it goes as a link and its target is left alone.
 Status RemoveTree(const std::string& path);
 // Creates `path` and missing parents with HomeDirectoryMode().
 Status MakeDirectories(const std::string& path);

@@ -39,7 +39,9 @@ bool ParseFileModeImpl(std::string_view text, uint32_t* mode) {
     if (c < '0' || c > '7') return false;
     value = value * 8 + static_cast<uint32_t>(c - '0');
   }
-  if (value > 0777 || (value & 0600) != 0600) return false;
+  // Group or others' write bits would let another account plant or swap shards, batches and snapshot zips that
+  // this node then serves and merges (and directories would get 0777), so they are refused with the rest.
+  if (value > 0777 || (value & 0600) != 0600 || (value & 0022) != 0) return false;
   *mode = value;
   return true;
 }
@@ -82,8 +84,8 @@ constexpr TopLevelKey kTopLevelKeys[] = {
      [](const std::string& value, const std::string&, Config* config) {
        if (!ParseFileMode(value, &config->file_mode)) {
          return Status::Invalid("'" + value +
-                                "' is not a file mode: octal permission bits such as 0640 or 0600, at most 0777, "
-                                "with owner read and write (0600)");
+                                "' is not a file mode: octal permission bits such as 0640 or 0600, at most 0755, "
+                                "with owner read and write (0600) and no write for group or others");
        }
        return Status::Ok();
      }},

@@ -2,6 +2,7 @@
 
 #include "host/common/log_text.h"
 #include "host/plugin_host/descriptor_copy.h"
+#include "host/plugin_host/plugin_file_trust.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -103,6 +104,10 @@ Status PluginRegistry::Load(const std::string& path, std::string* reason) {
     *reason = std::move(why);
     return Status::Invalid(*reason);
   };
+  {
+    std::string why;
+    if (!CheckPluginFileTrust(path, &why).ok()) return fail(why);
+  }
   // dlopen's own text says what is wrong (not an ELF file, an undefined symbol); Boost.DLL's error appends an
   // errno that has nothing to do with it. The handle only pins the file while Boost opens it again.
   ::dlerror();

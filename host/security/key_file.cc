@@ -125,8 +125,9 @@ Status WriteKeyPair(const std::string& dir, const std::string& name, CurveKeyPai
 }
 
 Status ReadKeyFile(const std::string& path, CurveKeyPair* pair) {
-  // One descriptor for the checks and the read: the file checked is the file read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // One descriptor for the checks and the read: the file checked is the file read. O_NONBLOCK: a FIFO put there
+  // must be refused as "not a regular file", not block the open until somebody writes to it.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::IOError(Errno(path, "cannot open"));
   struct stat st;
   std::string text;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "planb/status.h"
 
@@ -30,8 +31,13 @@ class Home {
   std::string snapshots() const { return root_ + "/snapshots"; }
   std::string outgoing() const { return root_ + "/outgoing"; }
   std::string ShardPath(const std::string& map) const { return shards() + "/" + map; }
+  // The subdirectories above, in that order.
+  std::vector<std::string> Directories() const;
 
  private:
+  // An error when one of the subdirectories exists as a symlink or as anything but a directory.
+  Status RefuseLinkedDirectories() const;
+
   std::string root_;
 };
 

@@ -196,5 +196,16 @@ TEST_F(ReadKeyFileTest, RefusesOversizedMissingAndNonRegularFiles) {
   EXPECT_TRUE(Contains(s.message(), "not a regular file")) << s.message();
 }
 
+TEST_F(ReadKeyFileTest, AFifoWithNoWriterIsRefusedAtOnceNotWaitedOn) {
+  // open() of a FIFO blocks until a writer comes; the reader opens without blocking and checks the type first.
+  // Before that, this test hung until ctest's timeout.
+  const std::string fifo = dir_ / "fifo.key";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  CurveKeyPair read;
+  const Status s = ReadKeyFile(fifo, &read);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), fifo + ": not a regular file");
+}
+
 }  // namespace
 }  // namespace planb
