@@ -16,6 +16,9 @@
 //   snapshot.mid_transfer  the first FETCH_DATA of a served snapshot has been queued for sending (the node dies
 //                          with a snapshot transfer under way)
 // Some points change behaviour instead of killing (FaultPointActive):
+//   read.stall:<map>       (FaultPointActiveFor) a remote READ of that map examines rows of 1 MiB that take a
+//                          millisecond each until its budget ends (remote_read_timeout, max_remote_bytes_examined,
+//                          or the node stopping): a costly read that holds a read thread
 //   receive.disk_full      chunk writes fail with ENOSPC
 //   snapshot.corrupt       one byte of every FETCH_DATA payload is flipped (the requester's checksum must catch it)
 //   snapshot.truncate      snapshot zips are served as if they ended at half their size: FETCH_DATA past the half

@@ -102,7 +102,7 @@ const std::vector<std::string>& ClusterKeyNames() {
                                                  "snapshot_retry_fetch_interval", "min_time_to_keep_snapshots",
                                                  "min_time_to_keep_env_open", "upload_idle_timeout",
                                                  "max_remote_where_terms", "max_remote_rows_examined",
-                                                 "remote_read_timeout"};
+                                                 "max_remote_bytes_examined", "remote_read_timeout"};
   return names;
 }
 
@@ -135,6 +135,12 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
                                                     : &cluster->max_remote_rows_examined;
     if (!ParseCount(value, UINT64_MAX, cap) || *cap == 0) {
       return Status::Invalid("'" + value + "' is not a count above 0");
+    }
+    return Status::Ok();
+  }
+  if (key == "max_remote_bytes_examined") {
+    if (!ParseByteSize(value, &cluster->max_remote_bytes_examined) || cluster->max_remote_bytes_examined == 0) {
+      return Status::Invalid("'" + value + "' is not a size above 0 (e.g. 4GiB, 512MiB)");
     }
     return Status::Ok();
   }

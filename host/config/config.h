@@ -1,6 +1,6 @@
 // The planb configuration file (INI, read exactly by host/config/ini_reader.h) and its validation.
 //
-//   home = /var/lib/planb            # optional; --home overrides it; default ./planb-home
+//   home = /var/lib/planb            # optional; --home overrides it; default planb-home beside this file
 //   plugin_dir = /opt/planb/plugins  # repeatable; default: the plugins installed or built with planb
 //   [map.city_to_country]
 //   type = state                     # a store-type plugin name
@@ -28,6 +28,7 @@
 //   upload_idle_timeout = 30s        # an upload sending nothing this long loses its slot and disk reservation
 //   max_remote_where_terms = 10000   # remote reads (--remote): literals in one --where
 //   max_remote_rows_examined = 100000000  # remote reads: rows one query may examine
+//   max_remote_bytes_examined = 4GiB # remote reads: bytes (keys and values) one query may examine
 //   remote_read_timeout = 50s        # remote reads: the longest one query may run on the node
 // Reading on nodes that are not storage nodes (local snapshots of the shards, docs/snapshots.md):
 //   snapshot_retry_fetch_interval = 1m  # after a failed fetch, the old snapshot serves; retry only after this
@@ -124,6 +125,7 @@ struct ClusterConfig {
   int64_t upload_idle_timeout_ms = 30 * 1000;
   uint64_t max_remote_where_terms = 10000;
   uint64_t max_remote_rows_examined = 100000000;
+  uint64_t max_remote_bytes_examined = uint64_t{4} << 30;
   int64_t remote_read_timeout_ms = 50 * 1000;
   // Node traffic's keys and rights (docs/security.md).
   std::optional<OwnKey> own_key;  // secret_key_file; absent when not set
@@ -171,7 +173,7 @@ bool IsValidMapName(std::string_view name);
 // ASCII lower-casing: how map names in input and lookups are matched to config.
 std::string NormaliseMapName(std::string_view name);
 // "0640", "640", "0600": octal permission bits with owner read and write (planb must read its own files), no more
-// than 0777. False on anything else.
+// than 0777, and no write bit for group or others. False on anything else.
 bool ParseFileMode(std::string_view text, uint32_t* mode);
 // "10GiB", "512MiB", "64KiB", "1TiB", "10GB" (decimal), "1048576" (bytes). False on anything else or overflow.
 bool ParseByteSize(std::string_view text, uint64_t* bytes);

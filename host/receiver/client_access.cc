@@ -1,9 +1,10 @@
 #include "host/receiver/client_access.h"
 
-#include <zmq_addon.hpp>
-
 #include <array>
 #include <vector>
+#include <zmq_addon.hpp>
+
+#include "host/common/hex.h"
 
 namespace planb {
 
@@ -98,6 +99,16 @@ Status ClientAccess::Check(const zmq::message_t& frame, Right right, const std::
   }
   *scope = who.maps;
   return Status::Ok();
+}
+
+std::string ClientAccess::Identify(const zmq::message_t& frame, const std::string& routing_id) const {
+  zmq_msg_t* msg = const_cast<zmq_msg_t*>(frame.handle());
+  if (curve()) {
+    const char* name = zmq_msg_gets(msg, "User-Id");
+    return "client " + LogValue(name == nullptr ? "(none)" : name);
+  }
+  const char* address = zmq_msg_gets(msg, "Peer-Address");
+  return "sender " + HexString(routing_id) + (address == nullptr ? "" : " at " + LogValue(address));
 }
 
 void ClientAccess::RefuseLogged(const std::string& kind, const std::string& line) {

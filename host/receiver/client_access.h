@@ -50,6 +50,11 @@ class ClientAccess {
   // RIGHT on MAP" when not, logged once a minute per client, right and map.
   Status Check(const zmq::message_t& frame, Right right, const std::string* map, MapScope* scope);
 
+  // Who sent the message carrying `frame` on the connection `routing_id`: with CURVE "client NAME" (every
+  // connection with that client's key is the same client), in plaintext "sender HEX at ADDRESS" (each
+  // connection is its own). What per-client bounds count by and log lines name; already escaped.
+  std::string Identify(const zmq::message_t& frame, const std::string& routing_id) const;
+
  private:
   void RefuseLogged(const std::string& kind, const std::string& line);
 

@@ -18,7 +18,8 @@ struct ReadJob {
   std::string routing_id;
   uint64_t request_id = 0;
   std::vector<std::string> args;
-  MapScope scope;  // the maps the sender's client may read
+  MapScope scope;      // the maps the sender's client may read
+  std::string client;  // who sent it, for the per-client bounds (ClientAccess::Identify)
 };
 
 struct ReadJobResult {
@@ -26,6 +27,7 @@ struct ReadJobResult {
   uint64_t request_id = 0;
   Status status;  // non-OK: the sink refused the request (answered ERROR)
   protocol::ReadResult result;
+  std::string client;  // the job's
 };
 
 using ReadWorker = LoopWorker<ReadJob, ReadJobResult>;

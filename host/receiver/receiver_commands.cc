@@ -185,7 +185,7 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
 }
 
 void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload,
-                                      MapScope scope) {
+                                      MapScope scope, std::string client) {
   if (payload.size() > protocol::kMaxReadRequest) {
     return ReplyError(routing_id, request_id,
                       Status::Invalid("request too large (" + std::to_string(payload.size()) + " bytes, limit " +
@@ -196,12 +196,9 @@ void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t re
   Status status = protocol::DecodeRead(payload, &read);
   if (status.ok()) status = protocol::CheckReadArgs(read.args);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
-  const size_t pending = read_worker_.pending();
-  if (pending >= settings_.max_pending_reads) {
-    const std::string message = "busy: " + std::to_string(pending) + " READ requests in progress, retry later";
-    return ReplyError(routing_id, request_id, Status(Code::kFull, message), "");
-  }
-  read_worker_.Submit({routing_id, request_id, std::move(read.args), std::move(scope)});
+  status = reads_.Admit({routing_id, request_id, std::move(read.args), std::move(scope), std::move(client)});
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
+  StartReads();
 }
 
 void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload,
@@ -231,7 +228,7 @@ UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, u
   // new BEGIN repairs; every other ERROR is final for it.
   ReplyError(routing_id, request_id,
              Status::NotFound(protocol::CommandName(static_cast<uint16_t>(command)) + " for unknown upload token " +
-                              token.Hex() + " (never begun, expired, or the node restarted)"),
+                              token.Shown() + " (never begun, expired, or the node restarted)"),
              "");
   return nullptr;
 }

@@ -9,13 +9,14 @@
 
 namespace planb {
 
-Status ServedSnapshots::Add(Token token, const std::string& map, const PreparedSnapshot& prepared,
-                            Clock::time_point now) {
+Status ServedSnapshots::Add(Token token, const std::string& map, const std::string& owner,
+                            const PreparedSnapshot& prepared, Clock::time_point now) {
   const int fd = ::open(prepared.zip_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("opening snapshot zip " + prepared.zip_path + ": " + std::strerror(errno));
   Entry entry;
   entry.fd = fd;
   entry.map = map;
+  entry.owner = owner;
   entry.zip_path = prepared.zip_path;
   entry.size = prepared.size;
   entry.last_touch = now;
@@ -23,9 +24,9 @@ Status ServedSnapshots::Add(Token token, const std::string& map, const PreparedS
   return Status::Ok();
 }
 
-ServedSnapshots::Entry* ServedSnapshots::Find(Token token) {
+ServedSnapshots::Entry* ServedSnapshots::Find(Token token, const std::string& owner) {
   auto it = entries_.find(token);
-  return it == entries_.end() ? nullptr : &it->second;
+  return it == entries_.end() || it->second.owner != owner ? nullptr : &it->second;
 }
 
 Status ServedSnapshots::ReadAt(const Entry& entry, uint64_t offset, size_t length, char* out) {

@@ -25,6 +25,7 @@ class ServedSnapshots {
   struct Entry {
     int fd = -1;
     std::string map;
+    std::string owner;  // the client it was offered to ("" = anyone: plaintext)
     std::string zip_path;  // for messages; the file may be gone
     uint64_t size = 0;
     Clock::time_point last_touch;
@@ -36,11 +37,12 @@ class ServedSnapshots {
   ServedSnapshots(const ServedSnapshots&) = delete;
   ServedSnapshots& operator=(const ServedSnapshots&) = delete;
 
-  // Opens `prepared.zip_path` and serves it as `token` (REQUIRES: not in use). kIOError naming the zip when it
-  // cannot be opened.
-  Status Add(Token token, const std::string& map, const PreparedSnapshot& prepared, Clock::time_point now);
-  // The snapshot served as `token`, or null.
-  Entry* Find(Token token);
+  // Opens `prepared.zip_path` and serves it as `token` (REQUIRES: not in use) to `owner`. kIOError naming the
+  // zip when it cannot be opened.
+  Status Add(Token token, const std::string& map, const std::string& owner, const PreparedSnapshot& prepared,
+             Clock::time_point now);
+  // The snapshot served as `token` to `owner`, or null (also when it was offered to another).
+  Entry* Find(Token token, const std::string& owner);
   // Reads exactly `length` bytes at `offset` of `entry`'s zip into `out`. kIOError naming the zip when the file
   // cannot be read or ends early.
   static Status ReadAt(const Entry& entry, uint64_t offset, size_t length, char* out);

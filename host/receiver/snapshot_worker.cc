@@ -14,6 +14,7 @@ SnapshotWorker MakeSnapshotWorker(BatchSink& sink) {
         // Moved only now: on a throw the failure result needs them.
         result.routing_id = std::move(job.routing_id);
         result.map = std::move(job.map);
+        result.client = std::move(job.client);
         return result;
       },
       [](SnapshotJob& job, const std::exception& e) {
@@ -22,6 +23,7 @@ SnapshotWorker MakeSnapshotWorker(BatchSink& sink) {
         result.request_id = job.request_id;
         result.status = Status::Internal("SNAPSHOT of " + job.map + ": " + e.what());
         result.map = std::move(job.map);
+        result.client = std::move(job.client);
         return result;
       });
 }

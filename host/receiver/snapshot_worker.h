@@ -19,6 +19,7 @@ struct SnapshotJob {
   uint64_t request_id = 0;
   std::string map;
   ContentVersion have;
+  std::string client;  // ClientAccess::Identify of the requester: its token is its own
 };
 
 struct SnapshotJobResult {
@@ -27,6 +28,7 @@ struct SnapshotJobResult {
   std::string map;
   Status status;  // non-OK: answered ERROR with its code
   PreparedSnapshot prepared;
+  std::string client;  // the job's
 };
 
 using SnapshotWorker = LoopWorker<SnapshotJob, SnapshotJobResult>;

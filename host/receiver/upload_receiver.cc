@@ -159,11 +159,12 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
     case Command::kStatus:
       return HandleStatus(routing_id, header.request_id, payload);
     case Command::kRead:
-      return HandleRead(routing_id, header.request_id, payload, std::move(scope));
+      return HandleRead(routing_id, header.request_id, payload, std::move(scope),
+                        access_.Identify(frames[1], routing_id));
     case Command::kSnapshot:
       return HandleSnapshot(routing_id, header.request_id, payload, frames[1]);
     case Command::kFetch:
-      return HandleFetch(routing_id, header.request_id, payload);
+      return HandleFetch(routing_id, header.request_id, payload, access_.Identify(frames[1], routing_id));
     case Command::kPrepare:
       return HandlePrepare(routing_id, header.request_id, payload, frames[1]);
     default:
@@ -237,12 +238,18 @@ void UploadReceiver::Impl::TakeAcceptResults() {
 
 void UploadReceiver::Impl::TakeReadResults() {
   for (ReadWorker::Result& result : read_worker_.TakeResults()) {
+    reads_.Finished(result.client);
     if (!result.status.ok()) {
       ReplyError(result.routing_id, result.request_id, result.status, "");
       continue;
     }
     Reply(result.routing_id, Command::kReadResult, result.request_id, protocol::EncodeReadResult(result.result));
   }
+  StartReads();
+}
+
+void UploadReceiver::Impl::StartReads() {
+  for (ReadJob& job : reads_.TakeStartable()) read_worker_.Submit(std::move(job));
 }
 
 void UploadReceiver::Impl::ServeWaiters(Clock::time_point now) {

@@ -15,6 +15,7 @@
 
 #include "host/common/log_text.h"
 #include "host/receiver/accept_worker.h"
+#include "host/receiver/fair_read_queue.h"
 #include "host/receiver/read_worker.h"
 #include "host/receiver/snapshot_serving.h"
 #include "host/receiver/snapshot_worker.h"
@@ -36,6 +37,7 @@ class UploadReceiver::Impl {
         access_(settings_.access, [this](const std::string& line) { Log(line); }),
         worker_(MakeAcceptWorker(sink)),
         read_worker_(MakeReadWorker(sink)),
+        reads_(FairReadLimitsFor(kReadThreads, settings_.max_pending_reads)),
         snapshot_worker_(MakeSnapshotWorker(sink)) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
@@ -85,7 +87,10 @@ class UploadReceiver::Impl {
                    std::string_view bytes);
   void HandleCommit(const std::string& routing_id, uint64_t request_id, std::string_view payload);
   void HandleStatus(const std::string& routing_id, uint64_t request_id, std::string_view payload);
-  void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload, MapScope scope);
+  void HandleRead(const std::string& routing_id, uint64_t request_id, std::string_view payload, MapScope scope,
+                  std::string client);
+  // Hands the read worker every queued READ that may start now (fair_read_queue.h).
+  void StartReads();
   // `from`: the request's header frame, whose client access_ checks for each map asked about.
   void HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                      const zmq::message_t& from);
@@ -93,7 +98,11 @@ class UploadReceiver::Impl {
   // upload_receiver_snapshots.cc
   void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                       const zmq::message_t& from);
-  void HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload);
+  // `client`: ClientAccess::Identify of the sender; only the client a snapshot was offered to may fetch it.
+  void HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                   const std::string& client);
+  // Whom a served snapshot's token belongs to: `client` with CURVE, nobody in particular in plaintext.
+  std::string TokenOwner(const std::string& client) const;
   // Answers a prepared SNAPSHOT: NOT_MODIFIED, or an offer of the zip (opened and served under a new token).
   void OfferSnapshot(SnapshotJobResult& result);
   // Answers ERROR and logs it with the map when known, else with the sender's routing id.
@@ -121,6 +130,7 @@ class UploadReceiver::Impl {
   ClientAccess access_;
   AcceptWorker worker_;
   ReadWorker read_worker_;
+  FairReadQueue reads_;
   SnapshotWorker snapshot_worker_;
   ServedSnapshots served_;
   std::unique_ptr<zmq::socket_t> router_;

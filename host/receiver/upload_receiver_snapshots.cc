@@ -37,8 +37,9 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
     const std::string message = "busy: " + std::to_string(pending) + " SNAPSHOT requests in progress, retry later";
     return ReplySnapshotError(routing_id, request_id, Status(Code::kFull, message), request.map);
   }
-  snapshot_worker_.Submit(
-      {routing_id, request_id, std::move(request.map), ContentVersion{request.have_batches, request.have_digest}});
+  snapshot_worker_.Submit({routing_id, request_id, std::move(request.map),
+                           ContentVersion{request.have_batches, request.have_digest},
+                           access_.Identify(from, routing_id)});
 }
 
 void UploadReceiver::Impl::TakeSnapshotResults() {
@@ -62,7 +63,7 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   }
   const Token token = NewToken();
   // Opened now, before the source may replace the zip: the fd keeps it readable however long the fetch takes.
-  Status status = served_.Add(token, result.map, prepared, Clock::now());
+  Status status = served_.Add(token, result.map, TokenOwner(result.client), prepared, Clock::now());
   if (!status.ok()) return ReplySnapshotError(result.routing_id, result.request_id, status, result.map);
   offer.token = token;
   offer.total_size = prepared.size;
@@ -70,20 +71,22 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.create_time_ms = prepared.create_time_ms;
   offer.chunk_size = settings_.chunk_size;
   Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
-      std::to_string(prepared.size) + " bytes) as token " + token.Hex());
+      std::to_string(prepared.size) + " bytes) to " + result.client + " as token " + token.Shown());
   Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
 }
 
-void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload) {
+void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                                       const std::string& client) {
   protocol::FetchRequest fetch;
   Status status = protocol::DecodeFetch(payload, &fetch);
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
-  ServedSnapshots::Entry* entry = served_.Find(fetch.token);
+  ServedSnapshots::Entry* entry = served_.Find(fetch.token, TokenOwner(client));
   if (entry == nullptr) {
-    // kNotFound: the requester asks SNAPSHOT again (its token expired, or this node restarted).
+    // kNotFound: the requester asks SNAPSHOT again (its token expired, or this node restarted). Another client's
+    // token gets the same answer as one never offered: a token is no bearer pass, and says nothing of others'.
     return ReplySnapshotError(routing_id, request_id,
-                              Status::NotFound("FETCH for unknown snapshot token " + fetch.token.Hex() +
-                                               " (never offered, expired, or the node restarted)"),
+                              Status::NotFound("FETCH for unknown snapshot token " + fetch.token.Shown() +
+                                               " (never offered to this client, expired, or the node restarted)"),
                               "");
   }
   entry->last_touch = Clock::now();
@@ -120,6 +123,11 @@ void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uin
   LogPeerError("snapshot error", status, map.empty() ? "from sender " + HexString(routing_id) : "for map " + LogValue(map));
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+std::string UploadReceiver::Impl::TokenOwner(const std::string& client) const {
+  // In plaintext every peer may do everything, and a requester may fetch on another connection than it asked on.
+  return access_.curve() ? client : std::string();
 }
 
 Token UploadReceiver::Impl::NewToken() {

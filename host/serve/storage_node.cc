@@ -5,11 +5,13 @@
 #include <filesystem>
 #include <sstream>
 #include <streambuf>
+#include <thread>
 #include <vector>
 
 #include "host/commands/command_line.h"
 #include "host/commands/read_commands.h"
 
+#include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
@@ -162,6 +164,7 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
     Log("WARNING: serving " + endpoint + " in plaintext without authentication (allow_plaintext = true): anyone "
         "who can reach it can upload into, read and copy every map");
   }
+  signalled_ = &stop;
   UploadReceiver receiver(context, settings, *this, [this](const std::string& line) { Log(line); });
   std::string bound;
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
@@ -259,9 +262,10 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, const MapS
       return Status::Ok();
     }
   }
-  ScopedReadBudget budget({cluster.max_remote_rows_examined,
+  ScopedReadBudget budget({cluster.max_remote_rows_examined, cluster.max_remote_bytes_examined,
                            std::chrono::steady_clock::now() + std::chrono::milliseconds(cluster.remote_read_timeout_ms),
-                           cluster.remote_read_timeout_ms});
+                           cluster.remote_read_timeout_ms, signalled_});
+  if (!cli.args.empty() && FaultPointActiveFor("read.stall", cli.args[0])) return StallRead(exit_code, out, err);
   CappedStringBuf out_buffer(protocol::kMaxReadOutput);
   std::ostream out_stream(&out_buffer);
   std::ostringstream err_stream;
@@ -284,6 +288,21 @@ Status StorageNode::ExecuteRead(const std::vector<std::string>& args, const MapS
     *out = out_buffer.Take();
   }
   *err = err_stream.str();
+  return Status::Ok();
+}
+
+// The read.stall fault (fault_point.h): a read whose every row is large and slow, as a scan of rows of megabytes
+// compared against long needles is, so that tests can hold read threads without building gigabytes of data. It
+// charges its budget as such a read would and ends the same way, on a cap or on the node's stop.
+Status StorageNode::StallRead(int* exit_code, std::string* out, std::string* err) {
+  Status charged;
+  while (charged.ok()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    charged = ChargeReadRow(kReadBudgetClockBytes);
+  }
+  *exit_code = kExitError;
+  out->clear();
+  *err = "planb: " + charged.message() + "\n";
   return Status::Ok();
 }
 

@@ -68,6 +68,8 @@ class StorageNode final : public BatchSink {
   // between merges, logging what it removed per map and any failure.
   void MaintainIfDue();
   void Log(const std::string& line);
+  // ExecuteRead under the read.stall fault.
+  static Status StallRead(int* exit_code, std::string* out, std::string* err);
 
   Runtime& runtime_;
   const ServeOptions options_;
@@ -78,6 +80,9 @@ class StorageNode final : public BatchSink {
   std::condition_variable merge_wakeup_;
   bool merge_requested_ = false;
   std::atomic<bool> stopping_{false};
+  // Run's stop flag (SIGTERM, SIGINT), which remote reads in flight watch: the receiver joins its read threads
+  // before Run sets stopping_, so they must end on the signal itself. Set before the receiver starts.
+  const std::atomic<bool>* signalled_ = &stopping_;
   // Guarded by merge_mutex_: staged batches that failed their last merge or are held back behind a quarantined
   // or failing batch, with why (what STATUS answers for them).
   std::map<uint64_t, std::string> troubled_;

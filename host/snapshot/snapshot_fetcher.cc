@@ -307,7 +307,7 @@ Status NodeFetch::Download(const protocol::SnapshotOffer& offer, bool* ok, std::
     }
     const size_t size = reply.has_data ? reply.data.size() : 0;
     if (data.token != offer.token) {
-      *why = "FETCH_DATA for token " + data.token.Hex() + ", expected " + offer.token.Hex();
+      *why = "FETCH_DATA for token " + data.token.Shown() + ", expected " + offer.token.Shown();
       return Status::Ok();
     }
     if (data.offset != pending->offset) {

@@ -26,6 +26,8 @@ Token Token::Random() {
   return Token{words[0], words[1]};
 }
 
+std::string Token::Shown() const { return Hex().substr(0, 8) + "..."; }
+
 std::string Token::Hex() const {
   char text[33];
   std::snprintf(text, sizeof text, "%016llx%016llx", static_cast<unsigned long long>(high),

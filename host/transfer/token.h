@@ -22,6 +22,9 @@ struct Token {
   static Token Random();
 
   std::string Hex() const;
+  // The first 8 hex digits and "...": enough to match log lines with each other, never enough to use the token
+  // (a bearer of a whole token could fetch or feed what it names). Log lines and errors show only this.
+  std::string Shown() const;
   bool operator==(const Token& other) const { return high == other.high && low == other.low; }
   bool operator!=(const Token& other) const { return !(*this == other); }
   bool operator<(const Token& other) const { return high != other.high ? high < other.high : low < other.low; }

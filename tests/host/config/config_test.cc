@@ -219,7 +219,8 @@ TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
             "delete_orphans_after, secret_key_file, allow_plaintext, node_name, node_list, "
             "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
             "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
-            "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, remote_read_timeout)");
+            "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, max_remote_bytes_examined, "
+            "remote_read_timeout)");
 }
 
 TEST(ParseConfig, ReadsMaintenanceKeys) {
@@ -471,9 +472,9 @@ TEST(ParseConfig, FileModeIsOctalWithOwnerReadAndWrite) {
   EXPECT_EQ(config.file_mode, 0640u);
   ASSERT_TRUE(ParseConfig("planb.ini", "file_mode = 0600\n", "/etc/planb", &config).ok());
   EXPECT_EQ(config.file_mode, 0600u);
-  ASSERT_TRUE(ParseConfig("planb.ini", "file_mode = 660\n", "/etc/planb", &config).ok());
-  EXPECT_EQ(config.file_mode, 0660u);
-  for (const char* bad : {"0644x", "0800", "rw-r-----", "01777", "4755", "0440", "0200", "06", "", "-0640", "0x1a4"}) {
+  ASSERT_TRUE(ParseConfig("planb.ini", "file_mode = 644\n", "/etc/planb", &config).ok());
+  EXPECT_EQ(config.file_mode, 0644u);
+  for (const char* bad : {"0666", "0660", "0602", "0777", "0620", "0644x", "0800", "rw-r-----", "01777", "4755", "0440", "0200", "06", "", "-0640", "0x1a4"}) {
     const Status s = ParseConfig("planb.ini", std::string("file_mode = ") + bad + "\n", "/etc/planb", &config);
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << bad;
     EXPECT_NE(s.message().find("file_mode"), std::string::npos) << s.message();

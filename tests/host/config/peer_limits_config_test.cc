@@ -25,19 +25,21 @@ TEST(PeerLimitsConfig, DefaultsAreDocumentedAndBounded) {
   EXPECT_EQ(config.cluster.upload_idle_timeout_ms, 30 * 1000);  // well under a minute
   EXPECT_EQ(config.cluster.max_remote_where_terms, 10000u);
   EXPECT_EQ(config.cluster.max_remote_rows_examined, 100000000u);
+  EXPECT_EQ(config.cluster.max_remote_bytes_examined, uint64_t{4} << 30);
   EXPECT_EQ(config.cluster.remote_read_timeout_ms, 50 * 1000);
 }
 
 TEST(PeerLimitsConfig, TakesUnitsAndCounts) {
   Config config;
   ASSERT_TRUE(Parse("upload_idle_timeout = 250ms\nremote_read_timeout = 2s\nmax_remote_where_terms = 5\n"
-                    "max_remote_rows_examined = 1000\n",
+                    "max_remote_rows_examined = 1000\nmax_remote_bytes_examined = 64MiB\n",
                     &config)
                   .ok());
   EXPECT_EQ(config.cluster.upload_idle_timeout_ms, 250);
   EXPECT_EQ(config.cluster.remote_read_timeout_ms, 2000);
   EXPECT_EQ(config.cluster.max_remote_where_terms, 5u);
   EXPECT_EQ(config.cluster.max_remote_rows_examined, 1000u);
+  EXPECT_EQ(config.cluster.max_remote_bytes_examined, uint64_t{64} << 20);
 }
 
 TEST(PeerLimitsConfig, RefusesMalformedValues) {
@@ -50,6 +52,11 @@ TEST(PeerLimitsConfig, RefusesMalformedValues) {
             "planb.ini: max_remote_rows_examined: 'many' is not a count above 0");
   EXPECT_EQ(ErrorOf("max_remote_rows_examined = -3\n"),
             "planb.ini: max_remote_rows_examined: '-3' is not a count above 0");
+  for (const char* bad : {"0", "lots", "-1MiB", "1.5GiB"}) {
+    EXPECT_EQ(ErrorOf(std::string("max_remote_bytes_examined = ") + bad + "\n"),
+              std::string("planb.ini: max_remote_bytes_examined: '") + bad +
+                  "' is not a size above 0 (e.g. 4GiB, 512MiB)");
+  }
 }
 
 }  // namespace

@@ -213,7 +213,7 @@ TEST_F(SnapshotReceiverTest, BadFetchesAreRefusedNamingTheField) {
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);
   EXPECT_EQ(error.message,
-            "FETCH for unknown snapshot token 00000000000012340000000000abcdef (never offered, expired, or the node restarted)");
+            "FETCH for unknown snapshot token 00000000... (never offered to this client, expired, or the node restarted)");
 
   raw.Request(Command::kFetch, protocol::EncodeFetch({offer.token, offer.total_size + 1, 100}));
   error = raw.ReceiveError();
@@ -266,7 +266,7 @@ TEST_F(SnapshotReceiverTest, AnIdleSnapshotIsClosedAndItsTokenForgotten) {
   raw.Request(Command::kFetch, protocol::EncodeFetch({offer.token, 0, 100}));
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);
-  EXPECT_THAT(error.message, HasSubstr("FETCH for unknown snapshot token " + offer.token.Hex()));
+  EXPECT_THAT(error.message, HasSubstr("FETCH for unknown snapshot token " + offer.token.Shown()));
 }
 
 TEST_F(SnapshotReceiverTest, TooManySnapshotsAtOnceIsBusy) {

@@ -180,9 +180,9 @@ TEST_F(UploadReceiverTest, UnknownTokenIsAnswered) {
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotFound);  // the sender starts again with BEGIN
   EXPECT_EQ(error.message,
-            "CHUNK for unknown upload token 00000000000012340000000000abcdef (never begun, expired, or the node restarted)");
+            "CHUNK for unknown upload token 00000000... (never begun, expired, or the node restarted)");
   raw.Request(Command::kStatus, protocol::EncodeStatus({Token{0x1234, 0xabcdef}, 100}));
-  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("STATUS for unknown upload token 00000000000012340000000000abcdef"));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("STATUS for unknown upload token 00000000..."));
   ExpectStillServes();
 }
 

@@ -127,7 +127,7 @@ TEST_F(SnapshotFetcherTest, WrongTokenFailsTheNode) {
     data->token = Token{0, 7};
     return true;
   };
-  ExpectNodeFails(script, "FETCH_DATA for token 00000000000000000000000000000007, expected 0000000000000000000000000000002a");
+  ExpectNodeFails(script, "FETCH_DATA for token 00000000..., expected 00000000...");
 }
 
 TEST_F(SnapshotFetcherTest, WrongOffsetFailsTheNode) {

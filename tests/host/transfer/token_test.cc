@@ -26,6 +26,7 @@ TEST(Token, RandomTokensAreDistinctAndUseBothHalves) {
 
 TEST(Token, HexIsThirtyTwoDigitsHighHalfFirst) {
   EXPECT_EQ(Token(0x0123456789abcdefull, 0xabull).Hex(), "0123456789abcdef00000000000000ab");
+  EXPECT_EQ(Token(0x0123456789abcdefull, 0xabull).Shown(), "01234567...");  // what logs and errors show
   EXPECT_EQ(Token().Hex(), std::string(32, '0'));
 }
 

@@ -26,6 +26,7 @@
 
 #include "host/common/file_util.h"
 #include "host/receiver/upload_receiver.h"
+#include "host/security/curve_key.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/upload_client.h"
 #include "support/endpoints.h"
@@ -270,6 +271,15 @@ class RawSender {
  public:
   RawSender(zmq::context_t& context, const std::string& endpoint) : socket_(context, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    socket_.connect(endpoint);
+  }
+  // The same over CURVE as the client whose pair `keys.own` is, to the node whose public key it names.
+  RawSender(zmq::context_t& context, const std::string& endpoint, const CurveClientKeys& keys)
+      : socket_(context, zmq::socket_type::dealer) {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.set(zmq::sockopt::curve_serverkey, keys.server_public_key);
+    socket_.set(zmq::sockopt::curve_publickey, keys.own.public_key);
+    socket_.set(zmq::sockopt::curve_secretkey, keys.own.secret_key);
     socket_.connect(endpoint);
   }
 
