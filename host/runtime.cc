@@ -42,6 +42,11 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
   SetHomeFileMode(runtime->config_.file_mode);  // before anything is created in the home
   std::string home = options.home;
   if (home.empty()) home = runtime->config_.home;
+  // Beside the config, as a relative `home` is: a command run from another directory (a pipeline's
+  // --config /etc/planb/planb.ini) finds the same data. Without a config, the working directory's.
+  if (home.empty() && !runtime->config_.path.empty()) {
+    home = (fs::absolute(runtime->config_.path, ec).parent_path() / "planb-home").string();
+  }
   if (home.empty()) home = "planb-home";
   if (options.read_only) {
     PLANB_RETURN_IF_ERROR(Home::Locate(home, &runtime->home_));

@@ -18,7 +18,7 @@ namespace planb {
 
 struct RuntimeOptions {
   std::string config_path;               // "" = ./planb.ini when it exists, else no maps
-  std::string home;                      // "" = the config's home, else ./planb-home
+  std::string home;                      // "" = the config's home, else planb-home beside the config, else ./planb-home
   std::vector<std::string> plugin_dirs;  // added to the config's plugin_dir entries
   FetchProgress fetch_progress;          // called while a snapshot downloads (the CLI on a terminal)
   // Reads only (lookup, query, stores, the Reader): the home's directories are not created and shards open

@@ -91,7 +91,7 @@ po::options_description GlobalOptions() {
   po::options_description global("Options");
   global.add_options()
       ("home", po::value<std::string>()->value_name("DIR"),
-       "home directory (default: the config's `home`, else ./planb-home)")
+       "home directory (default: the config's `home`, else planb-home beside the config, else ./planb-home)")
       ("config", po::value<std::string>()->value_name("FILE"), "config file (default: ./planb.ini if present)")
       ("plugin-dir", po::value<std::vector<std::string>>()->value_name("DIR")->composing(),
        "also load plugins from DIR (repeatable)")

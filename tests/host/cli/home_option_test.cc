@@ -1,5 +1,5 @@
-// Where planb keeps its data: --home, else the config's `home`, else ./planb-home; and every command creates the
-// home's subdirectories.
+// Where planb keeps its data: --home, else the config's `home`, else planb-home beside the config (else ./planb-home
+// without one); and every command creates the home's subdirectories.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -78,22 +78,26 @@ TEST(CliHome, OptionOverridesTheConfigsHome) {
   EXPECT_FALSE(fs::exists(dir / "configured-home")) << "--home did not override the config's home";
 }
 
-TEST(CliHome, DefaultsToPlanbHomeInTheWorkingDirectory) {
+// A config without `home =` keeps its data beside itself, like a relative `home`: the same command run from any
+// directory finds it (a pipeline's `--config /etc/planb/planb.ini` used to look in its working directory).
+TEST(CliHome, WithAConfigAndNoHomeLineDefaultsToPlanbHomeBesideTheConfig) {
   TempDir dir;
   TempDir cwd;
+  TempDir elsewhere;
   const std::string config = dir / "planb.ini";
   WriteFile(config, kCliConfig);
   ProcessResult r = RunPlanb({"--config", config, "load", ParisFile(dir)}, cwd.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const std::string home = fs::canonical(cwd.path()).string() + "/planb-home";
+  const std::string home = fs::canonical(dir.path()).string() + "/planb-home";
   EXPECT_THAT(r.out, HasSubstr(home + "/shards"));
   ExpectHomeLaidOut(home);
   EXPECT_TRUE(fs::exists(home + "/shards/city_to_country/data.mdb"));
-  EXPECT_FALSE(fs::exists(dir / "planb-home"));
+  EXPECT_FALSE(fs::exists(cwd / "planb-home"));
 
-  r = RunPlanb({"--config", config, "lookup", "city_to_country", "Paris"}, cwd.path());
+  r = RunPlanb({"--config", config, "lookup", "city_to_country", "Paris"}, elsewhere.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "France\n");
+  EXPECT_FALSE(fs::exists(elsewhere / "planb-home"));
 }
 
 TEST(CliHome, ReadsPlanbIniFromTheWorkingDirectoryWhenNoConfigIsGiven) {

@@ -39,7 +39,7 @@ namespace planb {
 
 struct ReaderOptions {
   std::string config_path;               // the planb.ini ("" = ./planb.ini when it exists, else no maps)
-  std::string home;                      // "" = the config's home, else ./planb-home
+  std::string home;                      // "" = the config's home, else planb-home beside the config
   std::vector<std::string> plugin_dirs;  // added to the config's plugin_dir entries
   // How often a background thread refreshes snapshots that are due and runs cleanup; 0 = no thread (call
   // Maintain() yourself). Storage nodes (and a single node) read their shards; there maintenance only moves
