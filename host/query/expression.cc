@@ -97,7 +97,9 @@ bool MatchText(const Node& node, std::string_view v) {
     case NodeKind::kContains:
       // glibc's memmem is linear in the value and the needle (Two-Way); string_view::find is not, and a long
       // needle of repeats against a long value of the same repeats took minutes per row (a remote DoS).
-      return t[0].empty() || ::memmem(v.data(), v.size(), t[0].data(), t[0].size()) != nullptr;
+      // An empty value may have no data pointer at all, which memmem must not get (the fuzzer found it).
+      return t[0].empty() ||
+             (v.size() >= t[0].size() && ::memmem(v.data(), v.size(), t[0].data(), t[0].size()) != nullptr);
     case NodeKind::kStartsWith:
       return v.substr(0, t[0].size()) == t[0];
     default:

@@ -100,6 +100,17 @@ TEST(Expression, ContainsAndStartsWith) {
   EXPECT_TRUE(Match("Value contains 'lo wo'", kStateFields, row));
   EXPECT_TRUE(Match("Value startsWith '<a>'", kStateFields, row));
   EXPECT_TRUE(Match("ValueType startsWith 'x'", kStateFields, row));
+  // An empty key (a view with no data pointer): found by the query fuzzer once contains used memmem.
+  const Row empty = TextRow("", "v", ValueType::kString);
+  EXPECT_FALSE(Match("Key contains 'k'", kStateFields, empty));
+  EXPECT_TRUE(Match("Key contains ''", kStateFields, empty));
+  // Linear in the value and the needle: a long needle of repeats against a long value of repeats (minutes with
+  // string_view::find) answers at once.
+  const std::string long_key(1 << 18, 'a');  // the row points into it
+  const std::string needle(1 << 16, 'a');
+  const Row repeats = TextRow(long_key, "v", ValueType::kString);
+  EXPECT_FALSE(Match("Key contains '" + needle + "b'", kStateFields, repeats));
+  EXPECT_TRUE(Match("Key contains '" + needle + "'", kStateFields, repeats));
   EXPECT_TRUE(Match("ValueType contains 'm'", kStateFields, row));
 }
 
