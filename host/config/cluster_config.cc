@@ -102,7 +102,8 @@ const std::vector<std::string>& ClusterKeyNames() {
                                                  "snapshot_retry_fetch_interval", "min_time_to_keep_snapshots",
                                                  "min_time_to_keep_env_open", "upload_idle_timeout",
                                                  "max_remote_where_terms", "max_remote_rows_examined",
-                                                 "max_remote_bytes_examined", "remote_read_timeout"};
+                                                 "max_remote_bytes_examined", "remote_read_timeout",
+                                                 "max_client_share", "min_transfer_rate"};
   return names;
 }
 
@@ -135,6 +136,24 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
                                                     : &cluster->max_remote_rows_examined;
     if (!ParseCount(value, UINT64_MAX, cap) || *cap == 0) {
       return Status::Invalid("'" + value + "' is not a count above 0");
+    }
+    return Status::Ok();
+  }
+  if (key == "max_client_share") {
+    // "25%" or "25": a whole percentage, 1 to 100.
+    std::string digits = value;
+    if (!digits.empty() && digits.back() == '%') digits.pop_back();
+    uint64_t percent = 0;
+    if (!ParseCount(digits, 100, &percent) || percent == 0) {
+      return Status::Invalid("'" + value + "' is not a share: a whole percentage from 1% to 100%");
+    }
+    cluster->max_client_share_percent = static_cast<uint32_t>(percent);
+    return Status::Ok();
+  }
+  if (key == "min_transfer_rate") {
+    // Bytes per second ("64KiB"); 0 turns the minimum off (the idle timeout alone).
+    if (!ParseByteSize(value, &cluster->min_transfer_rate)) {
+      return Status::Invalid("'" + value + "' is not a rate: bytes per second such as 64KiB, or 0 for none");
     }
     return Status::Ok();
   }

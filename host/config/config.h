@@ -26,6 +26,8 @@
 //   send_part_retry_delay = 10s
 //   max_batch_size = 64GiB           # the largest batch a node accepts, unzipped (zip bombs)
 //   upload_idle_timeout = 30s        # an upload sending nothing this long loses its slot and disk reservation
+//   min_transfer_rate = 64KiB        # bytes/s an upload or a snapshot fetch must keep up over each such window
+//   max_client_share = 25%           # of upload slots, upload disk room and served snapshots, per client
 //   max_remote_where_terms = 10000   # remote reads (--remote): literals in one --where
 //   max_remote_rows_examined = 100000000  # remote reads: rows one query may examine
 //   max_remote_bytes_examined = 4GiB # remote reads: bytes (keys and values) one query may examine
@@ -123,6 +125,8 @@ struct ClusterConfig {
   int64_t min_time_to_keep_snapshots_ms = 10 * 60 * 1000;
   int64_t min_time_to_keep_env_open_ms = 60 * 1000;
   int64_t upload_idle_timeout_ms = 30 * 1000;
+  uint64_t min_transfer_rate = 64 << 10;
+  uint32_t max_client_share_percent = 25;
   uint64_t max_remote_where_terms = 10000;
   uint64_t max_remote_rows_examined = 100000000;
   uint64_t max_remote_bytes_examined = uint64_t{4} << 30;

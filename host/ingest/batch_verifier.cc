@@ -69,10 +69,11 @@ Status VerifyBatch(const MapCatalog& catalog, const std::string& zip_path, const
   UnzipLimits scratch_limits = limits;
   scratch_limits.sync = false;
   scratch_limits.allow_deletes = true;
+  // Before anything is inflated: a zip of a few bytes may declare gigabytes of a map the client may not write.
+  scratch_limits.admit_map = [&scope](const std::string& map) {
+    return ScopeAllows(scope, map) ? Status::Ok() : Status::PermissionDenied("not authorised for upload on " + map);
+  };
   Status s = UnzipBatch(zip_path, scratch_dir, scratch_limits, &maps);
-  for (size_t i = 0; s.ok() && i < maps.size(); ++i) {
-    if (!ScopeAllows(scope, maps[i])) s = Status::PermissionDenied("not authorised for upload on " + maps[i]);
-  }
   std::vector<std::string> data_maps;
   if (s.ok()) s = VerifyDeleteEntries(catalog, zip_path, scratch_dir, maps, &data_maps);
   if (s.ok()) s = VerifyExtractedBatch(catalog, zip_path, scratch_dir, data_maps, options);

@@ -38,7 +38,9 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
   ready.window = settings_.window;
   for (auto it = uploads_.begin(); it != uploads_.end();) {
     UploadSession& upload = *it->second;
-    if (upload.batch_id() != begin.batch_id || upload.state == UploadState::kFailed) {
+    // Batch ids are the sender's to choose: another client's upload of the same id is not this one's to
+    // resume or replace (with CURVE; in plaintext every sender may do everything, as before).
+    if (upload.batch_id() != begin.batch_id || upload.state == UploadState::kFailed || upload.owner != sender_owner_) {
       ++it;
       continue;
     }
@@ -57,7 +59,8 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
       return Reply(routing_id, Command::kReady, request_id, protocol::EncodeReady(ready));
     }
     if (upload.state == UploadState::kReceiving) {
-      Log("dropping partial upload of batch " + LogValue(begin.batch_id) + ": its sender began a different zip");
+      Log("dropping partial upload of batch " + LogValue(begin.batch_id) + " from " + upload.client +
+          ": its sender began a different zip");
       upload.RemovePart();
       it = uploads_.erase(it);
       continue;
@@ -70,6 +73,8 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
   std::string path = settings_.receive_dir + "/" + token.Hex() + ".part";
   auto upload = std::make_unique<UploadSession>(token, path, begin);
   upload->scope = std::move(scope);
+  upload->client = sender_;
+  upload->owner = sender_owner_;
   status = upload->Create();
   if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
   uploads_.emplace(token, std::move(upload));
@@ -82,29 +87,59 @@ Status UploadReceiver::Impl::CheckRoomFor(const protocol::BeginRequest& begin) {
   // a cap, a stream of BEGINs would exhaust RLIMIT_NOFILE and the disk.
   uint32_t open = 0;
   uint64_t to_arrive = 0;  // bytes the other uploads have declared but not yet sent
+  uint32_t mine = 0;       // the same for this sender's own uploads
+  uint64_t mine_to_arrive = 0;
   for (const auto& [token, upload] : uploads_) {
     if (upload->state != UploadState::kReceiving && upload->state != UploadState::kVerifying) continue;
+    const uint64_t left = upload->begin().total_size - upload->received();
     ++open;
-    to_arrive += upload->begin().total_size - upload->received();
+    to_arrive += left;
+    if (upload->client == sender_) {
+      ++mine;
+      mine_to_arrive += left;
+    }
   }
   if (open >= settings_.max_open_uploads) {
     // The sender treats "busy:" like a lost connection: it retries after its delay (docs/protocol.md).
     return Status(Code::kFull,
                   "busy: " + std::to_string(open) + (open == 1 ? " upload" : " uploads") + " in progress, retry later");
   }
+  // One client holds at most its share (max_client_share) of the slots and of the room, so that a client with a
+  // narrow right cannot take them all from the others by declaring sizes and trickling bytes.
+  if (mine >= ClientShare(settings_.max_open_uploads)) {
+    return Status(Code::kFull, "busy: this client has " + std::to_string(mine) +
+                                   " uploads in progress, the most one client may have (" +
+                                   std::to_string(ClientShare(settings_.max_open_uploads)) + "); retry later");
+  }
   // The part file, then as much again for the verifier's scratch while it unpacks the zip, above the margin every
   // write on the node keeps (disk_room.h). Saturating: declared sizes are bounded by max_upload_bytes, which a
   // setting may raise to anything.
-  const uint64_t needed = SaturatingAdd(SaturatingAdd(begin.total_size, begin.total_size), to_arrive);
+  const uint64_t twice = SaturatingAdd(begin.total_size, begin.total_size);
+  const uint64_t needed = SaturatingAdd(twice, to_arrive);
   const DiskRoom room = MeasureDiskRoom(settings_.receive_dir);
-  if (room.Fits(needed)) return Status::Ok();
-  std::string message = "disk full: batch " + begin.batch_id + " needs about " + std::to_string(needed) +
-                        " bytes (twice its " + std::to_string(begin.total_size) + " bytes: part file and verification";
-  if (to_arrive > 0) {
-    message += ", plus " + std::to_string(to_arrive) + " bytes still to arrive for " + std::to_string(open) +
-               (open == 1 ? " other upload" : " other uploads");
+  if (!room.Fits(needed)) {  // final: no waiting makes this batch fit beside what is declared
+    std::string message = "disk full: batch " + begin.batch_id + " needs about " + std::to_string(needed) +
+                          " bytes (twice its " + std::to_string(begin.total_size) +
+                          " bytes: part file and verification";
+    if (to_arrive > 0) {
+      message += ", plus " + std::to_string(to_arrive) + " bytes still to arrive for " + std::to_string(open) +
+                 (open == 1 ? " other upload" : " other uploads");
+    }
+    return Status(Code::kFull, message + "); " + room.Describe());
   }
-  return Status(Code::kFull, message + "); " + room.Describe());
+  if (room.known && room.free_bytes > room.margin) {
+    // Declared bytes are claims on the room above the margin, which nothing written yet has shrunk: one
+    // client's claims (its uploads' bytes still to come, and this one's twice) stay within its share of it.
+    const uint64_t share = ClientShare(room.free_bytes - room.margin);
+    const uint64_t held = SaturatingAdd(twice, mine_to_arrive);
+    if (held > share) {
+      return Status(Code::kFull, "busy: this upload needs about " + std::to_string(twice) +
+                                     " bytes and this client's other uploads await " +
+                                     std::to_string(mine_to_arrive) + " more, over the " + std::to_string(share) +
+                                     " bytes of room one client may hold (max_client_share); retry later");
+    }
+  }
+  return Status::Ok();
 }
 
 void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t request_id, std::string_view payload,
@@ -112,7 +147,7 @@ void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t r
   protocol::ChunkRequest chunk;
   Status status = protocol::DecodeChunk(payload, &chunk);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
-  UploadSession* upload = FindUpload(routing_id, request_id, Command::kChunk, chunk.token);
+  UploadSession* upload = FindUpload(routing_id, request_id, Command::kChunk, chunk.token, sender_owner_);
   if (upload == nullptr) return;
   if (upload->state != UploadState::kReceiving) {
     return ReplyError(routing_id, request_id,
@@ -141,7 +176,7 @@ void UploadReceiver::Impl::HandleCommit(const std::string& routing_id, uint64_t 
   protocol::CommitRequest commit;
   Status status = protocol::DecodeCommit(payload, &commit);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
-  UploadSession* upload = FindUpload(routing_id, request_id, Command::kCommit, commit.token);
+  UploadSession* upload = FindUpload(routing_id, request_id, Command::kCommit, commit.token, sender_owner_);
   if (upload == nullptr) return;
   upload->last_touch = Clock::now();
   if (upload->state == UploadState::kReceiving) {
@@ -161,7 +196,7 @@ void UploadReceiver::Impl::HandleStatus(const std::string& routing_id, uint64_t 
   protocol::StatusRequest request;
   Status status = protocol::DecodeStatus(payload, &request);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
-  UploadSession* upload = FindUpload(routing_id, request_id, Command::kStatus, request.token);
+  UploadSession* upload = FindUpload(routing_id, request_id, Command::kStatus, request.token, sender_owner_);
   if (upload == nullptr) return;
   if (upload->state != UploadState::kReceiving) upload->last_touch = Clock::now();
   protocol::StatusReply reply;
@@ -221,9 +256,9 @@ void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t
 }
 
 UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, uint64_t request_id, Command command,
-                                                Token token) {
+                                                Token token, const std::string& owner) {
   auto it = uploads_.find(token);
-  if (it != uploads_.end()) return it->second.get();
+  if (it != uploads_.end() && it->second->owner == owner) return it->second.get();
   // kNotFound tells the sender that this node forgot the upload (it restarted, or the upload expired), which a
   // new BEGIN repairs; every other ERROR is final for it.
   ReplyError(routing_id, request_id,

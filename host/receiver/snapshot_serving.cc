@@ -10,13 +10,15 @@
 namespace planb {
 
 Status ServedSnapshots::Add(Token token, const std::string& map, const std::string& owner,
-                            const PreparedSnapshot& prepared, Clock::time_point now) {
+                            const std::string& client, const PreparedSnapshot& prepared, Clock::time_point now) {
   const int fd = ::open(prepared.zip_path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IOError("opening snapshot zip " + prepared.zip_path + ": " + std::strerror(errno));
   Entry entry;
   entry.fd = fd;
   entry.map = map;
   entry.owner = owner;
+  entry.client = client;
+  entry.pace = TransferPace(now);
   entry.zip_path = prepared.zip_path;
   entry.size = prepared.size;
   entry.last_touch = now;
@@ -45,18 +47,34 @@ Status ServedSnapshots::ReadAt(const Entry& entry, uint64_t offset, size_t lengt
   return Status::Ok();
 }
 
-std::vector<std::string> ServedSnapshots::ExpireIdle(Clock::time_point now, std::chrono::milliseconds expiry) {
-  std::vector<std::string> expired;
+std::vector<ServedSnapshots::Closed> ServedSnapshots::ExpireIdle(Clock::time_point now,
+                                                                 std::chrono::milliseconds expiry, uint64_t min_rate) {
+  std::vector<Closed> closed;
   for (auto it = entries_.begin(); it != entries_.end();) {
-    if (now - it->second.last_touch < expiry) {
+    Entry& entry = it->second;
+    Closed why{entry.map, entry.client, "an idle", ""};
+    if (now - entry.last_touch >= expiry) {
+      why.why = "no FETCH for " + std::to_string(expiry.count()) + " ms";
+    } else {
+      why.how = "a slow";
+      why.why = entry.pace.Check(now, entry.served, entry.size > entry.served ? entry.size - entry.served : 0, expiry,
+                                 min_rate);
+    }
+    if (why.why.empty()) {
       ++it;
       continue;
     }
-    ::close(it->second.fd);
-    expired.push_back(it->second.map);
+    ::close(entry.fd);
+    closed.push_back(std::move(why));
     it = entries_.erase(it);
   }
-  return expired;
+  return closed;
+}
+
+size_t ServedSnapshots::CountFor(const std::string& client) const {
+  size_t n = 0;
+  for (const auto& [token, entry] : entries_) n += entry.client == client;
+  return n;
 }
 
 void ServedSnapshots::Clear() {

@@ -117,6 +117,7 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
 void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (frames.empty()) return;
   std::string routing_id(View(frames[0]));
+  SetSender("");  // until the header is read and checked, the sender is its routing id (Sender())
   if (frames.size() < 2) {
     ReplyError(routing_id, 0, Status::Invalid("message has no header frame"), "");
     return;
@@ -148,6 +149,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   MapScope scope;
   status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
   if (!status.ok()) return ReplyRefused(routing_id, header.request_id, status);
+  SetSender(access_.Identify(frames[1], routing_id));
   std::string_view payload = View(frames[2]);
   switch (command) {
     case Command::kBegin:
@@ -159,12 +161,11 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
     case Command::kStatus:
       return HandleStatus(routing_id, header.request_id, payload);
     case Command::kRead:
-      return HandleRead(routing_id, header.request_id, payload, std::move(scope),
-                        access_.Identify(frames[1], routing_id));
+      return HandleRead(routing_id, header.request_id, payload, std::move(scope), sender_);
     case Command::kSnapshot:
       return HandleSnapshot(routing_id, header.request_id, payload, frames[1]);
     case Command::kFetch:
-      return HandleFetch(routing_id, header.request_id, payload, access_.Identify(frames[1], routing_id));
+      return HandleFetch(routing_id, header.request_id, payload, sender_);
     case Command::kPrepare:
       return HandlePrepare(routing_id, header.request_id, payload, frames[1]);
     default:
@@ -192,8 +193,11 @@ void UploadReceiver::Impl::ReplyWithData(const std::string& routing_id, Command 
 
 void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                       const std::string& batch_id) {
-  LogPeerError("upload error", status,
-               batch_id.empty() ? "from sender " + HexString(routing_id) : "for batch " + LogValue(batch_id));
+  if (batch_id.empty()) {
+    LogPeerError("upload error", status, "from " + Sender(routing_id), "");
+  } else {
+    LogPeerError("upload error", status, "for batch " + LogValue(batch_id), Sender(routing_id));
+  }
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }
@@ -203,15 +207,20 @@ void UploadReceiver::Impl::ReplyRefused(const std::string& routing_id, uint64_t 
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }
 
-void UploadReceiver::Impl::LogPeerError(const std::string& what, const Status& status, const std::string& about) {
+void UploadReceiver::Impl::LogPeerError(const std::string& what, const Status& status, const std::string& about,
+                                        const std::string& from) {
   // The kind: the code and the message's words before its first quote or digit, where the peer's values and
   // sizes start ("map '...' is not in the config", "busy: 64 ..."), so that varying them makes no new kind.
   const std::string& message = status.message();
   const size_t fixed = std::min<size_t>(message.find_first_of("'0123456789"), 32);
-  const std::string kind = what + " " + std::to_string(static_cast<int>(status.code())) + " " + message.substr(0, fixed);
+  // Per client too (with keys: its name), so that one client's flood does not hide another's errors; in
+  // plaintext every connection is alike, so all share the kind.
+  const std::string kind = sender_owner_ + " " + what + " " + std::to_string(static_cast<int>(status.code())) + " " +
+                           message.substr(0, fixed);
   uint64_t suppressed = 0;
   if (!error_limiter_.Admit(kind, Clock::now(), &suppressed)) return;
   Log(what + " " + about + ": " + LogValue(status.message(), 2 * kLogValueCap) +
+      (from.empty() ? "" : " (from " + from + ")") +
       (suppressed > 0 ? " (" + std::to_string(suppressed) + " similar suppressed)" : ""));
 }
 
@@ -224,14 +233,15 @@ void UploadReceiver::Impl::TakeAcceptResults() {
     if (result.status.ok()) {
       upload->state = UploadState::kStaged;
       upload->sequence = result.sequence;
-      Log("staged batch " + std::to_string(result.sequence) + " from " + LogValue(upload->batch_id()) + " (" +
-          std::to_string(upload->begin().total_size) + " bytes)");
+      // Named by who sent it, not by the batch id, which is the sender's to choose.
+      Log("staged batch " + std::to_string(result.sequence) + " (id " + LogValue(upload->batch_id()) + ") from " +
+          upload->client + " (" + std::to_string(upload->begin().total_size) + " bytes)");
     } else {
       // The sink's status goes back as is: it names the zip and what is wrong with it.
       upload->RemovePart();
       upload->state = UploadState::kFailed;
       upload->error = result.status;
-      LogPeerError("upload error", result.status, "for batch " + LogValue(upload->batch_id()));
+      LogPeerError("upload error", result.status, "for batch " + LogValue(upload->batch_id()), upload->client);
     }
   }
 }
@@ -239,6 +249,7 @@ void UploadReceiver::Impl::TakeAcceptResults() {
 void UploadReceiver::Impl::TakeReadResults() {
   for (ReadWorker::Result& result : read_worker_.TakeResults()) {
     reads_.Finished(result.client);
+    SetSender(result.client);  // for the log line of an error: the message being answered is that client's
     if (!result.status.ok()) {
       ReplyError(result.routing_id, result.request_id, result.status, "");
       continue;
@@ -253,6 +264,7 @@ void UploadReceiver::Impl::StartReads() {
 }
 
 void UploadReceiver::Impl::ServeWaiters(Clock::time_point now) {
+  SetSender("");  // answers to held requests: the log names their routing ids
   // The loop turns once per batch of chunks under load: ask the sink about merges only every so often.
   const bool ask_sink = now >= next_merge_check_;
   if (ask_sink) next_merge_check_ = now + kMergeCheckInterval;
@@ -260,7 +272,7 @@ void UploadReceiver::Impl::ServeWaiters(Clock::time_point now) {
     auto upload = uploads_.find(it->token);
     protocol::StatusReply reply;
     if (upload == uploads_.end()) {
-      FindUpload(it->routing_id, it->request_id, Command::kStatus, it->token);
+      FindUpload(it->routing_id, it->request_id, Command::kStatus, it->token, "");
     } else if (Settled(upload->second.get(), &reply, ask_sink || now >= it->deadline) || now >= it->deadline) {
       Reply(it->routing_id, Command::kStatusReply, it->request_id, protocol::EncodeStatusReply(reply));
     } else {
@@ -279,22 +291,32 @@ void UploadReceiver::Impl::ExpireIdle(Clock::time_point now) {
     UploadSession& upload = *it->second;
     const auto idle = now - upload.last_touch;
     // A verifying upload belongs to the worker until its result is in.
-    if (upload.state == UploadState::kVerifying ||
-        idle < (upload.state == UploadState::kReceiving ? expiry : finished_expiry)) {
+    if (upload.state == UploadState::kVerifying) {
       ++it;
       continue;
     }
-    if (upload.state == UploadState::kReceiving) {
-      Log("dropping idle partial upload of batch " + LogValue(upload.batch_id()) + " (" + std::to_string(upload.received()) +
-          " of " + std::to_string(upload.begin().total_size) + " bytes received, nothing for " +
-          std::to_string(settings_.idle_upload_expiry_ms) + " ms: upload_idle_timeout)");
+    const bool receiving = upload.state == UploadState::kReceiving;
+    std::string why;
+    if (idle >= (receiving ? expiry : finished_expiry)) {
+      why = "nothing for " + std::to_string(settings_.idle_upload_expiry_ms) + " ms: upload_idle_timeout";
+    } else if (receiving) {
+      why = upload.pace.Check(now, upload.received(), upload.begin().total_size - upload.received(), expiry,
+                              settings_.min_transfer_rate);
+    }
+    if (why.empty()) {
+      ++it;
+      continue;
+    }
+    if (receiving) {
+      Log("dropping " + std::string(idle >= expiry ? "idle" : "slow") + " partial upload of batch " +
+          LogValue(upload.batch_id()) + " from " + upload.client + " (" + std::to_string(upload.received()) + " of " +
+          std::to_string(upload.begin().total_size) + " bytes received, " + why + ")");
       upload.RemovePart();
     }
     it = uploads_.erase(it);
   }
-  for (const std::string& map : served_.ExpireIdle(now, expiry)) {
-    Log("closed an idle snapshot of " + map + " (no FETCH for " + std::to_string(settings_.idle_upload_expiry_ms) +
-        " ms)");
+  for (const ServedSnapshots::Closed& closed : served_.ExpireIdle(now, expiry, settings_.min_transfer_rate)) {
+    Log("closed " + closed.how + " snapshot of " + closed.map + " served to " + closed.client + " (" + closed.why + ")");
   }
 }
 

@@ -88,6 +88,12 @@ struct ReceiverSettings {
   // Snapshot zips held open for FETCH at once (one fd each, until idle_upload_expiry_ms without a FETCH); a
   // SNAPSHOT that would open one more is answered ERROR kFull "busy: ...".
   uint32_t max_served_snapshots = 64;
+  // The share (percent, 1..100) of max_open_uploads, of the disk room for uploads and of max_served_snapshots that
+  // one client may hold (with CURVE a client is its key, in plaintext a connection); at least one of each.
+  uint32_t max_client_share_percent = 25;
+  // Bytes per second an upload in progress and a served snapshot's fetches must keep up, averaged over each
+  // window of idle_upload_expiry_ms; 0: no minimum (only the idle expiry). `planb serve` sets min_transfer_rate.
+  uint64_t min_transfer_rate = 0;
   // A connection that has not finished its ZMTP handshake (greeting, and with CURVE the key exchange) this long
   // is closed: a peer that connects and then sends nothing, or trickles bytes, holds a socket for no longer.
   int64_t handshake_timeout_ms = 10 * 1000;

@@ -13,6 +13,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/common/hex.h"
 #include "host/common/log_text.h"
 #include "host/receiver/accept_worker.h"
 #include "host/receiver/fair_read_queue.h"
@@ -77,9 +78,10 @@ class UploadReceiver::Impl {
     if (log_) log_(line);
   }
   // Logs an error a peer caused: `what` ("upload error", "snapshot error") + " " + `about` + ": " + the message
-  // (escaped, capped), each kind (what + code) at most once per 10 s with a count of those suppressed.
-  // REQUIRES: `about` is already escaped (LogValue).
-  void LogPeerError(const std::string& what, const Status& status, const std::string& about);
+  // (escaped, capped) + " (from " + `from` + ")" when `from` names the client, each kind (the client with keys,
+  // what, code and the message's fixed start) at most once per 10 s with a count of those suppressed.
+  // REQUIRES: `about` and `from` are already escaped (LogValue, ClientAccess::Identify).
+  void LogPeerError(const std::string& what, const Status& status, const std::string& about, const std::string& from);
 
   // receiver_commands.cc
   void HandleBegin(const std::string& routing_id, uint64_t request_id, std::string_view payload, MapScope scope);
@@ -108,14 +110,17 @@ class UploadReceiver::Impl {
   // Answers ERROR and logs it with the map when known, else with the sender's routing id.
   void ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                           const std::string& map);
+  // The most of `total` one client may hold: max_client_share_percent of it, at least 1.
+  uint64_t ClientShare(uint64_t total) const;
   // A token no upload or served snapshot uses, from the OS's CSPRNG (getrandom): a peer cannot guess another's.
   Token NewToken();
   // The upload of `token`, or null after answering ERROR for an unknown token.
   // OK when a new upload of `begin` may start; else kFull saying why not: too many uploads in progress ("busy:
   // ...", which the sender retries), or too little free space in receive_dir ("disk full: ...", final).
   Status CheckRoomFor(const protocol::BeginRequest& begin);
+  // An upload of another owner (TokenOwner) is unknown to this sender, as one never begun.
   UploadSession* FindUpload(const std::string& routing_id, uint64_t request_id, protocol::Command command,
-                            Token token);
+                            Token token, const std::string& owner);
   // Marks the upload failed and deletes its part file; the caller answers (and so logs).
   void FailUpload(UploadSession* upload, Status status);
   // True when `upload`'s STATUS answer need not wait any longer, with the answer in `reply` either way. The
@@ -138,6 +143,19 @@ class UploadReceiver::Impl {
   std::vector<Waiter> waiters_;
   Clock::time_point next_merge_check_;
   RepeatLimiter error_limiter_;
+  // The message being handled (or the worker result being answered): its sender (ClientAccess::Identify) and
+  // that sender's TokenOwner. Set by HandleMessage before it dispatches, read by the handlers it calls and by
+  // the log lines of their errors.
+  void SetSender(std::string client) {
+    sender_ = std::move(client);
+    sender_owner_ = TokenOwner(sender_);
+  }
+  // sender_, or "sender HEX" of `routing_id` before it is known.
+  std::string Sender(const std::string& routing_id) const {
+    return sender_.empty() ? "sender " + HexString(routing_id) : sender_;
+  }
+  std::string sender_;
+  std::string sender_owner_;
 };
 
 

@@ -43,7 +43,10 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
 }
 
 void UploadReceiver::Impl::TakeSnapshotResults() {
-  for (SnapshotJobResult& result : snapshot_worker_.TakeResults()) OfferSnapshot(result);
+  for (SnapshotJobResult& result : snapshot_worker_.TakeResults()) {
+    SetSender(result.client);  // the offer, or its error's log line, is that client's
+    OfferSnapshot(result);
+  }
 }
 
 void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
@@ -61,9 +64,16 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
     const std::string message = "busy: " + std::to_string(served_.size()) + " snapshots being fetched, retry later";
     return ReplySnapshotError(result.routing_id, result.request_id, Status(Code::kFull, message), result.map);
   }
+  const size_t mine = served_.CountFor(result.client);
+  if (mine >= ClientShare(settings_.max_served_snapshots)) {
+    const std::string message = "busy: this client has " + std::to_string(mine) +
+                                " snapshots being fetched, the most one client may have (" +
+                                std::to_string(ClientShare(settings_.max_served_snapshots)) + "); retry later";
+    return ReplySnapshotError(result.routing_id, result.request_id, Status(Code::kFull, message), result.map);
+  }
   const Token token = NewToken();
   // Opened now, before the source may replace the zip: the fd keeps it readable however long the fetch takes.
-  Status status = served_.Add(token, result.map, TokenOwner(result.client), prepared, Clock::now());
+  Status status = served_.Add(token, result.map, TokenOwner(result.client), result.client, prepared, Clock::now());
   if (!status.ok()) return ReplySnapshotError(result.routing_id, result.request_id, status, result.map);
   offer.token = token;
   offer.total_size = prepared.size;
@@ -113,6 +123,7 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
   if (length > 0 && FaultPointActive("snapshot.corrupt")) static_cast<char*>(data.data())[length / 2] ^= 0x5a;
   const bool first = !entry->fetched;
   entry->fetched = true;
+  entry->served += length;
   ReplyWithData(routing_id, Command::kFetchData, request_id, protocol::EncodeFetchData({fetch.token, fetch.offset}),
                 std::move(data));
   if (first) FaultPoint("snapshot.mid_transfer");
@@ -120,9 +131,18 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
 
 void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                               const std::string& map) {
-  LogPeerError("snapshot error", status, map.empty() ? "from sender " + HexString(routing_id) : "for map " + LogValue(map));
+  if (map.empty()) {
+    LogPeerError("snapshot error", status, "from " + Sender(routing_id), "");
+  } else {
+    LogPeerError("snapshot error", status, "for map " + LogValue(map), Sender(routing_id));
+  }
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+uint64_t UploadReceiver::Impl::ClientShare(uint64_t total) const {
+  const uint64_t percent = std::clamp<uint32_t>(settings_.max_client_share_percent, 1, 100);
+  return std::max<uint64_t>(total / 100 * percent + total % 100 * percent / 100, 1);
 }
 
 std::string UploadReceiver::Impl::TokenOwner(const std::string& client) const {

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "host/config/config.h"
+#include "host/receiver/transfer_pace.h"
 #include "host/transfer/protocol.h"
 #include "planb/status.h"
 
@@ -56,6 +57,11 @@ class UploadSession {
   // or BEGIN about it. A receiving upload that gets only BEGINs, STATUS polls or empty chunks is not moving on
   // and expires after upload_idle_timeout, so nobody can hold a slot and its reservation by talking.
   Clock::time_point last_touch = Clock::now();
+  // Who began it: `client` (ClientAccess::Identify) for the per-client bounds and log lines; `owner` (with
+  // CURVE the client, in plaintext "") for who may resume, replace or address it by batch id or token.
+  std::string client;
+  std::string owner;
+  TransferPace pace{Clock::now()};  // whether its bytes keep arriving at min_transfer_rate
 
  private:
   Token token_;

@@ -149,6 +149,8 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   settings.receive_dir = runtime_.home().receive();
   settings.max_upload_bytes = cluster.max_batch_size;
   settings.idle_upload_expiry_ms = cluster.upload_idle_timeout_ms;
+  settings.min_transfer_rate = cluster.min_transfer_rate;
+  settings.max_client_share_percent = cluster.max_client_share_percent;
   if (cluster.curve()) {
     settings.access.server_key = cluster.own_key->keys;
     settings.access.clients = cluster.clients;

@@ -462,6 +462,9 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   std::vector<Entry> entries;
   ZipChecker checker(zip_path, zip.get(), limits);
   PLANB_RETURN_IF_ERROR(checker.Check(&entries));
+  if (limits.admit_map) {
+    for (const Entry& entry : entries) PLANB_RETURN_IF_ERROR(limits.admit_map(entry.map));
+  }
 
   const fs::path dest(dest_dir);
   const std::string parent = dest.parent_path().empty() ? "." : dest.parent_path().string();
@@ -525,6 +528,9 @@ Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::
   std::vector<Entry> entries;
   ZipChecker checker(zip_path, zip.get(), limits);
   PLANB_RETURN_IF_ERROR(checker.Check(&entries));
+  if (limits.admit_map) {
+    for (const Entry& entry : entries) PLANB_RETURN_IF_ERROR(limits.admit_map(entry.map));
+  }
   *batch_id = checker.batch_id();
   return Status::Ok();
 }

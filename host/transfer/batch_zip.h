@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,6 +58,10 @@ struct UnzipLimits {
   // Admit `<map>/delete` entries (deletion batches: staging, merging, verifying uploads). Snapshots never hold
   // one, so their readers leave this false and such a zip is refused.
   bool allow_deletes = false;
+  // When set, asked for each entry's map once the zip's directory has passed the checks and before a byte is
+  // inflated: an error refuses the zip (a storage node refuses a client's maps it may not write before unzipping
+  // them, so a small zip declaring another map cannot make it inflate gigabytes first).
+  std::function<Status(const std::string& map)> admit_map;
 };
 
 // Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb` (or

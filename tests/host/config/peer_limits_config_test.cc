@@ -26,6 +26,8 @@ TEST(PeerLimitsConfig, DefaultsAreDocumentedAndBounded) {
   EXPECT_EQ(config.cluster.max_remote_where_terms, 10000u);
   EXPECT_EQ(config.cluster.max_remote_rows_examined, 100000000u);
   EXPECT_EQ(config.cluster.max_remote_bytes_examined, uint64_t{4} << 30);
+  EXPECT_EQ(config.cluster.min_transfer_rate, uint64_t{64} << 10);
+  EXPECT_EQ(config.cluster.max_client_share_percent, 25u);
   EXPECT_EQ(config.cluster.remote_read_timeout_ms, 50 * 1000);
 }
 
@@ -40,6 +42,12 @@ TEST(PeerLimitsConfig, TakesUnitsAndCounts) {
   EXPECT_EQ(config.cluster.max_remote_where_terms, 5u);
   EXPECT_EQ(config.cluster.max_remote_rows_examined, 1000u);
   EXPECT_EQ(config.cluster.max_remote_bytes_examined, uint64_t{64} << 20);
+  ASSERT_TRUE(Parse("max_client_share = 50%\nmin_transfer_rate = 1MiB\n", &config).ok());
+  EXPECT_EQ(config.cluster.max_client_share_percent, 50u);
+  EXPECT_EQ(config.cluster.min_transfer_rate, uint64_t{1} << 20);
+  ASSERT_TRUE(Parse("max_client_share = 100\nmin_transfer_rate = 0\n", &config).ok());
+  EXPECT_EQ(config.cluster.max_client_share_percent, 100u);
+  EXPECT_EQ(config.cluster.min_transfer_rate, 0u);
 }
 
 TEST(PeerLimitsConfig, RefusesMalformedValues) {
@@ -52,6 +60,14 @@ TEST(PeerLimitsConfig, RefusesMalformedValues) {
             "planb.ini: max_remote_rows_examined: 'many' is not a count above 0");
   EXPECT_EQ(ErrorOf("max_remote_rows_examined = -3\n"),
             "planb.ini: max_remote_rows_examined: '-3' is not a count above 0");
+  for (const char* bad : {"0%", "101%", "-5%", "25 %", "half", "%"}) {
+    EXPECT_EQ(ErrorOf(std::string("max_client_share = ") + bad + "\n"),
+              std::string("planb.ini: max_client_share: '") + bad + "' is not a share: a whole percentage from 1% to 100%");
+  }
+  for (const char* bad : {"fast", "-1KiB", "1.5KiB"}) {
+    EXPECT_EQ(ErrorOf(std::string("min_transfer_rate = ") + bad + "\n"),
+              std::string("planb.ini: min_transfer_rate: '") + bad + "' is not a rate: bytes per second such as 64KiB, or 0 for none");
+  }
   for (const char* bad : {"0", "lots", "-1MiB", "1.5GiB"}) {
     EXPECT_EQ(ErrorOf(std::string("max_remote_bytes_examined = ") + bad + "\n"),
               std::string("planb.ini: max_remote_bytes_examined: '") + bad +

@@ -351,6 +351,21 @@ TEST_F(BatchVerifierTest, RefusesAMapOutsideTheSendersScope) {
   EXPECT_TRUE(s.ok()) << s.message();
 }
 
+// The scope is checked from the zip's directory, before anything is inflated or any room is asked for: a small
+// zip declaring gigabytes of a map the sender may not write used to be inflated first (and here, where no disk
+// could ever be enough, it was refused "not enough disk" instead of "not authorised").
+TEST_F(BatchVerifierTest, AMapOutsideTheScopeIsRefusedBeforeAnythingIsInflated) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"d", "m"}, 10));
+  UnzipLimits no_room;
+  no_room.min_free_bytes = uint64_t{1} << 62;
+  Status s = VerifyBatch(*node_, zip, Scratch(), no_room, VerifyOptions(), MapScope{std::set<std::string>{"d"}});
+  EXPECT_EQ(s.code(), Code::kPermissionDenied) << s.message();
+  EXPECT_EQ(s.message(), "not authorised for upload on m");
+  EXPECT_FALSE(std::filesystem::exists(Scratch()));
+  s = VerifyBatch(*node_, zip, Scratch(), no_room, VerifyOptions(), MapScope{std::set<std::string>{"d", "m"}});
+  EXPECT_EQ(s.code(), Code::kFull) << s.message();  // within its scope, the room check comes next
+}
+
 // ---- Rows the store type cannot decode (the merge would fail on them for ever) ----
 
 TEST_F(BatchVerifierTest, RefusesStateRowWithValueShorterThanItsStoredKey) {

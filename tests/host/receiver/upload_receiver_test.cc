@@ -268,7 +268,8 @@ TEST_F(UploadReceiverTest, StalePartsAreClearedAtStartAndIdleUploadsExpire) {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::yield();
   }
-  EXPECT_THAT(receiver_->Log(), HasSubstr("dropping idle partial upload of batch node1a/idle (262144 of 524288"));
+  EXPECT_THAT(receiver_->Log(), ::testing::ContainsRegex("dropping idle partial upload of batch node1a/idle from sender "
+                                                         "[0-9a-f]+ at 127.0.0.1 \\(262144 of 524288"));
   raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
   EXPECT_THAT(raw.ReceiveError().message, HasSubstr("unknown upload token"));
 }
@@ -295,7 +296,8 @@ TEST_F(UploadReceiverTest, TalkingWithoutSendingBytesDoesNotKeepAnUploadAlive) {
     (void)raw.Receive();
     dropped = receiver_->Log().find("dropping idle partial upload of batch node1a/chatty") != std::string::npos;
   }
-  EXPECT_THAT(receiver_->Log(), HasSubstr("dropping idle partial upload of batch node1a/chatty (262144 of 524288"));
+  EXPECT_THAT(receiver_->Log(), ::testing::ContainsRegex("dropping idle partial upload of batch node1a/chatty from "
+                                                         "sender [0-9a-f]+ at 127.0.0.1 \\(262144 of 524288"));
   EXPECT_TRUE(WaitForNoParts());
 }
 
@@ -320,8 +322,10 @@ TEST_F(UploadReceiverTest, BindingABadEndpointNamesIt) {
 }
 
 TEST_F(UploadReceiverTest, BeginsBeyondMaxOpenUploadsAreBusy) {
-  const ReceiverSettings settings = Settings();
+  ReceiverSettings settings = Settings();
   ASSERT_EQ(settings.max_open_uploads, 64u);  // the default
+  settings.max_client_share_percent = 100;    // one connection plays every client here (upload_share_test: each)
+  RestartWith(settings);
   RawSender raw(context_, endpoint());
   const std::string contents = RandomBytes(1000, 11);
   std::vector<protocol::ReadyReply> open;
@@ -359,6 +363,7 @@ TEST_F(UploadReceiverTest, BeginsBeyondMaxOpenUploadsAreBusy) {
 TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
   ReceiverSettings settings = Settings();
   settings.max_upload_bytes = std::numeric_limits<uint64_t>::max();
+  settings.max_client_share_percent = 100;  // one connection plays every client here
   RestartWith(settings);
   RawSender raw(context_, endpoint());
   raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", uint64_t{1} << 60, 1, 0}));

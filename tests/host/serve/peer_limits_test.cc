@@ -3,6 +3,7 @@
 // with exit 2 and a message naming the cap, while the node keeps serving.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -37,11 +38,16 @@ TEST(PeerLimits, IdleBeginsLoseTheirSlotsAfterUploadIdleTimeout) {
   cluster.top_level_extra = "upload_idle_timeout = 300ms\n";
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   zmq::context_t context;
-  testing::RawSender raw(context, cluster.endpoint(0));
-  // Every upload slot (max_open_uploads, 64) taken by a BEGIN that never sends a byte.
-  for (int i = 0; i < 64; ++i) {
-    raw.Begin("attacker/b" + std::to_string(i), std::string(1000, 'x'), 1);
+  // Every upload slot (max_open_uploads, 64) taken by BEGINs that never send a byte: four plaintext connections
+  // (each a client of its own), each holding its share of 16.
+  std::vector<std::unique_ptr<testing::RawSender>> senders;
+  for (int c = 0; c < 4; ++c) {
+    senders.push_back(std::make_unique<testing::RawSender>(context, cluster.endpoint(0)));
+    for (int i = 0; i < 16; ++i) {
+      senders.back()->Begin("attacker/b" + std::to_string(c * 16 + i), std::string(1000, 'x'), 1);
+    }
   }
+  testing::RawSender raw(context, cluster.endpoint(0));
   raw.Request(protocol::Command::kBegin, protocol::EncodeBegin({"attacker/extra", 1000, 1, 0}));
   EXPECT_TRUE(Contains(raw.ReceiveError().message, "busy: 64 uploads in progress"));
   // Each is dropped once idle for upload_idle_timeout, with its part file and reservation.

@@ -41,7 +41,8 @@ TEST_F(UploadBatchTest, MultiChunkZipArrivesByteIdentical) {
   EXPECT_EQ(progress.back(), contents.size());
   EXPECT_GE(progress.size(), contents.size() / kChunk);
   EXPECT_TRUE(PartFiles(receive_dir()).empty());
-  EXPECT_THAT(receiver_->Log(), HasSubstr("staged batch 1 from node1a/orders (" + std::to_string(contents.size())));
+  EXPECT_THAT(receiver_->Log(), HasSubstr("staged batch 1 (id node1a/orders) from sender "));
+  EXPECT_THAT(receiver_->Log(), HasSubstr(" at 127.0.0.1 (" + std::to_string(contents.size()) + " bytes)"));
 }
 
 TEST_F(UploadBatchTest, EmptyZipUploads) {
