@@ -74,8 +74,10 @@ Code ParseKeyBounds(Bytes text, KeyFormat format, const char* element, Bound* fi
   }
   const std::string_view v = Trimmed(text);
   uint32_t decimal = 0;
-  if (format == KeyFormat::kIpv4 && ip::ParseDecimalIpv4(v, &decimal)) {
-    *first = *last = FromNumber(decimal);
+  if (ip::ParseDecimalIpv4(v, &decimal)) {
+    // An IPv4 address as a number (the Tor and other range files give them so): in an `ip` map, the same
+    // address mapped into IPv6 (::ffff:a.b.c.d), as its dotted form would be, so such a file loads as it comes.
+    *first = *last = format == KeyFormat::kIpv4 ? FromNumber(decimal) : FromAddress(ip::MapIpv4(decimal));
     return Code::kOk;
   }
   ip::Block block;

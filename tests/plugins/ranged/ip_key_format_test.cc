@@ -171,7 +171,14 @@ TEST_P(IpKeyFormatTest, Ipv4AndMappedIpv6AreOneAddressInIp) {
   EXPECT_EQ(At(shard, "::1.2.3.5"), "-");  // IPv4-compatible (deprecated) is another address
   EXPECT_EQ(At(shard, "2001:db8:1:2::"), "v6-narrow [2001:db8:1::, 2001:db8:1:ffff:ffff:ffff:ffff:ffff]");
   EXPECT_EQ(At(shard, "2001:db8:2::"), "v6 [2001:db8::, 2001:db8:ffff:ffff:ffff:ffff:ffff:ffff]");
-  EXPECT_TRUE(Contains(At(shard, "16909060"), "'16909060' is not an IP address")) << At(shard, "16909060");
+  // A decimal is the IPv4 address it numbers, as in ipv4 maps: 16909060 is 1.2.3.4 (::ffff:1.2.3.4).
+  EXPECT_EQ(At(shard, "16909060"), "mapped [1.2.3.4, 1.2.3.4]");
+  // And the Tor file's decimal ranges load into an ip map as they come (they were refused as "not an IP address").
+  auto decimal = Shard({Between("16777216", "16777471", "decimal"), Block("2001:db8::/32", "v6")});
+  EXPECT_EQ(At(decimal, "1.0.0.5"), "decimal [1.0.0.0, 1.0.0.255]");
+  EXPECT_EQ(At(decimal, "::ffff:1.0.0.255"), "decimal [1.0.0.0, 1.0.0.255]");
+  EXPECT_EQ(At(decimal, "1.0.1.0"), "-");
+  EXPECT_EQ(At(decimal, "2001:db8::5"), "v6 [2001:db8::, 2001:db8:ffff:ffff:ffff:ffff:ffff:ffff]");
 }
 
 TEST_P(IpKeyFormatTest, RefusesMalformedAddressesNamingThem) {
