@@ -66,13 +66,21 @@ Status Runtime::OpenShard(std::string_view map, std::shared_ptr<MapEnv>* out) {
 }
 
 Status Runtime::OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out) {
-  if (config_.cluster.IsStorageNode()) return OpenShard(map, out);
-  SnapshotManager* manager = snapshots();
-  std::shared_ptr<const OpenSnapshot> snapshot;
-  PLANB_RETURN_IF_ERROR(manager->Current(map, stale, &snapshot));
-  // Aliasing: the caller holds the environment, and through it the snapshot's lock.
-  *out = std::shared_ptr<MapEnv>(snapshot, snapshot->env().get());
-  return Status::Ok();
+  Status s;
+  if (config_.cluster.IsStorageNode()) {
+    s = OpenShard(map, out);
+  } else {
+    std::shared_ptr<const OpenSnapshot> snapshot;
+    s = snapshots()->Current(map, stale, &snapshot);
+    // Aliasing: the caller holds the environment, and through it the snapshot's lock.
+    if (s.ok()) *out = std::shared_ptr<MapEnv>(snapshot, snapshot->env().get());
+  }
+  if (s.code() != Code::kNotFound) return s;
+  // Not a miss: every key of a map with no data would "miss", and a pipeline pointed at the wrong home (or
+  // started before the first merge) would tag every event as one without a word.
+  return Status(Code::kNoData, "map " + std::string(map) + " has no data on this node (home " + home_.root() +
+                                   "): nothing was merged into it here, or this is not the home that holds it " +
+                                   "(check --home and the config's home) (" + s.message() + ")");
 }
 
 SnapshotManager* Runtime::snapshots() {

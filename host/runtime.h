@@ -46,7 +46,8 @@ class Runtime {
   // What lookups and queries of `map` read on this node: its shard on a storage node (or a single node), else
   // the current local snapshot (docs/snapshots.md), fetched when there is none and, with kFetchNow, refreshed
   // first when it is stale. The returned pointer keeps a snapshot open and locked against cleanup while held;
-  // a different pointer on a later call means a newer snapshot. kNotFound: nothing merged into the map yet.
+  // a different pointer on a later call means a newer snapshot. kNoData, naming the map and the home, when the
+  // map has no data here (nothing merged into it yet, or this is another home): an error, never a miss.
   Status OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out);
   // The snapshots of this node (storage nodes read their shards, but `planb cleanup` still tidies snapshots/).
   // Created on first use.

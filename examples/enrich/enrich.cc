@@ -99,9 +99,10 @@ int main(int argc, char** argv) {
                  options.map.c_str(), info.type.c_str());
     return 2;
   }
-  // Opens the map now, so that a broken map shows before any input is read; no data yet is fine (all misses).
+  // Opens the map now, so that a broken map, or one with no data on this node (kNoData: the wrong home, or nothing
+  // loaded yet), shows before any input is read instead of every line missing.
   s = reader->Prepare(options.map);
-  if (!s.ok() && s.code() != planb::Code::kNotFound) {
+  if (!s.ok()) {
     std::fprintf(stderr, "planb_enrich: %s\n", s.message().c_str());
     return 1;
   }

@@ -52,7 +52,7 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
   }
   std::shared_ptr<MapEnv> shard;
   Status s = runtime.OpenForReading(plugins.config().name, StaleSnapshot::kFetchNow, &shard);
-  if (!s.ok() && s.code() != Code::kNotFound) {
+  if (!s.ok() && s.code() != Code::kNoData) {
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }

@@ -67,10 +67,9 @@ int RunEnrichCommand(const CommandLine& cli, std::ostream& out, std::ostream& er
   std::vector<MapInfo> infos;
   if (s.ok()) s = DescribeMaps(*reader, spec, &infos);
   for (size_t i = 0; s.ok() && i < spec.lookups.size(); ++i) {
-    // Opens each map now (fetching its snapshot on a reader), so that a broken one shows before any event is
-    // read; a map with no data yet only misses.
-    Status prepared = reader->Prepare(spec.lookups[i].map);
-    if (!prepared.ok() && prepared.code() != Code::kNotFound) s = prepared;
+    // Opens each map now (fetching its snapshot on a reader), so that a broken one, or one with no data on this
+    // node, stops the run before any event is read: otherwise every event would be tagged a miss.
+    s = reader->Prepare(spec.lookups[i].map);
   }
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";

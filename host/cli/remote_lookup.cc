@@ -130,6 +130,15 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
         << last.wire.batches << "\n";
     return kExitError;
   }
+  for (const Answer& answer : answers) {
+    // Content version 0: nothing was ever merged into the map on that node (it answers every key as missing
+    // so that a --min-version wait can go on), which is an error once the waiting is over, not a miss.
+    if (answer.wire.batches == 0) {
+      err << "planb: map " << map << " has no data on storage node " << answer.node
+          << ": nothing was merged into it there yet\n";
+      return kExitError;
+    }
+  }
 
   LookupShape shape;
   shape.session = answers.front().wire.session;

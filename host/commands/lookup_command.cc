@@ -131,12 +131,11 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   }
   std::shared_ptr<MapEnv> shard;
   s = runtime.OpenForReading(map, StaleSnapshot::kFetchNow, &shard);
-  if (s.code() == Code::kNotFound) {
+  if (s.code() == Code::kNoData && format == LookupFormat::kWire) {
+    // A remote lookup: every key missing at content version 0, which the client reports as the node having no
+    // data once it stops waiting for a version (lookup --remote --min-version may ask before the first merge).
     std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (!cli.quiet) err << "planb: " << name << ": no data loaded yet, so no key '" << keys[i] << "'\n";
-      writer->Missing(keys[i], lookups[i].number);
-    }
+    for (size_t i = 0; i < keys.size(); ++i) writer->Missing(keys[i], lookups[i].number);
     writer->Finish();
     return kExitNotFound;
   }

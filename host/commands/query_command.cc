@@ -46,20 +46,16 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
 
   std::shared_ptr<MapEnv> shard;
   s = runtime.OpenForReading(cli.args[0], StaleSnapshot::kFetchNow, &shard);
-  if (!s.ok() && s.code() != Code::kNotFound) {
+  if (!s.ok()) {  // kNoData too: a map with no data here is not an empty result
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
   std::unique_ptr<RowWriter> writer = RowWriter::Create(format, fields.data(), field_count, out);
   ScanStats stats;
-  if (shard) {  // no shard yet: no data, an empty result
-    s = ScanMap(*shard, request, [&writer](const Row& row) {
-      writer->Write(row);
-      return true;
-    }, &stats);
-  } else {
-    s = Status::Ok();
-  }
+  s = ScanMap(*shard, request, [&writer](const Row& row) {
+    writer->Write(row);
+    return true;
+  }, &stats);
   writer->Finish();
   if (cli.explain) err << stats.Describe() << "\n";
   if (!s.ok()) {

@@ -75,7 +75,6 @@ Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, u
   std::lock_guard<std::mutex> lock(mutex_);
   OpenLocked(runtime, /*force=*/false);
   if (env_ == nullptr) {
-    if (failure_.code() == Code::kNotFound) return Code::kNotFound;  // no data yet: a miss, no message
     return Fail(error, failure_.code(), "%s", failure_.message().c_str());
   }
   *env = env_;

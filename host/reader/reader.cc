@@ -145,8 +145,7 @@ LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, boo
   }
   if (!time.is_now() && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
   MapContext* ctx = nullptr;
-  const Code code = Begin(*slot, &ctx);
-  if (code == Code::kNotFound) return LookupResult();
+  const Code code = Begin(*slot, &ctx);  // a map with no data here is kNoData, an error like any other
   if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
   if (slot->uses_time()) lookup.time_ms = time.is_now() ? CurrentTimeMs() : time.ms();
   LookupResult result;
@@ -158,20 +157,15 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   MapSlot* slot = FindSlot(map);
   LookupResult failed;
   MapContext* ctx = nullptr;
-  Code code = Code::kOk;
   if (slot == nullptr) {
     failed = UnknownMap(map);
   } else {
-    code = Begin(*slot, &ctx);
-    if (code != Code::kOk && code != Code::kNotFound) failed = ErrorResult(code, ctx->error.message);
+    const Code code = Begin(*slot, &ctx);  // kNoData (a map with no data here) included
+    if (code != Code::kOk) failed = ErrorResult(code, ctx->error.message);
   }
   if (failed.code != Code::kNotFound) {
     for (size_t i = 0; i < count; ++i) results[i] = failed;
     return failed.code;
-  }
-  if (code == Code::kNotFound) {  // no data in the map yet
-    for (size_t i = 0; i < count; ++i) results[i] = LookupResult();
-    return Code::kOk;
   }
   const bool number_keys = slot->number_keys();
   const bool uses_time = slot->uses_time();

@@ -1,5 +1,6 @@
-/* Drives planb/reader_c.h from C (C99): reader_c_check CONFIG HOME. Prints one line per lookup, in a form the
-   test (reader_c_test.cc) compares with what `planb lookup` prints for the same keys, then the errors. */
+/* Drives planb/reader_c.h from C (C99): reader_c_check CONFIG HOME EMPTY_HOME. Prints one line per lookup, in a
+   form the test (reader_c_test.cc) compares with what `planb lookup` prints for the same keys, then the errors,
+   then a lookup through EMPTY_HOME (the same config, no data: PLANB_NO_DATA, not a miss). */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,8 +26,8 @@ static int64_t Time(const char* text) {
 #define S(text) text, strlen(text)
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    fprintf(stderr, "usage: reader_c_check CONFIG HOME\n");
+  if (argc != 4) {
+    fprintf(stderr, "usage: reader_c_check CONFIG HOME EMPTY_HOME\n");
     return 2;
   }
   char error[512];
@@ -79,5 +80,17 @@ int main(int argc, char** argv) {
   reader = planb_reader_open(options, small, sizeof small);
   planb_reader_options_destroy(options);
   printf("open missing config: %s, message cut to %zu bytes\n", reader == NULL ? "NULL" : "opened", strlen(small));
+
+  options = planb_reader_options_create();
+  planb_reader_options_set_config(options, S(argv[1]));
+  planb_reader_options_set_home(options, S(argv[3]));
+  reader = planb_reader_open(options, error, sizeof error);
+  planb_reader_options_destroy(options);
+  if (reader == NULL) {
+    printf("open empty home: %s\n", error);
+    return 1;
+  }
+  Print("no data", planb_reader_lookup(reader, S("country_to_capital"), S("Japan"), NULL, &r), &r);
+  planb_reader_close(reader);
   return 0;
 }

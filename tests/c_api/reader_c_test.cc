@@ -60,7 +60,7 @@ class ReaderCTest : public ::testing::Test {
 TEST_F(ReaderCTest, FromCEveryAnswerIsPlanbLookupsAndErrorsSayWhy) {
   testing::ProcessSpec spec;
   spec.binary = PLANB_READER_C_CHECK;
-  spec.args = {config_, dir_ / "home"};
+  spec.args = {config_, dir_ / "home", dir_ / "empty-home"};
   const ProcessResult r = testing::RunProcess(spec);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string expected = Found("text", {"country_to_capital", "Japan"}) + "miss: 1 \n" +
@@ -78,6 +78,8 @@ TEST_F(ReaderCTest, FromCEveryAnswerIsPlanbLookupsAndErrorsSayWhy) {
                                Found("many", {"country_to_capital", "Albania"})));
   EXPECT_THAT(r.out, HasSubstr("\ndescribe: 0 number_keys 0 uses_time 1 has_value 0 has_session 1\n"));
   EXPECT_THAT(r.out, HasSubstr("\nunknown map: 2 "));
+  // A home without the map's data (a pipeline given the wrong one): its own code and a message, never a miss.
+  EXPECT_THAT(r.out, HasSubstr("\nno data: 9 map country_to_capital has no data on this node (home " + dir_ / "empty-home"));
   EXPECT_THAT(r.out, HasSubstr("no_such_map"));
   EXPECT_THAT(r.out, HasSubstr("\ntext key on a number map: 2 "));
   EXPECT_THAT(r.out, HasSubstr("\ndescribe unknown: 2 "));

@@ -24,6 +24,7 @@ enum class Code : int32_t {
   kFull = 6,             // map or disk full
   kInternal = 7,
   kPermissionDenied = 8, // the host's: a storage node refused a client (key not listed, right or map not allowed)
+  kNoData = 9,           // the host's: a map with no data on this node (nothing merged into it, or another home)
 };
 
 inline const char* CodeName(Code c) {
@@ -37,6 +38,7 @@ inline const char* CodeName(Code c) {
     case Code::kFull: return "full";
     case Code::kInternal: return "internal error";
     case Code::kPermissionDenied: return "permission denied";
+    case Code::kNoData: return "no data";
   }
   return "unknown error";
 }

@@ -173,20 +173,17 @@ TEST(CliBadInput, QueryRefusesALimitThatIsNotAPositiveWholeNumber) {
   }
 }
 
-TEST(CliBadInput, QueryWhereOnAMapWithNoDataIsAnEmptyResult) {
+// A map with no data here is an error, not an empty result (issue 38, 14): in every format, nothing on stdout.
+TEST(CliBadInput, QueryWhereOnAMapWithNoDataIsAnErrorNamingTheMapAndTheHome) {
   CliEnv env(kTypedMapsConfig);
   for (const std::string map : {"tm_unused", "rg_unused", "st_hashed", "ss_direct"}) {
     const std::string where = map == "rg_unused" ? "KeyStart between 1 and 5" : "Key = 'x'";
-    ProcessResult r = env.Run({"query", map, "--where", where, "--format", "json"});
-    EXPECT_EQ(r.exit_code, 0) << map << ": " << r.err;
-    EXPECT_EQ(r.out, "[]\n") << map;
-    r = env.Run({"query", map, "--where", where});
-    EXPECT_EQ(r.exit_code, 0) << map << ": " << r.err;
-    EXPECT_THAT(r.out, ::testing::EndsWith("(0 rows)\n")) << map;
-    r = env.Run({"query", map, "--where", where, "--format", "csv", "--explain"});
-    EXPECT_EQ(r.exit_code, 0) << map << ": " << r.err;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "the header alone: " << r.out;
-    EXPECT_THAT(r.err, HasSubstr("rows examined: 0"));
+    for (const char* format : {"json", "table", "csv"}) {
+      const ProcessResult r = env.Run({"query", map, "--where", where, "--format", format});
+      EXPECT_EQ(r.exit_code, 2) << map << " " << format << ": " << r.err;
+      EXPECT_EQ(r.out, "") << map << " " << format;
+      EXPECT_THAT(r.err, HasSubstr("planb: map " + map + " has no data on this node (home " + env.home() + ")"));
+    }
   }
   // The expression is still checked.
   ExpectQueryRefused(env, "tm_unused", {"--where", "Nope = 1"}, {"column 1:", "'Nope'"});

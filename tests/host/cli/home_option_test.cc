@@ -121,8 +121,8 @@ TEST(CliHome, WritingCommandsCreateTheSubdirectoriesAndReadsNothing) {
   const std::string paris = ParisFile(dir);
   const std::vector<std::vector<std::string>> commands = {
       {"plugins"}, {"lookup", "city_to_country", "Paris"}, {"load", paris}};
-  const int expected_exit[] = {0, 1, 0};  // nothing is loaded when lookup runs in its fresh home
-  const char* expected_text[] = {"hashed", "no data loaded yet", "merged 1 batch(es)"};
+  const int expected_exit[] = {0, 2, 0};  // nothing is loaded when lookup runs in its fresh home: an error
+  const char* expected_text[] = {"hashed", "has no data on this node", "merged 1 batch(es)"};
   for (size_t i = 0; i < commands.size(); ++i) {
     const std::string home = dir / ("home-" + commands[i][0]);
     std::vector<std::string> args{"--home", home, "--config", config};

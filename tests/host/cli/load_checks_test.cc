@@ -56,7 +56,7 @@ TEST(LoadChecks, AMapThatWouldNotFitItsMaxStoreSizeFailsTheLoadBeforeAnythingMer
   EXPECT_THAT(r.err, HasSubstr("nothing was staged"));
   EXPECT_THAT(ShardDataFiles(env.home()), IsEmpty());
   EXPECT_THAT(Staged(env.home()), IsEmpty());
-  EXPECT_EQ(env.Lookup("city_to_country", "a1").exit_code, 1);
+  EXPECT_EQ(env.Lookup("city_to_country", "a1").exit_code, 2);  // the map has no data: nothing merged
   // Each alone loads, and the load says the content version it produced.
   const ProcessResult first = env.Load({a});
   ASSERT_EQ(first.exit_code, 0) << first.err;
@@ -78,7 +78,9 @@ TEST(LoadChecks, AnUnusableShardOfTheSecondFileFailsTheLoadBeforeTheFirstMerges)
   const ProcessResult r = env.Load({a, b});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.err, HasSubstr("iptolocation"));
-  EXPECT_EQ(env.Lookup("city_to_country", "Paris").exit_code, 1) << "a.xml must not have merged";
+  const ProcessResult paris = env.Lookup("city_to_country", "Paris");
+  EXPECT_EQ(paris.exit_code, 2) << "a.xml must not have merged";
+  EXPECT_THAT(paris.err, HasSubstr("map city_to_country has no data on this node"));
   EXPECT_THAT(Staged(env.home()), IsEmpty());
 }
 

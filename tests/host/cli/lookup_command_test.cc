@@ -80,14 +80,21 @@ TEST(CliLookup, ReportsAnAbsentKeyWithExitOne) {
   }
 }
 
-TEST(CliLookup, ReportsAKeyOfAMapWithNothingLoadedWithExitOne) {
+// A map with no data on this node is not a miss (issue 38, 14): a pipeline pointed at the wrong home, or run
+// before the first merge, would tag every event as a miss without a word.
+TEST(CliLookup, AMapWithNoDataHereIsAnErrorNamingTheMapAndTheHomeNotAMiss) {
   CliEnv env;
   LoadCities(env);
-  const ProcessResult r = env.Lookup("employees", "1001");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.err, HasSubstr("employees"));
-  EXPECT_THAT(r.err, HasSubstr("no data loaded yet"));
-  EXPECT_EQ(r.out, "");
+  for (const std::vector<std::string>& command :
+       std::vector<std::vector<std::string>>{{"lookup", "employees", "1001"},
+                                             {"lookup", "employees", "1001", "1002", "--format", "json"},
+                                             {"query", "employees"}}) {
+    const ProcessResult r = env.Run(command);
+    EXPECT_EQ(r.exit_code, 2) << command[0];
+    EXPECT_THAT(r.err, HasSubstr("map employees has no data on this node (home " + env.home() + ")"));
+    EXPECT_THAT(r.err, HasSubstr("check --home and the config's home"));
+    EXPECT_EQ(r.out, "") << command[0];
+  }
 }
 
 TEST(CliLookup, RefusesAnUnknownMapWithExitTwo) {
@@ -301,10 +308,10 @@ TEST(CliLookupFormats, SessionsGiveStartAndEndAndNumberKeysAreJsonNumbers) {
   EXPECT_EQ(r.out,
             "[\n {\"key\":-5,\"value\":\"small\",\"found\":true},\n {\"key\":5,\"value\":\"small\",\"found\":true},\n"
             " {\"key\":11,\"value\":null,\"found\":false}\n]\n");
-  // A map with no data yet: every key is listed as absent.
+  // A map with no data yet: an error, with nothing on stdout.
   r = env.Run({"lookup", "st_hashed", "a", "--format", "csv"});
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out, "key,value,found\na,,false\n");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
 }
 
 // Issue 11: a session miss said "no key" even when the key has sessions, only none at that time.

@@ -137,15 +137,21 @@ TEST(SnapshotLookup, SeesNewDataOnceTheKeepTimeHasPassedAndCleanupDeletesTheOldS
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
-TEST(SnapshotLookup, AMapWithNothingMergedIsAnEmptyMapNotAnError) {
+// Nothing merged on the storage nodes: the reader says so (exit 2), locally and with --remote, never "no key".
+TEST(SnapshotLookup, AMapWithNothingMergedIsAnErrorNotAMiss) {
   ClusterFixture cluster(1);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   cluster.WriteReaderConfig("reader");
   ProcessResult r = cluster.RunOnReader("reader", {"lookup", kMap, "Albania"});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("no data loaded yet"));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("map " + std::string(kMap) + " has no data on this node"));
   r = cluster.RunOnReader("reader", {"query", kMap, "--format", "csv"});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = cluster.RunOnReader("reader", {"lookup", "--remote", kMap, "Albania"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("map " + std::string(kMap) + " has no data on storage node node1"));
 }
 
 }  // namespace

@@ -63,15 +63,15 @@ TEST_F(MapSlotTest, AFailedOpenIsAnsweredAgainUntilTheRetryIntervalOrAForcedTry)
   std::shared_ptr<MapEnv> env;
   uint64_t generation = 0;
   Status s = slot_->Acquire(*runtime_, false, &env, &generation);
-  EXPECT_EQ(s.code(), Code::kNotFound);
-  EXPECT_THAT(s.message(), HasSubstr("/m"));
+  EXPECT_EQ(s.code(), Code::kNoData);
+  EXPECT_THAT(s.message(), HasSubstr("map m has no data on this node"));
   ErrorBuffer error;
-  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kNotFound);
-  EXPECT_STREQ(error.message, "") << "no data is a miss, not an error";
+  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kNoData);
+  EXPECT_THAT(error.message, HasSubstr("map m has no data on this node")) << "no data is an error, not a miss";
   Merge({{"k", "v"}});
   // Data now, but the last attempt is fresher than kRetryIntervalMs (1 s; this runs in far less).
-  EXPECT_EQ(slot_->Acquire(*runtime_, false, &env, &generation).code(), Code::kNotFound);
-  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kNotFound);
+  EXPECT_EQ(slot_->Acquire(*runtime_, false, &env, &generation).code(), Code::kNoData);
+  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kNoData);
   s = slot_->Acquire(*runtime_, true, &env, &generation);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NE(env, nullptr);

@@ -269,23 +269,29 @@ TEST(Reader, AMissHasNothingButItsCode) {
   EXPECT_EQ(session.session_start_ms, 0);
 }
 
-TEST(Reader, AMapWithNoDataMissesAndPrepareSaysNotFound) {
+// A map with no data on this node is an error of its own (kNoData) naming the map and the home, never a miss: a
+// Reader given the wrong home answered PLANB_NOT_FOUND for keys that exist (issue 38, 14).
+TEST(Reader, AMapWithNoDataIsKNoDataNamingTheMapAndTheHome) {
   CliEnv env(testing::kTypedMapsConfig);
   std::unique_ptr<Reader> reader = OpenReader(env);
   ASSERT_NE(reader, nullptr);
-  EXPECT_EQ(reader->Lookup("tm_unused", "k").code, Code::kNotFound);
-  EXPECT_EQ(reader->Lookup("rg_unused", int64_t{1}).code, Code::kNotFound);
+  const std::string why = "map tm_unused has no data on this node (home " + env.home() + ")";
+  const LookupResult one = reader->Lookup("tm_unused", "k");
+  EXPECT_EQ(one.code, Code::kNoData);
+  EXPECT_THAT(one.error, HasSubstr(why));
+  EXPECT_EQ(reader->Lookup("rg_unused", int64_t{1}).code, Code::kNoData);
   ReaderKey keys[2];
   keys[0].key = "a";
   keys[1].key = "b";
   LookupResult results[2];
   results[0].code = results[1].code = Code::kOk;  // overwritten
-  EXPECT_EQ(reader->LookupMany("tm_unused", keys, 2, results), Code::kOk);
-  EXPECT_EQ(results[0].code, Code::kNotFound);
-  EXPECT_EQ(results[1].code, Code::kNotFound);
+  EXPECT_EQ(reader->LookupMany("tm_unused", keys, 2, results), Code::kNoData);
+  EXPECT_EQ(results[0].code, Code::kNoData);
+  EXPECT_EQ(results[1].code, Code::kNoData);
+  EXPECT_THAT(results[1].error, HasSubstr(why));
   const Status s = reader->Prepare("tm_unused");
-  EXPECT_EQ(s.code(), Code::kNotFound);
-  EXPECT_THAT(s.message(), HasSubstr("tm_unused"));
+  EXPECT_EQ(s.code(), Code::kNoData);
+  EXPECT_THAT(s.message(), HasSubstr(why));
 }
 
 TEST(Reader, PrepareOpensAMapWithData) {

@@ -47,11 +47,12 @@ struct ReaderOptions {
   int64_t maintenance_interval_ms = 1000;
 };
 
-// One key's answer. A miss is code kNotFound with nothing else set (a map into which nothing was ever merged
-// misses too); an error has another code and `error` set (a message in a buffer of the calling thread or of the
-// Reader, valid like the views). Errors: kInvalidArgument for an unknown map or a key of the wrong kind (text for
-// a number-keyed type or the reverse, a time for a type without time); the map's environment or snapshot; the
-// store type's own (kCorruption...).
+// One key's answer. A miss is code kNotFound with nothing else set; an error has another code and `error` set (a
+// message in a buffer of the calling thread or of the Reader, valid like the views). Errors: kInvalidArgument for
+// an unknown map or a key of the wrong kind (text for a number-keyed type or the reverse, a time for a type
+// without time); kNoData, naming the map and the home, for a map with no data on this node (nothing merged into
+// it yet, or the Reader was pointed at another home): never a miss; the map's environment or snapshot; the store
+// type's own (kCorruption...).
 struct LookupResult {
   Code code = Code::kNotFound;
   Bytes value;                   // state, temporal, ranged types: the value
@@ -136,7 +137,7 @@ class PLANB_EXPORT Reader {
   Code LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results);
 
   // Opens `map` now (fetching its snapshot if this node needs one), so that the first lookup is not the slow
-  // one and errors show at start-up. kNotFound when no data was ever merged into the map. (Lookups try a map
+  // one and errors show at start-up. kNoData when the map has no data on this node. (Lookups try a map
   // that could not be opened, e.g. one with no data yet, at most once a second and meanwhile answer as the last
   // try did; Prepare tries at once.)
   Status Prepare(std::string_view map);

@@ -41,7 +41,8 @@ typedef enum {
   PLANB_NOT_SUPPORTED = 5,
   PLANB_FULL = 6,
   PLANB_INTERNAL = 7,
-  PLANB_PERMISSION_DENIED = 8
+  PLANB_PERMISSION_DENIED = 8,
+  PLANB_NO_DATA = 9 /* the map has no data on this node: nothing was merged into it, or the home is another */
 } planb_code_t;
 
 typedef struct planb_reader_t planb_reader_t;
