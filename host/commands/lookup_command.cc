@@ -9,6 +9,7 @@
 #include "host/commands/read_commands.h"
 #include "host/commands/lookup_output.h"
 #include "host/common/iso_time.h"
+#include "host/common/log_text.h"
 #include "host/common/numbers.h"
 #include "host/plugin_host/key_format.h"
 #include "host/storage/map_reader.h"
@@ -60,8 +61,13 @@ bool LookupTime(const CommandLine& cli, const MapPlugins& plugins, int64_t* time
 
 }  // namespace
 
-bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err) {
+bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err,
+                       std::vector<std::string>* sources) {
   keys->assign(cli.args.begin() + 1, cli.args.end());
+  if (sources != nullptr) {
+    sources->clear();
+    sources->assign(keys->size(), "lookup");  // the message quotes the key itself
+  }
   if (cli.keys_from) {
     const std::string& path = *cli.keys_from;
     std::ifstream file;
@@ -74,10 +80,12 @@ bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, s
     }
     std::istream& in = path == "-" ? std::cin : file;
     std::string line;
-    while (std::getline(in, line)) {
+    const std::string shown = path == "-" ? std::string("standard input") : LogValue(path);
+    for (uint64_t number = 1; std::getline(in, line); ++number) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (line.empty()) continue;  // a blank line is no key (trailing blank lines, gaps between groups)
       keys->push_back(std::move(line));
+      if (sources != nullptr) sources->push_back("--keys-from " + shown + " line " + std::to_string(number));
     }
     if (in.bad()) {
       err << "planb: --keys-from: error reading '" << path << "'\n";
@@ -107,7 +115,8 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   const std::string& name = plugins->config().name;
   std::vector<std::string> keys;
   int64_t time_ms = 0;
-  if (!CollectLookupKeys(cli, &keys, err) || !LookupTime(cli, *plugins, &time_ms, err)) return kExitError;
+  std::vector<std::string> sources;  // where each key came from, for a key the map refuses
+  if (!CollectLookupKeys(cli, &keys, err, &sources) || !LookupTime(cli, *plugins, &time_ms, err)) return kExitError;
   std::vector<LookupKey> lookups(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], err)) return kExitError;
@@ -168,6 +177,12 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   for (size_t i = 0; i < keys.size(); ++i) {
     ErrorBuffer error;
     const Code code = reader.Lookup(lookups[i], &rows[i], &error);
+    if (code == Code::kInvalidArgument) {
+      // A key the map cannot take (not an address, ...): the input is at fault, so name it, not the shard.
+      err << "planb: " << sources[i] << ": " << Status::FromPlugin(code, error).message() << " (map " << name
+          << ")\n";
+      return kExitError;
+    }
     if (code != Code::kOk && code != Code::kNotFound) {
       err << "planb: " << shard->path() << ": " << Status::FromPlugin(code, error).message() << "\n";
       return kExitError;

@@ -23,8 +23,10 @@ int RunQueryCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out,
 
 // lookup's keys: the arguments after MAP, then each line of --keys-from ("-" = stdin; a trailing "\r" is dropped,
 // as files written on Windows end lines with it; blank lines are skipped). False after printing what is wrong
-// (no key, unreadable file).
-bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err);
+// (no key, unreadable file). `sources`, when given, gets where each key came from ("lookup" for an argument,
+// "--keys-from FILE line 7"), for an error about a key the map refuses.
+bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, std::ostream& err,
+                       std::vector<std::string>* sources = nullptr);
 
 // The content version of what lookups of `map` read now: the shard (storage node) or the newest snapshot,
 // without fetching. kNotFound when there is none.

@@ -18,6 +18,7 @@ using testing::ClusterFixture;
 using testing::ProcessResult;
 using testing::ReferenceData;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using Strings = std::vector<std::string>;
 
 constexpr char kConfig[] =
@@ -80,6 +81,20 @@ TEST(IpKeysCli, RefusesMalformedLookupKeys) {
   const ProcessResult r = env.Run({"lookup", "geo4", "2001:db8::1"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, HasSubstr("'2001:db8::1' is not an IPv4 address"));
+  EXPECT_THAT(r.err, Not(HasSubstr("/shards/"))) << "the input is at fault, not the shard";
+}
+
+// A bad key read from --keys-from is named by its file and line (blank lines count), not by the shard's path.
+TEST(IpKeysCli, ABadKeyFromAFileNamesTheFileAndLine) {
+  CliEnv env(kConfig);
+  LoadGeo(env);
+  const std::string keys = env.Write("keys.txt", "10.1.2.3\n\n10.1.2\n8.8.8.8\n");
+  const ProcessResult r = env.Run({"lookup", "geo", "--keys-from", keys});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("planb: --keys-from " + keys + " line 3: lookup key '10.1.2' is not an IP address"));
+  EXPECT_THAT(r.err, HasSubstr("(map geo)"));
+  EXPECT_THAT(r.err, Not(HasSubstr("/shards/")));
 }
 
 TEST(IpKeysCli, QueryPrintsAddresses) {
