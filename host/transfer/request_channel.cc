@@ -89,6 +89,7 @@ bool RequestChannel::DrainMonitor() {
       connected_ = true;
       failed = false;
     } else if (event == ZMQ_EVENT_DISCONNECTED) {
+      if (connected_ && !answered_) dropped_unanswered_ = true;
       connected_ = false;
     } else if (event == ZMQ_EVENT_CONNECT_RETRIED && !connected_) {
       failed = true;
@@ -127,6 +128,13 @@ Status RequestChannel::Await(Clock::time_point deadline, const std::function<boo
       if (!handshake_failure_.ok()) return handshake_failure_;
       if (refused) {
         refused_ = true;
+        if (!curve_ && dropped_unanswered_) {
+          // Still retryable (the node may have stopped), but the likely cause named.
+          return Status::IOError("connection refused by " + endpoint_ +
+                                 " after it closed a connection before answering: the node requires CURVE if it "
+                                 "has keys, and this client connects in plaintext (configure secret_key_file and "
+                                 "every [node.NAME] public_key, docs/security.md); else it stopped");
+        }
         return Status::IOError("connection refused by " + endpoint_);
       }
     }
@@ -150,6 +158,7 @@ Status RequestChannel::Await(Clock::time_point deadline, const std::function<boo
       status = Status::Invalid("reply of " + std::to_string(frames.size()) + " frames, expected 2 or 3");
     }
     if (!status.ok()) return status.WithContext("bad reply from the node");
+    answered_ = true;
     if (!awaited(header.request_id)) continue;  // stale
     reply->request_id = header.request_id;
     reply->command = header.command;

@@ -84,6 +84,11 @@ class RequestChannel {
   zmq::socket_t monitor_;  // PAIR receiving socket_'s connect events
   bool connected_ = false;
   bool refused_ = false;
+  // Plaintext only: a connection was made and dropped before the node ever answered. A CURVE node drops a
+  // plaintext client right after the greetings, often before this side's mechanism-mismatch event is seen, so a
+  // later refusal says the node may require CURVE rather than only "connection refused".
+  bool answered_ = false;
+  bool dropped_unanswered_ = false;
   uint64_t* next_request_id_;
 };
 

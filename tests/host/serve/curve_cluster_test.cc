@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,35 @@ TEST(CurveCluster, PlaintextServeRefusesANonLoopbackBindUnlessAllowed) {
   ASSERT_FALSE(node.WaitReady().empty()) << node.log();
   EXPECT_THAT(node.log(), HasSubstr("WARNING: serving tcp://0.0.0.0:* in plaintext without authentication"));
   EXPECT_EQ(node.Stop(), 0);
+}
+
+// A client without keys talking to a CURVE node is told the node may require CURVE every time, not only
+// "connection refused" (5 runs of 6 said just that): the node drops it after the greetings, often before the
+// client sees its own mechanism-mismatch event.
+TEST(CurveCluster, APlaintextClientIsToldTheNodeRequiresCurveEveryTime) {
+  ClusterFixture cluster(1);
+  cluster.EnableCurve();
+  cluster.client_sections = ClientSection("proc", cluster.key("proc").public_key, "upload");
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  // The reader's config as a plaintext client writes it: the node's endpoint, no keys.
+  std::string text = testing::ReadFile(cluster.WriteReaderConfig("proc"));
+  const std::string plain = cluster.dir() + "/plain.ini";
+  std::string kept;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("secret_key_file", 0) == 0 || line.rfind("public_key", 0) == 0 || line.rfind("[client.", 0) == 0 ||
+        line.rfind("allow", 0) == 0) {
+      continue;
+    }
+    kept += line + "\n";
+  }
+  WriteFile(plain, kept);
+  for (int i = 0; i < 6; ++i) {
+    const ProcessResult r =
+        RunPlanb({"--config", plain, "--home", cluster.dir() + "/plain-home", "lookup", "--remote", kMap, "Wales"});
+    EXPECT_EQ(r.exit_code, 2) << i;
+    EXPECT_THAT(r.err, HasSubstr("requires CURVE")) << "run " << i << ": " << r.err;
+  }
 }
 
 }  // namespace
