@@ -1,4 +1,4 @@
-#include "host/receiver/transfer_pace.h"
+#include "host/common/transfer_pace.h"
 
 #include <algorithm>
 

@@ -1,8 +1,9 @@
-// The minimum pace of a transfer a storage node holds resources for (an upload arriving: a slot, a part file and
-// its disk reservation; a snapshot being fetched: a slot and an open zip). Measured over whole windows of
+// The minimum pace of a transfer that holds resources: on a storage node, an upload arriving (a slot, a part file
+// and its disk reservation) and a snapshot being fetched from it (a slot and an open zip); on a reader, a
+// snapshot it fetches (its turn to fetch, while a faster node may be next in its list). Measured over whole windows of
 // `window`: a transfer that moved less than min_rate x window in one (or less than it had left, near its end)
 // is too slow and loses what it holds. An idle timeout alone let one byte every 25 s hold everything for ever.
-// Thread-safety: none; the receiver's Run thread only.
+// Thread-safety: none; one owner at a time (the receiver's Run thread, a snapshot fetch).
 #pragma once
 
 #include <chrono>

@@ -26,7 +26,8 @@
 //   send_part_retry_delay = 10s
 //   max_batch_size = 64GiB           # the largest batch a node accepts, unzipped (zip bombs)
 //   upload_idle_timeout = 30s        # an upload sending nothing this long loses its slot and disk reservation
-//   min_transfer_rate = 64KiB        # bytes/s an upload or a snapshot fetch must keep up over each such window
+//   min_transfer_rate = 64KiB        # bytes/s an upload or a served snapshot must keep up over each such window,
+//                                    # and a reader's snapshot fetch over each 2 x request_timeout
 //   max_client_share = 25%           # of upload slots, upload disk room and served snapshots, per client
 //   max_remote_where_terms = 10000   # remote reads (--remote): literals in one --where
 //   max_remote_rows_examined = 100000000  # remote reads: rows one query may examine

@@ -68,7 +68,7 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
     ++it;
   }
   status = CheckRoomFor(begin);
-  if (!status.ok()) return ReplyError(routing_id, request_id, status, begin.batch_id);
+  if (!status.ok()) return ReplyError(routing_id, request_id, ForSender(status, nullptr), begin.batch_id, &status);
   const Token token = NewToken();
   std::string path = settings_.receive_dir + "/" + token.Hex() + ".part";
   auto upload = std::make_unique<UploadSession>(token, path, begin);
@@ -165,7 +165,7 @@ void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t r
   }
   if (!status.ok()) {
     FailUpload(upload, status);
-    return ReplyError(routing_id, request_id, status, upload->batch_id());
+    return ReplyError(routing_id, request_id, upload->error, upload->batch_id(), &status);
   }
   if (upload->received() > received_before) upload->last_touch = Clock::now();
   if (upload->received() < upload->begin().total_size) FaultPoint("receive.mid_upload");
@@ -183,7 +183,7 @@ void UploadReceiver::Impl::HandleCommit(const std::string& routing_id, uint64_t 
     status = upload->Finish();
     if (!status.ok()) {
       FailUpload(upload, status);
-      return ReplyError(routing_id, request_id, status, upload->batch_id());
+      return ReplyError(routing_id, request_id, upload->error, upload->batch_id(), &status);
     }
     upload->state = UploadState::kVerifying;
     worker_.Submit({upload->token(), upload->part_path(), upload->batch_id(), upload->scope});
@@ -271,7 +271,7 @@ UploadSession* UploadReceiver::Impl::FindUpload(const std::string& routing_id, u
 void UploadReceiver::Impl::FailUpload(UploadSession* upload, Status status) {
   upload->RemovePart();
   upload->state = UploadState::kFailed;
-  upload->error = std::move(status);
+  upload->error = ForSender(status, upload);  // what STATUS answers from now on
 }
 
 protocol::StatusReply UploadReceiver::Impl::CurrentStatus(const UploadSession& upload) {

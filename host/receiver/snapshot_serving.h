@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "host/receiver/snapshot_offer.h"
-#include "host/receiver/transfer_pace.h"
+#include "host/common/transfer_pace.h"
 #include "host/storage/content_version.h"
 #include "host/transfer/token.h"
 #include "planb/status.h"

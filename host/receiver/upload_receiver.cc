@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <zmq_addon.hpp>
 
 #include "host/common/file_util.h"
@@ -192,14 +193,34 @@ void UploadReceiver::Impl::ReplyWithData(const std::string& routing_id, Command 
 }
 
 void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
-                                      const std::string& batch_id) {
+                                      const std::string& batch_id, const Status* logged) {
+  const Status& line = logged != nullptr ? *logged : status;
   if (batch_id.empty()) {
-    LogPeerError("upload error", status, "from " + Sender(routing_id), "");
+    LogPeerError("upload error", line, "from " + Sender(routing_id), "");
   } else {
-    LogPeerError("upload error", status, "for batch " + LogValue(batch_id), Sender(routing_id));
+    LogPeerError("upload error", line, "for batch " + LogValue(batch_id), Sender(routing_id));
   }
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+}
+
+Status UploadReceiver::Impl::ForSender(const Status& status, const UploadSession* upload) const {
+  std::string message = status.message();
+  const auto replace_all = [&message](const std::string& from, const std::string& to) {
+    if (from.empty()) return;
+    for (size_t at = message.find(from); at != std::string::npos; at = message.find(from, at + to.size())) {
+      message.replace(at, from.size(), to);
+    }
+  };
+  // DiskRoom::Describe (a directory, how much its disk has free): the log keeps it, a sender does not need it.
+  static const std::regex room("[^ ;,]* has [0-9]+ bytes free and keeps [0-9]+ free \\(the larger of [0-9]+ bytes "
+                               "and 1% of the filesystem\\)");
+  message = std::regex_replace(message, room, "the node has too little room (its log says how much)");
+  // The part file's name is the upload's token; the directories are the node's business.
+  if (upload != nullptr) replace_all(upload->part_path(), "the upload of batch " + upload->batch_id());
+  replace_all(settings_.receive_dir + "/", "");
+  replace_all(settings_.receive_dir, "the node's receive directory");
+  return Status(status.code(), message);
 }
 
 void UploadReceiver::Impl::ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status) {
@@ -237,10 +258,11 @@ void UploadReceiver::Impl::TakeAcceptResults() {
       Log("staged batch " + std::to_string(result.sequence) + " (id " + LogValue(upload->batch_id()) + ") from " +
           upload->client + " (" + std::to_string(upload->begin().total_size) + " bytes)");
     } else {
-      // The sink's status goes back as is: it names the zip and what is wrong with it.
+      // The sink's status names the zip and what is wrong with it; the sender gets it with its batch named
+      // instead of the node's part file, and without the node's paths and free space (ForSender).
       upload->RemovePart();
       upload->state = UploadState::kFailed;
-      upload->error = result.status;
+      upload->error = ForSender(result.status, upload);
       LogPeerError("upload error", result.status, "for batch " + LogValue(upload->batch_id()), upload->client);
     }
   }

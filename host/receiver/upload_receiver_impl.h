@@ -70,8 +70,12 @@ class UploadReceiver::Impl {
   void ReplyWithData(const std::string& routing_id, protocol::Command command, uint64_t request_id,
                      const std::string& payload, zmq::message_t data);
   // Answers ERROR and logs the error with the batch id when known, else with the sender's routing id.
+  // `logged`, when given, is logged instead of `status` (the fuller text the sender is not told: ForSender).
   void ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
-                  const std::string& batch_id);
+                  const std::string& batch_id, const Status* logged = nullptr);
+  // `status` as a sender is told it: the upload's part file (named by its token) as "the upload of batch ID",
+  // no paths of the node's directories, no figures of its free space. The log keeps the full text.
+  Status ForSender(const Status& status, const UploadSession* upload) const;
   // Answers ERROR for a request access_ refused (and logged, once a minute per client, right and map).
   void ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status);
   void Log(const std::string& line) {
@@ -121,7 +125,8 @@ class UploadReceiver::Impl {
   // An upload of another owner (TokenOwner) is unknown to this sender, as one never begun.
   UploadSession* FindUpload(const std::string& routing_id, uint64_t request_id, protocol::Command command,
                             Token token, const std::string& owner);
-  // Marks the upload failed and deletes its part file; the caller answers (and so logs).
+  // Marks the upload failed (its STATUS answer: `status` ForSender) and deletes its part file; the caller answers
+  // (and so logs).
   void FailUpload(UploadSession* upload, Status status);
   // True when `upload`'s STATUS answer need not wait any longer, with the answer in `reply` either way. The
   // merge state of a staged batch whose sender synchronises the merge comes from the sink only if `ask_sink`.

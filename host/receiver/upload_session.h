@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "host/config/config.h"
-#include "host/receiver/transfer_pace.h"
+#include "host/common/transfer_pace.h"
 #include "host/transfer/protocol.h"
 #include "planb/status.h"
 

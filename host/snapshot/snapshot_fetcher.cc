@@ -11,10 +11,13 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 
+#include "host/common/disk_room.h"
 #include "host/common/file_util.h"
+#include "host/common/transfer_pace.h"
 #include "host/transfer/request_channel.h"
 #include "host/transfer/protocol.h"
 
@@ -44,6 +47,7 @@ struct Request {
   const std::string& zip_path;
   int64_t timeout_ms;
   uint64_t max_bytes;  // the largest zip accepted (max_batch_size)
+  uint64_t min_rate;   // bytes/s the zip must keep arriving at, over windows of 2 x timeout_ms (min_transfer_rate)
   const FetchProgress& progress;
   const FetchCheck& check;
 };
@@ -218,6 +222,15 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
            std::to_string(request_.have.batches);
     return Status::Ok();
   }
+  // Checked before a byte is written too: the offer's size (the download stops there) must fit above the margin
+  // every write on this node keeps, or the zip would fill the disk before its checksum could fail.
+  const std::string dir = std::filesystem::path(request_.zip_path).parent_path().string();
+  const DiskRoom room = MeasureDiskRoom(dir.empty() ? "." : dir);
+  if (!room.Fits(offer.total_size)) {
+    return Status(Code::kFull, "snapshot of " + request_.map + ": not enough disk for the " +
+                                   std::to_string(offer.total_size) + "-byte zip offered: " +
+                                   room.Describe());
+  }
   bool ok = false;
   PLANB_RETURN_IF_ERROR(Download(offer, &ok, why));
   if (!ok) return Status::Ok();
@@ -254,7 +267,15 @@ Status NodeFetch::Download(const protocol::SnapshotOffer& offer, bool* ok, std::
   uint64_t next = 0;
   uint64_t hashed = 0;
   Clock::time_point last_reply = Clock::now();
+  // A node that answers every FETCH promptly with a byte never times out; this gives it up for the next node.
+  TransferPace pace(last_reply);
+  const auto window = std::chrono::milliseconds(2 * request_.timeout_ms);
   while (hashed < total) {
+    const std::string slow = pace.Check(Clock::now(), hashed, total - hashed, window, request_.min_rate);
+    if (!slow.empty()) {
+      *why = "too slow: " + slow + " (at offset " + std::to_string(hashed) + " of " + std::to_string(total) + ")";
+      return Status::Ok();
+    }
     while (in_flight.size() < kWindow && next < total) {
       const uint32_t length = static_cast<uint32_t>(std::min<uint64_t>(offer.chunk_size, total - next));
       uint64_t id = 0;
@@ -371,7 +392,8 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
   if (::lstat(zip_path.c_str(), &st) == 0) {
     return Status::Invalid("snapshot of " + map + ": " + zip_path + " already exists");
   }
-  const Request request{map, have, zip_path, cluster.request_timeout_ms, cluster.max_batch_size, progress, check};
+  const Request request{map,   have, zip_path, cluster.request_timeout_ms, cluster.max_batch_size,
+                        cluster.min_transfer_rate, progress, check};
   std::string failures;
   bool all_no_data = true;
   uint64_t next_request_id = 1;  // shared by the channels, so a late reply to an earlier node's request is stale

@@ -93,11 +93,14 @@ class SnapshotManager::Impl {
   bool Due(const MapState& state, const OpenSnapshot* snapshot, int64_t now_ms) const;
   // One fetch per map in this process: the first thread fetches, the others wait for its result. `held` is the
   // newest snapshot when the fetch was decided, at `decided_ms`. REQUIRES: `lock` holds state.mutex (released
-  // while fetching or waiting).
+  // while fetching or waiting). `wait_for_turn`: see FetchAmongProcesses.
   Status SharedFetch(std::unique_lock<std::mutex>& lock, MapState& state, const Snapshot& held, int64_t decided_ms,
-                     bool* changed);
-  // Takes the map's turn among processes, re-checks the disk, fetches, verifies and installs.
-  Status FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms, bool* changed);
+                     bool* changed, bool wait_for_turn = true);
+  // Takes the map's turn among processes, re-checks the disk, fetches, verifies and installs. Without
+  // `wait_for_turn`, when another process has the turn (it is fetching this map), returns at once with nothing
+  // changed: a command that holds a usable snapshot serves it rather than wait on another's fetch, however slow.
+  Status FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms, bool* changed,
+                             bool wait_for_turn);
   Status Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed);
   // Unpacks and verifies a downloaded zip into `scratch_dir`, which must then hold exactly the map.
   Status CheckZip(const MapState& state, const std::string& zip_path, const std::string& scratch_dir);
@@ -218,7 +221,7 @@ Status SnapshotManager::Impl::Current(std::string_view map, StaleSnapshot stale,
   } else if (state->discarded || (stale == StaleSnapshot::kFetchNow && Due(*state, snapshot.get(), now_ms))) {
     // A failed fetch is recorded (.failed) and the snapshot held keeps serving.
     bool changed = false;
-    if (SharedFetch(lock, *state, snapshot, now_ms, &changed).ok()) {
+    if (SharedFetch(lock, *state, snapshot, now_ms, &changed, /*wait_for_turn=*/false).ok()) {
       state->discarded = false;
       if (changed) PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
     }
@@ -261,7 +264,7 @@ Status SnapshotManager::Impl::Describe(std::vector<SnapshotInfo>* out) {
 }
 
 Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, MapState& state, const Snapshot& held,
-                                          int64_t decided_ms, bool* changed) {
+                                          int64_t decided_ms, bool* changed, bool wait_for_turn) {
   if (state.fetching) {
     const uint64_t round = state.fetch_round;
     state.fetch_ended.wait(lock, [&] { return state.fetch_round != round; });
@@ -273,7 +276,7 @@ Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, Ma
   bool fetched_changed = false;
   Status status;
   try {
-    status = FetchAmongProcesses(state, held, decided_ms, &fetched_changed);
+    status = FetchAmongProcesses(state, held, decided_ms, &fetched_changed, wait_for_turn);
   } catch (const std::exception& e) {
     // Whatever threw, the threads waiting for this fetch must be woken with an answer, not left waiting forever.
     status = Status::Internal("snapshot fetch: " + std::string(e.what()));
@@ -289,13 +292,19 @@ Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, Ma
 }
 
 Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms,
-                                                  bool* changed) {
+                                                  bool* changed, bool wait_for_turn) {
   *changed = false;
   // A home this process may not write (another user's, a read-only mount) can still serve the snapshots it has.
   const std::string cannot = "snapshot of " + state.name + ": cannot fetch one (the home must be writable to fetch)";
   PLANB_RETURN_IF_ERROR(MakeDirectories(state.dir.path()).WithContext(cannot));
   FileLock turn;
-  PLANB_RETURN_IF_ERROR(turn.Acquire(state.dir.Entry(kFetchLockName)).WithContext(cannot));
+  if (wait_for_turn) {
+    PLANB_RETURN_IF_ERROR(turn.Acquire(state.dir.Entry(kFetchLockName)).WithContext(cannot));
+  } else {
+    bool mine = false;
+    PLANB_RETURN_IF_ERROR(turn.TryAcquire(state.dir.Entry(kFetchLockName), &mine).WithContext(cannot));
+    if (!mine) return Status::Ok();  // another process is fetching it; the snapshot held serves meanwhile
+  }
   // While this waited, another process may have installed a newer snapshot or heard that ours is current.
   int64_t newest = 0;
   PLANB_RETURN_IF_ERROR(state.dir.Newest(&newest));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "host/common/file_util.h"
 #include "support/cluster_fixture.h"
 
 namespace planb {
@@ -135,6 +136,22 @@ TEST(SnapshotLookup, SeesNewDataOnceTheKeepTimeHasPassedAndCleanupDeletesTheOldS
   EXPECT_EQ(Snapshots(cluster, "reader"), std::vector<std::string>{both.back()});
   r = cluster.RunOnReader("reader", {"lookup", kMap, "Atlantis"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// Another process fetching the map (it holds .fetch.lock, as a fetch from a stalling node would for long) does
+// not hold up a lookup that has a snapshot to serve: it answers from that one (issue 38, 9). It used to wait.
+TEST(SnapshotLookup, ALookupHoldingASnapshotDoesNotWaitOnAnotherProcesssFetch) {
+  ClusterFixture cluster(1);
+  StartAndLoad(cluster, 1);
+  cluster.WriteReaderConfig("reader");
+  ProcessResult r = cluster.RunOnReader("reader", {"lookup", kMap, "Albania"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  cluster.WriteReaderConfig("reader", "min_time_to_keep_snapshots = 0s\n");  // stale at once: a refresh is due
+  FileLock other;
+  ASSERT_TRUE(other.Acquire(cluster.ReaderHome("reader") + "/snapshots/" + kMap + "/.fetch.lock").ok());
+  r = cluster.RunOnReader("reader", {"lookup", kMap, "Albania"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "Tirana\n");
 }
 
 // Nothing merged on the storage nodes: the reader says so (exit 2), locally and with --remote, never "no key".

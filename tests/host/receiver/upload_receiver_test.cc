@@ -20,6 +20,7 @@ namespace {
 
 using protocol::Command;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr size_t kChunk = 256 * 1024;
 
@@ -370,10 +371,13 @@ TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_THAT(error.message, ::testing::StartsWith("disk full: "));
+  // The sender is told why, not the node's directory or free bytes; the log keeps them.
   EXPECT_THAT(error.message, HasSubstr("batch node1a/huge needs about 2305843009213693952 bytes (twice its "
-                                       "1152921504606846976 bytes: part file and verification); " +
-                                       receive_dir() + " has "));
+                                       "1152921504606846976 bytes: part file and verification); the node has too "
+                                       "little room (its log says how much)"));
+  EXPECT_THAT(error.message, Not(HasSubstr(receive_dir())));
   EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/huge: disk full: "));
+  EXPECT_THAT(receiver_->Log(), HasSubstr("part file and verification); " + receive_dir() + " has "));
   // A declared size whose double does not fit in 64 bits needs "everything".
   raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/max", std::numeric_limits<uint64_t>::max(), 1, 0}));
   EXPECT_THAT(raw.ReceiveError().message, HasSubstr("batch node1a/max needs about 18446744073709551615 bytes (twice"));
@@ -410,7 +414,8 @@ TEST_F(UploadReceiverTest, BeginKeepsTheSameMarginAsUnpacking) {
   raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/margin", size, 1, 0}));
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
-  EXPECT_THAT(error.message, HasSubstr("and keeps " + std::to_string(room.margin) + " free (the larger of "));
+  EXPECT_THAT(error.message, HasSubstr("the node has too little room (its log says how much)"));
+  EXPECT_THAT(receiver_->Log(), HasSubstr("and keeps " + std::to_string(room.margin) + " free (the larger of "));
   EXPECT_TRUE(PartFiles(receive_dir()).empty());
 }
 

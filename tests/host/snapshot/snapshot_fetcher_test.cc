@@ -93,6 +93,52 @@ TEST_F(SnapshotFetcherTest, FetchesTheZipFromTheFirstNodeThatAnswers) {
   EXPECT_EQ(progress_.back(), std::make_pair(uint64_t{5500}, uint64_t{5500}));
 }
 
+// A node that answers every FETCH at once with one byte (chunk size 1) never times out; below
+// min_transfer_rate over a window of 2 x request_timeout it is given up for the next node (it held `planb lookup`
+// for minutes before).
+TEST_F(SnapshotFetcherTest, ANodeTricklingBytesIsGivenUpForTheNext) {
+  const std::string big = Bytes(2 << 20, 7);
+  ScriptedNode::Script trickle;
+  trickle.zip = big;
+  trickle.offer.chunk_size = 1;
+  ScriptedNode node1(context_, trickle);
+  ScriptedNode::Script good;
+  good.zip = big;
+  good.offer.chunk_size = 1 << 20;
+  ScriptedNode node2(context_, good);
+  ClusterConfig cluster = Cluster({node1.endpoint(), node2.endpoint()});
+  cluster.min_transfer_rate = 1 << 20;
+  Status s = Fetch(cluster);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(outcome_.node, "node2");
+  EXPECT_EQ(ReadFile(zip_), big);
+  fs::remove(zip_);
+  cluster = Cluster({node1.endpoint()});
+  cluster.min_transfer_rate = 1 << 20;
+  s = Fetch(cluster);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("node1 (too slow: "));
+  EXPECT_THAT(s.message(), HasSubstr("less than min_transfer_rate of 1048576 bytes/s"));
+  ExpectNothingWritten();
+}
+
+// An offer larger than the room on this node's disk is refused before a byte is written.
+TEST_F(SnapshotFetcherTest, AnOfferLargerThanTheFreeDiskIsRefusedBeforeWriting) {
+  ScriptedNode::Script huge;
+  huge.zip = zip_bytes_;
+  huge.fill_offer = false;
+  huge.offer.total_size = uint64_t{1} << 60;
+  huge.offer.checksum = 1;
+  ScriptedNode node(context_, huge);
+  ClusterConfig cluster = Cluster({node.endpoint()});
+  cluster.max_batch_size = UINT64_MAX;
+  const Status s = Fetch(cluster);
+  EXPECT_EQ(s.code(), Code::kFull) << s.message();
+  EXPECT_THAT(s.message(), HasSubstr("not enough disk for the 1152921504606846976-byte zip offered"));
+  EXPECT_EQ(node.fetches(), 0);
+  ExpectNothingWritten();
+}
+
 TEST_F(SnapshotFetcherTest, PutsChunksArrivingOutOfOrderInPlace) {
   ScriptedNode::Script script;
   script.zip = zip_bytes_;

@@ -15,6 +15,7 @@ namespace planb::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class UploadBatchTest : public UploadFixture {};
 
@@ -223,8 +224,11 @@ TEST_F(UploadBatchTest, FullDiskIsReportedAsFullAndTheNodeRecovers) {
   UploadOutcome outcome;
   Status status = Upload("batch.zip", "node1a/full", TestUploadSettings(), &outcome);
   EXPECT_EQ(status.code(), Code::kFull);
-  EXPECT_THAT(status.message(), HasSubstr("disk full writing " + receive_dir() + "/"));
-  EXPECT_THAT(status.message(), HasSubstr(".part"));
+  // The sender is told of its batch, not of the node's part file (named by the upload's token) or directories.
+  EXPECT_THAT(status.message(), HasSubstr("disk full writing the upload of batch node1a/full"));
+  EXPECT_THAT(status.message(), Not(HasSubstr(receive_dir())));
+  EXPECT_THAT(status.message(), Not(HasSubstr(".part")));
+  EXPECT_THAT(receiver_->Log(), HasSubstr("disk full writing " + receive_dir() + "/"));  // the log keeps it
   EXPECT_EQ(outcome.attempts, 1);
   EXPECT_TRUE(PartFiles(receive_dir()).empty());
   EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/full: disk full writing"));
