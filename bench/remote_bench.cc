@@ -42,10 +42,20 @@ struct Fixture {
 };
 
 // `lookup city KEY...` as tokens.
-std::vector<std::string> LookupArgs(const std::vector<std::string>& keys, size_t first, size_t count) {
-  std::vector<std::string> args{"lookup", "--", "city"};
-  for (size_t i = 0; i < count; ++i) args.push_back(keys[(first + i) % keys.size()]);
-  return args;
+std::vector<std::string> LookupKeys(const std::vector<std::string>& keys, size_t first, size_t count) {
+  std::vector<std::string> some;
+  for (size_t i = 0; i < count; ++i) some.push_back(keys[(first + i) % keys.size()]);
+  return some;
+}
+
+// The READ `planb lookup --remote` would send, but in text (the command's own output, checked line by line).
+protocol::ReadRequest LookupRead(const std::vector<std::string>& keys, size_t first, size_t count) {
+  protocol::ReadRequest request;
+  request.kind = protocol::ReadKind::kLookup;
+  request.map = "city";
+  request.format = protocol::ReadFormat::kText;
+  request.keys = LookupKeys(keys, first, count);
+  return request;
 }
 
 // Checks a command's answer: exit 0 and one line per key.
@@ -63,8 +73,8 @@ void CheckAnswer(benchmark::State& state, int exit_code, const std::string& out,
 void InProcess(benchmark::State& state, Fixture* f, size_t batch) {
   size_t next = 0;
   for (auto _ : state) {
-    std::vector<std::string> args = LookupArgs(f->keys, next, batch);
-    args.erase(args.begin() + 1);  // no "--" needed by the parser here
+    std::vector<std::string> args = LookupKeys(f->keys, next, batch);
+    args.insert(args.begin(), {"lookup", "city"});
     CommandLine cli;
     CheckSetup(ParseCommandLine(args, &cli));
     std::ostringstream out, err;
@@ -81,7 +91,7 @@ void Remote(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
     int exit_code = 2;
     std::string out, err, node;
     ServingNode& serving = curve ? *f->curve_node : *f->node;
-    Status s = RemoteRead(serving.context(), serving.client(), LookupArgs(f->keys, next, batch), &exit_code, &out, &err,
+    Status s = RemoteRead(serving.context(), serving.client(), LookupRead(f->keys, next, batch), &exit_code, &out, &err,
                           &node);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());

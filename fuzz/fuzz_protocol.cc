@@ -1,5 +1,5 @@
 // Every wire-protocol decoder a node or client runs on bytes from a peer (host/transfer/protocol.h, the READ
-// request as a node parses it into a command line, `lookup --format wire` answers, delete entries). The first
+// request as a node turns it into a lookup or query request, `lookup --format wire` answers, delete entries). The first
 // byte picks the decoder, the rest is the frame. Decoders are strict, so whatever one accepts must encode back
 // to the very same bytes.
 #include <cstddef>
@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "fuzz/fuzz_support.h"
-#include "host/commands/command_line.h"
 #include "host/commands/lookup_wire.h"
+#include "host/commands/remote_read_request.h"
 #include "host/transfer/delete_entry.h"
 #include "host/transfer/protocol.h"
 
@@ -31,10 +31,19 @@ void Read(std::string_view in) {
   p::ReadRequest m;
   if (!p::DecodeRead(in, &m).ok()) return;
   planb::fuzz::Check(p::EncodeRead(m) == in, "READ: an accepted payload does not encode back to itself");
-  // What the node does next with an accepted READ (receiver_commands.cc, then StorageNode::ExecuteRead).
-  if (!p::CheckReadArgs(m.args).ok()) return;
-  planb::CommandLine cli;
-  (void)planb::ParseCommandLine(m.args, &cli);
+  // What the node does next with an accepted READ (StorageNode::ExecuteRead): the read commands' own request,
+  // which must carry every field as decoded.
+  if (m.kind == p::ReadKind::kLookup) {
+    const planb::LookupRequest lookup = planb::LookupRequestFrom(m);
+    planb::fuzz::Check(lookup.map == m.map && lookup.keys == m.keys && lookup.time_ms == m.time_ms &&
+                           lookup.quiet == m.quiet && planb::ReadFormatOf(lookup.format) == m.format,
+                       "READ: a lookup's request differs from the READ decoded");
+  } else {
+    const planb::QueryRequest query = planb::QueryRequestFrom(m);
+    planb::fuzz::Check(query.map == m.map && query.where == m.where && query.limit == m.limit &&
+                           query.explain == m.explain && planb::ReadFormatOf(query.format) == m.format,
+                       "READ: a query's request differs from the READ decoded");
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "host/cli/delivery_output.h"
 #include "host/cluster/cluster_delivery.h"
 #include "host/commands/row_formats.h"
+#include "host/commands/remote_read_request.h"
 #include "host/ingest/delete_job.h"
 #include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
@@ -81,16 +82,23 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
 // The same asked of a storage node: its `query --explain` prints the rows and, last on stderr, the rows matched.
 int RemoteDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plugins, std::ostream& out,
                  std::ostream& err) {
-  std::vector<std::string> args = {"query", "--explain"};
-  if (cli.where) args.insert(args.end(), {"--where", *cli.where});
-  if (cli.format) args.insert(args.end(), {"--format", *cli.format});
-  args.insert(args.end(), {"--", plugins.config().name});
+  protocol::ReadRequest request;
+  request.kind = protocol::ReadKind::kQuery;
+  request.map = plugins.config().name;
+  request.where = cli.where;
+  request.explain = true;
+  OutputFormat format = OutputFormat::kTable;
+  if (!ParseOutputFormat(cli.format.value_or("table"), &format)) {
+    err << "planb: --format: '" << *cli.format << "' is not one of table, csv, json\n";
+    return kExitError;
+  }
+  request.format = ReadFormatOf(format);
   zmq::context_t context;
   int exit_code = kExitError;
   std::string node_out;
   std::string node_err;
   std::string node_used;
-  const Status s = RemoteRead(context, runtime.config().cluster, args, &exit_code, &node_out, &node_err, &node_used);
+  const Status s = RemoteRead(context, runtime.config().cluster, request, &exit_code, &node_out, &node_err, &node_used);
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";
     return kExitError;

@@ -36,12 +36,13 @@ struct Wait {
   int64_t wait_ms = 0;
 };
 
-// Asks `args` (a lookup of `keys` keys in wire format) once. Errors: no node answered, or the answer does not
+// Asks `request` (a lookup in wire format) once. Errors: no node answered, or the answer does not
 // decode. An answer with exit status 2 is returned as it is: its stderr says what is wrong.
-Status Ask(zmq::context_t& context, const ClusterConfig& cluster, const std::vector<std::string>& args, size_t keys,
+Status Ask(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
            Answer* answer) {
+  const size_t keys = request.keys.size();
   PLANB_RETURN_IF_ERROR(
-      RemoteRead(context, cluster, args, &answer->exit_code, &answer->out, &answer->err, &answer->node));
+      RemoteRead(context, cluster, request, &answer->exit_code, &answer->out, &answer->err, &answer->node));
   if (answer->exit_code != kExitOk && answer->exit_code != kExitNotFound) return Status::Ok();
   return DecodeLookupWire(answer->out, keys, &answer->wire).WithContext("storage node " + answer->node);
 }
@@ -49,12 +50,12 @@ Status Ask(zmq::context_t& context, const ClusterConfig& cluster, const std::vec
 // Asks until the answer was read from content version `wait->min_batches` or newer, or the deadline passes
 // (`*fresh` false). A node's merges land on their own time: look again after a short pause that grows, as
 // WaitForMinVersion does locally.
-Status AskFresh(zmq::context_t& context, const ClusterConfig& cluster, const std::vector<std::string>& args,
-                size_t keys, const std::optional<Wait>& wait, Answer* answer, bool* fresh) {
+Status AskFresh(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
+                const std::optional<Wait>& wait, Answer* answer, bool* fresh) {
   auto pause = std::chrono::milliseconds(20);
   for (;;) {
     *answer = Answer();
-    PLANB_RETURN_IF_ERROR(Ask(context, cluster, args, keys, answer));
+    PLANB_RETURN_IF_ERROR(Ask(context, cluster, request, answer));
     const bool answered = answer->exit_code == kExitOk || answer->exit_code == kExitNotFound;
     *fresh = !wait || !answered || answer->wire.batches >= wait->min_batches;  // an error is final, not stale
     if (*fresh || Clock::now() >= wait->deadline) return Status::Ok();
@@ -84,32 +85,33 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     wait->wait_ms = 10 * cluster.request_timeout_ms;  // as long as a local lookup waits
     wait->deadline = Clock::now() + std::chrono::milliseconds(wait->wait_ms);
   }
+  // The request is typed (docs/protocol.md READ): --keys-from is read here and --min-version waited for here,
+  // since a node reads no files and does not wait for a READ.
+  protocol::ReadRequest head;
+  head.kind = protocol::ReadKind::kLookup;
+  head.map = map;
+  head.format = protocol::ReadFormat::kWire;
+  head.quiet = cli.quiet;
+  if (cli.time && !ParseLookupTime(*cli.time, &head.time_ms.emplace(), err)) return kExitError;
   std::vector<std::string> keys;
   if (!CollectLookupKeys(cli, &keys, err)) return kExitError;
-
-  // Options first, then "--" so that a key such as "-5" stays an argument; --keys-from was read here, and
-  // --min-version is waited for here (a node refuses to wait inside a READ).
-  std::vector<std::string> head = {"lookup", "--format", "wire"};
-  if (cli.time) head.insert(head.end(), {"--time", *cli.time});
-  if (cli.quiet) head.push_back("--quiet");
-  head.insert(head.end(), {"--", map});
-  const std::vector<std::vector<std::string>> requests = SplitLookupArgs(head, keys);
+  const std::vector<protocol::ReadRequest> requests = SplitLookupRequest(head, keys);
 
   zmq::context_t context;
   std::deque<Answer> answers;
   bool fresh = true;
   // One READ; false when the lookup ends here (no node answered, an answer in error, the wait ran out).
   Status s;
-  const auto ask = [&](const std::vector<std::string>& args) {
+  const auto ask = [&](const protocol::ReadRequest& request) {
     Answer& answer = answers.emplace_back();
-    s = AskFresh(context, cluster, args, args.size() - head.size(), wait, &answer, &fresh);
+    s = AskFresh(context, cluster, request, wait, &answer, &fresh);
     return s.ok() && fresh && (answer.exit_code == kExitOk || answer.exit_code == kExitNotFound);
   };
   // A short READ (one key) polls for the version, so that a wait does not resend a megabyte of keys each time.
   bool go_on = true;
   if (wait && (requests.size() > 1 || keys.size() > 1)) {
-    std::vector<std::string> probe = head;
-    probe.push_back(keys[0]);
+    protocol::ReadRequest probe = head;
+    probe.keys = {keys[0]};
     go_on = ask(probe);
     if (go_on) answers.pop_back();
   }

@@ -42,18 +42,13 @@ bool MakeLookupKey(const std::string& key, int64_t time_ms, const MapPlugins& pl
   return true;
 }
 
-// The instant asked about: --time, else now. False after printing what is wrong.
-bool LookupTime(const CommandLine& cli, const MapPlugins& plugins, int64_t* time_ms, std::ostream& err) {
-  *time_ms = CurrentTimeMs();
-  if (!cli.time) return true;
+// The instant asked about: the request's, else now. False after printing what is wrong.
+bool LookupTime(const LookupRequest& request, const MapPlugins& plugins, int64_t* time_ms, std::ostream& err) {
+  *time_ms = request.time_ms.value_or(CurrentTimeMs());
   const PluginDescriptor& d = plugins.type_descriptor();
-  if (!d.lookup_uses_time) {
+  if (request.time_ms && !d.lookup_uses_time) {
     err << "planb: --time does not apply to map " << plugins.config().name << " (type " << d.name
         << " has no time)\n";
-    return false;
-  }
-  if (!ParseIsoTime(*cli.time, time_ms)) {
-    err << "planb: --time: '" << *cli.time << "' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n";
     return false;
   }
   return true;
@@ -99,24 +94,60 @@ bool CollectLookupKeys(const CommandLine& cli, std::vector<std::string>* keys, s
   return true;
 }
 
+bool ParseLookupTime(const std::string& text, int64_t* time_ms, std::ostream& err) {
+  if (ParseIsoTime(text, time_ms)) return true;
+  err << "planb: --time: '" << text << "' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n";
+  return false;
+}
+
 int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
-  const std::string& map = cli.args[0];
+  LookupRequest request;
+  request.map = cli.args[0];
+  request.quiet = cli.quiet;
+  if (cli.format && !ParseLookupFormat(*cli.format, &request.format)) {
+    err << "planb: --format: '" << *cli.format << "' is not one of text, json, csv\n";
+    return kExitError;
+  }
+  if (cli.time && !ParseLookupTime(*cli.time, &request.time_ms.emplace(), err)) return kExitError;
+  if (!CollectLookupKeys(cli, &request.keys, err, &request.sources)) return kExitError;
+  if (cli.min_version) {
+    uint64_t min_batches = 0;
+    if (!ParseCount(*cli.min_version, UINT64_MAX, &min_batches)) {
+      err << "planb: --min-version: '" << *cli.min_version
+          << "' is not a content version (a whole number, as load prints it)\n";
+      return kExitError;
+    }
+    std::shared_ptr<const MapPlugins> plugins;
+    const Status s = runtime.catalog().Get(request.map, &plugins);
+    if (!s.ok()) {
+      err << "planb: " << s.message() << "\n";
+      return kExitError;
+    }
+    if (!WaitForMinVersion(runtime, plugins->config().name, min_batches, err)) return kExitError;
+  }
+  return RunLookup(runtime, request, nullptr, out, err);
+}
+
+int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget, std::ostream& out,
+              std::ostream& err) {
   std::shared_ptr<const MapPlugins> plugins;
-  Status s = runtime.catalog().Get(map, &plugins);
+  Status s = runtime.catalog().Get(request.map, &plugins);
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  LookupFormat format = LookupFormat::kText;
-  if (cli.format && !ParseLookupFormat(*cli.format, &format)) {
-    err << "planb: --format: '" << *cli.format << "' is not one of text, json, csv\n";
+  const LookupFormat format = request.format;
+  const std::string& name = plugins->config().name;
+  const std::vector<std::string>& keys = request.keys;
+  if (keys.empty()) {
+    err << "planb: lookup: no KEY given (give keys after MAP, or --keys-from FILE)\n";
     return kExitError;
   }
-  const std::string& name = plugins->config().name;
-  std::vector<std::string> keys;
+  const auto source = [&request](size_t i) {
+    return i < request.sources.size() ? request.sources[i] : std::string("lookup");
+  };
   int64_t time_ms = 0;
-  std::vector<std::string> sources;  // where each key came from, for a key the map refuses
-  if (!CollectLookupKeys(cli, &keys, err, &sources) || !LookupTime(cli, *plugins, &time_ms, err)) return kExitError;
+  if (!LookupTime(request, *plugins, &time_ms, err)) return kExitError;
   std::vector<LookupKey> lookups(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], err)) return kExitError;
@@ -127,19 +158,10 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   shape.number_keys = TakesNumberKeys(d, plugins->config());
   shape.single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
   if (!shape.session) shape.shown = ShownFields(d);
-  const std::string at = cli.time ? " at " + *cli.time : std::string();
+  const std::string at = request.time_ms ? " at " + FormatIsoTime(*request.time_ms) : std::string();
 
-  if (cli.min_version) {
-    uint64_t min_batches = 0;
-    if (!ParseCount(*cli.min_version, UINT64_MAX, &min_batches)) {
-      err << "planb: --min-version: '" << *cli.min_version
-          << "' is not a content version (a whole number, as load prints it)\n";
-      return kExitError;
-    }
-    if (!WaitForMinVersion(runtime, name, min_batches, err)) return kExitError;
-  }
   std::shared_ptr<MapEnv> shard;
-  s = runtime.OpenForReading(map, StaleSnapshot::kFetchNow, &shard);
+  s = runtime.OpenForReading(request.map, StaleSnapshot::kFetchNow, &shard);
   if (s.code() == Code::kNoData && format == LookupFormat::kWire) {
     // A remote lookup: every key missing at content version 0, which the client reports as the node having no
     // data once it stops waiting for a version (lookup --remote --min-version may ask before the first merge).
@@ -179,7 +201,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     const Code code = reader.Lookup(lookups[i], &rows[i], &error);
     if (code == Code::kInvalidArgument) {
       // A key the map cannot take (not an address, ...): the input is at fault, so name it, not the shard.
-      err << "planb: " << sources[i] << ": " << Status::FromPlugin(code, error).message() << " (map " << name
+      err << "planb: " << source(i) << ": " << Status::FromPlugin(code, error).message() << " (map " << name
           << ")\n";
       return kExitError;
     }
@@ -192,9 +214,9 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
       rows[i].own_fields = own.data() + i * own_count;
     }
     found[i] = code == Code::kOk;
-    if (found[i] || cli.quiet || !shape.session) continue;
+    if (found[i] || request.quiet || !shape.session) continue;
     bool any = false;
-    s = reader.HasAnyRowOf(lookups[i].key, &any);
+    s = reader.HasAnyRowOf(lookups[i].key, &any, budget);
     if (!s.ok()) {
       err << "planb: " << s.message() << "\n";
       return kExitError;
@@ -210,7 +232,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     }
     exit_code = kExitNotFound;
     writer->Missing(keys[i], lookups[i].number);
-    if (cli.quiet) continue;
+    if (request.quiet) continue;
     if (has_sessions[i]) {
       err << "planb: " << name << ": no session at " << FormatIsoTime(time_ms) << " for key '" << keys[i] << "'\n";
     } else {

@@ -1,13 +1,12 @@
-// A per-thread cost cap for one read request that a peer sent (a storage node's remote READ): how many rows and
-// bytes it may examine, until when it may run, and a stop flag (the node's shutdown). The node sets it around the
-// request; the scan charges each row with its size and stops with a clear error naming the cap once it is
-// spent. Unset (the default, and every local command), it costs one thread-local load per row and limits
-// nothing.
+// The cost cap of one read request that a peer sent (a storage node's remote READ): how many rows and bytes it may
+// examine, until when it may run, and a stop flag (the node's shutdown). The node makes one per request and hands
+// it to the read functions, which charge each row examined with its size and stop with a clear error naming the
+// cap once it is spent. Local commands pass none (nullptr): nothing is limited.
 // Work is charged by what it costs, not by count alone: one row of a few megabytes, decoded and compared
 // against a long `contains`, costs what thousands of small rows do. So the clock and the stop flag are read every
 // 4096 rows or every kReadBudgetClockBytes bytes charged, whichever comes first: a read overruns its deadline
 // by at most that much work (about a millisecond), never by a whole scan.
-// Thread-safety: per thread by construction (thread_local); a ScopedReadBudget applies to its own thread only.
+// Thread-safety: one request's, used by the thread running it.
 #pragma once
 
 #include <atomic>
@@ -30,22 +29,32 @@ struct ReadBudgetLimits {
   const std::atomic<bool>* stop = nullptr;      // when set and true, the read ends ("the node is stopping")
 };
 
-// Installs `limits` for the current thread until destroyed (then none again). Not nestable.
-class ScopedReadBudget {
+class ReadBudget {
  public:
-  explicit ScopedReadBudget(const ReadBudgetLimits& limits);
-  ~ScopedReadBudget();
-  ScopedReadBudget(const ScopedReadBudget&) = delete;
-  ScopedReadBudget& operator=(const ScopedReadBudget&) = delete;
+  explicit ReadBudget(const ReadBudgetLimits& limits) : limits_(limits) {}
+
+  // Charges one examined row of `bytes` (its key and value as stored): OK while the budget lasts; else kFull
+  // "remote read cap: more than N rows examined (max_remote_rows_examined) ...", "... more than N bytes examined
+  // (max_remote_bytes_examined) ...", "... ran longer than N ms (remote_read_timeout) ..." or kIOError "... the
+  // node is stopping".
+  Status ChargeRow(uint64_t bytes);
+
+  // Whether a charge failed: the request's output is partial and must not be sent.
+  bool spent() const { return spent_; }
+
+ private:
+  Status Spent(Code code, const std::string& why);
+
+  ReadBudgetLimits limits_;
+  uint64_t rows_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t bytes_at_last_check_ = 0;
+  bool spent_ = false;
 };
 
-// Charges one examined row of `bytes` (its key and value as stored) to this thread's budget: OK without a budget
-// or while it lasts; else kFull "remote read cap: more than N rows examined (max_remote_rows_examined) ...",
-// "... more than N bytes examined (max_remote_bytes_examined) ...", "... ran longer than N ms
-// (remote_read_timeout) ..." or kIOError "... the node is stopping".
-Status ChargeReadRow(uint64_t bytes);
-
-// Whether this thread's budget ran out (a charge failed) since it was installed.
-bool ReadBudgetSpent();
+// Charges `budget` when there is one (a remote READ); OK without (a local command).
+inline Status ChargeReadRow(ReadBudget* budget, uint64_t bytes) {
+  return budget == nullptr ? Status::Ok() : budget->ChargeRow(bytes);
+}
 
 }  // namespace planb

@@ -133,7 +133,7 @@ Status ScanMapInTxn(const MapEnv& env, MDB_txn* txn, MDB_cursor* cursor_handle, 
     if (by_prefix && !StartsWith(key, request.key_prefix)) break;  // past the run of keys with the prefix
     ++stats->rows_examined;
     // A remote READ's cap (read_budget.h), charged by the row's size too; nothing for local commands.
-    PLANB_RETURN_IF_ERROR(ChargeReadRow(uint64_t{key.size} + value.size));
+    PLANB_RETURN_IF_ERROR(ChargeReadRow(request.budget, uint64_t{key.size} + value.size));
     row = Row();
     own.Attach(&row);
     code = store.DecodeRow(table, key, value, &row, &error);

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "host/common/read_budget.h"
 #include "host/storage/map_env.h"
 #include "planb/store.h"
 
@@ -36,6 +37,8 @@ struct ScanRequest {
   std::string_view key_prefix;
   std::function<bool(const Row&)> filter;      // empty = every row
   uint64_t limit = 0;                          // 0 = no limit
+  // A remote READ's cost cap, charged per row examined with the row's size; nullptr (local commands): none.
+  ReadBudget* budget = nullptr;
 };
 
 // Calls `on_row` for each matching row (views valid during the call). Stops early when on_row returns false.

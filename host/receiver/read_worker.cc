@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "host/common/log_text.h"
+
 namespace planb {
 
 ReadWorker MakeReadWorker(BatchSink& sink, size_t threads) {
@@ -9,14 +11,15 @@ ReadWorker MakeReadWorker(BatchSink& sink, size_t threads) {
       "read worker",
       [&sink](ReadJob& job) {
         ReadJobResult result{{}, job.request_id, Status(), {}, job.client};
-        result.status = sink.ExecuteRead(job.args, job.scope, &result.result.exit_code, &result.result.out, &result.result.err);
+        result.status = sink.ExecuteRead(job.request, job.scope, &result.result);
         result.routing_id = std::move(job.routing_id);  // only now: on a throw the failure result needs it
         return result;
       },
       [](ReadJob& job, const std::exception& e) {
-        const std::string command = job.args.empty() ? "" : job.args[0];
+        const std::string what = protocol::ReadKindName(static_cast<uint8_t>(job.request.kind)) + " of map " +
+                                 LogValue(job.request.map);
         return ReadJobResult{std::move(job.routing_id), job.request_id,
-                             Status::Internal("READ " + command + ": " + e.what()), {}, std::move(job.client)};
+                             Status::Internal("READ " + what + ": " + e.what()), {}, std::move(job.client)};
       },
       threads);
 }

@@ -17,7 +17,7 @@ namespace planb {
 struct ReadJob {
   std::string routing_id;
   uint64_t request_id = 0;
-  std::vector<std::string> args;
+  protocol::ReadRequest request;
   MapScope scope;      // the maps the sender's client may read
   std::string client;  // who sent it, for the per-client bounds (ClientAccess::Identify)
 };

@@ -229,9 +229,8 @@ void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t re
   }
   protocol::ReadRequest read;
   Status status = protocol::DecodeRead(payload, &read);
-  if (status.ok()) status = protocol::CheckReadArgs(read.args);
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
-  status = reads_.Admit({routing_id, request_id, std::move(read.args), std::move(scope), std::move(client)});
+  status = reads_.Admit({routing_id, request_id, std::move(read), std::move(scope), std::move(client)});
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
   StartReads();
 }

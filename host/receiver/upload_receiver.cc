@@ -129,7 +129,9 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (header.version != protocol::kProtocolVersion) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unsupported protocol version " + std::to_string(header.version) +
-                                           " (this node speaks " + std::to_string(protocol::kProtocolVersion) + ")"),
+                                           " (this node speaks " + std::to_string(protocol::kProtocolVersion) +
+                                           (header.version < protocol::kProtocolVersion ? "; upgrade the client)"
+                                                                                        : "; upgrade this node)")),
                       "");
   }
   if (!protocol::IsRequest(header.command)) {

@@ -41,13 +41,13 @@ class BatchSink {
   // Whether staged batch `sequence` has been merged; kFailed with `error` when its merge failed (it stays queued
   // and is retried, so kFailed may later become kMerged).
   virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;
-  // Runs the read-only command `args` (READ: "lookup" or "query", then its CLI tokens; the receiver has already
-  // refused other commands and global options) and fills its exit status, stdout and stderr. A non-OK status
-  // means the request was refused, not that the command failed; it goes back as an ERROR reply: among them
-  // kPermissionDenied for a map outside `scope` (the maps the sender's client may read).
-  virtual Status ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code,
-                             std::string* out, std::string* err) {
-    (void)args, (void)scope, (void)exit_code, (void)out, (void)err;
+  // Runs the typed READ `request` (a lookup or a query, its fields already bounded by the decoder) and fills its
+  // exit status, stdout and stderr. A non-OK status means the request was refused, not that the read failed; it
+  // goes back as an ERROR reply: among them kPermissionDenied for a map outside `scope` (the maps the sender's
+  // client may read).
+  virtual Status ExecuteRead(const protocol::ReadRequest& request, const MapScope& scope,
+                             protocol::ReadResult* result) {
+    (void)request, (void)scope, (void)result;
     return Status::NotSupported("this node does not run READ requests");
   }
   // SNAPSHOT: a zip of a consistent copy of `map`'s shard newer than `have`, or not_modified when the shard is at

@@ -10,6 +10,7 @@
 
 #include "host/commands/command_line.h"
 #include "host/commands/read_commands.h"
+#include "host/commands/remote_read_request.h"
 
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
@@ -230,81 +231,64 @@ BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* 
   return MergeState::kPending;
 }
 
-Status StorageNode::ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code,
-                                std::string* out, std::string* err) {
-  CommandLine cli;
-  Status parsed = ParseCommandLine(args, &cli);
-  if (!parsed.ok()) return Status::Invalid("READ: " + parsed.message());
-  if (cli.command != "lookup" && cli.command != "query") {
-    return Status::Invalid("READ runs lookup or query only, not '" + cli.command + "'");
-  }
-  // The receiver refuses these before they get here; checked again since a wrong home would read other data.
-  if (!cli.home.empty() || !cli.config.empty() || !cli.plugin_dirs.empty() || cli.help || cli.version) {
-    return Status::Invalid("READ refuses global options (--home, --config, --plugin-dir, --help, --version)");
-  }
-  if (cli.keys_from) return Status::Invalid("READ refuses --keys-from: the client sends the keys, a node reads no file");
-  // A wait for a version would hold one of the few read threads for up to 10 x request_timeout, while the read
-  // budget is charged per row only: the client waits instead (host/cli/remote_lookup.h).
-  if (cli.min_version) {
-    return Status::Invalid("READ refuses --min-version: a node does not wait inside a READ (the client waits)");
-  }
-  // The map is the first argument of both commands (without one, the command itself says what is missing).
-  if (!cli.args.empty() && !ScopeAllows(scope, cli.args[0])) {
-    return Status::PermissionDenied("not authorised for read on " + LogValue(cli.args[0]));
-  }
+Status StorageNode::ExecuteRead(const protocol::ReadRequest& request, const MapScope& scope,
+                                protocol::ReadResult* result) {
+  if (!ScopeAllows(scope, request.map)) return Status::PermissionDenied("not authorised for read on " + LogValue(request.map));
   const ClusterConfig& cluster = runtime_.config().cluster;
-  if (cli.where) {
-    // A peer's --where costs parse time and memory per term before a row is read: capped (exit 2, as the CLI).
-    const uint64_t terms = CountWhereTerms(*cli.where);
+  if (request.where) {
+    // A peer's where costs parse time and memory per term before a row is read: capped (exit 2, as the CLI).
+    const uint64_t terms = CountWhereTerms(*request.where);
     if (terms > cluster.max_remote_where_terms) {
-      *exit_code = kExitError;
-      out->clear();
-      *err = "planb: remote read cap: --where has " + std::to_string(terms) + " terms, more than this node's " +
-             "max_remote_where_terms of " + std::to_string(cluster.max_remote_where_terms) + "\n";
+      result->exit_code = kExitError;
+      result->out.clear();
+      result->err = "planb: remote read cap: --where has " + std::to_string(terms) + " terms, more than this node's " +
+                    "max_remote_where_terms of " + std::to_string(cluster.max_remote_where_terms) + "\n";
       return Status::Ok();
     }
   }
-  ScopedReadBudget budget({cluster.max_remote_rows_examined, cluster.max_remote_bytes_examined,
-                           std::chrono::steady_clock::now() + std::chrono::milliseconds(cluster.remote_read_timeout_ms),
-                           cluster.remote_read_timeout_ms, signalled_});
-  if (!cli.args.empty() && FaultPointActiveFor("read.stall", cli.args[0])) return StallRead(exit_code, out, err);
+  // This request's own budget, handed to the read functions (they charge it per row examined).
+  ReadBudget budget({cluster.max_remote_rows_examined, cluster.max_remote_bytes_examined,
+                     std::chrono::steady_clock::now() + std::chrono::milliseconds(cluster.remote_read_timeout_ms),
+                     cluster.remote_read_timeout_ms, signalled_});
+  if (FaultPointActiveFor("read.stall", request.map)) return StallRead(budget, result);
   CappedStringBuf out_buffer(protocol::kMaxReadOutput);
   std::ostream out_stream(&out_buffer);
   std::ostringstream err_stream;
   // A few reads at once (the receiver's read pool); the catalog is read-only and EnvCache is thread-safe, so
   // reads overlap each other and merges as separate lookup processes would.
-  *exit_code = cli.command == "lookup" ? RunLookupCommand(runtime_, cli, out_stream, err_stream)
-                                       : RunQueryCommand(runtime_, cli, out_stream, err_stream);
+  result->exit_code = request.kind == protocol::ReadKind::kLookup
+                          ? RunLookup(runtime_, LookupRequestFrom(request), &budget, out_stream, err_stream)
+                          : RunQuery(runtime_, QueryRequestFrom(request), &budget, out_stream, err_stream);
   out_stream.flush();
   if (out_buffer.exceeded()) {
-    *exit_code = kExitError;
-    out->clear();
-    *err = protocol::kReadOutputTooLarge;
+    result->exit_code = kExitError;
+    result->out.clear();
+    result->err = protocol::kReadOutputTooLarge;
     return Status::Ok();
   }
   // A query stopped by its cap printed part of its rows: send none, only the error (exit 2).
-  if (ReadBudgetSpent()) {
-    *exit_code = kExitError;
-    out->clear();
+  if (budget.spent()) {
+    result->exit_code = kExitError;
+    result->out.clear();
   } else {
-    *out = out_buffer.Take();
+    result->out = out_buffer.Take();
   }
-  *err = err_stream.str();
+  result->err = err_stream.str();
   return Status::Ok();
 }
 
 // The read.stall fault (fault_point.h): a read whose every row is large and slow, as a scan of rows of megabytes
 // compared against long needles is, so that tests can hold read threads without building gigabytes of data. It
 // charges its budget as such a read would and ends the same way, on a cap or on the node's stop.
-Status StorageNode::StallRead(int* exit_code, std::string* out, std::string* err) {
+Status StorageNode::StallRead(ReadBudget& budget, protocol::ReadResult* result) {
   Status charged;
   while (charged.ok()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    charged = ChargeReadRow(kReadBudgetClockBytes);
+    charged = budget.ChargeRow(kReadBudgetClockBytes);
   }
-  *exit_code = kExitError;
-  out->clear();
-  *err = "planb: " + charged.message() + "\n";
+  result->exit_code = kExitError;
+  result->out.clear();
+  result->err = "planb: " + charged.message() + "\n";
   return Status::Ok();
 }
 

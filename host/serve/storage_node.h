@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/common/read_budget.h"
 #include "host/receiver/upload_receiver.h"
 #include "host/runtime.h"
 #include "host/serve/snapshot_source.h"
@@ -51,11 +52,11 @@ class StorageNode final : public BatchSink {
   Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
                 uint64_t* sequence) override;
   MergeState MergeStateOf(uint64_t sequence, std::string* error) override;
-  // Runs `planb lookup|query ...` against this node's runtime, exactly as the CLI on this node would (stdout past
-  // protocol::kMaxReadOutput: exit 2 and kReadOutputTooLarge). Refuses tokens that do not parse as a lookup or
-  // query, or that carry a global option.
-  Status ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code, std::string* out,
-                     std::string* err) override;
+  // Runs the typed lookup or query against this node's runtime with the functions the CLI on this node runs, under
+  // a cost budget of the node's remote read caps (stdout past protocol::kMaxReadOutput: exit 2 and
+  // kReadOutputTooLarge). Refuses a map outside `scope`.
+  Status ExecuteRead(const protocol::ReadRequest& request, const MapScope& scope,
+                     protocol::ReadResult* result) override;
   // A zip of a consistent copy of the shard of `map` in outgoing/, or not modified (SnapshotSource::Prepare).
   Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) override;
   Status CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) override;
@@ -69,7 +70,7 @@ class StorageNode final : public BatchSink {
   void MaintainIfDue();
   void Log(const std::string& line);
   // ExecuteRead under the read.stall fault.
-  static Status StallRead(int* exit_code, std::string* out, std::string* err);
+  static Status StallRead(ReadBudget& budget, protocol::ReadResult* result);
 
   Runtime& runtime_;
   const ServeOptions options_;

@@ -29,7 +29,7 @@ Status MapReader::Refresh() {
   return LmdbStatus(mdb_cursor_renew(txn_.get(), cursor_.get()), "renewing cursor").WithContext(env_->path());
 }
 
-Status MapReader::HasAnyRowOf(Bytes key, bool* any) const {
+Status MapReader::HasAnyRowOf(Bytes key, bool* any, ReadBudget* budget) const {
   *any = false;
   const GuardedStore& store = *env_->plugins().store();
   ScanBounds bounds;
@@ -50,7 +50,7 @@ Status MapReader::HasAnyRowOf(Bytes key, bool* any) const {
   int rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_SET_RANGE);
   for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(table_.cursor, &k, &v, MDB_NEXT)) {
     if (mdb_cmp(table_.txn, table_.dbi, &k, &upper) > 0) return Status::Ok();
-    PLANB_RETURN_IF_ERROR(ChargeReadRow(uint64_t{k.mv_size} + v.mv_size));
+    PLANB_RETURN_IF_ERROR(ChargeReadRow(budget, uint64_t{k.mv_size} + v.mv_size));
     Row row;
     own_.Attach(&row);
     code = store.DecodeRow(table_, Bytes(k), Bytes(v), &row, &error);

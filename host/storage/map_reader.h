@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "host/common/read_budget.h"
 #include "host/storage/map_env.h"
 #include "host/storage/own_fields.h"
 #include "planb/lmdb.h"
@@ -34,10 +35,10 @@ class MapReader {
 
   // Whether any row of the map holds `key` (a session map: a session of it at any time), read with this reader's
   // transaction and cursor: one seek in the range the store derives from the key (Store::ScanRange), no
-  // allocation. Errors (a row that does not decode, LMDB) are returned; a remote READ's row budget is charged
-  // per row examined (read_budget.h). REQUIRES: the map's keys are text and its store narrows by an exact key
+  // allocation. Errors (a row that does not decode, LMDB) are returned; `budget` (a remote READ's, else
+  // nullptr) is charged per row examined. REQUIRES: the map's keys are text and its store narrows by an exact key
   // (kInvalidArgument otherwise).
-  Status HasAnyRowOf(Bytes key, bool* any) const;
+  Status HasAnyRowOf(Bytes key, bool* any, ReadBudget* budget) const;
 
   const Table& table() const { return table_; }
   const MapEnv& env() const { return *env_; }

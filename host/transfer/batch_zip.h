@@ -61,7 +61,7 @@ struct UnzipLimits {
   // When set, asked for each entry's map once the zip's directory has passed the checks and before a byte is
   // inflated: an error refuses the zip (a storage node refuses a client's maps it may not write before unzipping
   // them, so a small zip declaring another map cannot make it inflate gigabytes first).
-  std::function<Status(const std::string& map)> admit_map;
+  std::function<Status(const std::string& map)> admit_map = {};
 };
 
 // Checks and extracts `zip_path` into `dest_dir` (created; must not exist yet), giving `<dest_dir>/<map>/data.mdb` (or

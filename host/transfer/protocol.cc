@@ -223,10 +223,39 @@ std::string EncodeStatus(const StatusRequest& m) { return PayloadWriter().Tok(m.
 std::string EncodeStatusReply(const StatusReply& m) {
   return PayloadWriter().U8(static_cast<uint8_t>(m.state)).U64(m.sequence).U16(m.code).String(m.message).Take();
 }
+namespace {
+// READ's flag bits, by kind.
+constexpr uint8_t kLookupHasTime = 1;
+constexpr uint8_t kLookupQuiet = 2;
+constexpr uint8_t kQueryHasWhere = 1;
+constexpr uint8_t kQueryHasLimit = 2;
+constexpr uint8_t kQueryExplain = 4;
+}  // namespace
+
+std::string ReadKindName(uint8_t kind) {
+  switch (static_cast<ReadKind>(kind)) {
+    case ReadKind::kLookup:
+      return "lookup";
+    case ReadKind::kQuery:
+      return "query";
+  }
+  return "read kind " + std::to_string(kind);
+}
+
 std::string EncodeRead(const ReadRequest& m) {
   PayloadWriter writer;
-  writer.U32(static_cast<uint32_t>(m.args.size()));
-  for (const std::string& arg : m.args) writer.String(arg);
+  writer.U8(static_cast<uint8_t>(m.kind)).String(m.map).U8(static_cast<uint8_t>(m.format));
+  if (m.kind == ReadKind::kLookup) {
+    writer.U8(static_cast<uint8_t>((m.time_ms ? kLookupHasTime : 0) | (m.quiet ? kLookupQuiet : 0)));
+    if (m.time_ms) writer.U64(static_cast<uint64_t>(*m.time_ms));
+    writer.U32(static_cast<uint32_t>(m.keys.size()));
+    for (const std::string& key : m.keys) writer.String(key);
+  } else {
+    writer.U8(static_cast<uint8_t>((m.where ? kQueryHasWhere : 0) | (m.limit ? kQueryHasLimit : 0) |
+                                   (m.explain ? kQueryExplain : 0)));
+    if (m.where) writer.String(*m.where);
+    if (m.limit) writer.U64(*m.limit);
+  }
   return writer.Take();
 }
 std::string EncodeReadResult(const ReadResult& m) {
@@ -290,16 +319,73 @@ Status DecodeStatusReply(std::string_view payload, StatusReply* m) {
   return reader.Finish();
 }
 Status DecodeRead(std::string_view payload, ReadRequest* m) {
-  uint32_t argc = 0;
+  *m = ReadRequest();
+  uint8_t kind = 0;
+  uint8_t format = 0;
+  uint8_t flags = 0;
   PayloadReader reader(payload, "READ");
-  reader.U32("argc", &argc);
-  // Checked before reserving: a hostile argc must not allocate.
-  if (reader.ok() && argc > reader.remaining() / 4) {
-    return Status::Invalid("READ payload: argc " + std::to_string(argc) + " is more than the " +
-                           std::to_string(reader.remaining()) + " remaining bytes can hold");
+  reader.U8("kind", &kind);
+  // The kind first: a request of an older version (a command line) is refused as such, not by a later field.
+  if (reader.ok() && kind != static_cast<uint8_t>(ReadKind::kLookup) && kind != static_cast<uint8_t>(ReadKind::kQuery)) {
+    return Status::Invalid("READ payload: unknown kind " + std::to_string(kind) + " (1 lookup, 2 query)");
   }
-  m->args.assign(argc, std::string());
-  for (uint32_t i = 0; i < argc; ++i) reader.String(("args[" + std::to_string(i) + "]").c_str(), &m->args[i]);
+  reader.String("map", &m->map).U8("format", &format).U8("flags", &flags);
+  if (!reader.ok()) return reader.Finish();
+  m->kind = static_cast<ReadKind>(kind);
+  const std::string name = ReadKindName(kind);
+  if (m->map.empty() || m->map.size() > kMaxReadMapName) {
+    return Status::Invalid("READ payload: map of " + std::to_string(m->map.size()) + " bytes (1 to " +
+                           std::to_string(kMaxReadMapName) + ")");
+  }
+  const bool lookup = m->kind == ReadKind::kLookup;
+  const auto is = [format](ReadFormat f) { return format == static_cast<uint8_t>(f); };
+  const bool format_fits = is(ReadFormat::kJson) || is(ReadFormat::kCsv) ||
+                           (lookup ? is(ReadFormat::kText) || is(ReadFormat::kWire) : is(ReadFormat::kTable));
+  if (!format_fits) {
+    return Status::Invalid("READ payload: format " + std::to_string(format) + " is not one a " + name +
+                           (lookup ? " prints (1 text, 2 json, 3 csv, 4 wire)" : " prints (5 table, 2 json, 3 csv)"));
+  }
+  m->format = static_cast<ReadFormat>(format);
+  const uint8_t known = lookup ? kLookupHasTime | kLookupQuiet : kQueryHasWhere | kQueryHasLimit | kQueryExplain;
+  if ((flags & ~known) != 0) {
+    return Status::Invalid("READ payload: unknown flags " + std::to_string(flags & ~known) + " for a " + name);
+  }
+  if (lookup) {
+    m->quiet = (flags & kLookupQuiet) != 0;
+    if ((flags & kLookupHasTime) != 0) {
+      uint64_t time = 0;
+      reader.U64("time_ms", &time);
+      m->time_ms = static_cast<int64_t>(time);
+    }
+    uint32_t count = 0;
+    reader.U32("key_count", &count);
+    if (!reader.ok()) return reader.Finish();
+    // Checked before reserving: a hostile count must not allocate.
+    if (count == 0 || count > reader.remaining() / 4) {
+      return Status::Invalid("READ payload: key_count " + std::to_string(count) + " is " +
+                             (count == 0 ? std::string("no key") : "more than the " + std::to_string(reader.remaining()) +
+                                                                       " remaining bytes can hold"));
+    }
+    m->keys.assign(count, std::string());
+    for (uint32_t i = 0; i < count; ++i) reader.String(("keys[" + std::to_string(i) + "]").c_str(), &m->keys[i]);
+    return reader.Finish();
+  }
+  m->explain = (flags & kQueryExplain) != 0;
+  if ((flags & kQueryHasWhere) != 0) {
+    std::string where;
+    reader.String("where", &where);
+    if (reader.ok() && where.size() > kMaxReadWhere) {
+      return Status::Invalid("READ payload: where of " + std::to_string(where.size()) + " bytes (at most " +
+                             std::to_string(kMaxReadWhere) + ")");
+    }
+    m->where = std::move(where);
+  }
+  if ((flags & kQueryHasLimit) != 0) {
+    uint64_t limit = 0;
+    reader.U64("limit", &limit);
+    if (reader.ok() && limit == 0) return Status::Invalid("READ payload: limit 0 (a limit is above 0)");
+    m->limit = limit;
+  }
   return reader.Finish();
 }
 Status DecodeReadResult(std::string_view payload, ReadResult* m) {
@@ -346,30 +432,6 @@ Status DecodeFetchData(std::string_view payload, FetchData* m) {
 }
 Status DecodeError(std::string_view payload, ErrorReply* m) {
   return PayloadReader(payload, "ERROR").U16("code", &m->code).String("message", &m->message).Finish();
-}
-
-Status CheckReadArgs(const std::vector<std::string>& args) {
-  if (args.empty()) return Status::Invalid("READ without a command");
-  if (args[0] != "lookup" && args[0] != "query") {
-    return Status::Invalid("READ runs lookup or query only, not '" + args[0] + "'");
-  }
-  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
-    for (const char* option : {"--home", "--config", "--plugin-dir", "--keys-from", "--min-version"}) {
-      const std::string& arg = args[i];
-      const size_t n = std::strlen(option);
-      if (arg.compare(0, n, option) == 0 && (arg.size() == n || arg[n] == '=')) {
-        // --keys-from would read a file on the node: the client sends the keys themselves instead. --min-version
-        // would hold one of the node's few read threads for up to 10 x request_timeout: the client waits.
-        const std::string name = option;
-        const char* why =
-            name == "--keys-from"     ? ": the keys travel in the request, the node reads no files for it"
-            : name == "--min-version" ? ": a node does not wait inside a READ (lookup --remote --min-version waits)"
-                                      : ": a remote command runs on the node's own home, config and plugins";
-        return Status::Invalid(std::string("READ refuses the option ") + option + why);
-      }
-    }
-  }
-  return Status::Ok();
 }
 
 const char* PrepareVerdictName(PrepareVerdict verdict) {

@@ -1,7 +1,8 @@
 // The upload wire protocol between a sender (DEALER) and a storage node (ROUTER): message layout, commands and
 // their payloads, with an encoder and a strict decoder for each (docs/protocol.md is the reference).
 //
-// Wire format v2 (bump kProtocolVersion on any change; v2: tokens are 128 bits): every message is multipart.
+// Wire format v3 (bump kProtocolVersion on any change; v2: tokens are 128 bits; v3: READ is typed): every message
+// is multipart.
 //   frame A  header, 16 bytes: "PLNB", u16 version, u16 command, u64 request id
 //   frame B  payload: the command's fields in order; integers big-endian (planb/encoding.h), strings as
 //            u32 length + bytes
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,7 +24,7 @@
 namespace planb::protocol {
 
 inline constexpr char kMagic[4] = {'P', 'L', 'N', 'B'};
-inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kProtocolVersion = 3;
 inline constexpr size_t kHeaderSize = 16;
 
 // Requests have the high bit clear; replies set it.
@@ -115,9 +117,28 @@ struct StatusReply {
   uint16_t code = 0;      // failed, merge failed: a planb::Code
   std::string message;    // failed, merge failed: why
 };
-// READ: run a read-only command (lookup or query) on the node, as the CLI would run it there.
+// READ (typed since version 3): a lookup or a query of one map, run on the node by the same functions the CLI
+// runs (host/commands/read_requests.h). Every field is bounded by the decoder; fields of the other kind are not
+// on the wire.
+enum class ReadKind : uint8_t { kLookup = 1, kQuery = 2 };
+// The output format asked for. Lookups: text, json, csv, wire (what lookup --remote uses); queries: table, json, csv.
+enum class ReadFormat : uint8_t { kText = 1, kJson = 2, kCsv = 3, kWire = 4, kTable = 5 };
+// "lookup", "query"; "read kind N" for other values.
+std::string ReadKindName(uint8_t kind);
+inline constexpr size_t kMaxReadMapName = 255;        // bytes; the node's catalog says whether the map exists
+inline constexpr size_t kMaxReadWhere = size_t{64} << 10;  // bytes of a query's where expression
 struct ReadRequest {
-  std::vector<std::string> args;  // the command word, then its options and arguments (CLI tokens)
+  ReadKind kind = ReadKind::kLookup;
+  std::string map;                    // 1..kMaxReadMapName bytes
+  ReadFormat format = ReadFormat::kWire;
+  // lookup
+  std::vector<std::string> keys;      // at least one
+  std::optional<int64_t> time_ms;     // the instant asked about (ms since the epoch); none: the node's now
+  bool quiet = false;                 // absent keys are not named on stderr
+  // query
+  std::optional<std::string> where;   // the filter expression (docs/query.md), parsed by the node
+  std::optional<uint64_t> limit;      // rows, above 0
+  bool explain = false;               // the scan's statistics on stderr
 };
 struct ReadResult {
   int32_t exit_code = 0;  // the command's exit status on the node
@@ -130,10 +151,6 @@ inline constexpr size_t kMaxReadRequest = size_t{1} << 20;
 // The most stdout a READ_RESULT carries; a command printing more gets exit 2 and kReadOutputTooLarge instead.
 inline constexpr size_t kMaxReadOutput = size_t{64} << 20;
 inline constexpr char kReadOutputTooLarge[] = "planb: query output exceeds 64 MiB; narrow it with --where or --limit\n";
-// The commands READ runs, and the CLI options it refuses (they would pick another home, config or plugins on
-// the node, read a file there (--keys-from) or wait there (--min-version)). Checks the tokens before "--";
-// kInvalidArgument naming the command or option.
-Status CheckReadArgs(const std::vector<std::string>& args);
 
 // SNAPSHOT: the requester holds a snapshot of `map` at `have_*` (zeros: none) and asks for a newer one. The node
 // answers SNAPSHOT_OFFER: not_modified (its shard is at the requester's version: a success), or a token for a zip
@@ -234,7 +251,9 @@ Status DecodeChunkAck(std::string_view payload, ChunkAck* m);
 Status DecodeCommit(std::string_view payload, CommitRequest* m);
 Status DecodeStatus(std::string_view payload, StatusRequest* m);
 Status DecodeStatusReply(std::string_view payload, StatusReply* m);
-// READ also refuses an argc larger than the remaining bytes could hold (each string needs at least 4).
+// READ also refuses an unknown kind, flag bit or format (or one the kind does not print), an empty or over-long
+// map, a lookup without keys or with a key count larger than the remaining bytes could hold (each key needs at
+// least 4), a where over kMaxReadWhere bytes and a limit of 0, naming the field.
 Status DecodeRead(std::string_view payload, ReadRequest* m);
 Status DecodeReadResult(std::string_view payload, ReadResult* m);
 // SNAPSHOT_OFFER also refuses not_modified other than 0 or 1.

@@ -73,14 +73,12 @@ Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout
 
 }  // namespace
 
-Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const std::vector<std::string>& args,
+Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
                   int* exit_code, std::string* out, std::string* err, std::string* node_used) {
   if (cluster.node_list.empty()) return Status::Invalid("--remote needs a node_list in the config");
-  PLANB_RETURN_IF_ERROR(protocol::CheckReadArgs(args));
-  const bool query = args[0] == "query";
+  const bool query = request.kind == protocol::ReadKind::kQuery;
   const int64_t timeout_ms =
       query ? std::max<int64_t>(cluster.request_timeout_ms, kMinQueryTimeoutMs) : cluster.request_timeout_ms;
-  protocol::ReadRequest request{args};
   const size_t size = protocol::EncodeRead(request).size();
   if (size > protocol::kMaxReadRequest) {
     return Status::Invalid("request too large (" + std::to_string(size) + " bytes, limit " +
@@ -110,22 +108,23 @@ Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const s
   return Status::IOError("no storage node answered: " + failures);
 }
 
-std::vector<std::vector<std::string>> SplitLookupArgs(const std::vector<std::string>& head,
+std::vector<protocol::ReadRequest> SplitLookupRequest(const protocol::ReadRequest& head,
                                                       const std::vector<std::string>& keys) {
-  // READ's payload: u32 argc, then each argument as u32 length + bytes (protocol.cc).
-  size_t head_size = 4;
-  for (const std::string& arg : head) head_size += 4 + arg.size();
-  std::vector<std::vector<std::string>> requests;
-  std::vector<std::string> current = head;
+  // A lookup's READ payload is its fixed fields, then each key as u32 length + bytes (protocol.cc).
+  protocol::ReadRequest empty = head;
+  empty.keys.clear();
+  const size_t head_size = protocol::EncodeRead(empty).size();
+  std::vector<protocol::ReadRequest> requests;
+  protocol::ReadRequest current = empty;
   size_t size = head_size;
   for (const std::string& key : keys) {
     const size_t key_size = 4 + key.size();
-    if (current.size() > head.size() && size + key_size > protocol::kMaxReadRequest) {
+    if (!current.keys.empty() && size + key_size > protocol::kMaxReadRequest) {
       requests.push_back(std::move(current));
-      current = head;
+      current = empty;
       size = head_size;
     }
-    current.push_back(key);
+    current.keys.push_back(key);
     size += key_size;
   }
   requests.push_back(std::move(current));

@@ -152,7 +152,9 @@ Status RequestChannel::Await(Clock::time_point deadline, const std::function<boo
         frames.empty() ? Status::Invalid("empty message") : protocol::DecodeHeader(frames[0].to_string_view(), &header);
     if (status.ok() && header.version != protocol::kProtocolVersion) {
       status = Status::NotSupported("the node answered in protocol version " + std::to_string(header.version) +
-                                    " (this sender speaks " + std::to_string(protocol::kProtocolVersion) + ")");
+                                    " (this sender speaks " + std::to_string(protocol::kProtocolVersion) +
+                                    (header.version < protocol::kProtocolVersion ? "; upgrade the node)"
+                                                                                 : "; upgrade this client)"));
     }
     if (status.ok() && frames.size() != 2 && frames.size() != 3) {
       status = Status::Invalid("reply of " + std::to_string(frames.size()) + " frames, expected 2 or 3");

@@ -13,6 +13,7 @@
 #include "host/transfer/protocol.h"
 #include "host/transfer/remote_read.h"
 #include "host/transfer/request_channel.h"
+#include "planb/encoding.h"
 #include "host/cli/cli_test_env.h"
 #include "support/cluster_fixture.h"
 
@@ -183,11 +184,13 @@ TEST(RemoteCommand, SplitLookupsPrintTheLocalBytesInEveryFormat) {
   StartAndLoad(cluster, 1);
   const std::string map = "country_to_capital";
   // Missing keys of about 480 bytes fill two parts; the last of them is sized so that the third part holds
-  // one found key. The head mirrors the one RemoteArgs sends (options, "--", the map); READ's payload is u32
-  // argc, then u32 length + bytes per argument.
-  const std::vector<std::string> head = {"lookup", "--format", "wire", "--", map};
-  size_t head_size = 4;
-  for (const std::string& arg : head) head_size += 4 + arg.size();
+  // one found key. The head mirrors the one the client sends (a lookup of the map in wire format); READ's
+  // payload is its fixed fields, then u32 length + bytes per key.
+  protocol::ReadRequest head;
+  head.kind = protocol::ReadKind::kLookup;
+  head.map = map;
+  head.format = protocol::ReadFormat::kWire;
+  const size_t head_size = protocol::EncodeRead(head).size();
   std::vector<std::string> keys = {"Andorra", "Atlantis"};
   size_t size = head_size + 4 + 7 + 4 + 8;
   int full_parts = 0;
@@ -204,9 +207,10 @@ TEST(RemoteCommand, SplitLookupsPrintTheLocalBytesInEveryFormat) {
     keys.push_back(key);
   }
   keys.push_back("Albania");
-  const std::vector<std::vector<std::string>> parts = SplitLookupArgs(head, keys);
+  const std::vector<protocol::ReadRequest> parts = SplitLookupRequest(head, keys);
   ASSERT_EQ(parts.size(), 3u);
-  ASSERT_EQ(parts.back().size(), head.size() + 1);
+  ASSERT_EQ(parts.back().keys, std::vector<std::string>{"Albania"});
+  for (const protocol::ReadRequest& part : parts) EXPECT_LE(protocol::EncodeRead(part).size(), protocol::kMaxReadRequest);
   std::string lines;
   for (const std::string& key : keys) lines += key + "\n";
   const std::string keys_file = cluster.dir() + "/split-keys.txt";
@@ -272,14 +276,14 @@ void LoadCapital(ClusterFixture& cluster, const std::string& capital) {
   ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
 }
 
-// Sends READ `args` to `endpoint` as is (no client-side check) and returns the ERROR it gets, waiting at most
-// `timeout_ms`; fails the test on any other outcome.
-protocol::ErrorReply ReadError(const std::string& endpoint, const std::vector<std::string>& args, int64_t timeout_ms) {
+// Sends a READ of `payload` to `endpoint` as is (no client-side check) and returns the ERROR it gets, waiting at
+// most `timeout_ms`; fails the test on any other outcome.
+protocol::ErrorReply ReadError(const std::string& endpoint, const std::string& payload, int64_t timeout_ms) {
   zmq::context_t context;
   uint64_t next_request_id = 1;
   RequestChannel channel(context, NodeAddress{"node", endpoint, std::nullopt}, timeout_ms, &next_request_id);
   uint64_t request_id = 0;
-  EXPECT_TRUE(channel.Send(protocol::Command::kRead, protocol::EncodeRead({args}), nullptr, &request_id));
+  EXPECT_TRUE(channel.Send(protocol::Command::kRead, payload, nullptr, &request_id));
   RequestChannel::Reply reply;
   bool timed_out = false;
   const Status s = channel.Await(RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms),
@@ -294,9 +298,21 @@ protocol::ErrorReply ReadError(const std::string& endpoint, const std::vector<st
   return error;
 }
 
+// Version 2's READ: u32 argc, then each command-line token as u32 length + bytes.
+std::string CommandLinePayload(const std::vector<std::string>& args) {
+  std::string payload(4, '\0');
+  PutU32(reinterpret_cast<uint8_t*>(payload.data()), static_cast<uint32_t>(args.size()));
+  for (const std::string& arg : args) {
+    std::string length(4, '\0');
+    PutU32(reinterpret_cast<uint8_t*>(length.data()), static_cast<uint32_t>(arg.size()));
+    payload += length + arg;
+  }
+  return payload;
+}
+
 // Review of issue 11: a READ with --min-version held one of the node's 3 read threads for up to
 // 10 x request_timeout, and the client dropped --min-version, so `lookup --remote --min-version N` did not wait.
-// The node refuses the option at once; the client waits, polling the node.
+// Since issue 38 a READ is typed and has no field to wait for: the client waits, polling the node.
 TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
   ClusterFixture cluster(1);  // request_timeout = 1s (x TestTimeScale): a wait for a version lasts 10 times that
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
@@ -309,15 +325,13 @@ TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "Cardiff\n");
 
-  // Asked straight, the node answers at once (well before the 10 s it would have waited).
+  // A command line asking the node to wait is no READ at all now: refused at once, naming the field.
   const std::vector<std::vector<std::string>> waits = {{"lookup", "--min-version", "2", "--", map, "Wales"},
-                                                       {"lookup", "--min-version=2", "--", map, "Wales"}};
+                                                       {"lookup", "--keys-from", "/etc/passwd", "--", map}};
   for (const std::vector<std::string>& args : waits) {
-    const protocol::ErrorReply error = ReadError(cluster.endpoint(0), args, 5000);
+    const protocol::ErrorReply error = ReadError(cluster.endpoint(0), CommandLinePayload(args), 5000);
     EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
-    EXPECT_EQ(error.message,
-              "READ refuses the option --min-version: a node does not wait inside a READ (lookup --remote "
-              "--min-version waits)");
+    EXPECT_EQ(error.message, "READ payload: unknown kind 0 (1 lookup, 2 query)");
   }
 
   // A version that does not come: the client waits 10 x request_timeout, then says what the node has.

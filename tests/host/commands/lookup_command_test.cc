@@ -124,7 +124,7 @@ TEST_P(LookupCommandTest, AMissSaysWhetherTheKeyHasSessionsAtOtherTimes) {
   EXPECT_EQ(out, "key,start,end,found\ns,,,false\nt,,,false\nu,,,false\n");
   EXPECT_EQ(err,
             "planb: m: no session at 2024-01-01T10:30:00.000Z for key 's'\n"
-            "planb: m: no key 't' at 2024-01-01T10:30:00Z\n"
+            "planb: m: no key 't' at 2024-01-01T10:30:00.000Z\n"
             "planb: m: no session at 2024-01-01T10:30:00.000Z for key 'u'\n");
 }
 
@@ -144,22 +144,22 @@ TEST_P(LookupCommandTest, TheMissCheckAllocatesNothing) {
   for (int i = 0; i < 300; ++i) absent.push_back("absent-" + std::to_string(i));
   bool any = false;
   for (const std::string& key : keys) {  // warm, and right before the trap
-    ASSERT_TRUE(reader.HasAnyRowOf(Bytes(key), &any).ok());
+    ASSERT_TRUE(reader.HasAnyRowOf(Bytes(key), &any, nullptr).ok());
     ASSERT_TRUE(any) << key;
   }
   for (const std::string& key : absent) {
-    ASSERT_TRUE(reader.HasAnyRowOf(Bytes(key), &any).ok());
+    ASSERT_TRUE(reader.HasAnyRowOf(Bytes(key), &any, nullptr).ok());
     ASSERT_FALSE(any) << key;
   }
   const auto result = RunWithoutHeap([&] {
     bool has = false;
     for (int round = 0; round < 4; ++round) {
       for (const std::string& key : keys) {
-        if (!reader.HasAnyRowOf(Bytes(key), &has).ok()) return 2;
+        if (!reader.HasAnyRowOf(Bytes(key), &has, nullptr).ok()) return 2;
         if (!has) return 3;
       }
       for (const std::string& key : absent) {
-        if (!reader.HasAnyRowOf(Bytes(key), &has).ok()) return 2;
+        if (!reader.HasAnyRowOf(Bytes(key), &has, nullptr).ok()) return 2;
         if (has) return 3;
       }
     }

@@ -13,6 +13,7 @@
 #include "host/security/curve_key.h"
 #include "host/transfer/request_channel.h"
 #include "tests/host/transfer/upload_fixture.h"
+#include "tests/support/read_requests.h"
 
 namespace planb::testing {
 namespace {
@@ -156,7 +157,7 @@ TEST_F(ClientAccessTest, EachRequestNeedsItsRightAndMap) {
   EXPECT_EQ(protocol::CodeFromWire(e.code), Code::kPermissionDenied);
   EXPECT_EQ(e.message, "not authorised for upload on B (client loader)");
   // loader may not read or take snapshots at all.
-  e = ErrorFor(loader_, Command::kRead, protocol::EncodeRead({{"lookup", "a", "k"}}));
+  e = ErrorFor(loader_, Command::kRead, protocol::EncodeRead(LookupRead("a", {"k"})));
   EXPECT_EQ(e.message, "not authorised for read (client loader)");
   e = ErrorFor(loader_, Command::kSnapshot, protocol::EncodeSnapshot({"a", 0, 0}));
   EXPECT_EQ(e.message, "not authorised for snapshot (client loader)");
@@ -193,7 +194,7 @@ TEST_F(UploadFixture, BothKeysOfARotatingClientAreAdmitted) {
 }
 
 TEST_F(ClientAccessTest, ReadRunsWithTheClientsMaps) {
-  const RequestChannel::Reply reply = Ask(reader_, Command::kRead, protocol::EncodeRead({{"lookup", "b", "k"}}));
+  const RequestChannel::Reply reply = Ask(reader_, Command::kRead, protocol::EncodeRead(LookupRead("b", {"k"})));
   EXPECT_EQ(reply.command, static_cast<uint16_t>(Command::kReadResult));
   ASSERT_EQ(sink_.read_scopes().size(), 1u);
   EXPECT_EQ(sink_.read_scopes()[0], (MapScope{std::set<std::string>{"b"}}));

@@ -10,7 +10,7 @@
 namespace planb {
 namespace {
 
-ReadJob Job(const std::string& client, uint64_t id) { return ReadJob{"route", id, {"lookup"}, {}, client}; }
+ReadJob Job(const std::string& client, uint64_t id) { return ReadJob{"route", id, {}, {}, client}; }
 
 std::vector<uint64_t> Ids(const std::vector<ReadJob>& jobs) {
   std::vector<uint64_t> ids;

@@ -14,6 +14,7 @@
 #include "host/transfer/remote_read.h"
 #include "planb/encoding.h"
 #include "tests/host/transfer/upload_fixture.h"
+#include "tests/support/read_requests.h"
 
 namespace planb::testing {
 namespace {
@@ -100,8 +101,8 @@ TEST_F(UploadReceiverTest, CommitBeforeEveryByteIsTruncated) {
 
 TEST_F(UploadReceiverTest, AnotherVersionIsAnsweredInTheNodesOwn) {
   RawSender raw(context_, endpoint());
-  // 1: a sender from before 128-bit tokens; 7: one from the future.
-  for (const uint16_t version : {uint16_t{1}, uint16_t{7}}) {
+  // 1: a sender from before 128-bit tokens; 2: one from before typed READs; 7: one from the future.
+  for (const uint16_t version : {uint16_t{1}, uint16_t{2}, uint16_t{7}}) {
     std::string header = protocol::EncodeHeader(Command::kBegin, 41);
     PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, version);
     raw.Send({header, protocol::EncodeBegin({"node1a/v" + std::to_string(version), 1, 1, 0})});
@@ -111,7 +112,8 @@ TEST_F(UploadReceiverTest, AnotherVersionIsAnsweredInTheNodesOwn) {
     protocol::ErrorReply error;
     ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
     EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-    EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) + " (this node speaks 2)");
+    EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) + " (this node speaks 3; " +
+                                 (version < 3 ? "upgrade the client)" : "upgrade this node)"));
   }
   ExpectStillServes();
 }
@@ -505,35 +507,26 @@ protocol::ReadResult ReceiveReadResult(RawSender& raw, uint64_t* request_id = nu
 
 TEST_F(UploadReceiverTest, ReadIsRunByTheSinkAndAnswered) {
   RawSender raw(context_, endpoint());
-  raw.Request(Command::kRead, protocol::EncodeRead({{"query", "--where", "Key = 'a'", "--", "m"}}));
+  raw.Request(Command::kRead, protocol::EncodeRead(LookupRead("m", {"a", "-b", "--home"})));
   uint64_t answered = 0;
   const protocol::ReadResult result = ReceiveReadResult(raw, &answered);
   EXPECT_EQ(answered, raw.last_request_id());
-  EXPECT_EQ(result.exit_code, 5);
-  EXPECT_EQ(result.out, "query|--where|Key = 'a'|--|m");
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.out, "lookup|m|a|-b|--home");  // keys that look like options are keys: no command line
   EXPECT_EQ(result.err, "err");
+  raw.Request(Command::kRead, protocol::EncodeRead(QueryRead("m", "Key = 'a'")));
+  EXPECT_EQ(ReceiveReadResult(raw).out, "query|m");
 }
 
-TEST_F(UploadReceiverTest, ReadOfAnotherCommandOrWithAGlobalOptionIsRefused) {
+TEST_F(UploadReceiverTest, AReadThatDoesNotDecodeIsRefusedNamingTheField) {
   RawSender raw(context_, endpoint());
-  raw.Request(Command::kRead, protocol::EncodeRead({{"load", "x.xml"}}));
+  // Version 2's READ (a command line: u32 argc, then strings) is no READ of this version.
+  raw.Request(Command::kRead, std::string("\x00\x00\x00\x02\x00\x00\x00\x06lookup\x00\x00\x00\x01m", 19));
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
-  EXPECT_EQ(error.message, "READ runs lookup or query only, not 'load'");
-  for (const char* option : {"--home", "--home=/tmp/other", "--config", "--plugin-dir=/x"}) {
-    raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", option, "v", "m", "k"}}));
-    error = raw.ReceiveError();
-    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument) << option;
-    const std::string name = std::string(option).substr(0, std::string(option).find('='));
-    EXPECT_THAT(error.message, HasSubstr("READ refuses the option " + name + ": a remote command runs on the node"));
-  }
-  raw.Request(Command::kRead, protocol::EncodeRead({}));
-  EXPECT_EQ(raw.ReceiveError().message, "READ without a command");
-  // After "--" the same text is an argument (a key), not an option.
-  raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "--home"}}));
-  EXPECT_EQ(ReceiveReadResult(raw).out, "lookup|--|m|--home");
-  raw.Request(Command::kRead, std::string("\x00\x00\x00\x09xyz", 7));
-  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("READ payload: argc 9 is more than the 3 remaining bytes"));
+  EXPECT_EQ(error.message, "READ payload: unknown kind 0 (1 lookup, 2 query)");
+  raw.Request(Command::kRead, std::string("\x01\x00\x00\x00\x01m\x04\x00\x00\x00\x00\x09xyz", 15));
+  EXPECT_EQ(raw.ReceiveError().message, "READ payload: key_count 9 is more than the 3 remaining bytes can hold");
   ExpectStillServes();
 }
 
@@ -544,18 +537,18 @@ TEST_F(UploadReceiverTest, ASlowReadDoesNotStallUploadsAndExtraReadsAreBusy) {
   ReleaseReadsAtEnd release{sink_};
   sink_.HoldReads();
   RawSender reader(context_, endpoint());
-  reader.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k"}}));
+  reader.Request(Command::kRead, protocol::EncodeRead(LookupRead("m", {"k"})));
   const uint64_t held_request = reader.last_request_id();
   ASSERT_TRUE(sink_.WaitForReadsStarted(1));
   ExpectStillServes();  // a whole upload while the read runs
   RawSender other(context_, endpoint());
-  other.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k2"}}));
+  other.Request(Command::kRead, protocol::EncodeRead(LookupRead("m", {"k2"})));
   protocol::ErrorReply error = other.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_EQ(error.message, "busy: 1 READ requests in progress, retry later");
   sink_.ReleaseReads();
   uint64_t answered = 0;
-  EXPECT_EQ(ReceiveReadResult(reader, &answered).out, "lookup|--|m|k");
+  EXPECT_EQ(ReceiveReadResult(reader, &answered).out, "lookup|m|k");
   EXPECT_EQ(answered, held_request);
 }
 
@@ -563,16 +556,16 @@ TEST_F(UploadReceiverTest, ASlowReadDoesNotBlockTheLookupsBehindIt) {
   ReleaseReadsAtEnd release{sink_};
   sink_.HoldReadsOf("slow");
   RawSender slow(context_, endpoint());
-  slow.Request(Command::kRead, protocol::EncodeRead({{"query", "--", "slow"}}));
+  slow.Request(Command::kRead, protocol::EncodeRead(QueryRead("slow")));
   ASSERT_TRUE(sink_.WaitForReadsStarted(1));
   // While the slow one runs, lookups are answered by the pool's other threads.
   for (int i = 0; i < 5; ++i) {
     RawSender lookup(context_, endpoint());
-    lookup.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", "k" + std::to_string(i)}}));
-    EXPECT_EQ(ReceiveReadResult(lookup).out, "lookup|--|m|k" + std::to_string(i));
+    lookup.Request(Command::kRead, protocol::EncodeRead(LookupRead("m", {"k" + std::to_string(i)})));
+    EXPECT_EQ(ReceiveReadResult(lookup).out, "lookup|m|k" + std::to_string(i));
   }
   sink_.ReleaseReads();
-  EXPECT_EQ(ReceiveReadResult(slow).out, "query|--|slow");
+  EXPECT_EQ(ReceiveReadResult(slow).out, "query|slow");
 }
 
 TEST_F(UploadReceiverTest, AReadTooLargeIsRefusedSayingSo) {
@@ -581,18 +574,18 @@ TEST_F(UploadReceiverTest, AReadTooLargeIsRefusedSayingSo) {
   RestartWith(settings);
   RawSender raw(context_, endpoint());
   const std::string key(1536 * 1024, 'k');  // under the socket's frame cap, over protocol::kMaxReadRequest
-  raw.Request(Command::kRead, protocol::EncodeRead({{"lookup", "--", "m", key}}));
+  raw.Request(Command::kRead, protocol::EncodeRead(LookupRead("m", {key})));
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
-  EXPECT_EQ(error.message, "request too large (1572893 bytes, limit 1048576)");
+  EXPECT_EQ(error.message, "request too large (1572880 bytes, limit 1048576)");
   // The client refuses it before sending, alike.
   ClusterConfig cluster;
   cluster.node_list = {"node1"};
   cluster.nodes["node1"] = {"node1", endpoint()};
   int exit_code = 0;
   std::string out, err, node;
-  const Status status = RemoteRead(context_, cluster, {"lookup", "--", "m", key}, &exit_code, &out, &err, &node);
-  EXPECT_EQ(status.message(), "request too large (1572893 bytes, limit 1048576)");
+  const Status status = RemoteRead(context_, cluster, LookupRead("m", {key}), &exit_code, &out, &err, &node);
+  EXPECT_EQ(status.message(), "request too large (1572880 bytes, limit 1048576)");
 }
 
 }  // namespace

@@ -169,8 +169,8 @@ TEST_F(BadUpload, AnUnknownProtocolVersionIsRefused) {
   protocol::ErrorReply error;
   ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 2)");
-  ExpectNothingKept("unsupported protocol version 7 (this node speaks 2)");
+  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 3; upgrade this node)");
+  ExpectNothingKept("unsupported protocol version 7 (this node speaks 3; upgrade this node)");
 }
 
 TEST_F(BadUpload, AnUnknownCommandIsRefused) {

@@ -14,6 +14,7 @@
 #include "host/transfer/protocol.h"
 #include "support/cluster_fixture.h"
 #include "tests/host/transfer/upload_fixture.h"
+#include "tests/support/read_requests.h"
 
 namespace planb {
 namespace {
@@ -62,7 +63,7 @@ TEST(ReadFairness, AGreedyClientHoldsOneReadThreadAnotherIsServedAndStopEndsTheS
   zmq::context_t context;
   testing::RawSender greedy(context, cluster.endpoint(0),
                             CurveClientKeys{cluster.key("node1").public_key, cluster.key("greedy")});
-  const std::string query = protocol::EncodeRead({{"query", kStalled}});
+  const std::string query = protocol::EncodeRead(testing::QueryRead(kStalled));
   for (int i = 0; i < 4; ++i) greedy.Request(protocol::Command::kRead, query);
   greedy.Request(protocol::Command::kRead, query);  // the fifth: over the client's share of the queue
   EXPECT_THAT(greedy.ReceiveError().message,

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,10 @@ const Token kTokenB{0x1111111111111111ull, 0xabcdefull};
 TEST(Protocol, HeaderIsMagicVersionCommandRequestIdBigEndian) {
   std::string header = EncodeHeader(Command::kChunkAck, 0x0102030405060708ull);
   ASSERT_EQ(header.size(), kHeaderSize);
-  EXPECT_EQ(header, std::string("PLNB\x00\x02\x80\x02\x01\x02\x03\x04\x05\x06\x07\x08", 16));
+  EXPECT_EQ(header, std::string("PLNB\x00\x03\x80\x02\x01\x02\x03\x04\x05\x06\x07\x08", 16));
   Header decoded;
   ASSERT_TRUE(DecodeHeader(header, &decoded).ok());
-  EXPECT_EQ(decoded.version, 2);
+  EXPECT_EQ(decoded.version, 3);
   EXPECT_EQ(decoded.command, static_cast<uint16_t>(Command::kChunkAck));
   EXPECT_EQ(decoded.request_id, 0x0102030405060708ull);
 }
@@ -241,12 +242,49 @@ TEST(Protocol, UnknownCodesBecomeInternal) {
 }
 
 TEST(Protocol, ReadAndReadResultRoundTrip) {
-  ReadRequest read{{"query", "--where", "Key = 'a'", "", "--", "city_to_country"}};
-  ReadRequest read_out;
-  ASSERT_TRUE(DecodeRead(EncodeRead(read), &read_out).ok());
-  EXPECT_EQ(read_out.args, read.args);
-  ASSERT_TRUE(DecodeRead(EncodeRead({}), &read_out).ok());
-  EXPECT_TRUE(read_out.args.empty());
+  ReadRequest lookup;
+  lookup.kind = ReadKind::kLookup;
+  lookup.map = "city_to_country";
+  lookup.format = ReadFormat::kWire;
+  lookup.keys = {"Paris", "", "--home", std::string("a\0b", 3)};
+  lookup.time_ms = -1;  // before the epoch is an instant too
+  lookup.quiet = true;
+  ReadRequest out;
+  ASSERT_TRUE(DecodeRead(EncodeRead(lookup), &out).ok());
+  EXPECT_EQ(out.kind, ReadKind::kLookup);
+  EXPECT_EQ(out.map, lookup.map);
+  EXPECT_EQ(out.format, ReadFormat::kWire);
+  EXPECT_EQ(out.keys, lookup.keys);
+  EXPECT_EQ(out.time_ms, std::optional<int64_t>(-1));
+  EXPECT_TRUE(out.quiet);
+  lookup.time_ms.reset();
+  lookup.quiet = false;
+  ASSERT_TRUE(DecodeRead(EncodeRead(lookup), &out).ok());
+  EXPECT_FALSE(out.time_ms.has_value());
+  EXPECT_FALSE(out.quiet);
+
+  ReadRequest query;
+  query.kind = ReadKind::kQuery;
+  query.map = "geo";
+  query.format = ReadFormat::kCsv;
+  query.where = "Key = 'a'";
+  query.limit = 10;
+  query.explain = true;
+  ASSERT_TRUE(DecodeRead(EncodeRead(query), &out).ok());
+  EXPECT_EQ(out.kind, ReadKind::kQuery);
+  EXPECT_EQ(out.map, "geo");
+  EXPECT_EQ(out.format, ReadFormat::kCsv);
+  EXPECT_EQ(out.where, std::optional<std::string>("Key = 'a'"));
+  EXPECT_EQ(out.limit, std::optional<uint64_t>(10));
+  EXPECT_TRUE(out.explain);
+  EXPECT_TRUE(out.keys.empty());
+  query.where.reset();
+  query.limit.reset();
+  query.explain = false;
+  query.format = ReadFormat::kTable;
+  ASSERT_TRUE(DecodeRead(EncodeRead(query), &out).ok());
+  EXPECT_FALSE(out.where.has_value());
+  EXPECT_FALSE(out.limit.has_value());
 
   ReadResult result{-3, std::string("a\0b\n", 4), "planb: no key 'x'\n"};
   ReadResult result_out;
@@ -260,48 +298,69 @@ TEST(Protocol, ReadAndReadResultRoundTrip) {
   EXPECT_FALSE(IsRequest(static_cast<uint16_t>(Command::kReadResult)));
 }
 
+// A lookup's READ with the fields given as bytes: kind, map, format, flags, then `rest`.
+std::string LookupBytes(uint8_t format, uint8_t flags, const std::string& rest, const std::string& map = "m") {
+  std::string bytes = {'\x01', '\0', '\0', '\0', '\0'};
+  PutU32(reinterpret_cast<uint8_t*>(bytes.data()) + 1, static_cast<uint32_t>(map.size()));
+  return bytes + map + std::string{static_cast<char>(format), static_cast<char>(flags)} + rest;
+}
+std::string QueryBytes(uint8_t format, uint8_t flags, const std::string& rest) {
+  return std::string("\x02\x00\x00\x00\x01m", 6) + std::string{static_cast<char>(format), static_cast<char>(flags)} +
+         rest;
+}
+
 TEST(Protocol, MalformedReadPayloadsNameTheField) {
   ReadRequest read;
-  Status s = DecodeRead(std::string("\x00\x00", 2), &read);
-  EXPECT_EQ(s.message(), "READ payload of 2 bytes ends inside field argc (needs 4 bytes at offset 0)");
-  // An argc no payload of this size could hold is refused before anything is allocated.
-  s = DecodeRead(std::string("\xff\xff\xff\xff\x00\x00\x00\x00", 8), &read);
-  EXPECT_EQ(s.message(), "READ payload: argc 4294967295 is more than the 4 remaining bytes can hold");
-  const std::string two = EncodeRead({{"lookup", "m"}});
-  s = DecodeRead(two.substr(0, two.size() - 1), &read);
-  EXPECT_EQ(s.message(), "READ payload: string field args[1] declares 1 bytes but only 0 remain");
-  s = DecodeRead(two + "z", &read);
-  EXPECT_EQ(s.message(),
-            "READ payload of " + std::to_string(two.size() + 1) + " bytes has 1 bytes after its last field");
+  const std::string one_key("\x00\x00\x00\x01\x00\x00\x00\x01k", 9);
+  ASSERT_TRUE(DecodeRead(LookupBytes(1, 0, one_key), &read).ok());
+  EXPECT_EQ(read.keys, std::vector<std::string>{"k"});
+  EXPECT_EQ(DecodeRead("", &read).message(), "READ payload of 0 bytes ends inside field kind (needs 1 bytes at offset 0)");
+  // Version 2's command line (u32 argc first) is refused by its first byte.
+  EXPECT_EQ(DecodeRead(std::string("\x00\x00\x00\x01\x00\x00\x00\x06lookup", 14), &read).message(),
+            "READ payload: unknown kind 0 (1 lookup, 2 query)");
+  EXPECT_EQ(DecodeRead(std::string("\x03", 1), &read).message(), "READ payload: unknown kind 3 (1 lookup, 2 query)");
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 0, one_key, ""), &read).message(), "READ payload: map of 0 bytes (1 to 255)");
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 0, one_key, std::string(256, 'm')), &read).message(),
+            "READ payload: map of 256 bytes (1 to 255)");
+  EXPECT_EQ(DecodeRead(LookupBytes(5, 0, one_key), &read).message(),
+            "READ payload: format 5 is not one a lookup prints (1 text, 2 json, 3 csv, 4 wire)");
+  EXPECT_EQ(DecodeRead(QueryBytes(4, 0, ""), &read).message(),
+            "READ payload: format 4 is not one a query prints (5 table, 2 json, 3 csv)");
+  EXPECT_EQ(DecodeRead(QueryBytes(0, 0, ""), &read).code(), Code::kInvalidArgument);
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 4, one_key), &read).message(), "READ payload: unknown flags 4 for a lookup");
+  EXPECT_EQ(DecodeRead(QueryBytes(5, 0x80, ""), &read).message(), "READ payload: unknown flags 128 for a query");
+  // Key counts: none, or more than the payload could hold, refused before anything is allocated.
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 0, std::string(4, '\0')), &read).message(),
+            "READ payload: key_count 0 is no key");
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 0, std::string("\xff\xff\xff\xff\x00\x00\x00\x00", 8)), &read).message(),
+            "READ payload: key_count 4294967295 is more than the 4 remaining bytes can hold");
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 1, std::string(3, '\0')), &read).message(),
+            "READ payload of 11 bytes ends inside field time_ms (needs 8 bytes at offset 8)");
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 0, one_key.substr(0, 8)), &read).message(),
+            "READ payload: string field keys[0] declares 1 bytes but only 0 remain");
+  EXPECT_EQ(DecodeRead(LookupBytes(1, 0, one_key + "z"), &read).message(),
+            "READ payload of 18 bytes has 1 bytes after its last field");
+  // A query's where is bounded; its limit is above 0.
+  const std::string where(kMaxReadWhere + 1, 'x');
+  std::string length(4, '\0');
+  PutU32(reinterpret_cast<uint8_t*>(length.data()), static_cast<uint32_t>(where.size()));
+  EXPECT_EQ(DecodeRead(QueryBytes(5, 1, length + where), &read).message(),
+            "READ payload: where of 65537 bytes (at most 65536)");
+  EXPECT_EQ(DecodeRead(QueryBytes(5, 2, std::string(8, '\0')), &read).message(),
+            "READ payload: limit 0 (a limit is above 0)");
+  EXPECT_EQ(DecodeRead(QueryBytes(5, 2, std::string(7, '\0')), &read).message(),
+            "READ payload of 15 bytes ends inside field limit (needs 8 bytes at offset 8)");
+  EXPECT_EQ(ReadKindName(2), "query");
+  EXPECT_EQ(ReadKindName(7), "read kind 7");
 
   ReadResult result;
   const std::string full = EncodeReadResult({1, "out", "err"});
-  s = DecodeReadResult(full.substr(0, 3), &result);
+  Status s = DecodeReadResult(full.substr(0, 3), &result);
   EXPECT_EQ(s.message(), "READ_RESULT payload of 3 bytes ends inside field exit_code (needs 4 bytes at offset 0)");
   s = DecodeReadResult(full.substr(0, full.size() - 1), &result);
   EXPECT_EQ(s.message(), "READ_RESULT payload: string field err declares 3 bytes but only 2 remain");
   s = DecodeReadResult(full.substr(0, 9), &result);
   EXPECT_EQ(s.message(), "READ_RESULT payload: string field out declares 3 bytes but only 1 remain");
-}
-
-TEST(Protocol, ReadArgsAreLookupOrQueryWithoutGlobalOptions) {
-  EXPECT_TRUE(CheckReadArgs({"lookup", "--time", "2024-01-01T00:00:00Z", "--", "m", "k"}).ok());
-  EXPECT_TRUE(CheckReadArgs({"query", "--", "--config"}).ok());  // an argument after "--"
-  EXPECT_EQ(CheckReadArgs({"serve"}).message(), "READ runs lookup or query only, not 'serve'");
-  EXPECT_EQ(CheckReadArgs({"query", "--config=x", "m"}).message(),
-            "READ refuses the option --config: a remote command runs on the node's own home, config and plugins");
-  EXPECT_EQ(CheckReadArgs({"query", "--plugin-dir", "d", "m"}).code(), Code::kInvalidArgument);
-  // A keys file would be read on the node: the client reads it and sends the keys instead.
-  EXPECT_EQ(CheckReadArgs({"lookup", "--keys-from", "/etc/passwd", "--", "m"}).message(),
-            "READ refuses the option --keys-from: the keys travel in the request, the node reads no files for it");
-  EXPECT_EQ(CheckReadArgs({"lookup", "--keys-from=/etc/passwd", "m"}).code(), Code::kInvalidArgument);
-  EXPECT_TRUE(CheckReadArgs({"lookup", "--", "m", "--keys-from"}).ok());  // a key, after "--"
-  EXPECT_TRUE(CheckReadArgs({"query", "--homer", "m"}).ok());  // not a global option (the parser refuses it)
-  // A wait for a version would hold a read thread on the node: the client waits instead.
-  EXPECT_EQ(CheckReadArgs({"lookup", "--min-version", "3", "--", "m", "k"}).message(),
-            "READ refuses the option --min-version: a node does not wait inside a READ (lookup --remote "
-            "--min-version waits)");
-  EXPECT_EQ(CheckReadArgs({"lookup", "--min-version=3", "m", "k"}).code(), Code::kInvalidArgument);
 }
 
 TEST(Protocol, SnapshotAndFetchRoundTrip) {

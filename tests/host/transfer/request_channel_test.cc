@@ -106,7 +106,7 @@ TEST_F(RequestChannelTest, ReplyInAnotherVersionIsFinal) {
       Soon(5000), [](uint64_t) { return true; }, &reply, &timed_out);
   EXPECT_EQ(status.code(), Code::kNotSupported);
   EXPECT_EQ(status.message(),
-            "bad reply from the node: the node answered in protocol version 1 (this sender speaks 2)");
+            "bad reply from the node: the node answered in protocol version 1 (this sender speaks 3; upgrade the node)");
 }
 
 TEST_F(RequestChannelTest, ReplyWithBadMagicIsFinal) {

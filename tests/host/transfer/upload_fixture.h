@@ -94,21 +94,20 @@ class TestSink : public BatchSink {
     return MergeState::kPending;
   }
 
-  // READ: answers exit code = number of args, out = the args joined by '|', err = "err"; while holding reads
-  // (HoldReads), waits until ReleaseReads.
-  Status ExecuteRead(const std::vector<std::string>& args, const MapScope& scope, int* exit_code, std::string* out,
-                     std::string* err) override {
+  // READ: answers exit code = number of keys, out = the kind, the map and the keys joined by '|', err = "err";
+  // while holding reads (HoldReads), waits until ReleaseReads.
+  Status ExecuteRead(const protocol::ReadRequest& request, const MapScope& scope,
+                     protocol::ReadResult* result) override {
     std::unique_lock<std::mutex> lock(mu_);
     ++reads_started_;
     read_scopes_.push_back(scope);
     changed_.notify_all();
-    // HoldReads holds every read; HoldReadsOf(arg) only those with `arg` among their args.
-    changed_.wait(lock, [&] {
-      return !hold_reads_ && (hold_arg_.empty() || std::find(args.begin(), args.end(), hold_arg_) == args.end());
-    });
-    *exit_code = static_cast<int>(args.size());
-    for (const std::string& arg : args) *out += (out->empty() ? "" : "|") + arg;
-    *err = "err";
+    // HoldReads holds every read; HoldReadsOf(map) only reads of that map.
+    changed_.wait(lock, [&] { return !hold_reads_ && (hold_map_.empty() || request.map != hold_map_); });
+    result->exit_code = static_cast<int>(request.keys.size());
+    result->out = protocol::ReadKindName(static_cast<uint8_t>(request.kind)) + "|" + request.map;
+    for (const std::string& key : request.keys) result->out += "|" + key;
+    result->err = "err";
     return Status::Ok();
   }
   // The scopes the receiver passed with each Accept and ExecuteRead, in call order.
@@ -124,14 +123,14 @@ class TestSink : public BatchSink {
     std::lock_guard<std::mutex> lock(mu_);
     hold_reads_ = true;
   }
-  void HoldReadsOf(const std::string& arg) {
+  void HoldReadsOf(const std::string& map) {
     std::lock_guard<std::mutex> lock(mu_);
-    hold_arg_ = arg;
+    hold_map_ = map;
   }
   void ReleaseReads() {
     std::lock_guard<std::mutex> lock(mu_);
     hold_reads_ = false;
-    hold_arg_.clear();
+    hold_map_.clear();
     changed_.notify_all();
   }
   // Waits (with the test deadline) until ExecuteRead has been entered `count` times.
@@ -175,7 +174,7 @@ class TestSink : public BatchSink {
   std::optional<std::string> merge_error_;
   int merge_queries_ = 0;
   bool hold_reads_ = false;
-  std::string hold_arg_;
+  std::string hold_map_;
   int reads_started_ = 0;
 };
 
