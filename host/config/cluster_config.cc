@@ -103,7 +103,8 @@ const std::vector<std::string>& ClusterKeyNames() {
                                                  "min_time_to_keep_env_open", "upload_idle_timeout",
                                                  "max_remote_where_terms", "max_remote_rows_examined",
                                                  "max_remote_bytes_examined", "remote_read_timeout",
-                                                 "max_client_share", "min_transfer_rate"};
+                                                 "max_client_share", "min_transfer_rate", "max_unread_reply_bytes",
+                                                 "max_connections", "idle_connection_timeout"};
   return names;
 }
 
@@ -154,6 +155,23 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
     // Bytes per second ("64KiB"); 0 turns the minimum off (the idle timeout alone).
     if (!ParseByteSize(value, &cluster->min_transfer_rate)) {
       return Status::Invalid("'" + value + "' is not a rate: bytes per second such as 64KiB, or 0 for none");
+    }
+    return Status::Ok();
+  }
+  if (key == "max_connections") {
+    uint64_t count = 0;
+    if (!ParseCount(value, UINT32_MAX, &count) || count == 0) {
+      return Status::Invalid("'" + value + "' is not a count above 0");
+    }
+    cluster->max_connections = static_cast<uint32_t>(count);
+    return Status::Ok();
+  }
+  if (key == "idle_connection_timeout") {
+    return ParseDurationKey(value, kMinRequestTimeoutMs, &cluster->idle_connection_timeout_ms);
+  }
+  if (key == "max_unread_reply_bytes") {
+    if (!ParseByteSize(value, &cluster->max_unread_reply_bytes) || cluster->max_unread_reply_bytes == 0) {
+      return Status::Invalid("'" + value + "' is not a size above 0 (e.g. 128MiB)");
     }
     return Status::Ok();
   }

@@ -29,6 +29,9 @@
 //   min_transfer_rate = 64KiB        # bytes/s an upload or a served snapshot must keep up over each such window,
 //                                    # and a reader's snapshot fetch over each 2 x request_timeout
 //   max_client_share = 25%           # of upload slots, upload disk room and served snapshots, per client
+//   max_unread_reply_bytes = 128MiB  # replies (remote reads, snapshot chunks) one client may leave unread
+//   max_connections = 1024           # open at once (lowered to fit the open-files limit); a client: its share
+//   idle_connection_timeout = 5m     # a connection that sends nothing this long is closed
 //   max_remote_where_terms = 10000   # remote reads (--remote): literals in one --where
 //   max_remote_rows_examined = 100000000  # remote reads: rows one query may examine
 //   max_remote_bytes_examined = 4GiB # remote reads: bytes (keys and values) one query may examine
@@ -128,6 +131,9 @@ struct ClusterConfig {
   int64_t upload_idle_timeout_ms = 30 * 1000;
   uint64_t min_transfer_rate = 64 << 10;
   uint32_t max_client_share_percent = 25;
+  uint64_t max_unread_reply_bytes = uint64_t{128} << 20;
+  uint32_t max_connections = 1024;
+  int64_t idle_connection_timeout_ms = 5 * 60 * 1000;
   uint64_t max_remote_where_terms = 10000;
   uint64_t max_remote_rows_examined = 100000000;
   uint64_t max_remote_bytes_examined = uint64_t{4} << 30;

@@ -229,6 +229,7 @@ void UploadReceiver::Impl::HandleRead(const std::string& routing_id, uint64_t re
   }
   protocol::ReadRequest read;
   Status status = protocol::DecodeRead(payload, &read);
+  if (status.ok()) status = CheckBacklog(client, 1);  // a client over its unread bound gets no new read
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");
   status = reads_.Admit({routing_id, request_id, std::move(read), std::move(scope), std::move(client)});
   if (!status.ok()) return ReplyError(routing_id, request_id, status, "");

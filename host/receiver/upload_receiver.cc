@@ -54,9 +54,17 @@ Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* boun
       router_.reset();
       return secured;
     }
+    ConnectionLimits limits;
+    limits.max_connections = std::max<uint32_t>(settings_.max_connections, 1);
+    limits.max_per_owner = static_cast<uint32_t>(ClientShare(limits.max_connections));
+    limits.idle_timeout_ms = settings_.idle_connection_timeout_ms;
+    // Before binding, so that the guard sees every connection from the first.
+    connections_ = std::make_unique<ConnectionGuard>(context_, *router_, access_.curve(), limits,
+                                                     [this](const std::string& line) { Log(line); });
     router_->bind(endpoint);
     *bound = router_->get(zmq::sockopt::last_endpoint);
   } catch (const zmq::error_t& e) {
+    connections_.reset();
     router_.reset();
     return Status::IOError("cannot bind upload receiver to " + endpoint + ": " + e.what());
   }
@@ -92,9 +100,11 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
                                {worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
                                {read_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
                                {snapshot_worker_.wake_socket().handle(), 0, ZMQ_POLLIN, 0},
+                               {connections_->events().handle(), 0, ZMQ_POLLIN, 0},
                                {zap == nullptr ? nullptr : zap->handle(), 0, ZMQ_POLLIN, 0}};
     try {
-      zmq::poll(items, zap == nullptr ? 4 : 5, wait);
+      zmq::poll(items, zap == nullptr ? 5 : 6, wait);
+      connections_->TakeEvents(Clock::now());  // new connections counted (or refused) before their requests
       access_.ServeZap();  // handshakes first: a connection waits for its answer before it sends anything
       TakeAcceptResults();  // these also drain the wake-up sockets
       TakeReadResults();
@@ -111,6 +121,7 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
     now = Clock::now();
     ServeWaiters(now);
     ExpireIdle(now);
+    connections_->CloseIdle(now);
   }
   return Status::Ok();
 }
@@ -121,6 +132,12 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   SetSender("");  // until the header is read and checked, the sender is its routing id (Sender())
   if (frames.size() < 2) {
     ReplyError(routing_id, 0, Status::Invalid("message has no header frame"), "");
+    return;
+  }
+  // Counted for its connection's owner (with keys: its client); a client past its share of the connections has
+  // this one closed, and its request dropped.
+  const char* user = zmq_msg_gets(frames[1].handle(), "User-Id");
+  if (!connections_->Seen(zmq_msg_get(frames[1].handle(), ZMQ_SRCFD), user == nullptr ? "" : user, Clock::now())) {
     return;
   }
   protocol::Header header;
@@ -183,6 +200,22 @@ void UploadReceiver::Impl::Reply(const std::string& routing_id, Command command,
   router_->send(zmq::buffer(protocol::EncodeHeader(command, request_id)),
                 zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   router_->send(zmq::buffer(payload), zmq::send_flags::dontwait);
+}
+
+void UploadReceiver::Impl::ReplyCounted(const std::string& routing_id, Command command, uint64_t request_id,
+                                        const std::string& client, std::string payload) {
+  router_->send(zmq::buffer(routing_id), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(zmq::buffer(protocol::EncodeHeader(command, request_id)),
+                zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  router_->send(backlog_.Message(client, std::move(payload)), zmq::send_flags::dontwait);
+}
+
+Status UploadReceiver::Impl::CheckBacklog(const std::string& client, uint64_t bytes) const {
+  uint64_t unread = 0;
+  if (backlog_.Admits(client, bytes, &unread)) return Status::Ok();
+  return Status(Code::kFull, "busy: " + std::to_string(unread) +
+                                 " bytes of replies to this client are not yet read (max_unread_reply_bytes " +
+                                 std::to_string(backlog_.max_per_client()) + "); read them before asking for more");
 }
 
 void UploadReceiver::Impl::ReplyWithData(const std::string& routing_id, Command command, uint64_t request_id,
@@ -278,7 +311,14 @@ void UploadReceiver::Impl::TakeReadResults() {
       ReplyError(result.routing_id, result.request_id, result.status, "");
       continue;
     }
-    Reply(result.routing_id, Command::kReadResult, result.request_id, protocol::EncodeReadResult(result.result));
+    std::string payload = protocol::EncodeReadResult(result.result);
+    // Checked again now that the size is known: reads admitted together must not pile up unread either.
+    const Status room = CheckBacklog(result.client, payload.size());
+    if (!room.ok()) {
+      ReplyError(result.routing_id, result.request_id, room, "");
+      continue;
+    }
+    ReplyCounted(result.routing_id, Command::kReadResult, result.request_id, result.client, std::move(payload));
   }
   StartReads();
 }

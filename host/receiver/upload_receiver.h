@@ -94,6 +94,16 @@ struct ReceiverSettings {
   // Bytes per second an upload in progress and a served snapshot's fetches must keep up, averaged over each
   // window of idle_upload_expiry_ms; 0: no minimum (only the idle expiry). `planb serve` sets min_transfer_rate.
   uint64_t min_transfer_rate = 0;
+  // Connections open at once (connection_guard.h): past it, or past one client's share of it
+  // (max_client_share_percent), a new connection is closed as soon as it is accepted. `planb serve` lowers the
+  // config's max_connections to fit under its open-files limit.
+  uint32_t max_connections = 1024;
+  // A connection that sends nothing this long is closed (the config's idle_connection_timeout).
+  int64_t idle_connection_timeout_ms = 5 * 60 * 1000;
+  // Bytes of replies (READ_RESULT, FETCH_DATA) one client may leave unread, queued in the node's memory: past
+  // it, its next READ or FETCH is answered ERROR kFull "busy: ... not yet read" (reply_backlog.h). One reply
+  // larger than this still goes to a client with nothing unread. The config's max_unread_reply_bytes.
+  uint64_t max_unread_reply_bytes = uint64_t{128} << 20;
   // A connection that has not finished its ZMTP handshake (greeting, and with CURVE the key exchange) this long
   // is closed: a peer that connects and then sends nothing, or trickles bytes, holds a socket for no longer.
   int64_t handshake_timeout_ms = 10 * 1000;

@@ -17,7 +17,9 @@
 #include "host/common/log_text.h"
 #include "host/receiver/accept_worker.h"
 #include "host/receiver/fair_read_queue.h"
+#include "host/receiver/connection_guard.h"
 #include "host/receiver/read_worker.h"
+#include "host/receiver/reply_backlog.h"
 #include "host/receiver/snapshot_serving.h"
 #include "host/receiver/snapshot_worker.h"
 #include "host/receiver/upload_receiver.h"
@@ -39,7 +41,8 @@ class UploadReceiver::Impl {
         worker_(MakeAcceptWorker(sink)),
         read_worker_(MakeReadWorker(sink)),
         reads_(FairReadLimitsFor(kReadThreads, settings_.max_pending_reads)),
-        snapshot_worker_(MakeSnapshotWorker(sink)) {
+        snapshot_worker_(MakeSnapshotWorker(sink)),
+        backlog_(settings_.max_unread_reply_bytes) {
     // A sender refuses a READY outside 1..protocol::kMaxUploadChunkSize: never advertise one.
     settings_.chunk_size = std::clamp<uint32_t>(settings_.chunk_size, 1, protocol::kMaxUploadChunkSize);
   }
@@ -66,6 +69,12 @@ class UploadReceiver::Impl {
   void DropAll();
   void ClearStaleParts();
   void Reply(const std::string& routing_id, protocol::Command command, uint64_t request_id, const std::string& payload);
+  // A reply whose payload counts in `client`'s backlog of unread replies until ZeroMQ has written it (READ_RESULT).
+  void ReplyCounted(const std::string& routing_id, protocol::Command command, uint64_t request_id,
+                    const std::string& client, std::string payload);
+  // kFull "busy: N bytes of replies to this client are not yet read ..." when a reply of `bytes` would take
+  // `client` over max_unread_reply_bytes, else OK.
+  Status CheckBacklog(const std::string& client, uint64_t bytes) const;
   // A reply with a third frame of bytes (FETCH_DATA).
   void ReplyWithData(const std::string& routing_id, protocol::Command command, uint64_t request_id,
                      const std::string& payload, zmq::message_t data);
@@ -143,7 +152,9 @@ class UploadReceiver::Impl {
   FairReadQueue reads_;
   SnapshotWorker snapshot_worker_;
   ServedSnapshots served_;
+  ReplyBacklog backlog_;  // declared before router_: messages the socket still holds count into it
   std::unique_ptr<zmq::socket_t> router_;
+  std::unique_ptr<ConnectionGuard> connections_;  // after router_: stops monitoring it before it closes
   std::map<Token, std::unique_ptr<UploadSession>> uploads_;
   std::vector<Waiter> waiters_;
   Clock::time_point next_merge_check_;

@@ -117,10 +117,14 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
   const uint64_t end = FaultPointActive("snapshot.truncate") ? entry->size / 2 : entry->size;
   const size_t length =
       fetch.offset >= end ? 0 : static_cast<size_t>(std::min<uint64_t>(fetch.length, end - fetch.offset));
-  zmq::message_t data(length);
-  status = ServedSnapshots::ReadAt(*entry, fetch.offset, length, static_cast<char*>(data.data()));
+  // A client that asks for chunks and does not read them would make the node queue them all (reply_backlog.h).
+  status = CheckBacklog(client, length);
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, entry->map);
-  if (length > 0 && FaultPointActive("snapshot.corrupt")) static_cast<char*>(data.data())[length / 2] ^= 0x5a;
+  std::string bytes(length, '\0');
+  status = ServedSnapshots::ReadAt(*entry, fetch.offset, length, bytes.data());
+  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, entry->map);
+  if (length > 0 && FaultPointActive("snapshot.corrupt")) bytes[length / 2] ^= 0x5a;
+  zmq::message_t data = backlog_.Message(client, std::move(bytes));
   const bool first = !entry->fetched;
   entry->fetched = true;
   entry->served += length;

@@ -24,6 +24,7 @@
 #include "host/ingest/staging_store.h"
 #include "host/maintain/maintenance_runner.h"
 #include "host/query/lexer.h"
+#include "host/serve/open_files_limit.h"
 
 namespace planb {
 
@@ -152,6 +153,29 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   settings.idle_upload_expiry_ms = cluster.upload_idle_timeout_ms;
   settings.min_transfer_rate = cluster.min_transfer_rate;
   settings.max_client_share_percent = cluster.max_client_share_percent;
+  settings.max_unread_reply_bytes = cluster.max_unread_reply_bytes;
+  // A connection may wait that long for its read: it is not idle then.
+  if (cluster.idle_connection_timeout_ms <= cluster.remote_read_timeout_ms) {
+    return Status::Invalid("serve: idle_connection_timeout (" + std::to_string(cluster.idle_connection_timeout_ms) +
+                           " ms) must be longer than remote_read_timeout (" +
+                           std::to_string(cluster.remote_read_timeout_ms) + " ms): a client waits that long for a read");
+  }
+  settings.idle_connection_timeout_ms = cluster.idle_connection_timeout_ms;
+  // Descriptors: the soft limit raised to the hard one, and connections kept to half of what the shards (an
+  // environment and its lock each), uploads, served snapshots and merges leave of it.
+  uint64_t open_files_before = 0;
+  const uint64_t open_files = RaiseOpenFilesLimit(&open_files_before);
+  if (open_files != open_files_before) {
+    Log("open files: soft limit raised from " + std::to_string(open_files_before) + " to " +
+        std::to_string(open_files));
+  }
+  const uint64_t reserved = kReservedDescriptors + 4 * uint64_t{runtime_.config().maps.size()};
+  settings.max_connections = ConnectionCapUnder(open_files, reserved, cluster.max_connections);
+  if (settings.max_connections < cluster.max_connections) {
+    Log("connections: at most " + std::to_string(settings.max_connections) + " at once, not max_connections " +
+        std::to_string(cluster.max_connections) + ": the open-files limit is " + std::to_string(open_files) +
+        " and " + std::to_string(reserved) + " are kept for shards, uploads, snapshots and merges");
+  }
   if (cluster.curve()) {
     settings.access.server_key = cluster.own_key->keys;
     settings.access.clients = cluster.clients;

@@ -10,6 +10,12 @@ namespace planb::testing {
 
 namespace fs = std::filesystem;
 
+std::string ClientSection(const std::string& name, const std::string& public_key, const std::string& rights,
+                          const std::string& maps) {
+  return "[client." + name + "]\npublic_key = " + public_key + "\nallow = " + rights + "\n" +
+         (maps.empty() ? "" : "maps = " + maps + "\n");
+}
+
 std::vector<std::string> ExampleDataFiles() {
   const std::string data = std::string(PLANB_SOURCE_DIR) + "/examples/data/";
   return {data + "reference-data.xml", data + "store-types.xml", data + "reference-data-update.xml"};

@@ -21,6 +21,11 @@ namespace planb::testing {
 // The example data: every store type (examples/data, written for examples/planb.ini).
 std::vector<std::string> ExampleDataFiles();
 
+// A [client.NAME] section for ClusterFixture::client_sections: `rights` as `allow` lists them, `maps` ("" = every
+// map) as `maps` does.
+std::string ClientSection(const std::string& name, const std::string& public_key, const std::string& rights,
+                          const std::string& maps = "");
+
 class ClusterFixture {
  public:
   // Storage nodes "node1", "node2", ... (`storage_nodes` of them); `map_extra` is added to every [map.*] section

@@ -220,7 +220,8 @@ TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
             "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
             "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
             "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, max_remote_bytes_examined, "
-            "remote_read_timeout, max_client_share, min_transfer_rate)");
+            "remote_read_timeout, max_client_share, min_transfer_rate, max_unread_reply_bytes, max_connections, "
+            "idle_connection_timeout)");
 }
 
 TEST(ParseConfig, ReadsMaintenanceKeys) {

@@ -29,6 +29,9 @@ TEST(PeerLimitsConfig, DefaultsAreDocumentedAndBounded) {
   EXPECT_EQ(config.cluster.min_transfer_rate, uint64_t{64} << 10);
   EXPECT_EQ(config.cluster.max_client_share_percent, 25u);
   EXPECT_EQ(config.cluster.remote_read_timeout_ms, 50 * 1000);
+  EXPECT_EQ(config.cluster.max_unread_reply_bytes, uint64_t{128} << 20);
+  EXPECT_EQ(config.cluster.max_connections, 1024u);
+  EXPECT_EQ(config.cluster.idle_connection_timeout_ms, 5 * 60 * 1000);
 }
 
 TEST(PeerLimitsConfig, TakesUnitsAndCounts) {
@@ -45,6 +48,11 @@ TEST(PeerLimitsConfig, TakesUnitsAndCounts) {
   ASSERT_TRUE(Parse("max_client_share = 50%\nmin_transfer_rate = 1MiB\n", &config).ok());
   EXPECT_EQ(config.cluster.max_client_share_percent, 50u);
   EXPECT_EQ(config.cluster.min_transfer_rate, uint64_t{1} << 20);
+  ASSERT_TRUE(Parse("max_connections = 64\nidle_connection_timeout = 90s\n", &config).ok());
+  EXPECT_EQ(config.cluster.max_connections, 64u);
+  EXPECT_EQ(config.cluster.idle_connection_timeout_ms, 90 * 1000);
+  ASSERT_TRUE(Parse("max_unread_reply_bytes = 16MiB\n", &config).ok());
+  EXPECT_EQ(config.cluster.max_unread_reply_bytes, uint64_t{16} << 20);
   ASSERT_TRUE(Parse("max_client_share = 100\nmin_transfer_rate = 0\n", &config).ok());
   EXPECT_EQ(config.cluster.max_client_share_percent, 100u);
   EXPECT_EQ(config.cluster.min_transfer_rate, 0u);
@@ -67,6 +75,16 @@ TEST(PeerLimitsConfig, RefusesMalformedValues) {
   for (const char* bad : {"fast", "-1KiB", "1.5KiB"}) {
     EXPECT_EQ(ErrorOf(std::string("min_transfer_rate = ") + bad + "\n"),
               std::string("planb.ini: min_transfer_rate: '") + bad + "' is not a rate: bytes per second such as 64KiB, or 0 for none");
+  }
+  for (const char* bad : {"0", "-3", "many", "4294967296"}) {
+    EXPECT_EQ(ErrorOf(std::string("max_connections = ") + bad + "\n"),
+              std::string("planb.ini: max_connections: '") + bad + "' is not a count above 0");
+  }
+  EXPECT_NE(ErrorOf("idle_connection_timeout = 5\n").find("is not a duration"), std::string::npos);
+  EXPECT_NE(ErrorOf("idle_connection_timeout = 0s\n").find("below the minimum of 10ms"), std::string::npos);
+  for (const char* bad : {"0", "some", "-1MiB"}) {
+    EXPECT_EQ(ErrorOf(std::string("max_unread_reply_bytes = ") + bad + "\n"),
+              std::string("planb.ini: max_unread_reply_bytes: '") + bad + "' is not a size above 0 (e.g. 128MiB)");
   }
   for (const char* bad : {"0", "lots", "-1MiB", "1.5GiB"}) {
     EXPECT_EQ(ErrorOf(std::string("max_remote_bytes_examined = ") + bad + "\n"),

@@ -15,6 +15,7 @@
 namespace planb {
 namespace {
 
+using ::planb::testing::ClientSection;
 using ::planb::testing::ClusterFixture;
 using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
@@ -25,10 +26,6 @@ using ::planb::testing::WriteFile;
 using ::testing::HasSubstr;
 
 constexpr char kMap[] = "country_to_capital";
-
-std::string ClientSection(const std::string& name, const std::string& public_key, const std::string& rights) {
-  return "[client." + name + "]\npublic_key = " + public_key + "\nallow = " + rights + "\n";
-}
 
 TEST(CurveCluster, LoadsLooksUpAndFetchesSnapshotsOverCurve) {
   ClusterFixture cluster(2);

@@ -19,18 +19,13 @@
 namespace planb {
 namespace {
 
+using ::planb::testing::ClientSection;
 using ::planb::testing::ClusterFixture;
 using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
 using ::testing::HasSubstr;
 
 constexpr char kStalled[] = "country_to_capital";
-
-std::string ClientSection(const std::string& name, const std::string& public_key, const std::string& rights,
-                          const std::string& maps = "") {
-  return "[client." + name + "]\npublic_key = " + public_key + "\nallow = " + rights + "\n" +
-         (maps.empty() ? "" : "maps = " + maps + "\n");
-}
 
 struct Client {
   std::string name, rights, maps;  // maps "": every map
@@ -56,7 +51,8 @@ TEST(ReadFairness, AGreedyClientHoldsOneReadThreadAnotherIsServedAndStopEndsTheS
   SecureWithClients(cluster, {{"greedy", "read", kStalled}, {"reader", "read", ""}});
   // Caps far enough away that only the stop can end the stalled reads within this test's waits (1 MiB a
   // millisecond reaches 1 TiB after 17 minutes).
-  cluster.top_level_extra = "remote_read_timeout = 10m\nmax_remote_bytes_examined = 1TiB\n";
+  cluster.top_level_extra =
+      "remote_read_timeout = 10m\nidle_connection_timeout = 20m\nmax_remote_bytes_examined = 1TiB\n";
   ASSERT_TRUE(cluster.StartNode(0, {std::string("PLANB_FAULT=read.stall:") + kStalled}));
   ASSERT_NO_FATAL_FAILURE(LoadExampleData(cluster));
 

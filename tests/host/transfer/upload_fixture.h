@@ -272,10 +272,17 @@ class RawSender {
     socket_.set(zmq::sockopt::linger, 0);
     socket_.connect(endpoint);
   }
-  // The same over CURVE as the client whose pair `keys.own` is, to the node whose public key it names.
-  RawSender(zmq::context_t& context, const std::string& endpoint, const CurveClientKeys& keys)
+  // The same over CURVE as the client whose pair `keys.own` is, to the node whose public key it names. With
+  // `receive_buffer_bytes`, a client that does not read: ZeroMQ takes in one message at most and the kernel
+  // about that many bytes, so the rest stays queued on the node.
+  RawSender(zmq::context_t& context, const std::string& endpoint, const CurveClientKeys& keys,
+            int receive_buffer_bytes = 0)
       : socket_(context, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    if (receive_buffer_bytes > 0) {
+      socket_.set(zmq::sockopt::rcvhwm, 1);
+      socket_.set(zmq::sockopt::rcvbuf, receive_buffer_bytes);
+    }
     socket_.set(zmq::sockopt::curve_serverkey, keys.server_public_key);
     socket_.set(zmq::sockopt::curve_publickey, keys.own.public_key);
     socket_.set(zmq::sockopt::curve_secretkey, keys.own.secret_key);
