@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "host/cli/commands.h"
+#include "host/commands/read_commands.h"
 #include "host/common/iso_time.h"
 #include "host/snapshot/snapshot_manager.h"
 #include "planb/lmdb.h"
@@ -18,6 +19,12 @@ int RunRefreshCommand(Runtime& runtime, const CommandLine& cli, std::ostream& ou
     return kExitOk;
   }
   std::vector<std::string> maps = cli.args;
+  // Moving back is a decision about one map's data: it is named, never implied by "every map".
+  if (cli.accept_older && maps.empty()) {
+    err << "planb: refresh --accept-older needs the MAP(s) whose snapshot to move back (planb stores lists the "
+           "snapshots ahead of every node)\n";
+    return kExitError;
+  }
   if (maps.empty()) {
     for (const auto& entry : runtime.catalog().maps()) maps.push_back(entry.first);
   }
@@ -26,7 +33,9 @@ int RunRefreshCommand(Runtime& runtime, const CommandLine& cli, std::ostream& ou
     std::shared_ptr<const MapPlugins> plugins;
     Status s = runtime.catalog().Get(map, &plugins);
     bool changed = false;
-    if (s.ok()) s = runtime.snapshots()->Refresh(plugins->config().name, &changed);
+    ContentVersion held;
+    const bool had = s.ok() && ReadServedVersion(runtime, plugins->config().name, &held).ok();
+    if (s.ok()) s = runtime.snapshots()->Refresh(plugins->config().name, &changed, cli.accept_older);
     if (s.code() == Code::kNotFound && plugins != nullptr) {
       out << plugins->config().name << ": nothing merged into it yet\n";
       continue;
@@ -38,7 +47,11 @@ int RunRefreshCommand(Runtime& runtime, const CommandLine& cli, std::ostream& ou
     }
     ContentVersion version;
     s = ReadServedVersion(runtime, plugins->config().name, &version);
-    out << plugins->config().name << ": " << (changed ? "fetched a newer snapshot" : "the snapshot held is current")
+    const bool older = changed && had && s.ok() && version.batches < held.batches;
+    out << plugins->config().name << ": "
+        << (older     ? "installed the nodes' older snapshot (the one held was at " + std::to_string(held.batches) + ")"
+            : changed ? std::string("fetched a newer snapshot")
+                      : std::string("the snapshot held is current"))
         << ", content version " << (s.ok() ? std::to_string(version.batches) : "?") << "\n";
   }
   return exit_code;

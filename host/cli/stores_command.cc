@@ -75,6 +75,10 @@ int PrintSnapshots(Runtime& runtime, std::ostream& out, std::ostream& err) {
                      info.source_node.empty() ? "-" : info.source_node, FormatIsoTime(info.create_time_ms)});
   }
   PrintTable(lines, 1, out);
+  // Said after the table, whole: a snapshot whose version no storage node has (see refresh --accept-older).
+  for (const SnapshotInfo& info : infos) {
+    if (!info.ahead_of_nodes.empty()) out << "WARNING: " << info.map << ": " << info.ahead_of_nodes << "\n";
+  }
   return kExitOk;
 }
 

@@ -55,7 +55,9 @@ const std::vector<CommandSpec>& Commands() {
        "plugin files that did not load; --format table (default) or json",
        {"format"}, 0, 0},
       {"refresh", "[MAP...]",
-       "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held", {}, 0, kMany},
+       "fetch a newer snapshot of each MAP (default: every map) now, whatever the age of the one held; "
+       "--accept-older installs the nodes' copy even when it has fewer batches than the one held",
+       {"accept-older"}, 0, kMany},
       {"maintain", "",
        "condense, apply retention, reclaim disk and delete orphan shards as the config asks (docs/maintenance.md); "
        "every maintain_interval until SIGTERM/SIGINT, or once with --once",
@@ -139,6 +141,8 @@ po::options_description CommandOptions() {
        "bench: keys looked up per map and run, as hits and again as misses (default 100000)")
       ("runs", po::value<std::string>()->value_name("R"), "bench: runs per scheme; figures are medians (default 3)")
       ("once", "maintain: one pass, then exit")
+      ("accept-older", "refresh: take the storage nodes' copy of each MAP named even when it has fewer batches "
+       "than the snapshot held (a snapshot ahead of every node: planb stores says so)")
       ("map", po::value<std::string>()->value_name("MAP"),
        "maintain: only this map; conform, bench --type: the map the data's records name (default sample); load "
        "--format csv|jsonl: the map every row goes to")
@@ -290,6 +294,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("runs")) out->runs = vm["runs"].as<std::string>();
   if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
   out->once = vm.count("once") > 0;
+  out->accept_older = vm.count("accept-older") > 0;
   if (vm.count("map")) out->map = vm["map"].as<std::string>();
   if (vm.count("type")) out->type = vm["type"].as<std::string>();
   if (vm.count("scheme")) out->scheme = vm["scheme"].as<std::string>();

@@ -38,6 +38,7 @@ struct CommandLine {
   std::optional<std::string> runs;            // bench: text, checked by the command
   std::optional<std::string> scratch;         // bench: where the scratch home is made
   bool once = false;                          // maintain
+  bool accept_older = false;                  // refresh: install the nodes' copy even when older
   std::optional<std::string> map;             // maintain: only this map; conform: the map the data names
   std::optional<std::string> type;            // conform, bench: the store type to try
   std::optional<std::string> scheme;          // conform, bench: its key scheme

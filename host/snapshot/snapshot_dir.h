@@ -22,6 +22,9 @@ namespace planb {
 inline constexpr char kFetchLockName[] = ".fetch.lock";
 inline constexpr char kCheckedMarker[] = ".checked";
 inline constexpr char kFailedMarker[] = ".failed";
+// Holds why the newest snapshot is ahead of every storage node (FetchOutcome::held_ahead_of_nodes), for `planb
+// stores`; removed by the next successful fetch.
+inline constexpr char kAheadMarker[] = ".ahead-of-nodes";
 
 class SnapshotDir {
  public:

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
@@ -39,6 +41,7 @@ enum class Verdict {
   kWon,      // not modified, or the zip arrived whole and passed the check
   kFailed,   // `why` says why; the next node is tried
   kNoData,   // the node has nothing merged into the map (`why` holds its message)
+  kBehind,   // the node offered fewer batches than the snapshot held (`outcome->version` is its offer's)
 };
 
 struct Request {
@@ -50,6 +53,7 @@ struct Request {
   uint64_t min_rate;   // bytes/s the zip must keep arriving at, over windows of 2 x timeout_ms (min_transfer_rate)
   const FetchProgress& progress;
   const FetchCheck& check;
+  bool accept_older;   // an offer behind `have` is taken (refresh --accept-older)
 };
 
 std::string Hex16(uint64_t value) {
@@ -215,11 +219,12 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
            std::to_string(request_.max_bytes) + ")";
     return Status::Ok();
   }
-  if (offer.batches < request_.have.batches) {
+  if (offer.batches < request_.have.batches && !request_.accept_older) {
     // Merges only add batches: a node with fewer is behind the snapshot held, which must not be replaced by older
     // data (readers would flip between nodes' states).
     *why = "behind: its copy has " + std::to_string(offer.batches) + " batches merged, the snapshot held has " +
            std::to_string(request_.have.batches);
+    *verdict = Verdict::kBehind;
     return Status::Ok();
   }
   // Checked before a byte is written too: the offer's size (the download stops there) must fit above the margin
@@ -384,7 +389,7 @@ Status NodeFetch::Download(const protocol::SnapshotOffer& offer, bool* ok, std::
 
 Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
                      const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
-                     const FetchProgress& progress, const FetchCheck& check) {
+                     const FetchProgress& progress, const FetchCheck& check, bool accept_older) {
   if (cluster.node_list.empty()) {
     return Status::Invalid("snapshot of " + map + ": no storage nodes to fetch from (the config has no node_list)");
   }
@@ -393,9 +398,13 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
     return Status::Invalid("snapshot of " + map + ": " + zip_path + " already exists");
   }
   const Request request{map,   have, zip_path, cluster.request_timeout_ms, cluster.max_batch_size,
-                        cluster.min_transfer_rate, progress, check};
+                        cluster.min_transfer_rate, progress, check, accept_older};
   std::string failures;
   bool all_no_data = true;
+  // The offers behind the snapshot held, and whether any node made another offer (or answered otherwise than
+  // unreachable): a held snapshot ahead of every node that offered one, all at one version, is said loudly.
+  std::vector<std::pair<std::string, ContentVersion>> behind;
+  bool other_offers = false;
   uint64_t next_request_id = 1;  // shared by the channels, so a late reply to an earlier node's request is stale
   for (const std::string& node : cluster.node_list) {
     *outcome = FetchOutcome();
@@ -419,9 +428,30 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
       return Status::Ok();
     }
     if (verdict != Verdict::kNoData) all_no_data = false;
+    if (verdict == Verdict::kBehind) {
+      behind.emplace_back(node, outcome->version);
+    } else if (outcome->version != ContentVersion()) {
+      other_offers = true;  // it offered a version and failed otherwise (a bad zip, too slow)
+    }
     failures += (failures.empty() ? "" : ", ") + node + " (" + why + ")";
   }
   *outcome = FetchOutcome();
+  const bool agree = !behind.empty() && std::all_of(behind.begin(), behind.end(), [&behind](const auto& b) {
+    return b.second == behind.front().second;
+  });
+  if (agree && !other_offers) {
+    outcome->held_ahead_of_nodes = true;
+    outcome->nodes_version = behind.front().second;
+    std::string nodes;
+    for (const auto& b : behind) nodes += (nodes.empty() ? "" : ", ") + b.first;
+    return Status::IOError("snapshot of " + map + ": the snapshot held (content version " +
+                           std::to_string(have.batches) + ") is ahead of every storage node that answered: " + nodes +
+                           (behind.size() == 1 ? " has" : " have") + " content version " +
+                           std::to_string(outcome->nodes_version.batches) +
+                           ". Merges only add batches, so the held one claims batches no node has (a node that "
+                           "forged its version, or nodes whose data was reset); it keeps serving. To install what "
+                           "the nodes have: planb refresh --accept-older " + map);
+  }
   if (all_no_data) {
     return Status::NotFound("snapshot of " + map + ": no storage node has data of it: " + failures);
   }

@@ -20,6 +20,10 @@ struct FetchOutcome {
   int64_t node_create_time_ms = 0;
   std::string node;      // the node that answered
   uint64_t bytes = 0;    // zip bytes downloaded
+  // A failed fetch where every node that made an offer was behind the snapshot held, all at `nodes_version`:
+  // the held one claims batches no node has (a node that forged its version, or nodes whose data was reset).
+  bool held_ahead_of_nodes = false;
+  ContentVersion nodes_version;
 };
 
 // Called as bytes arrive (done, total), for progress on a terminal.
@@ -37,12 +41,15 @@ using FetchCheck = std::function<Status(const std::string& zip_path, const Fetch
 // `zip_path` + ".part", fsynced and renamed to `zip_path` (which must not exist: kInvalidArgument); on error
 // nothing is left at either. Up to 4 FETCHes are in flight at once; `progress` is called after each chunk.
 // A node that answers NOT_MODIFIED while `have` is empty (nothing held) counts as failed.
+// A node offering fewer batches than `have` is behind and skipped, unless `accept_older` (the user chose to move
+// back to what the nodes have: `planb refresh --accept-older`).
 // Errors: kNotFound when every node answered that it has no data for `map` (nothing merged yet); kInvalidArgument
-// without a node_list; else kIOError "snapshot of MAP: no storage node could provide one: node1 (timed out after
-// 5000 ms), node2 (checksum mismatch ...)" naming every node tried and why (kFull/kIOError from the local disk
-// name the file).
+// without a node_list; kIOError "snapshot of MAP: the snapshot held (content version H) is ahead of every storage
+// node that answered ..." (outcome->held_ahead_of_nodes) when every offer was behind `have` at one version; else
+// kIOError "snapshot of MAP: no storage node could provide one: node1 (timed out after 5000 ms), node2 (checksum
+// mismatch ...)" naming every node tried and why (kFull/kIOError from the local disk name the file).
 Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
                      const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
-                     const FetchProgress& progress = {}, const FetchCheck& check = {});
+                     const FetchProgress& progress = {}, const FetchCheck& check = {}, bool accept_older = false);
 
 }  // namespace planb

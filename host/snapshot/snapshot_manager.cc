@@ -55,7 +55,7 @@ class SnapshotManager::Impl {
 
   Status Current(std::string_view map, StaleSnapshot stale, std::shared_ptr<const OpenSnapshot>* out);
   // Fetches a newer snapshot of `map` (only when one is due, with `only_if_due`).
-  Status Refresh(std::string_view map, bool only_if_due, bool* changed);
+  Status Refresh(std::string_view map, bool only_if_due, bool* changed, bool accept_older);
   Status Describe(std::vector<SnapshotInfo>* out);
   Status Cleanup(CleanupReport* report);
   uint64_t fetches_started() const { return fetches_started_.load(); }
@@ -95,13 +95,13 @@ class SnapshotManager::Impl {
   // newest snapshot when the fetch was decided, at `decided_ms`. REQUIRES: `lock` holds state.mutex (released
   // while fetching or waiting). `wait_for_turn`: see FetchAmongProcesses.
   Status SharedFetch(std::unique_lock<std::mutex>& lock, MapState& state, const Snapshot& held, int64_t decided_ms,
-                     bool* changed, bool wait_for_turn = true);
+                     bool* changed, bool wait_for_turn = true, bool accept_older = false);
   // Takes the map's turn among processes, re-checks the disk, fetches, verifies and installs. Without
   // `wait_for_turn`, when another process has the turn (it is fetching this map), returns at once with nothing
   // changed: a command that holds a usable snapshot serves it rather than wait on another's fetch, however slow.
   Status FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms, bool* changed,
-                             bool wait_for_turn);
-  Status Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed);
+                             bool wait_for_turn, bool accept_older);
+  Status Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed, bool accept_older);
   // Unpacks and verifies a downloaded zip into `scratch_dir`, which must then hold exactly the map.
   Status CheckZip(const MapState& state, const std::string& zip_path, const std::string& scratch_dir);
   Status CleanupMap(const MapState& state, CleanupReport* report);
@@ -231,7 +231,7 @@ Status SnapshotManager::Impl::Current(std::string_view map, StaleSnapshot stale,
   return Status::Ok();
 }
 
-Status SnapshotManager::Impl::Refresh(std::string_view map, bool only_if_due, bool* changed) {
+Status SnapshotManager::Impl::Refresh(std::string_view map, bool only_if_due, bool* changed, bool accept_older) {
   *changed = false;
   MapState* state = nullptr;
   PLANB_RETURN_IF_ERROR(Find(map, &state));
@@ -240,7 +240,7 @@ Status SnapshotManager::Impl::Refresh(std::string_view map, bool only_if_due, bo
   PLANB_RETURN_IF_ERROR(Newest(*state, &snapshot));
   const int64_t now_ms = CurrentTimeMs();
   if (only_if_due && !Due(*state, snapshot.get(), now_ms)) return Status::Ok();
-  return SharedFetch(lock, *state, snapshot, now_ms, changed);
+  return SharedFetch(lock, *state, snapshot, now_ms, changed, /*wait_for_turn=*/true, accept_older);
 }
 
 Status SnapshotManager::Impl::Describe(std::vector<SnapshotInfo>* out) {
@@ -258,13 +258,16 @@ Status SnapshotManager::Impl::Describe(std::vector<SnapshotInfo>* out) {
     if (ReadSmallFile(state->dir.SnapshotPath(info.create_time_ms) + "/" + kSourceFileName, &source).ok()) {
       info.source_node = source.substr(0, source.find('\n'));
     }
+    std::string ahead;
+    if (ReadSmallFile(state->dir.Entry(kAheadMarker), &ahead).ok()) info.ahead_of_nodes = ahead.substr(0, ahead.find('\n'));
     out->push_back(std::move(info));
   }
   return Status::Ok();
 }
 
 Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, MapState& state, const Snapshot& held,
-                                          int64_t decided_ms, bool* changed, bool wait_for_turn) {
+                                          int64_t decided_ms, bool* changed, bool wait_for_turn,
+                                          bool accept_older) {
   if (state.fetching) {
     const uint64_t round = state.fetch_round;
     state.fetch_ended.wait(lock, [&] { return state.fetch_round != round; });
@@ -276,7 +279,7 @@ Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, Ma
   bool fetched_changed = false;
   Status status;
   try {
-    status = FetchAmongProcesses(state, held, decided_ms, &fetched_changed, wait_for_turn);
+    status = FetchAmongProcesses(state, held, decided_ms, &fetched_changed, wait_for_turn, accept_older);
   } catch (const std::exception& e) {
     // Whatever threw, the threads waiting for this fetch must be woken with an answer, not left waiting forever.
     status = Status::Internal("snapshot fetch: " + std::string(e.what()));
@@ -292,7 +295,7 @@ Status SnapshotManager::Impl::SharedFetch(std::unique_lock<std::mutex>& lock, Ma
 }
 
 Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms,
-                                                  bool* changed, bool wait_for_turn) {
+                                                  bool* changed, bool wait_for_turn, bool accept_older) {
   *changed = false;
   // A home this process may not write (another user's, a read-only mount) can still serve the snapshots it has.
   const std::string cannot = "snapshot of " + state.name + ": cannot fetch one (the home must be writable to fetch)";
@@ -314,7 +317,7 @@ Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapsho
     return Status::Ok();
   }
   if (held != nullptr && state.dir.MarkerTimeMs(kCheckedMarker) >= decided_ms) return Status::Ok();
-  Status status = Fetch(state, held != nullptr ? held->version() : ContentVersion(), newest, changed);
+  Status status = Fetch(state, held != nullptr ? held->version() : ContentVersion(), newest, changed, accept_older);
   if (!status.ok()) {
     (void)state.dir.Touch(kFailedMarker);  // the fetch's error says more than a failure to record it
     return status;
@@ -322,14 +325,22 @@ Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapsho
   return state.dir.RemoveMarker(kFailedMarker);
 }
 
-Status SnapshotManager::Impl::Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed) {
+Status SnapshotManager::Impl::Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed,
+                                   bool accept_older) {
   ++fetches_started_;
   const std::string scratch = state.dir.Entry(SnapshotDir::NewFetchScratchName());
   const std::string zip = scratch + ".zip";
   FetchOutcome outcome;
   Status status = FetchSnapshot(
       context_, cluster_, state.name, have, zip, &outcome, progress_,
-      [&](const std::string& zip_path, const FetchOutcome&) { return CheckZip(state, zip_path, scratch); });
+      [&](const std::string& zip_path, const FetchOutcome&) { return CheckZip(state, zip_path, scratch); },
+      accept_older);
+  if (!status.ok() && outcome.held_ahead_of_nodes) {
+    // Loud where an operator looks (`planb stores`), until a fetch succeeds; the snapshot held keeps serving.
+    (void)WriteFileAtomically(state.dir.Entry(kAheadMarker), status.message() + "\n");
+  } else if (status.ok()) {
+    status = state.dir.RemoveMarker(kAheadMarker);
+  }
   if (status.ok() && outcome.not_modified) {
     status = state.dir.Touch(kCheckedMarker);
   } else if (status.ok()) {
@@ -446,11 +457,11 @@ Status SnapshotManager::Current(std::string_view map, StaleSnapshot stale, std::
 }
 
 Status SnapshotManager::RefreshIfDue(std::string_view map, bool* changed) {
-  return impl_->Refresh(map, /*only_if_due=*/true, changed);
+  return impl_->Refresh(map, /*only_if_due=*/true, changed, /*accept_older=*/false);
 }
 
-Status SnapshotManager::Refresh(std::string_view map, bool* changed) {
-  return impl_->Refresh(map, /*only_if_due=*/false, changed);
+Status SnapshotManager::Refresh(std::string_view map, bool* changed, bool accept_older) {
+  return impl_->Refresh(map, /*only_if_due=*/false, changed, accept_older);
 }
 
 Status SnapshotManager::Describe(std::vector<SnapshotInfo>* out) { return impl_->Describe(out); }

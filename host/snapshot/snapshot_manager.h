@@ -60,6 +60,9 @@ struct SnapshotInfo {
   int64_t create_time_ms = 0;  // installed here (this machine's clock)
   ContentVersion version;
   std::string source_node;     // the storage node it came from ("" for a snapshot installed before this was kept)
+  // Why it is ahead of every storage node ("" when it is not known to be): the last fetch found every node
+  // behind it at one version (see Refresh's accept_older).
+  std::string ahead_of_nodes;
 };
 
 struct CleanupReport {
@@ -88,8 +91,11 @@ class SnapshotManager {
 
   // Fetches a newer snapshot of `map` now, whatever the age of the one held and whatever the retry interval
   // (the user asked for fresh data: `planb refresh`, Reader::Refresh, lookup --min-version). `*changed` when a
-  // new one was installed; a node answering "not modified" is a success. Errors as Current's fetch.
-  Status Refresh(std::string_view map, bool* changed);
+  // new one was installed; a node answering "not modified" is a success. Errors as Current's fetch; when every
+  // node is behind the snapshot held at one version, the error says so and `planb stores` shows it until a fetch
+  // succeeds. `accept_older` (`planb refresh --accept-older`): a node's copy is installed even when it has fewer
+  // batches than the one held, which is how a reader moves off a snapshot whose version no node has.
+  Status Refresh(std::string_view map, bool* changed, bool accept_older = false);
 
   // The newest snapshot on disk of every configured map that has one (opened to read its version), in map order.
   Status Describe(std::vector<SnapshotInfo>* out);

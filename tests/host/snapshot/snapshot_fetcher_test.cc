@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -324,8 +325,57 @@ TEST_F(SnapshotFetcherTest, ANodeBehindTheSnapshotHeldIsSkipped) {
   ScriptedNode only(context_, std::move(alone));
   fs::remove(zip_);
   const Status refused = Fetch(Cluster({only.endpoint()}), ContentVersion{5, 0x1234});
-  EXPECT_THAT(refused.message(), HasSubstr("node1 (behind: its copy has 3 batches merged, the snapshot held has 5)"));
+  EXPECT_EQ(refused.code(), Code::kIOError);
+  EXPECT_THAT(refused.message(), HasSubstr("the snapshot held (content version 5) is ahead of every storage node "
+                                           "that answered: node1 has content version 3"));
+  EXPECT_TRUE(outcome_.held_ahead_of_nodes);
   ExpectNothingWritten();
+}
+
+// Issue 38: a snapshot with a forged content version (9e18) was installed, and every honest node was then refused
+// as "behind" until an operator deleted files. Nodes that agree on a lower version are said to, with the way back.
+TEST_F(SnapshotFetcherTest, NodesThatAgreeBelowTheSnapshotHeldAreSaidToAndAcceptOlderTakesTheirs) {
+  std::vector<std::unique_ptr<ScriptedNode>> nodes;
+  for (int i = 0; i < 2; ++i) {
+    ScriptedNode::Script honest;
+    honest.zip = zip_bytes_;
+    honest.offer.batches = 7;
+    honest.offer.digest = 0x77;
+    nodes.push_back(std::make_unique<ScriptedNode>(context_, std::move(honest)));
+  }
+  const ClusterConfig cluster = Cluster({nodes[0]->endpoint(), nodes[1]->endpoint()});
+  const ContentVersion forged{9000000000000000000ull, 0xbad};
+  Status s = Fetch(cluster, forged);
+  EXPECT_EQ(s.code(), Code::kIOError);
+  EXPECT_EQ(s.message(),
+            "snapshot of m: the snapshot held (content version 9000000000000000000) is ahead of every storage node "
+            "that answered: node1, node2 have content version 7. Merges only add batches, so the held one claims "
+            "batches no node has (a node that forged its version, or nodes whose data was reset); it keeps serving. "
+            "To install what the nodes have: planb refresh --accept-older m");
+  EXPECT_TRUE(outcome_.held_ahead_of_nodes);
+  EXPECT_EQ(outcome_.nodes_version, (ContentVersion{7, 0x77}));
+  ExpectNothingWritten();
+  // Accepting older: the first node's copy is downloaded and kept.
+  outcome_ = FetchOutcome();
+  s = FetchSnapshot(context_, cluster, "m", forged, zip_, &outcome_, {}, {}, /*accept_older=*/true);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(outcome_.node, "node1");
+  EXPECT_EQ(outcome_.version, (ContentVersion{7, 0x77}));
+  EXPECT_EQ(ReadFile(zip_), zip_bytes_);
+}
+
+TEST_F(SnapshotFetcherTest, NodesBehindAtDifferentVersionsAreOnlyBehind) {
+  std::vector<std::unique_ptr<ScriptedNode>> nodes;
+  for (uint64_t batches : {3u, 4u}) {
+    ScriptedNode::Script lagging;
+    lagging.zip = zip_bytes_;
+    lagging.offer.batches = batches;
+    nodes.push_back(std::make_unique<ScriptedNode>(context_, std::move(lagging)));
+  }
+  const Status s = Fetch(Cluster({nodes[0]->endpoint(), nodes[1]->endpoint()}), ContentVersion{5, 0x1234});
+  EXPECT_THAT(s.message(), StartsWith("snapshot of m: no storage node could provide one: node1 (behind: its copy has 3 "
+                                      "batches merged, the snapshot held has 5), node2 (behind: its copy has 4"));
+  EXPECT_FALSE(outcome_.held_ahead_of_nodes);
 }
 
 TEST_F(SnapshotFetcherTest, NotModifiedIsASuccessThatWritesNothing) {
