@@ -235,18 +235,35 @@ void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t re
   } else {
     LogPeerError("upload error", line, "for batch " + LogValue(batch_id), Sender(routing_id));
   }
+  const Status told = ForSender(status, nullptr);  // the log above keeps the node's paths; the sender does not
   Reply(routing_id, Command::kError, request_id,
-        protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+        protocol::EncodeError({static_cast<uint16_t>(told.code()), told.message()}));
 }
 
+namespace {
+
+// Every occurrence of `from` in `text` replaced by `to`, in one pass ("" replaces nothing).
+void ReplaceAll(std::string* text, const std::string& from, const std::string& to) {
+  if (from.empty() || text->find(from) == std::string::npos) return;
+  std::string out;
+  out.reserve(text->size());
+  size_t start = 0;
+  for (size_t at = text->find(from); at != std::string::npos; at = text->find(from, start)) {
+    out.append(*text, start, at - start).append(to);
+    start = at + from.size();
+  }
+  out.append(*text, start, std::string::npos);
+  *text = std::move(out);
+}
+
+}  // namespace
+
 Status UploadReceiver::Impl::ForSender(const Status& status, const UploadSession* upload) const {
-  std::string message = status.message();
-  const auto replace_all = [&message](const std::string& from, const std::string& to) {
-    if (from.empty()) return;
-    for (size_t at = message.find(from); at != std::string::npos; at = message.find(from, at + to.size())) {
-      message.replace(at, from.size(), to);
-    }
-  };
+  return Status(status.code(), ForSenderText(status.message(), upload));
+}
+
+std::string UploadReceiver::Impl::ForSenderText(std::string message, const UploadSession* upload) const {
+  const auto replace_all = [&message](const std::string& from, const std::string& to) { ReplaceAll(&message, from, to); };
   // DiskRoom::Describe (a directory, how much its disk has free): the log keeps it, a sender does not need it.
   static const std::regex room("[^ ;,]* has [0-9]+ bytes free and keeps [0-9]+ free \\(the larger of [0-9]+ bytes "
                                "and 1% of the filesystem\\)");
@@ -255,7 +272,9 @@ Status UploadReceiver::Impl::ForSender(const Status& status, const UploadSession
   if (upload != nullptr) replace_all(upload->part_path(), "the upload of batch " + upload->batch_id());
   replace_all(settings_.receive_dir + "/", "");
   replace_all(settings_.receive_dir, "the node's receive directory");
-  return Status(status.code(), message);
+  // Anything else under the home (shards, snapshots, staging): named relative to it.
+  if (settings_.home_dir.size() > 1) replace_all(settings_.home_dir, "<home>");
+  return message;
 }
 
 void UploadReceiver::Impl::ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status) {
@@ -311,6 +330,9 @@ void UploadReceiver::Impl::TakeReadResults() {
       ReplyError(result.routing_id, result.request_id, result.status, "");
       continue;
     }
+    // A read's messages may name the node's files (a shard's path, its home): said relative to the home. (Only
+    // that: a lookup's stderr can be megabytes of "no key" lines, too long for the patterns of ForSender.)
+    if (settings_.home_dir.size() > 1) ReplaceAll(&result.result.err, settings_.home_dir, "<home>");
     std::string payload = protocol::EncodeReadResult(result.result);
     // Checked again now that the size is known: reads admitted together must not pile up unread either.
     const Status room = CheckBacklog(result.client, payload.size());

@@ -67,6 +67,8 @@ class BatchSink {
 
 struct ReceiverSettings {
   std::string receive_dir;  // the home's receive/; cleared of stale parts at start
+  // The node's home: its path is named "<home>" in what peers are told (errors, a READ's stderr); "" = none.
+  std::string home_dir;
   // The largest chunk accepted (the sender is told); kept within 1..protocol::kMaxUploadChunkSize.
   uint32_t chunk_size = 1u << 20;
   uint32_t window = 8;                             // chunks the sender may have in flight (the sender is told)

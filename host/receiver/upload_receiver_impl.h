@@ -85,6 +85,8 @@ class UploadReceiver::Impl {
   // `status` as a sender is told it: the upload's part file (named by its token) as "the upload of batch ID",
   // no paths of the node's directories, no figures of its free space. The log keeps the full text.
   Status ForSender(const Status& status, const UploadSession* upload) const;
+  // The same for any text sent to a peer (a READ's stderr): the home's path as "<home>".
+  std::string ForSenderText(std::string message, const UploadSession* upload) const;
   // Answers ERROR for a request access_ refused (and logged, once a minute per client, right and map).
   void ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status);
   void Log(const std::string& line) {

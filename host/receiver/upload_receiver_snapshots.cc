@@ -140,8 +140,9 @@ void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uin
   } else {
     LogPeerError("snapshot error", status, "for map " + LogValue(map), Sender(routing_id));
   }
+  const Status told = ForSender(status, nullptr);
   Reply(routing_id, Command::kError, request_id,
-        protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
+        protocol::EncodeError({static_cast<uint16_t>(told.code()), told.message()}));
 }
 
 uint64_t UploadReceiver::Impl::ClientShare(uint64_t total) const {

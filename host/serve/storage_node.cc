@@ -149,6 +149,7 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   zmq::context_t context;
   ReceiverSettings settings;
   settings.receive_dir = runtime_.home().receive();
+  settings.home_dir = runtime_.home().root();
   settings.max_upload_bytes = cluster.max_batch_size;
   settings.idle_upload_expiry_ms = cluster.upload_idle_timeout_ms;
   settings.min_transfer_rate = cluster.min_transfer_rate;

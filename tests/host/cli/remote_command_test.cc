@@ -1,6 +1,7 @@
 // `planb lookup --remote` and `planb query --remote` against real storage nodes on loopback: the processing
 // node's home stays empty, and what it prints (stdout, stderr, exit status) is what the command prints when run
 // on the node itself.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -25,6 +26,8 @@ using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::RunPlanb;
 using ::planb::testing::TestTimeScale;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -350,6 +353,18 @@ TEST(RemoteCommand, MinVersionWaitsOnTheClientAndNeverInsideARead) {
   EXPECT_EQ(waited.exit_code, 1) << waited.err;
   EXPECT_EQ(waited.out, "Wales\tCaerdydd\n");
   EXPECT_EQ(waited.err, "planb: country_to_capital: no key 'Atlantis'\n");
+}
+
+// Issue 38, defect 13: what a node tells a peer names no path of the node (its home, a shard's file): the log
+// keeps them, the peer gets them relative to "<home>".
+TEST(RemoteCommand, ANodesErrorsNameNoPathOfTheNode) {
+  ClusterFixture cluster(1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);  // nothing loaded: every map has no data there
+  cluster.WriteReaderConfig("reader");
+  const ProcessResult r = cluster.RunOnReader("reader", {"query", "--remote", "country_to_capital"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("map country_to_capital has no data on this node (home <home>)"));
+  EXPECT_THAT(r.err, Not(HasSubstr(cluster.home(0)))) << r.err;
 }
 
 TEST(RemoteCommand, WithoutANodeListItIsAnError) {
