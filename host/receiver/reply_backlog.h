@@ -4,8 +4,8 @@
 // query results held 420 MiB. Replies made through Message() count until ZeroMQ frees them (it frees a message
 // once its last byte is in the kernel, or when the connection goes), so the receiver can refuse a client's next
 // big reply while its backlog is over the bound.
-// Thread-safety: Admits, Queued and Message on the receiver's Run thread; ZeroMQ's I/O threads free messages
-// concurrently, which the shared state's mutex covers. The state outlives the ledger while ZeroMQ holds messages.
+// Thread-safety: Admits, Unread and Message on the receiver's Run thread; ZeroMQ's I/O threads free messages
+// concurrently, under one process-wide mutex. The state outlives the ledger while ZeroMQ holds messages.
 #pragma once
 
 #include <cstdint>
@@ -33,8 +33,7 @@ class ReplyBacklog {
 
  private:
   struct State {
-    mutable std::mutex mutex;
-    std::map<std::string, uint64_t> unread;  // clients with bytes unread only
+    std::map<std::string, uint64_t> unread;  // clients with bytes unread only; guarded by the ledgers' mutex
   };
   struct Held;
   static void Free(void* data, void* hint);
