@@ -10,6 +10,17 @@ namespace planb::testing {
 
 namespace fs = std::filesystem;
 
+::testing::AssertionResult ClusterFixture::LoadAndWaitMerged(const std::vector<std::string>& files, int nodes) {
+  const ProcessResult load = Load(files);
+  if (load.exit_code != 0) {
+    return ::testing::AssertionFailure() << "load exited " << load.exit_code << ":\n" << load.err;
+  }
+  for (int i = 0; i < nodes; ++i) {
+    if (!WaitMerged(i)) return ::testing::AssertionFailure() << "node " << i << " did not merge:\n" << process(i).log();
+  }
+  return ::testing::AssertionSuccess();
+}
+
 std::string ClientSection(const std::string& name, const std::string& public_key, const std::string& rights,
                           const std::string& maps) {
   return "[client." + name + "]\npublic_key = " + public_key + "\nallow = " + rights + "\n" +

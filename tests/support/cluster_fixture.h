@@ -3,6 +3,8 @@
 // "the shards a cluster holds" can be compared with "the shards one node builds".
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
 #include <string>
@@ -67,6 +69,9 @@ class ClusterFixture {
   ProcessResult Load(const std::vector<std::string>& files, int from_node = -1);
   // Waits until node `i` has merged everything staged (staging/ holds no batch).
   bool WaitMerged(int i);
+  // Loads `files` through the processing node, then waits until storage nodes 0 to `nodes` - 1 merged them. A
+  // failure says the load's stderr or the node's log.
+  ::testing::AssertionResult LoadAndWaitMerged(const std::vector<std::string>& files, int nodes = 1);
   // The dump of node `i`'s shards (support/node_process.h DumpShards).
   std::string Dump(int i) const { return DumpShards(home(i)); }
   // The dump of a single-node home that loaded `files` once each, in order (no node list, no network).

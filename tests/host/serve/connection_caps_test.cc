@@ -50,9 +50,7 @@ void StartLoadedNode(ClusterFixture& cluster, const std::string& extra) {
                             ClientSection("reader", cluster.NewKey("reader").public_key, "read");
   cluster.top_level_extra = extra;
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
-  const ProcessResult load = cluster.Load(ExampleDataFiles());
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles()));
   cluster.WriteReaderConfig("reader");
 }
 
@@ -73,9 +71,7 @@ TEST(ConnectionCaps, OnePeersHeldConnectionsAreCappedAndClosedWhenIdleAnotherCli
   // Plaintext: 24 connections at most, 6 (25%) per peer address; idle ones closed after 3 s (reads: 1 s at most).
   cluster.top_level_extra = "max_connections = 24\nidle_connection_timeout = 3s\nremote_read_timeout = 1s\n";
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
-  const ProcessResult load = cluster.Load(ExampleDataFiles());
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles()));
   cluster.WriteReaderConfig("reader");
   // 10 connections from one address that complete their handshakes and then say nothing.
   std::vector<std::unique_ptr<testing::RawZmtpPeer>> held;

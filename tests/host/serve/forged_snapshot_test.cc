@@ -53,10 +53,7 @@ TEST(ForgedSnapshot, AReaderAheadOfEveryNodeSaysSoAndRefreshAcceptOlderMovesItBa
   ClusterFixture cluster(2);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
-  const ProcessResult load = cluster.Load(ExampleDataFiles());
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
-  ASSERT_TRUE(cluster.WaitMerged(1)) << cluster.process(1).log();
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles(), 2));
   cluster.WriteReaderConfig("reader");
   const auto reader = [&cluster](const std::vector<std::string>& args) { return cluster.RunOnReader("reader", args); };
   ProcessResult r = reader({"lookup", kMap, "Albania"});

@@ -39,13 +39,6 @@ void SecureWithClients(ClusterFixture& cluster, const std::vector<Client>& clien
   cluster.client_sections = sections;
 }
 
-// The example data loaded through the processing node and merged by node 1.
-void LoadExampleData(ClusterFixture& cluster) {
-  const ProcessResult load = cluster.Load(ExampleDataFiles());
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
-}
-
 TEST(ReadFairness, AGreedyClientHoldsOneReadThreadAnotherIsServedAndStopEndsTheStalls) {
   ClusterFixture cluster(1);
   SecureWithClients(cluster, {{"greedy", "read", kStalled}, {"reader", "read", ""}});
@@ -54,7 +47,7 @@ TEST(ReadFairness, AGreedyClientHoldsOneReadThreadAnotherIsServedAndStopEndsTheS
   cluster.top_level_extra =
       "remote_read_timeout = 10m\nidle_connection_timeout = 20m\nmax_remote_bytes_examined = 1TiB\n";
   ASSERT_TRUE(cluster.StartNode(0, {std::string("PLANB_FAULT=read.stall:") + kStalled}));
-  ASSERT_NO_FATAL_FAILURE(LoadExampleData(cluster));
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles()));
 
   zmq::context_t context;
   testing::RawSender greedy(context, cluster.endpoint(0),
@@ -83,7 +76,7 @@ TEST(ReadFairness, AStalledReadEndsAtTheDeadlineWithAnErrorThatSaysSo) {
   ClusterFixture cluster(1);
   cluster.top_level_extra = "remote_read_timeout = 300ms\n";
   ASSERT_TRUE(cluster.StartNode(0, {std::string("PLANB_FAULT=read.stall:") + kStalled}));
-  ASSERT_NO_FATAL_FAILURE(LoadExampleData(cluster));
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles()));
   cluster.WriteReaderConfig("reader");
   const ProcessResult r = cluster.RunOnReader("reader", {"query", "--remote", kStalled});
   EXPECT_EQ(r.exit_code, 2);
@@ -95,7 +88,7 @@ TEST(ReadFairness, RowBytesAreChargedAgainstMaxRemoteBytesExamined) {
   ClusterFixture cluster(1);
   cluster.top_level_extra = "max_remote_bytes_examined = 1KiB\n";
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NO_FATAL_FAILURE(LoadExampleData(cluster));
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles()));
   cluster.WriteReaderConfig("reader");
   ProcessResult r = cluster.RunOnReader("reader", {"query", "--remote", kStalled});
   EXPECT_EQ(r.exit_code, 2);
@@ -113,7 +106,7 @@ TEST(SnapshotTokens, AreTheirClientsAndNeverLoggedWhole) {
   ClusterFixture cluster(1);
   SecureWithClients(cluster, {{"alice", "snapshot", kStalled}, {"mallory", "snapshot", kStalled}});
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
-  ASSERT_NO_FATAL_FAILURE(LoadExampleData(cluster));
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles()));
 
   zmq::context_t context;
   const std::string node_key = cluster.key("node1").public_key;

@@ -57,9 +57,7 @@ TEST(UnreadReplies, AClientThatDoesNotReadIsRefusedOthersAreServedAndTheHoldEnds
   body += testing::Ref(kMap, "Albania", "Tirana");
   const std::string file = cluster.dir() + "/big.xml";
   testing::WriteFile(file, testing::ReferenceData(body));
-  const ProcessResult load = cluster.Load({file});
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
+  ASSERT_TRUE(cluster.LoadAndWaitMerged({file}));
 
   const std::string query =
       protocol::EncodeRead(testing::QueryRead(kMap, std::string("Key startsWith 'big'"), protocol::ReadFormat::kCsv));
