@@ -71,6 +71,9 @@ ConnectionGuard::ConnectionGuard(zmq::context_t& context, zmq::socket_t& router,
                      ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL;
   if (zmq_socket_monitor(router_.handle(), endpoint_.c_str(), events) != 0) throw zmq::error_t();
   monitor_.set(zmq::sockopt::linger, 0);
+  // No high-water mark on the events' pipe: a burst of connections must not drop the DISCONNECTED events that
+  // keep the counts right (ZeroMQ drops a monitor's events when its pipe is full).
+  monitor_.set(zmq::sockopt::rcvhwm, 0);
   monitor_.connect(endpoint_);
 }
 
@@ -95,8 +98,12 @@ void ConnectionGuard::TakeEvents(Clock::time_point now) {
         const auto it = connections_.find(value);
         if (!failed_handshake_.empty()) {
           const std::string peer = it == connections_.end() ? std::string("an unknown peer") : it->second.peer;
-          LogLimited("handshake " + AddressOf(peer) + failed_handshake_,
-                     "refused a connection from " + peer + ": " + failed_handshake_);
+          // Once a minute per address and cause: a TCP health check that connects and hangs up looks the same.
+          uint64_t suppressed = 0;
+          if (handshake_limiter_.Admit(AddressOf(peer) + " " + failed_handshake_, Clock::now(), &suppressed)) {
+            log_(LogValue("refused a connection from " + peer + ": " + failed_handshake_, 2 * kLogValueCap) +
+                 (suppressed > 0 ? " (" + std::to_string(suppressed) + " similar suppressed)" : ""));
+          }
           failed_handshake_.clear();
         }
         if (it != connections_.end()) connections_.erase(it);

@@ -81,6 +81,7 @@ class ConnectionGuard {
   // waits here for that event (one ZeroMQ I/O thread reports both, in that order).
   std::string failed_handshake_;
   RepeatLimiter limiter_;
+  RepeatLimiter handshake_limiter_{std::chrono::minutes(1)};
 };
 
 }  // namespace planb
