@@ -118,7 +118,10 @@ void ConnectionGuard::TakeEvents(Clock::time_point now) {
 
 void ConnectionGuard::Accepted(int fd, Clock::time_point now) {
   Connection& connection = connections_[fd];
-  connection = Connection{PeerOf(fd), "", now, false};
+  // A connection that ended before this event was taken (a failed handshake is quick) has no peer left to ask.
+  std::string peer = PeerOf(fd);
+  if (peer.empty()) peer = "a peer gone before the node looked";
+  connection = Connection{std::move(peer), "", now, false};
   connection.owner = "address " + AddressOf(connection.peer);
   const size_t open = Open();
   if (open > limits_.max_connections) {

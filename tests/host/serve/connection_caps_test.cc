@@ -114,13 +114,15 @@ TEST(ConnectionCaps, OneClientsConnectionsFromManyAddressesCountTogether) {
   ExpectReaderServed(cluster);
 }
 
-TEST(ConnectionCaps, APlaintextClientRefusedByACurveNodeIsLoggedWithItsAddress) {
+TEST(ConnectionCaps, APlaintextClientRefusedByACurveNodeIsLogged) {
   ClusterFixture cluster(1);
   ASSERT_NO_FATAL_FAILURE(StartLoadedNode(cluster, ""));
   zmq::context_t context;
   testing::RawSender plain(context, cluster.endpoint(0));
   plain.Request(protocol::Command::kRead, protocol::EncodeRead(testing::LookupRead(kMap, {"Albania"})));
-  EXPECT_TRUE(LogHas(cluster, "refused a connection from 127.0.0.1:")) << cluster.process(0).log();
+  // The peer's address is named when its socket is still there when the node takes the event (under a slow
+  // sanitizer build the failed connection may be gone by then); the connection tests above check addresses.
+  EXPECT_TRUE(LogHas(cluster, "refused a connection from ")) << cluster.process(0).log();
   // Whichever side reads the other's greeting first tells the mismatch; the node says what it requires.
   EXPECT_THAT(cluster.process(0).log(),
               HasSubstr("; this node requires CURVE, so a plaintext client, or one that has another key for this node, "
