@@ -121,7 +121,7 @@ void ConnectionGuard::Accepted(int fd, Clock::time_point now) {
   // A connection that ended before this event was taken (a failed handshake is quick) has no peer left to ask.
   std::string peer = PeerOf(fd);
   if (peer.empty()) peer = "a peer gone before the node looked";
-  connection = Connection{std::move(peer), "", now, false};
+  connection = Connection{std::move(peer), "", "", now, false};
   connection.owner = "address " + AddressOf(connection.peer);
   const size_t open = Open();
   if (open > limits_.max_connections) {
@@ -138,18 +138,20 @@ void ConnectionGuard::Accepted(int fd, Clock::time_point now) {
   }
 }
 
-bool ConnectionGuard::Seen(int fd, const std::string& client, Clock::time_point now) {
+bool ConnectionGuard::Seen(int fd, std::string_view client, Clock::time_point now) {
   const auto it = connections_.find(fd);
   if (it == connections_.end()) return true;  // accepted before the monitor saw it: nothing to go by
   Connection& connection = it->second;
   if (connection.refused) return false;
   connection.last_active = now;
-  if (client.empty() || connection.owner == "client " + client) return true;
-  connection.owner = "client " + client;
+  // Compared without building a string: this runs for every message, chunks of uploads included.
+  if (client.empty() || connection.client == client) return true;
+  connection.client = std::string(client);
+  connection.owner = "client " + connection.client;
   const size_t owned = OwnedBy(connection.owner);
   if (owned <= limits_.max_per_owner) return true;
   Refuse(fd, connection,
-         "client " + client + " has " + std::to_string(owned - 1) + " connections open, the most one client may " +
+         connection.owner + " has " + std::to_string(owned - 1) + " connections open, the most one client may " +
              "hold (max_client_share of max_connections: " + std::to_string(limits_.max_per_owner) + ")");
   return false;
 }

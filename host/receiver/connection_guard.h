@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <zmq.hpp>
 
 #include "host/common/log_text.h"
@@ -50,7 +51,7 @@ class ConnectionGuard {
   // A request arrived on the connection whose socket is `fd` (ZMQ_SRCFD), from `client` ("" in plaintext: its
   // address stays its owner). False when that makes the client hold more than its share: the connection is
   // shut down and the request should be dropped.
-  bool Seen(int fd, const std::string& client, Clock::time_point now);
+  bool Seen(int fd, std::string_view client, Clock::time_point now);
   // Shuts down connections that have sent nothing for the idle timeout.
   void CloseIdle(Clock::time_point now);
 
@@ -62,6 +63,7 @@ class ConnectionGuard {
   struct Connection {
     std::string peer;   // "ADDRESS:PORT"
     std::string owner;  // "address ADDRESS", or "client NAME" once it sent a request with keys
+    std::string client;  // NAME then; "" before
     Clock::time_point last_active;
     bool refused = false;  // shut down by this guard; gone at its DISCONNECTED event
   };

@@ -40,6 +40,21 @@ Right RightOf(Command command) {
   }
 }
 
+// Every occurrence of `from` in `text` replaced by `to`, in one pass ("" replaces nothing).
+void ReplaceAll(std::string* text, const std::string& from, const std::string& to) {
+  if (from.empty() || text->find(from) == std::string::npos) return;
+  std::string out;
+  out.reserve(text->size());
+  size_t start = 0;
+  for (size_t at = text->find(from); at != std::string::npos; at = text->find(from, start)) {
+    out.append(*text, start, at - start).append(to);
+    start = at + from.size();
+  }
+  out.append(*text, start, std::string::npos);
+  *text = std::move(out);
+}
+
+
 }  // namespace
 
 Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* bound) {
@@ -137,7 +152,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   // Counted for its connection's owner (with keys: its client); a client past its share of the connections has
   // this one closed, and its request dropped.
   const char* user = zmq_msg_gets(frames[1].handle(), "User-Id");
-  if (!connections_->Seen(zmq_msg_get(frames[1].handle(), ZMQ_SRCFD), user == nullptr ? "" : user, Clock::now())) {
+  if (!connections_->Seen(zmq_msg_get(frames[1].handle(), ZMQ_SRCFD),
+                          user == nullptr ? std::string_view() : std::string_view(user), Clock::now())) {
     return;
   }
   protocol::Header header;
@@ -239,24 +255,6 @@ void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t re
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(told.code()), told.message()}));
 }
-
-namespace {
-
-// Every occurrence of `from` in `text` replaced by `to`, in one pass ("" replaces nothing).
-void ReplaceAll(std::string* text, const std::string& from, const std::string& to) {
-  if (from.empty() || text->find(from) == std::string::npos) return;
-  std::string out;
-  out.reserve(text->size());
-  size_t start = 0;
-  for (size_t at = text->find(from); at != std::string::npos; at = text->find(from, start)) {
-    out.append(*text, start, at - start).append(to);
-    start = at + from.size();
-  }
-  out.append(*text, start, std::string::npos);
-  *text = std::move(out);
-}
-
-}  // namespace
 
 Status UploadReceiver::Impl::ForSender(const Status& status, const UploadSession* upload) const {
   return Status(status.code(), ForSenderText(status.message(), upload));
