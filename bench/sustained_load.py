@@ -216,7 +216,7 @@ class Run:
         for batch in range(1, self.args.batches + 1):
             file = self.c.path("input", loader, f"b{batch}.xml")
             cmd = [self.c.planb, "--config", self.c.path(f"{loader}.ini"), "--home", self.c.path(f"{loader}-home"),
-                   "load", file]
+                   "load", "--batch-id", f"{loader}/b{batch}", file]
             start = now()
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             _, err = proc.communicate()
@@ -226,7 +226,7 @@ class Run:
                 if proc.returncode == 0:
                     self.loaded.extend(batch_rows(loader, batch, self.args.keys))
                     for node in NODES:
-                        self.pending[node][(loader, proc.pid)] = end
+                        self.pending[node][f"{loader}/b{batch}"] = end
             if proc.returncode != 0:
                 self.error("load failed", f"{loader} batch {batch} exit {proc.returncode}: {err}")
 
@@ -249,12 +249,12 @@ class Run:
                     present.add(batch_id)
                 with self.lock:
                     self.max_staged[node] = max(self.max_staged[node], len(names))
-                    for (loader, pid), returned in list(self.pending[node].items()):
+                    for batch_id, returned in list(self.pending[node].items()):
                         if returned > started:
                             continue
-                        if not any(b.startswith(loader + "/") and f"-{pid}-" in b for b in present):
+                        if batch_id not in present:
                             self.lags[node].append(listed - returned)
-                            del self.pending[node][(loader, pid)]
+                            del self.pending[node][batch_id]
             self.stop_poller.wait(POLL_S)
 
     # Readers: single-key and batched lookups, through snapshots and --remote, of keys already loaded.
@@ -485,7 +485,8 @@ def main():
     p.add_argument("--planb", default=os.path.join(root, "build", "bin", "planb"),
                    help="the planb program (default: build/bin/planb of this checkout)")
     p.add_argument("--load-twice", action="store_true",
-                   help="load one batch file once more at the end (a new batch): the checks must then fail, "
+                   help="load one batch file once more at the end under a new --batch-id (a new batch on purpose; "
+                        "the same id would be answered 'already merged'): the checks must then fail, "
                         "which shows that they catch a doubled batch")
     p.add_argument("--keep", action="store_true", help="keep the work dir (it is kept anyway when a check fails)")
     args = p.parse_args()
@@ -526,7 +527,8 @@ def main():
         run.loaders_done.set()
         load_seconds = now() - started
         if args.load_twice:  # kept out of run.loads: the checks expect what the loaders loaded
-            again = cluster.run(LOADERS[0], ["load", cluster.path("input", LOADERS[0], "b1.xml")])
+            again = cluster.run(LOADERS[0], ["load", "--batch-id", f"{LOADERS[0]}/b1-again",
+                                             cluster.path("input", LOADERS[0], "b1.xml")])
             print(f"sustained_load: --load-twice: {LOADERS[0]}'s batch 1 loaded again (exit {again.returncode})",
                   file=sys.stderr)
         end = now() + 120

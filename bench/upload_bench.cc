@@ -56,8 +56,9 @@ class MoveSink : public BatchSink {
   explicit MoveSink(std::string dir) : dir_(std::move(dir)) {}
 
   Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
-                uint64_t* sequence) override {
+                uint64_t* sequence, std::string* already_merged) override {
     (void)scope;  // plaintext: every map
+    already_merged->clear();
     std::lock_guard<std::mutex> lock(mu_);
     *sequence = ++last_sequence_;
     const std::string path = dir_ + "/" + std::to_string(*sequence) + ".zip";

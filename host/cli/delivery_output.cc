@@ -7,7 +7,9 @@ namespace planb {
 
 void PrintNodeDelivery(const NodeDelivery& d, std::ostream& out) {
   out << "  " << std::left << std::setw(28) << d.node << std::right;
-  if (d.status.ok()) {
+  if (d.status.ok() && !d.already_merged.empty()) {
+    out << " already merged as batch " << d.already_merged << " (nothing staged)";
+  } else if (d.status.ok()) {
     out << " staged as batch " << d.sequence << (d.local ? " (moved)" : "") << (d.merged ? ", merged" : "");
   } else {
     const std::string& why = d.status.message();

@@ -7,8 +7,8 @@
 
 namespace planb {
 
-// "  node1a                       staged as batch 12, merged" or "  node2a ... not stored: <first line of the
-// error>", with its newline.
+// "  node1a                       staged as batch 12, merged", "  node1a ... already merged as batch ID (nothing
+// staged)" or "  node2a ... not stored: <first line of the error>", with its newline.
 void PrintNodeDelivery(const NodeDelivery& delivery, std::ostream& out);
 
 }  // namespace planb

@@ -10,6 +10,7 @@
 #include "host/cluster/cluster_delivery.h"
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
+#include "host/ingest/batch_ids.h"
 #include "host/ingest/load_job.h"
 #include "host/ingest/staging_store.h"
 
@@ -26,9 +27,12 @@ void PrintRecords(const StreamReport& stream, std::ostream& out) {
   }
 }
 
+bool PrintSkipped(const LoadReport& report, const StreamReport& stream, std::ostream& out);
+
 // Where each stream ended up, node by node: what a failed load leaves behind, stated exactly.
 void PrintDeliveries(const LoadReport& report, std::ostream& out) {
   for (const StreamReport& stream : report.streams) {
+    if (stream.same_as && PrintSkipped(report, stream, out)) continue;
     if (stream.deliveries.empty()) {
       out << stream.file << ": not stored on any node\n";
       continue;
@@ -41,6 +45,7 @@ void PrintDeliveries(const LoadReport& report, std::ostream& out) {
 void PrintLocalOutcome(const LoadReport& report, std::ostream& out) {
   for (size_t i = 0; i < report.streams.size(); ++i) {
     const StreamReport& stream = report.streams[i];
+    if (PrintSkipped(report, stream, out)) continue;
     out << stream.file << ": "
         << (stream.sequence == 0 ? "not staged"
                                  : report.Merged(i) ? "staged as batch " + std::to_string(stream.sequence) + ", merged"
@@ -112,6 +117,33 @@ Status TabularOptions(const CommandLine& cli, LoadOptions* options) {
   return Status::Ok();
 }
 
+// A stream not stored this time because it is in already: loaded before, or given twice in this load.
+bool PrintSkipped(const LoadReport& report, const StreamReport& stream, std::ostream& out) {
+  if (stream.same_as) {
+    out << stream.file << ": the same batch as " << report.streams[*stream.same_as].file << " (" << stream.batch_id
+        << "): loaded once\n";
+    return true;
+  }
+  if (stream.already_merged) {
+    out << stream.file << ": already merged as batch " << stream.batch_id << " (nothing staged)\n";
+    return true;
+  }
+  return false;
+}
+
+// Nodes that reached different content versions have not merged the same batches: said, not hidden behind the
+// highest count.
+void PrintDivergence(const LoadReport& report, std::ostream& err) {
+  for (const std::string& map : report.DivergentMaps()) {
+    err << "planb: note: the storage nodes hold different content versions of " << map << ":";
+    for (const auto& [node, maps] : report.node_versions) {
+      const auto it = maps.find(map);
+      if (it != maps.end()) err << " " << node << " " << it->second;
+    }
+    err << " (a node behind has not merged every batch the others have; see planb stores)\n";
+  }
+}
+
 void PrintVersions(const LoadReport& report, std::ostream& out) {
   for (const auto& [map, batches] : report.versions) {
     out << "content version of " << map << ": " << batches
@@ -133,6 +165,13 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
       return kExitError;
     }
     options.effective_time_ms = ms;
+  }
+  if (cli.batch_id) {
+    if (Status s = CheckGivenBatchId(*cli.batch_id); !s.ok()) {
+      err << "planb: load: " << s.message() << "\n";
+      return kExitError;
+    }
+    options.batch_id = cli.batch_id;
   }
   if (Status s = TabularOptions(cli, &options); !s.ok()) {
     err << "planb: load: " << s.message() << "\n";
@@ -180,17 +219,23 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   }
   for (const StreamReport& stream : report.streams) PrintRecords(stream, out);
   if (!report.distributed) {
+    for (const StreamReport& stream : report.streams) PrintSkipped(report, stream, out);
     out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
     PrintVersions(report, out);
     PrintEarlierTrouble(report, err);
     return kExitOk;
   }
   for (const StreamReport& stream : report.streams) {
+    if (stream.same_as) {
+      PrintSkipped(report, stream, out);
+      continue;
+    }
     out << stream.file << ": batch of " << stream.batch_bytes << " bytes stored on " << stream.deliveries.size()
         << " storage node(s)\n";
     for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);  // all stored: status OK
   }
   PrintVersions(report, out);
+  PrintDivergence(report, err);
   return kExitOk;
 }
 

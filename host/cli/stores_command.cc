@@ -2,11 +2,13 @@
 #include <iomanip>
 #include <optional>
 
+#include "host/cli/cluster_versions.h"
 #include "host/cli/commands.h"
 #include "host/common/iso_time.h"
 #include "host/ingest/quarantine.h"
 #include "host/maintain/maintenance_marks.h"
 #include "host/snapshot/snapshot_manager.h"
+#include "host/storage/content_version.h"
 #include "host/storage/shard_space.h"
 #include "planb/lmdb.h"
 
@@ -14,7 +16,7 @@ namespace planb {
 namespace {
 
 struct StoreLine {
-  std::string map, type, scheme, rows, bytes, free, condensed, reclaimed;
+  std::string map, type, scheme, rows, version, bytes, free, condensed, reclaimed;
 };
 
 std::string MarkText(const std::optional<int64_t>& ms) { return ms ? FormatIsoTime(*ms) : "-"; }
@@ -25,7 +27,7 @@ Status Measure(Runtime& runtime, const std::string& map, StoreLine* line) {
   std::shared_ptr<MapEnv> shard;
   Status s = runtime.OpenShard(map, &shard);
   if (s.code() == Code::kNotFound) {
-    line->rows = line->bytes = line->free = line->condensed = line->reclaimed = "-";
+    line->rows = line->version = line->bytes = line->free = line->condensed = line->reclaimed = "-";
     return Status::Ok();
   }
   PLANB_RETURN_IF_ERROR(s);
@@ -35,7 +37,10 @@ Status Measure(Runtime& runtime, const std::string& map, StoreLine* line) {
   PLANB_RETURN_IF_ERROR(txn.Begin(shard->env(), MDB_RDONLY).WithContext(shard->path()));
   MaintenanceMarks marks;
   PLANB_RETURN_IF_ERROR(ReadMaintenanceMarks(txn.get(), shard->meta(), &marks).WithContext(shard->path()));
+  ContentVersion version;
+  PLANB_RETURN_IF_ERROR(ReadContentVersion(txn.get(), shard->meta(), &version).WithContext(shard->path()));
   line->rows = std::to_string(space.rows);
+  line->version = std::to_string(version.batches);
   line->bytes = std::to_string(space.file_bytes);
   line->free = std::to_string(static_cast<int>(space.free_share * 100 + 0.5)) + "%";
   line->condensed = MarkText(marks.last_condensed_ms);
@@ -84,9 +89,10 @@ int PrintSnapshots(Runtime& runtime, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, std::ostream& err) {
+int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
+  if (cli.cluster) return PrintClusterVersions(runtime, out, err);
   std::vector<std::vector<std::string>> table{
-      {"MAP", "TYPE", "SCHEME", "ROWS", "BYTES", "FREE", "LAST_CONDENSED", "LAST_RECLAIMED"}};
+      {"MAP", "TYPE", "SCHEME", "ROWS", "VERSION", "BYTES", "FREE", "LAST_CONDENSED", "LAST_RECLAIMED"}};
   int exit_code = kExitOk;
   for (const auto& [name, plugins] : runtime.catalog().maps()) {
     StoreLine line;
@@ -96,11 +102,11 @@ int RunStoresCommand(Runtime& runtime, const CommandLine&, std::ostream& out, st
     Status s = Measure(runtime, name, &line);
     if (!s.ok()) {
       err << "planb: " << s.message() << "\n";
-      line.rows = line.bytes = line.free = line.condensed = line.reclaimed = "?";
+      line.rows = line.version = line.bytes = line.free = line.condensed = line.reclaimed = "?";
       exit_code = kExitError;
     }
-    table.push_back({line.map, line.type, line.scheme, line.rows, line.bytes, line.free, line.condensed,
-                     line.reclaimed});
+    table.push_back({line.map, line.type, line.scheme, line.rows, line.version, line.bytes, line.free,
+                     line.condensed, line.reclaimed});
   }
   PrintTable(table, 3, out);
   // A storage node's merge queue: batches in quarantine/ and the staged batches held back behind them.

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "host/ingest/merge_processor.h"
+#include "host/ingest/merged_check.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 
@@ -14,6 +15,20 @@ namespace {
 
 // This node's copy: linked into staging/ under the staging lock, so it is ordered with uploads from elsewhere.
 void DeliverLocally(Runtime& runtime, const std::string& zip_path, bool synchronise_merge, NodeDelivery* delivery) {
+  // As a remote node does (StorageNode::Accept): a batch this node merged already is not staged again.
+  std::vector<std::string> maps;
+  std::string recorded_id;
+  UnzipLimits limits{runtime.config().cluster.max_batch_size};
+  limits.allow_deletes = true;  // this process made the batch (a load's or a deletion's)
+  delivery->status = ReadBatchId(zip_path, limits, &recorded_id, &maps);
+  bool merged_before = false;
+  if (delivery->status.ok()) delivery->status = IsMergedIntoEveryShard(runtime, maps, recorded_id, &merged_before);
+  if (!delivery->status.ok()) return;
+  if (merged_before) {
+    delivery->already_merged = recorded_id;
+    delivery->merged = true;
+    return;
+  }
   StagingStore staging(runtime.home());
   delivery->status = staging.Stage(zip_path, &delivery->sequence, /*link_only=*/true);
   if (!delivery->status.ok() || !synchronise_merge) return;
@@ -57,7 +72,10 @@ std::string DescribeFailures(const std::vector<NodeDelivery>& deliveries) {
   }
   std::string message = "not stored on " + std::to_string(failures) + " of " + std::to_string(deliveries.size()) +
                         " storage node(s):" + failed;
-  if (!stored.empty()) message += "\n  (stored on " + stored + "; loading the stream again is safe)";
+  if (!stored.empty()) {
+    message += "\n  (stored on " + stored + "; loading the same files again completes the load: a node that has "
+               "this batch answers \"already merged\" and counts nothing twice)";
+  }
   return message;
 }
 
@@ -105,6 +123,7 @@ Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::str
       }
       delivery.sequence = delivery.upload.sequence;
       delivery.merged = delivery.upload.merged;
+      delivery.already_merged = delivery.upload.already_merged;
     });
   }
   if (local < deliveries->size()) DeliverLocally(runtime, zip_path, synchronise_merge, &(*deliveries)[local]);

@@ -29,7 +29,7 @@ const std::vector<CommandSpec>& Commands() {
        "load reference-data XML files (or, with --format csv|jsonl, CSV or JSON lines rows into --map; '-' = "
        "stdin) (one stream each) and merge them into the shards",
        {"effective-time", "format", "map", "key", "from", "to", "time", "timeout", "value", "value-json", "columns",
-        "comments"},
+        "comments", "batch-id"},
        1, kMany},
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
@@ -45,8 +45,9 @@ const std::vector<CommandSpec>& Commands() {
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
       {"stores", "",
-       "list each configured map: type, scheme, rows, bytes on disk, free share, last condensed and reclaimed", {},
-       0, 0},
+       "list each configured map: type, scheme, rows, content version, bytes on disk, free share, last condensed "
+       "and reclaimed; --cluster: every storage node's content version of each map side by side",
+       {"cluster"}, 0, 0},
       {"cleanup", "",
        "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
        "by readers on a schedule)", {}, 0, 0},
@@ -107,6 +108,10 @@ po::options_description CommandOptions() {
   command.add_options()
       ("effective-time", po::value<std::string>()->value_name("ISO8601"),
        "load: effective time of records without <time> (default: each file's modification time)")
+      ("batch-id", po::value<std::string>()->value_name("ID"),
+       "load: the batch's id on every node, a pipeline's idempotency key (A-Z a-z 0-9 . _ - : /, at most 200 "
+       "bytes; several files: ID/1, ID/2, ...). Default: derived from each file's records, so loading the same "
+       "files again merges nothing twice; a new ID loads identical content as new data")
       ("time", po::value<std::string>()->value_name("ISO8601"),
        "lookup: the instant asked about, for temporal types and sessions (default: now); load --format csv|jsonl: "
        "the column of the records' times (ISO-8601 or epoch milliseconds)")
@@ -123,6 +128,8 @@ po::options_description CommandOptions() {
        "lookup: first wait (at most 10 x request_timeout) for data at content version N or newer, as load printed")
       ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
       ("all", "delete: every row of the map (instead of --where)")
+      ("cluster", "stores: ask every storage node of node_list for its content version of each map and show them "
+                  "side by side, naming the nodes behind (exit 1 when nodes differ, 2 when one cannot answer)")
       ("dry-run", "delete: print the rows that would go (as query does) and their count; maintain: report what "
                   "would be removed and reclaimed; both change nothing")
       ("remote", "lookup, query, delete --dry-run: ask a storage node of node_list (in order) instead of reading "
@@ -274,6 +281,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("config")) out->config = vm["config"].as<std::string>();
   if (vm.count("plugin-dir")) out->plugin_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
   if (vm.count("effective-time")) out->effective_time = vm["effective-time"].as<std::string>();
+  if (vm.count("batch-id")) out->batch_id = vm["batch-id"].as<std::string>();
   if (vm.count("time")) out->time = vm["time"].as<std::string>();
   if (vm.count("where")) out->where = vm["where"].as<std::string>();
   if (vm.count("format")) out->format = vm["format"].as<std::string>();
@@ -281,6 +289,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   out->explain = vm.count("explain") > 0;
   out->remote = vm.count("remote") > 0;
   out->all = vm.count("all") > 0;
+  out->cluster = vm.count("cluster") > 0;
   out->dry_run = vm.count("dry-run") > 0;
   out->quiet = vm.count("quiet") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();

@@ -18,6 +18,7 @@ struct CommandLine {
   std::string config;
   std::vector<std::string> plugin_dirs;
   std::optional<std::string> effective_time;  // load
+  std::optional<std::string> batch_id;        // load --batch-id
   std::optional<std::string> time;            // lookup: the instant asked about (default: now)
   std::optional<std::string> keys_from;       // lookup: a file of keys, one per line ("-" = stdin)
   std::optional<std::string> min_version;     // lookup: wait for a content version at least this (load prints it)
@@ -28,6 +29,7 @@ struct CommandLine {
   bool explain = false;                       // query
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
   bool all = false;                           // delete: every row of the map
+  bool cluster = false;                       // stores: every storage node's versions
   bool dry_run = false;                       // delete, maintain: report what would go, change nothing
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve

@@ -21,7 +21,9 @@ struct NodeDelivery {
   bool local = false;      // staged on this machine without the network
   Status status;
   uint64_t sequence = 0;   // the node's staging sequence number
-  bool merged = false;     // synchronise_merge: merged on that node before returning
+  bool merged = false;     // synchronise_merge: merged on that node before returning (and when already merged)
+  // The node had merged this batch before (a retried load): nothing was staged there. The id it recorded.
+  std::string already_merged;
   UploadOutcome upload;    // remote nodes only
 };
 

@@ -13,7 +13,10 @@
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
+#include "host/ingest/batch_fingerprint.h"
+#include "host/ingest/batch_ids.h"
 #include "host/ingest/load_check.h"
+#include "host/ingest/merged_check.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
@@ -39,6 +42,7 @@ Status FileModificationTime(const std::string& file, int64_t* ms) {
 
 Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions& options, StreamWriter* writer,
                    StreamReport* report) {
+  BatchFingerprint fingerprint("load");
   int64_t effective_time = 0;
   if (options.effective_time_ms) {
     effective_time = *options.effective_time_ms;
@@ -57,6 +61,7 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
       return Status::Ok();
     }
     PLANB_RETURN_IF_ERROR(writer->Add(parsed.map, parsed.record));
+    fingerprint.Add(parsed.map, parsed.record);
     if (++records % kProgressEvery == 0 && options.progress) options.progress(file, records);
     return Status::Ok();
   };
@@ -64,6 +69,7 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
                                         : ReadReferenceDataFile(file, effective_time, handler));
   PLANB_RETURN_IF_ERROR(writer->Finish().WithContext(file));
   report->file = file;
+  report->batch_id = fingerprint.BatchId();  // replaced by --batch-id's (RunLoad)
   report->records = writer->RecordCounts();
   for (const auto& entry : report->records) {
     std::error_code ec;
@@ -120,7 +126,7 @@ protocol::PrepareRequest LoadNeeds(const LoadReport& report) {
 Status JudgeChecks(const std::vector<NodeCheck>& checks, LoadReport* report) {
   std::string problems;
   size_t count = 0;
-  std::map<std::string, uint64_t> have;
+  report->node_versions.clear();
   for (const NodeCheck& check : checks) {
     const std::string where = check.local ? check.node + " (this node)" : check.node;
     if (!check.status.ok()) {
@@ -133,18 +139,29 @@ Status JudgeChecks(const std::vector<NodeCheck>& checks, LoadReport* report) {
         problems += "\n  " + where + ": " + answer.message;
         ++count;
       }
-      have[answer.map] = std::max(have[answer.map], answer.batches);
+      report->node_versions[check.node][answer.map] = answer.batches;
     }
   }
   if (count > 0) {
     return Status::Invalid("the storage nodes cannot take this load, so nothing was staged on any node (" +
                            std::to_string(count) + " problem(s)):" + problems);
   }
-  for (const StreamReport& stream : report->streams) {
-    for (const auto& entry : stream.records) ++have[entry.first];
-  }
-  report->versions = std::move(have);
   return Status::Ok();
+}
+
+// After the deliveries: each node's count grows by the streams it staged (not those it had merged already), and
+// the load's versions are the highest any node reaches.
+void CountDeliveredVersions(LoadReport* report) {
+  for (const StreamReport& stream : report->streams) {
+    for (const NodeDelivery& d : stream.deliveries) {
+      if (!d.status.ok() || !d.already_merged.empty()) continue;
+      for (const auto& entry : stream.records) ++report->node_versions[d.node][entry.first];
+    }
+  }
+  report->versions.clear();
+  for (const auto& [node, maps] : report->node_versions) {
+    for (const auto& [map, batches] : maps) report->versions[map] = std::max(report->versions[map], batches);
+  }
 }
 
 Status CheckNodes(Runtime& runtime, const LoadOptions& options, LoadReport* report) {
@@ -160,7 +177,7 @@ Status CheckNodes(Runtime& runtime, const LoadOptions& options, LoadReport* repo
     options.delivery->Check(request, &checks);
   }
   PLANB_RETURN_IF_ERROR(JudgeChecks(checks, report));
-  if (runtime.config().cluster.single_node()) report->versions.clear();  // read from the shards once merged
+  if (runtime.config().cluster.single_node()) report->node_versions.clear();  // read from the shards once merged
   return Status::Ok();
 }
 
@@ -180,7 +197,6 @@ void ReadMergedVersions(Runtime& runtime, LoadReport* report) {
   }
 }
 
-std::string StreamName(const StreamWriter& writer) { return fs::path(writer.dir()).filename().string(); }
 
 bool NeedsSynchronisedMerge(const Runtime& runtime, const StreamReport& stream) {
   for (const auto& entry : stream.records) {
@@ -190,21 +206,34 @@ bool NeedsSynchronisedMerge(const Runtime& runtime, const StreamReport& stream) 
   return false;
 }
 
-// The id each stream's batch goes by on every node (in its manifest, in BEGIN, in the shards' content versions).
-std::vector<std::string> BatchIds(const Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers) {
-  std::vector<std::string> ids;
-  for (const auto& writer : writers) ids.push_back(runtime.config().cluster.node_name + "/" + StreamName(*writer));
-  return ids;
+// The id each stream's batch goes by on every node (in its manifest, in BEGIN, in the shards' content versions):
+// its content's, or --batch-id's (batch_ids.h). A stream whose id an earlier one has (the same file twice) is
+// that stream again: it is not sent.
+void AssignBatchIds(const LoadOptions& options, LoadReport* report) {
+  std::vector<std::string> content_ids;
+  for (const StreamReport& stream : report->streams) content_ids.push_back(stream.batch_id);
+  const std::vector<std::string> ids = StreamBatchIds(options.batch_id, content_ids);
+  std::map<std::string, size_t> first;
+  for (size_t i = 0; i < report->streams.size(); ++i) {
+    report->streams[i].batch_id = ids[i];
+    const auto [it, inserted] = first.emplace(ids[i], i);
+    if (!inserted) report->streams[i].same_as = it->second;
+  }
 }
 
 // Zips each finished stream into writer/<stream>.zip (and drops its LMDB files): the batch as staging/ keeps it.
 Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
-                  const std::vector<std::string>& batch_ids, std::vector<std::string>* zips, LoadReport* report) {
+                  std::vector<std::string>* zips, LoadReport* report) {
   for (size_t i = 0; i < writers.size(); ++i) {
+    if (report->streams[i].same_as) {  // not sent: no zip
+      zips->emplace_back();
+      writers[i]->Discard();
+      continue;
+    }
     ZipOptions options;
     // Batches that only move on this machine are stored, not deflated: nothing would be gained.
     options.compress = !runtime.config().cluster.single_node();
-    options.batch_id = batch_ids[i];
+    options.batch_id = report->streams[i].batch_id;
     const std::string zip = writers[i]->dir() + ".zip";
     zips->push_back(zip);
     PLANB_RETURN_IF_ERROR(ZipBatch(writers[i]->dir(), zip, options).WithContext(report->streams[i].file));
@@ -256,7 +285,7 @@ Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadReport&
   Code code = Code::kInvalidArgument;  // the first stream's; held or quarantined: a batch was refused
   for (size_t i = 0; i < report.streams.size(); ++i) {
     const StreamReport& stream = report.streams[i];
-    if (report.Merged(i)) continue;
+    if (report.Merged(i) || stream.same_as) continue;  // a repeat is judged as the stream it repeats
     Code why_code = Code::kInvalidArgument;
     const std::string why = WhyNotMerged(runtime, stream, merged, report.merge, &why_code);
     if (count == 0) code = why_code;
@@ -272,7 +301,14 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, cons
                     LoadReport* report) {
   StagingStore staging(runtime.home());
   for (size_t i = 0; i < zips.size(); ++i) {
-    PLANB_RETURN_IF_ERROR(staging.Stage(zips[i], &report->streams[i].sequence));
+    StreamReport& stream = report->streams[i];
+    if (stream.same_as) continue;
+    std::vector<std::string> maps;
+    for (const auto& entry : stream.records) maps.push_back(entry.first);
+    PLANB_RETURN_IF_ERROR(IsMergedIntoEveryShard(runtime, maps, stream.batch_id, &stream.already_merged)
+                              .WithContext(stream.file));
+    if (stream.already_merged) continue;  // loaded before: nothing to stage
+    PLANB_RETURN_IF_ERROR(staging.Stage(zips[i], &stream.sequence));
     report->staged = true;
   }
   // Single node: this process is the storage node, so it merges what it staged (and anything queued before).
@@ -283,12 +319,13 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, cons
   return JudgeLocalMerge(runtime, merged, *report);
 }
 
-Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, const std::vector<std::string>& zips,
-                  const LoadOptions& options, LoadReport* report) {
+Status Distribute(Runtime& runtime, const std::vector<std::string>& zips, const LoadOptions& options,
+                  LoadReport* report) {
   report->distributed = true;
   for (size_t i = 0; i < zips.size(); ++i) {
     StreamReport& stream = report->streams[i];
-    const std::string& batch_id = batch_ids[i];
+    if (stream.same_as) continue;
+    const std::string& batch_id = stream.batch_id;
     DeliveryProgress progress;
     if (options.upload_progress) {
       const std::vector<std::string>& nodes = runtime.config().cluster.node_list;
@@ -298,11 +335,16 @@ Status Distribute(Runtime& runtime, const std::vector<std::string>& batch_ids, c
     }
     Status s = options.delivery->Deliver(zips[i], batch_id, NeedsSynchronisedMerge(runtime, stream),
                                          &stream.deliveries, progress);
-    for (const NodeDelivery& d : stream.deliveries) report->staged = report->staged || d.status.ok();
+    stream.already_merged = !stream.deliveries.empty();
+    for (const NodeDelivery& d : stream.deliveries) {
+      report->staged = report->staged || (d.status.ok() && d.already_merged.empty());
+      stream.already_merged = stream.already_merged && d.status.ok() && !d.already_merged.empty();
+    }
     // Later streams wait: every node must stage the streams in the same order.
     if (!s.ok()) return s.WithContext(stream.file);
     static_cast<void>(RemoveTree(zips[i]));  // a leftover zip is removed with abandoned streams
   }
+  CountDeliveredVersions(report);
   return Status::Ok();
 }
 
@@ -326,6 +368,7 @@ Status PrepareTabular(const Runtime& runtime, const std::vector<std::string>& fi
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& given,
                LoadReport* report) {
   if (files.empty()) return Status::Invalid("load: no input files given");
+  if (given.batch_id) PLANB_RETURN_IF_ERROR(CheckGivenBatchId(*given.batch_id));
   LoadOptions options = given;
   PLANB_RETURN_IF_ERROR(PrepareTabular(runtime, files, &options));
   PLANB_RETURN_IF_ERROR(StreamWriter::RemoveAbandoned(runtime.home().writer()));
@@ -337,16 +380,30 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   // A storage node checks its own shards first; a processing node has none (the receivers check theirs).
   if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
   if (s.ok()) s = CheckNodes(runtime, options, report);
-  const std::vector<std::string> batch_ids = BatchIds(runtime, writers);
-  if (s.ok()) s = ZipStreams(runtime, writers, batch_ids, &zips, report);
+  if (s.ok()) AssignBatchIds(options, report);
+  if (s.ok()) s = ZipStreams(runtime, writers, &zips, report);
   if (s.ok()) {
     s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, options, report)
-                                               : Distribute(runtime, batch_ids, zips, options, report);
+                                               : Distribute(runtime, zips, options, report);
     if (runtime.config().cluster.single_node()) ReadMergedVersions(runtime, report);
   }
   for (const auto& writer : writers) writer->Discard();  // finished streams too: nothing is left behind
-  for (const std::string& zip : zips) static_cast<void>(RemoveTree(zip));
+  for (const std::string& zip : zips) {
+    if (!zip.empty()) static_cast<void>(RemoveTree(zip));
+  }
   return s;
+}
+
+std::vector<std::string> LoadReport::DivergentMaps() const {
+  std::map<std::string, std::set<uint64_t>> seen;
+  for (const auto& [node, maps] : node_versions) {
+    for (const auto& [map, batches] : maps) seen[map].insert(batches);
+  }
+  std::vector<std::string> divergent;
+  for (const auto& [map, counts] : seen) {
+    if (counts.size() > 1) divergent.push_back(map);
+  }
+  return divergent;
 }
 
 }  // namespace planb

@@ -49,6 +49,10 @@ struct LoadOptions {
   // reference-data XML; a file "-" is standard input (at most once; its effective time defaults to now). The
   // record kind follows the map's type (session maps: <session> records).
   std::optional<TabularSpec> tabular;
+  // The batches' ids (batch_ids.h): by default each stream's content id, so that loading the same files again
+  // merges nothing twice; given, the pipeline's own key (checked by CheckGivenBatchId; a new key loads identical
+  // content as new data).
+  std::optional<std::string> batch_id;
 };
 
 struct StreamReport {
@@ -59,6 +63,11 @@ struct StreamReport {
   uint64_t sequence = 0;                    // single node: its staging sequence (0: not staged)
   std::vector<NodeDelivery> deliveries;     // with a node_list: one per storage node
   uint64_t skipped = 0;                     // records of maps left out by LoadOptions::only_maps
+  std::string batch_id;                     // the id its batch goes by on every node
+  // Single node: its batch was merged here before (nothing staged). With a node_list: every node answered that.
+  bool already_merged = false;
+  // The index of an earlier stream of this load with the same batch id (the same file given twice): not sent.
+  std::optional<size_t> same_as;
 };
 
 struct LoadReport {
@@ -71,12 +80,22 @@ struct LoadReport {
   // load plus this load's batches of the map (other loads merged meanwhile only make the real count higher).
   // Empty when the load failed before its checks passed.
   std::map<std::string, uint64_t> versions;
+  // With a node_list: per storage node, per map, the content version count it reported before the load plus the
+  // batches of this load it staged (not those it had merged already). Nodes that differ have missed batches.
+  std::map<std::string, std::map<std::string, uint64_t>> node_versions;
   // Wall time spent reading the files and writing the streams' LMDB files, and (single node) merging them.
   std::chrono::nanoseconds write_time{0};
   std::chrono::nanoseconds merge_time{0};
 
-  // Whether stream `i` was merged (single node; with a node_list see its deliveries).
-  bool Merged(size_t i) const { return streams[i].sequence != 0 && merge.merged.count(streams[i].sequence) > 0; }
+  // Whether stream `i` is merged (single node; with a node_list see its deliveries): by this load, before it
+  // (already merged), or as the earlier stream it repeats.
+  bool Merged(size_t i) const {
+    if (streams[i].same_as) return Merged(*streams[i].same_as);
+    if (streams[i].already_merged) return true;
+    return streams[i].sequence != 0 && merge.merged.count(streams[i].sequence) > 0;
+  }
+  // The maps whose content version differs between storage nodes after this load (node_versions).
+  std::vector<std::string> DivergentMaps() const;
 };
 
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& options,

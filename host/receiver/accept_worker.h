@@ -24,6 +24,7 @@ struct AcceptResult {
   Token token;
   Status status;
   uint64_t sequence = 0;
+  std::string already_merged;  // the batch id this node had merged already ("" : staged as `sequence`)
 };
 
 using AcceptWorker = LoopWorker<AcceptJob, AcceptResult>;

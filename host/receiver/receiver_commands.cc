@@ -50,6 +50,15 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
       upload.set_flags(begin.flags);
       if (upload.state == UploadState::kReceiving) upload.scope = scope;  // what is verified: the resumer's rights
       if (upload.state != UploadState::kReceiving) upload.last_touch = Clock::now();
+      // Staged by an earlier attempt (a load run again after a failure) and merged since: the batch is in, and
+      // this sender did not add it now; it hears "already merged", as a fresh upload of it would.
+      if (upload.state == UploadState::kStaged || upload.state == UploadState::kMerged) {
+        std::string ignored;
+        if (sink_.MergeStateOf(upload.sequence, &ignored) == BatchSink::MergeState::kMerged) {
+          upload.state = UploadState::kAlreadyMerged;
+          upload.merged_as = begin.batch_id;
+        }
+      }
       ready.token = upload.token();
       ready.resume_offset = upload.received();
       if (upload.state == UploadState::kReceiving && upload.received() > 0) {
@@ -282,6 +291,7 @@ protocol::StatusReply UploadReceiver::Impl::CurrentStatus(const UploadSession& u
     reply.code = static_cast<uint16_t>(upload.error.code());
     reply.message = upload.error.message();
   }
+  if (upload.state == UploadState::kAlreadyMerged) reply.message = upload.merged_as;
   return reply;
 }
 

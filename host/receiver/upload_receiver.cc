@@ -303,7 +303,14 @@ void UploadReceiver::Impl::TakeAcceptResults() {
     if (it == uploads_.end()) continue;
     UploadSession* upload = it->second.get();
     upload->last_touch = Clock::now();
-    if (result.status.ok()) {
+    if (result.status.ok() && !result.already_merged.empty()) {
+      // Nothing staged: the batch is in already (a retried load). The part file is the receiver's to remove.
+      upload->RemovePart();
+      upload->state = UploadState::kAlreadyMerged;
+      upload->merged_as = result.already_merged;
+      Log("batch (id " + LogValue(upload->batch_id()) + ") from " + upload->client +
+          " is already merged here (as " + LogValue(result.already_merged) + "); not staged again");
+    } else if (result.status.ok()) {
       upload->state = UploadState::kStaged;
       upload->sequence = result.sequence;
       // Named by who sent it, not by the batch id, which is the sender's to choose.

@@ -35,9 +35,11 @@ class BatchSink {
   virtual ~BatchSink() = default;
   // Verifies the complete zip at `zip_path` and moves it into staging/. On error the file is left for the
   // receiver to delete and nothing is staged; the status goes back to the sender as is. A batch naming a map
-  // outside `scope` (the maps its sender's client may upload to) is refused (kPermissionDenied).
+  // outside `scope` (the maps its sender's client may upload to) is refused (kPermissionDenied). A verified batch
+  // this node has already merged (its manifest id recorded in every map's shard) is not staged again: OK with
+  // `*already_merged` set to that id, `*sequence` 0, and the file left for the receiver to delete.
   virtual Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
-                        uint64_t* sequence) = 0;
+                        uint64_t* sequence, std::string* already_merged) = 0;
   // Whether staged batch `sequence` has been merged; kFailed with `error` when its merge failed (it stays queued
   // and is retried, so kFailed may later become kMerged).
   virtual MergeState MergeStateOf(uint64_t sequence, std::string* error) = 0;

@@ -52,6 +52,7 @@ class UploadSession {
   protocol::UploadState state = protocol::UploadState::kReceiving;
   uint64_t sequence = 0;  // staged: the staging sequence from BatchSink::Accept
   Status error;           // failed: why
+  std::string merged_as;  // already merged: the batch id this node had recorded
   MapScope scope;         // the maps its sender's client may upload to (the last BEGIN's, after a resume)
   // When the upload last moved on: begun, bytes received, committed, verified; for a finished one also a STATUS
   // or BEGIN about it. A receiving upload that gets only BEGINs, STATUS polls or empty chunks is not moving on

@@ -20,6 +20,7 @@
 #include "host/ingest/batch_verifier.h"
 #include "host/ingest/load_check.h"
 #include "host/ingest/merge_processor.h"
+#include "host/ingest/merged_check.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/maintain/maintenance_runner.h"
@@ -219,11 +220,26 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
 }
 
 Status StorageNode::Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
-                           uint64_t* sequence) {
+                           uint64_t* sequence, std::string* already_merged) {
+  *sequence = 0;
+  already_merged->clear();
   const UnzipLimits limits{runtime_.config().cluster.max_batch_size};
   // The sender knows its batch by id, not by this node's file name: errors lead with the id.
   const std::string context = "batch " + batch_id;
   PLANB_RETURN_IF_ERROR(VerifyBatch(runtime_, zip_path, CheckDirFor(zip_path), limits, VerifyOptions(), scope).WithContext(context));
+  // A load retried after a failure sends again what it sent before, under the same ids: what is merged here
+  // already is answered as such rather than staged for a merge that would change nothing.
+  std::string recorded_id;
+  std::vector<std::string> maps;
+  UnzipLimits verified = limits;
+  verified.allow_deletes = true;  // VerifyBatch admitted its delete entries
+  PLANB_RETURN_IF_ERROR(ReadBatchId(zip_path, verified, &recorded_id, &maps).WithContext(context));
+  bool merged = false;
+  PLANB_RETURN_IF_ERROR(IsMergedIntoEveryShard(runtime_, maps, recorded_id, &merged).WithContext(context));
+  if (merged) {
+    *already_merged = recorded_id;
+    return Status::Ok();
+  }
   StagingStore staging(runtime_.home());
   PLANB_RETURN_IF_ERROR(staging.Stage(zip_path, sequence).WithContext(context));
   {

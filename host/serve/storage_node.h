@@ -50,7 +50,7 @@ class StorageNode final : public BatchSink {
 
   // BatchSink
   Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
-                uint64_t* sequence) override;
+                uint64_t* sequence, std::string* already_merged) override;
   MergeState MergeStateOf(uint64_t sequence, std::string* error) override;
   // Runs the typed lookup or query against this node's runtime with the functions the CLI on this node runs, under
   // a cost budget of the node's remote read caps (stdout past protocol::kMaxReadOutput: exit 2 and

@@ -143,6 +143,11 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
                              expected.Describe() + "; it will not be read with another layout");
     }
     PLANB_RETURN_IF_ERROR(map->OpenTables(&txn, 0));
+    // "batches" too when the shard has it, here where no other transaction of this env can be opening tables: a
+    // check whether a batch was merged (an upload's "already merged" answer) may then run beside a merge.
+    s = txn.OpenDbi(kBatchesTableName, 0, &map->batches_);
+    if (s.code() == Code::kNotFound) map->batches_ = 0;
+    else PLANB_RETURN_IF_ERROR(s.WithContext(path));
     // A read-only transaction's dbi handles stay valid for the env only once the transaction commits.
     PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(path));
   }

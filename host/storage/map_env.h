@@ -44,6 +44,10 @@ class MapEnv {
   // handle stays valid once that transaction commits. REQUIRES: no other transaction of this env opens a table
   // meanwhile (LMDB's rule for mdb_dbi_open; merges of a shard run one at a time).
   Status OpenBatchesTable(MDB_txn* write_txn, MDB_dbi* out) const;
+  // The "batches" table as it was when this environment was opened (kOpenExisting), for readers beside a merge;
+  // 0 when the shard had none then (no batch recorded yet, or one the merge that made it recorded since: a reader
+  // then sees "not recorded", which only costs a merge that changes nothing).
+  MDB_dbi batches() const { return batches_; }
   // What plugins are handed: the data table and the plugins' own tables, in `txn`, moved with `cursor`.
   Table MakeTable(MDB_txn* txn, MDB_cursor* cursor) const {
     Table table;
@@ -73,6 +77,7 @@ class MapEnv {
   Env env_;
   MDB_dbi data_ = 0;
   MDB_dbi meta_ = 0;
+  MDB_dbi batches_ = 0;
   std::vector<MDB_dbi> store_tables_;
   std::vector<MDB_dbi> scheme_tables_;
 };

@@ -522,7 +522,8 @@ Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const
   return s;
 }
 
-Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::string* batch_id) {
+Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::string* batch_id,
+                   std::vector<std::string>* maps) {
   ZipPtr zip;
   PLANB_RETURN_IF_ERROR(OpenForReading(zip_path, ZIP_RDONLY, &zip));
   std::vector<Entry> entries;
@@ -532,6 +533,10 @@ Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::
     for (const Entry& entry : entries) PLANB_RETURN_IF_ERROR(limits.admit_map(entry.map));
   }
   *batch_id = checker.batch_id();
+  if (maps != nullptr) {
+    maps->clear();
+    for (const Entry& entry : entries) maps->push_back(entry.map);
+  }
   return Status::Ok();
 }
 

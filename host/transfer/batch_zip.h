@@ -78,8 +78,10 @@ struct UnzipLimits {
 // dest_dir are created). `maps` gets the map names in entry order, `batch_id` (when not null) the manifest's id.
 // Errors: kInvalidArgument for a zip that breaks the rules, kCorruption for CRC/inflate failures and
 // truncated zips, kIOError / kFull (ENOSPC) for the local disk.
-// The manifest id of `zip_path`, after the checks UnzipBatch makes before extracting (nothing is extracted).
-Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::string* batch_id);
+// The manifest id of `zip_path` (and, when `maps` is not null, its map names in entry order), after the checks
+// UnzipBatch makes before extracting (nothing is extracted).
+Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::string* batch_id,
+                   std::vector<std::string>* maps = nullptr);
 
 Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
                   std::vector<std::string>* maps, std::string* batch_id = nullptr);

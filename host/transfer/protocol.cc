@@ -206,6 +206,8 @@ const char* UploadStateName(UploadState state) {
       return "failed";
     case UploadState::kMergeFailed:
       return "merge failed";
+    case UploadState::kAlreadyMerged:
+      return "already merged";
   }
   return "unknown";
 }
@@ -312,7 +314,7 @@ Status DecodeStatusReply(std::string_view payload, StatusReply* m) {
   uint8_t state = 0;
   PayloadReader reader(payload, "STATUS reply");
   reader.U8("state", &state).U64("sequence", &m->sequence).U16("code", &m->code).String("message", &m->message);
-  if (state > static_cast<uint8_t>(UploadState::kMergeFailed)) {
+  if (state > static_cast<uint8_t>(UploadState::kAlreadyMerged)) {
     reader.Fail("STATUS reply payload: unknown state " + std::to_string(state));
   }
   m->state = static_cast<UploadState>(state);

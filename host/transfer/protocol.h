@@ -71,6 +71,9 @@ enum class UploadState : uint8_t {
   kMerged = 3,       // staged and merged (reported only when the sender asked to synchronise the merge)
   kFailed = 4,       // refused; code + message say why, the node keeps nothing
   kMergeFailed = 5,  // staged, but its merge failed (it stays queued and is retried); code + message say why
+  // The node had merged a batch of this id into the shard of every map the batch names: nothing was staged (a
+  // retried load sending what the node already has); the batch is in. `message` names the batch id merged.
+  kAlreadyMerged = 6,
 };
 const char* UploadStateName(UploadState state);
 

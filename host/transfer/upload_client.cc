@@ -332,6 +332,11 @@ bool Uploader::CommitAndWait(Token token, AttemptEnd* end) {
       case UploadState::kMerged:
         outcome_->merged = true;
         return true;
+      case UploadState::kAlreadyMerged:
+        // A node of this version names the id; an empty name still means the batch is in.
+        outcome_->already_merged = status_reply.message.empty() ? batch_id_ : status_reply.message;
+        outcome_->merged = true;
+        return true;
       case UploadState::kFailed:
       case UploadState::kMergeFailed:
         *end = Final(NodeStatus(status_reply.code, status_reply.message));

@@ -37,6 +37,9 @@ struct UploadOutcome {
   uint64_t bytes_sent = 0;    // chunk bytes actually sent (less than the zip after a resume)
   int attempts = 0;           // connections made
   bool merged = false;        // synchronise_merge: the node reported the batch merged
+  // The node had merged this batch already (the id it recorded; a retried load): nothing was staged, and the
+  // batch is in on that node. `sequence` is then 0.
+  std::string already_merged;
 };
 
 // `batch_id` names the batch on every node (e.g. "<node_name>/<stream name>"); a retry with the same id, size

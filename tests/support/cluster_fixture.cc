@@ -137,12 +137,20 @@ bool ClusterFixture::WaitMerged(int i) {
 }
 
 std::string ClusterFixture::ReferenceDump(const std::vector<std::string>& files) {
+  std::vector<std::vector<std::string>> loads;
+  for (const std::string& file : files) loads.push_back({file});
+  return ReferenceDumpOfLoads(loads);
+}
+
+std::string ClusterFixture::ReferenceDumpOfLoads(const std::vector<std::vector<std::string>>& loads) {
   const std::string config_path = dir_ / "reference.ini";
   const std::string home_path = dir_ / "reference-home";
   fs::remove_all(home_path);
   WriteFile(config_path, MapSections());
-  for (const std::string& file : files) {
-    const ProcessResult result = RunPlanb({"--config", config_path, "--home", home_path, "load", file});
+  for (const std::vector<std::string>& load : loads) {
+    std::vector<std::string> args = {"--config", config_path, "--home", home_path, "load"};
+    args.insert(args.end(), load.begin(), load.end());
+    const ProcessResult result = RunPlanb(args);
     if (result.exit_code != 0) return "reference load failed: " + result.err;
   }
   return DumpShards(home_path);

@@ -76,6 +76,8 @@ class ClusterFixture {
   std::string Dump(int i) const { return DumpShards(home(i)); }
   // The dump of a single-node home that loaded `files` once each, in order (no node list, no network).
   std::string ReferenceDump(const std::vector<std::string>& files);
+  // The same for loads given as their arguments (e.g. {"--batch-id", "again", FILE}), one `planb load` each.
+  std::string ReferenceDumpOfLoads(const std::vector<std::vector<std::string>>& loads);
 
  private:
   std::string MapSections() const;

@@ -193,10 +193,12 @@ TEST(CliLoad, LoadingTheSameFileTwiceGivesTheSameLookups) {
   expect_all();
   r = env.Load({file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("same.xml: already merged as batch content:"));
   expect_all();
   r = env.Load({file, file});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("merged 2 batch(es)"));
+  EXPECT_THAT(r.out, HasSubstr("merged 0 batch(es)"));
+  EXPECT_THAT(r.out, HasSubstr("same.xml: the same batch as "));
   expect_all();
 }
 

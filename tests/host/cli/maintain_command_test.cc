@@ -138,9 +138,9 @@ TEST(CliMaintain, ReclaimsAShardPastItsFreeShareAndStoresShowsWhen) {
   }
   const uintmax_t before = std::filesystem::file_size(env.shard_data("st"));
   std::vector<std::string> stores = StoresLine(env, "st");
-  ASSERT_EQ(stores.size(), 8u);
-  EXPECT_EQ(stores[6], "-");
+  ASSERT_EQ(stores.size(), 9u);
   EXPECT_EQ(stores[7], "-");
+  EXPECT_EQ(stores[8], "-");
   ProcessResult r = env.Run({"maintain", "--once", "--dry-run", "--map", "st"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("st: no condense or retain_for configured; would reclaim "), std::string::npos) << r.out;
@@ -153,13 +153,13 @@ TEST(CliMaintain, ReclaimsAShardPastItsFreeShareAndStoresShowsWhen) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "value 2\n");
   stores = StoresLine(env, "st");
-  ASSERT_EQ(stores.size(), 8u);
+  ASSERT_EQ(stores.size(), 9u);
   EXPECT_EQ(stores[3], "2000");
-  EXPECT_EQ(stores[6], "-");  // State is never condensed
-  EXPECT_NE(stores[7], "-");
+  EXPECT_EQ(stores[7], "-");  // State is never condensed
+  EXPECT_NE(stores[8], "-");
   stores = StoresLine(env, "tm");
-  ASSERT_EQ(stores.size(), 8u);
-  EXPECT_NE(stores[6], "-");  // retention ran
+  ASSERT_EQ(stores.size(), 9u);
+  EXPECT_NE(stores[7], "-");  // retention ran
   r = env.Run({"maintain", "--once", "--map", "st"});  // compact now: nothing more to reclaim
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("reclaimed"), std::string::npos) << r.out;

@@ -27,6 +27,7 @@ using testing::TimedRef;
 
 struct StoreLine {
   std::string type, scheme, rows, bytes;
+  std::string version;  // the content version's batch count; not compared by ==
   bool operator==(const StoreLine& o) const {
     return type == o.type && scheme == o.scheme && rows == o.rows && bytes == o.bytes;
   }
@@ -50,12 +51,12 @@ std::map<std::string, StoreLine> Stores(const CliEnv& env) {
     std::string map;
     StoreLine l;
     std::string extra, free, condensed, reclaimed;
-    words >> map >> l.type >> l.scheme >> l.rows >> l.bytes >> free >> condensed >> reclaimed;
-    EXPECT_FALSE(words >> extra) << "more than eight columns: " << line;
+    words >> map >> l.type >> l.scheme >> l.rows >> l.version >> l.bytes >> free >> condensed >> reclaimed;
+    EXPECT_FALSE(words >> extra) << "more than nine columns: " << line;
     if (header) {
-      EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.bytes + " " + free + " " + condensed +
-                    " " + reclaimed,
-                "MAP TYPE SCHEME ROWS BYTES FREE LAST_CONDENSED LAST_RECLAIMED");
+      EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.version + " " + l.bytes + " " + free +
+                    " " + condensed + " " + reclaimed,
+                "MAP TYPE SCHEME ROWS VERSION BYTES FREE LAST_CONDENSED LAST_RECLAIMED");
       header = false;
       continue;
     }
@@ -148,6 +149,27 @@ TEST(CliStores, CountsRowsAfterASecondBatch) {
   EXPECT_EQ(lines["tm_direct"].rows, "2") << "a second version is a second row";
   EXPECT_EQ(lines["st_direct"].rows, "1") << "a State key is replaced";
   EXPECT_EQ(lines["rg"].rows, "-");
+  // The content version counts the batches merged into each shard (what nodes compare, docs/snapshots.md).
+  EXPECT_EQ(lines["tm_direct"].version, "2");
+  EXPECT_EQ(lines["st_direct"].version, "2");
+  EXPECT_EQ(lines["rg"].version, "-");
+  // The second file again: already merged, so the version does not move.
+  ASSERT_EQ(env.Load({env.dir() + "/two.xml"}).exit_code, 0);
+  EXPECT_EQ(Stores(env)["tm_direct"].version, "2");
+}
+
+}  // namespace
+}  // namespace planb
+
+namespace planb {
+namespace {
+
+TEST(CliStores, ClusterWithoutANodeListIsAnError) {
+  testing::CliEnv env(testing::kTypedMapsConfig);
+  const testing::ProcessResult r = env.Run({"stores", "--cluster"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("planb: stores --cluster: the config has no node_list"));
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

@@ -48,7 +48,8 @@ TEST(StorageNode, EveryStorageNodeEndsWithTheShardsOfASingleNode) {
   // Both merged the same uploads: the same batches counted, the same content version.
   const std::string batch_ids = DumpBatchIds(cluster.home(0));
   EXPECT_TRUE(Contains(batch_ids, "city_to_country/meta: content_version = ")) << batch_ids;
-  EXPECT_TRUE(Contains(batch_ids, "city_to_country/batches: proc/")) << batch_ids;
+  // Ids come from each stream's records, so nodes and the reference agree on them.
+  EXPECT_TRUE(Contains(batch_ids, "city_to_country/batches: content:")) << batch_ids;
   EXPECT_EQ(DumpBatchIds(cluster.home(1)), batch_ids);
 }
 

@@ -70,7 +70,8 @@ class TestSink : public BatchSink {
   }
 
   Status Accept(const std::string& zip_path, const std::string& batch_id, const MapScope& scope,
-                uint64_t* sequence) override {
+                uint64_t* sequence, std::string* already_merged) override {
+    already_merged->clear();
     std::lock_guard<std::mutex> lock(mu_);
     accept_scopes_.push_back(scope);
     if (refusal_) return *refusal_;

@@ -1,5 +1,6 @@
 // Histogram and metric maps on two storage nodes (real `planb serve` processes on loopback): nodes that received
-// the same batches hold the same counts, equal to a single node's; a file loaded again counts again, everywhere.
+// the same batches hold the same counts, equal to a single node's; a file loaded again is already merged and counts
+// nothing, and loaded under a new --batch-id it counts again, everywhere.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -56,12 +57,20 @@ TEST(CountersCluster, NodesThatMergedTheSameBatchesHoldTheSameCounts) {
   EXPECT_EQ(cluster.Dump(0), once);
   EXPECT_EQ(cluster.Dump(1), once);
 
-  // The first file again: a new batch, counted again on both nodes, as a single node loading it twice.
+  // The first file again: the same batch, already merged on both nodes; nothing counts twice.
   load = cluster.Load({files[0]});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  EXPECT_TRUE(Contains(load.out, "node1                        already merged as batch content:")) << load.out;
+  EXPECT_TRUE(Contains(load.out, "node2                        already merged as batch content:")) << load.out;
+  EXPECT_EQ(cluster.Dump(0), once);
+  EXPECT_EQ(cluster.Dump(1), once);
+
+  // Under a new --batch-id: a new batch, counted again on both nodes, as a single node loading it twice.
+  load = cluster.Load({"--batch-id", "again-1", files[0]});
   ASSERT_EQ(load.exit_code, 0) << load.err;
   ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
   ASSERT_TRUE(cluster.WaitMerged(1)) << cluster.process(1).log();
-  const std::string again = cluster.ReferenceDump({files[0], files[1], files[0]});
+  const std::string again = cluster.ReferenceDumpOfLoads({{files[0]}, {files[1]}, {"--batch-id", "again-1", files[0]}});
   EXPECT_NE(again, once);
   EXPECT_EQ(cluster.Dump(0), again);
   EXPECT_EQ(cluster.Dump(1), again);

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,13 +59,17 @@ class CountersLoadTest : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.message();
   }
 
-  Status Load(const std::string& name, const std::string& body) {
+  Status Load(const std::string& name, const std::string& body, std::optional<std::string> batch_id = std::nullopt,
+              LoadReport* report_out = nullptr) {
     const std::string path = dir_ / name;
     WriteFile(path, Document(body));
     LoadOptions options;
     options.effective_time_ms = kBase;
+    options.batch_id = std::move(batch_id);
     LoadReport report;
-    return RunLoad(*runtime_, {path}, options, &report);
+    Status s = RunLoad(*runtime_, {path}, options, &report);
+    if (report_out != nullptr) *report_out = std::move(report);
+    return s;
   }
 
   Bucket Get(const std::string& map, const std::string& key, int64_t time_ms) {
@@ -82,7 +87,7 @@ class CountersLoadTest : public ::testing::Test {
   std::unique_ptr<Runtime> runtime_;
 };
 
-TEST_F(CountersLoadTest, AFileLoadedAgainIsANewBatchAndCountsAgain) {
+TEST_F(CountersLoadTest, AFileLoadedAgainIsTheSameBatchUnderANewBatchIdItCountsAgain) {
   const std::string body = Ref("h", "k", kBase + 5, "") + Ref("h", "k", kBase + kHour - 1, "4") +
                            Ref("x", "k", kBase, "2.5") + Ref("x", "k", kBase + 1, "11498.189");
   ASSERT_TRUE(Load("a.xml", body).ok());
@@ -90,7 +95,14 @@ TEST_F(CountersLoadTest, AFileLoadedAgainIsANewBatchAndCountsAgain) {
   Bucket metric = Get("x", "k", kBase);
   EXPECT_EQ(metric.count, 2);
   EXPECT_EQ(metric.sum, 2.5 + 11498.189);
-  ASSERT_TRUE(Load("a.xml", body).ok());  // the same file again: a new batch
+  LoadReport again;
+  ASSERT_TRUE(Load("a.xml", body, std::nullopt, &again).ok());  // the same file again: the same batch
+  ASSERT_EQ(again.streams.size(), 1u);
+  EXPECT_TRUE(again.streams[0].already_merged);
+  EXPECT_EQ(again.streams[0].sequence, 0u) << "nothing is staged";
+  EXPECT_EQ(Get("h", "k", kBase + 10).count, 5);
+  EXPECT_EQ(Get("x", "k", kBase).count, 2);
+  ASSERT_TRUE(Load("a.xml", body, "count-it-again").ok());  // a new batch on purpose
   EXPECT_EQ(Get("h", "k", kBase + 10).count, 10);
   metric = Get("x", "k", kBase);
   EXPECT_EQ(metric.count, 4);

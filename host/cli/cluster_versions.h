@@ -1,0 +1,17 @@
+// `planb stores --cluster`: every storage node's content version of each configured map, side by side, and who
+// is behind. Asked with PREPARE for zero bytes (each node answers its version per map, docs/protocol.md), the
+// question a load asks before it sends anything; this node answers for itself when it is in the node_list.
+#pragma once
+
+#include <ostream>
+
+#include "host/runtime.h"
+
+namespace planb {
+
+// Prints the table (MAP, one column per node with its batch count, STATE) and returns 0 when every node answered
+// with the same version of every map, 1 when some differ (the STATE column names the nodes behind), 2 when a node
+// could not answer (its error on stderr) or there is no node_list.
+int PrintClusterVersions(Runtime& runtime, std::ostream& out, std::ostream& err);
+
+}  // namespace planb

@@ -1,0 +1,32 @@
+#include "host/ingest/batch_ids.h"
+
+#include "host/common/log_text.h"
+#include "host/transfer/protocol.h"
+
+namespace planb {
+
+Status CheckGivenBatchId(std::string_view id) {
+  if (id.empty()) return Status::Invalid("--batch-id: empty (give the pipeline's idempotency key, e.g. 2024-06-01)");
+  if (id.size() > kMaxGivenBatchIdBytes) {
+    return Status::Invalid("--batch-id: " + std::to_string(id.size()) + " bytes, more than the " +
+                           std::to_string(kMaxGivenBatchIdBytes) + " allowed");
+  }
+  for (size_t i = 0; i < id.size(); ++i) {
+    if (!protocol::IsWireBatchId(id.substr(i, 1))) {
+      return Status::Invalid("--batch-id: '" + LogValue(id.substr(i, 1)) + "' at byte " + std::to_string(i + 1) +
+                             " is not allowed (only A-Z a-z 0-9 . _ - : /)");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> StreamBatchIds(const std::optional<std::string>& given,
+                                        const std::vector<std::string>& content_ids) {
+  if (!given) return content_ids;
+  if (content_ids.size() == 1) return {*given};
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < content_ids.size(); ++i) ids.push_back(*given + "/" + std::to_string(i + 1));
+  return ids;
+}
+
+}  // namespace planb
