@@ -144,6 +144,19 @@ void PrintDivergence(const LoadReport& report, std::ostream& err) {
   }
 }
 
+// A replacement's maps: what the files wrote, now the whole content of each (or, with a node_list, once merged).
+void PrintReplaced(const LoadReport& report, std::ostream& out) {
+  std::string maps;
+  for (const StreamReport& stream : report.streams) {
+    if (stream.already_merged) return;  // nothing new: said by PrintSkipped
+    for (const auto& entry : stream.records) maps += (maps.empty() ? "" : ", ") + entry.first;
+  }
+  if (maps.empty()) return;
+  out << (report.distributed ? "replacement of " + maps + " stored: each node switches to it in one step as it merges"
+                             : "replaced the whole content of " + maps)
+      << "\n";
+}
+
 void PrintVersions(const LoadReport& report, std::ostream& out) {
   for (const auto& [map, batches] : report.versions) {
     out << "content version of " << map << ": " << batches
@@ -173,6 +186,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
     }
     options.batch_id = cli.batch_id;
   }
+  options.replace = cli.replace;
   if (Status s = TabularOptions(cli, &options); !s.ok()) {
     err << "planb: load: " << s.message() << "\n";
     return kExitError;
@@ -221,6 +235,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   if (!report.distributed) {
     for (const StreamReport& stream : report.streams) PrintSkipped(report, stream, out);
     out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
+    if (options.replace) PrintReplaced(report, out);
     PrintVersions(report, out);
     PrintEarlierTrouble(report, err);
     return kExitOk;
@@ -234,6 +249,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
         << " storage node(s)\n";
     for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);  // all stored: status OK
   }
+  if (options.replace) PrintReplaced(report, out);
   PrintVersions(report, out);
   PrintDivergence(report, err);
   return kExitOk;

@@ -29,7 +29,7 @@ const std::vector<CommandSpec>& Commands() {
        "load reference-data XML files (or, with --format csv|jsonl, CSV or JSON lines rows into --map; '-' = "
        "stdin) (one stream each) and merge them into the shards",
        {"effective-time", "format", "map", "key", "from", "to", "time", "timeout", "value", "value-json", "columns",
-        "comments", "batch-id"},
+        "comments", "batch-id", "replace"},
        1, kMany},
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
@@ -128,6 +128,8 @@ po::options_description CommandOptions() {
        "lookup: first wait (at most 10 x request_timeout) for data at content version N or newer, as load printed")
       ("quiet", "lookup: do not name absent keys on stderr (the exit status is still 1)")
       ("all", "delete: every row of the map (instead of --where)")
+      ("replace", "load: after the load, each map the files write holds exactly their rows (all files are one batch; "
+                  "each node builds the new content beside the old and switches in one step)")
       ("cluster", "stores: ask every storage node of node_list for its content version of each map and show them "
                   "side by side, naming the nodes behind (exit 1 when nodes differ, 2 when one cannot answer)")
       ("dry-run", "delete: print the rows that would go (as query does) and their count; maintain: report what "
@@ -290,6 +292,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   out->remote = vm.count("remote") > 0;
   out->all = vm.count("all") > 0;
   out->cluster = vm.count("cluster") > 0;
+  out->replace = vm.count("replace") > 0;
   out->dry_run = vm.count("dry-run") > 0;
   out->quiet = vm.count("quiet") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();

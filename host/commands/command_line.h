@@ -30,6 +30,7 @@ struct CommandLine {
   bool remote = false;                        // lookup, query: run on a storage node (docs/protocol.md READ)
   bool all = false;                           // delete: every row of the map
   bool cluster = false;                       // stores: every storage node's versions
+  bool replace = false;                       // load --replace
   bool dry_run = false;                       // delete, maintain: report what would go, change nothing
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve

@@ -40,9 +40,9 @@ Status FileModificationTime(const std::string& file, int64_t* ms) {
   return Status::Ok();
 }
 
-Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions& options, StreamWriter* writer,
-                   StreamReport* report) {
-  BatchFingerprint fingerprint("load");
+// Reads `file` into `writer` (and its records into `fingerprint`), counting skipped records into `report`.
+Status ReadInto(const std::string& file, const LoadOptions& options, StreamWriter* writer,
+                BatchFingerprint* fingerprint, StreamReport* report) {
   int64_t effective_time = 0;
   if (options.effective_time_ms) {
     effective_time = *options.effective_time_ms;
@@ -61,14 +61,24 @@ Status WriteStream(Runtime& runtime, const std::string& file, const LoadOptions&
       return Status::Ok();
     }
     PLANB_RETURN_IF_ERROR(writer->Add(parsed.map, parsed.record));
-    fingerprint.Add(parsed.map, parsed.record);
+    fingerprint->Add(parsed.map, parsed.record);
     if (++records % kProgressEvery == 0 && options.progress) options.progress(file, records);
     return Status::Ok();
   };
-  PLANB_RETURN_IF_ERROR(options.tabular ? ReadTabularFile(file, *options.tabular, effective_time, handler)
-                                        : ReadReferenceDataFile(file, effective_time, handler));
-  PLANB_RETURN_IF_ERROR(writer->Finish().WithContext(file));
-  report->file = file;
+  return options.tabular ? ReadTabularFile(file, *options.tabular, effective_time, handler)
+                         : ReadReferenceDataFile(file, effective_time, handler);
+}
+
+// One stream of `files` (one file, or every file of a --replace), finished.
+Status WriteStream(const std::vector<std::string>& files, const LoadOptions& options, StreamWriter* writer,
+                   StreamReport* report) {
+  BatchFingerprint fingerprint(options.replace ? "replace" : "load");
+  for (const std::string& file : files) {
+    PLANB_RETURN_IF_ERROR(ReadInto(file, options, writer, &fingerprint, report));
+  }
+  report->file = files.front();
+  for (size_t i = 1; i < files.size(); ++i) report->file += " + " + files[i];
+  PLANB_RETURN_IF_ERROR(writer->Finish().WithContext(report->file));
   report->batch_id = fingerprint.BatchId();  // replaced by --batch-id's (RunLoad)
   report->records = writer->RecordCounts();
   for (const auto& entry : report->records) {
@@ -88,10 +98,19 @@ Status WriteStreams(Runtime& runtime, const std::vector<std::string>& files, con
     if (file == "-" && options.tabular) status = fs::file_status(fs::file_type::regular);
     if (!fs::exists(status)) return Status::Invalid(file + ": no such file");
     if (!fs::is_regular_file(status)) return Status::Invalid(file + ": not a regular file");
+  }
+  // One stream per file; a replacement is one stream of them all (the map's new content is one batch).
+  std::vector<std::vector<std::string>> streams;
+  if (options.replace) {
+    streams.push_back(files);
+  } else {
+    for (const std::string& file : files) streams.push_back({file});
+  }
+  for (const std::vector<std::string>& stream_files : streams) {
     writers->push_back(
         std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + StreamWriter::NewStreamName()));
     StreamReport stream;
-    PLANB_RETURN_IF_ERROR(WriteStream(runtime, file, options, writers->back().get(), &stream));
+    PLANB_RETURN_IF_ERROR(WriteStream(stream_files, options, writers->back().get(), &stream));
     report->streams.push_back(std::move(stream));
   }
   return Status::Ok();
@@ -223,7 +242,7 @@ void AssignBatchIds(const LoadOptions& options, LoadReport* report) {
 
 // Zips each finished stream into writer/<stream>.zip (and drops its LMDB files): the batch as staging/ keeps it.
 Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWriter>>& writers,
-                  std::vector<std::string>* zips, LoadReport* report) {
+                  const LoadOptions& load_options, std::vector<std::string>* zips, LoadReport* report) {
   for (size_t i = 0; i < writers.size(); ++i) {
     if (report->streams[i].same_as) {  // not sent: no zip
       zips->emplace_back();
@@ -234,6 +253,7 @@ Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWrit
     // Batches that only move on this machine are stored, not deflated: nothing would be gained.
     options.compress = !runtime.config().cluster.single_node();
     options.batch_id = report->streams[i].batch_id;
+    options.replace = load_options.replace;
     const std::string zip = writers[i]->dir() + ".zip";
     zips->push_back(zip);
     PLANB_RETURN_IF_ERROR(ZipBatch(writers[i]->dir(), zip, options).WithContext(report->streams[i].file));
@@ -381,7 +401,7 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
   if (s.ok()) s = CheckNodes(runtime, options, report);
   if (s.ok()) AssignBatchIds(options, report);
-  if (s.ok()) s = ZipStreams(runtime, writers, &zips, report);
+  if (s.ok()) s = ZipStreams(runtime, writers, options, &zips, report);
   if (s.ok()) {
     s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, options, report)
                                                : Distribute(runtime, zips, options, report);

@@ -53,6 +53,9 @@ struct LoadOptions {
   // merges nothing twice; given, the pipeline's own key (checked by CheckGivenBatchId; a new key loads identical
   // content as new data).
   std::optional<std::string> batch_id;
+  // Replace the content of every map the files write (docs/storage-nodes.md, "Replacing a map's content"): all
+  // files go into ONE stream and batch, which each node merges into a new shard exchanged with the old in one step.
+  bool replace = false;
 };
 
 struct StreamReport {

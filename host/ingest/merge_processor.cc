@@ -15,7 +15,9 @@
 #include "host/common/iso_time.h"
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_map.h"
+#include "host/ingest/replace_merge.h"
 #include "host/ingest/staging_store.h"
+#include "host/storage/shard_compaction.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -52,6 +54,9 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
   FileLock lock;
   PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/" + kLockName));
   PLANB_RETURN_IF_ERROR(ClearScratch(home.merging()));
+  // A replacement (or compaction) that died leaves shards/.<map>.compact: the new shard not exchanged yet, or the
+  // old one after the exchange. Either way nothing needs it once the lock is ours.
+  PLANB_RETURN_IF_ERROR(RemoveCompactionLeftovers(home, nullptr));
   PLANB_RETURN_IF_ERROR(FoldMergeDeath(home.staging()));  // the last run died merging a batch: count it first
   MergeBlocks blocks;
   std::vector<QuarantinedBatch> quarantined;
@@ -133,11 +138,12 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
   std::vector<std::string> maps;
   std::string batch_id;
+  bool replace = false;
   // merging/ is scratch, extracted again from the staged zip after a crash: not synced (the shard's commit is).
   UnzipLimits scratch = limits_;
   scratch.sync = false;
   scratch.allow_deletes = true;
-  Status unzipped = UnzipBatch(zip_path, batch_dir, scratch, &maps, &batch_id);
+  Status unzipped = UnzipBatch(zip_path, batch_dir, scratch, &maps, &batch_id, &replace);
   // Room to extract (kFull) and the disk (kIOError) are the node's; anything else is the zip's contents.
   if (!unzipped.ok() && unzipped.code() != Code::kFull && unzipped.code() != Code::kIOError) *blame = Blame::kBatch;
   PLANB_RETURN_IF_ERROR(unzipped.WithContext(context));
@@ -162,7 +168,7 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
     const std::string map_dir = batch_dir + "/" + maps[i];
     std::error_code ec;
     const uint64_t batch_bytes = fs::file_size(map_dir + "/data.mdb", ec);
-    Status merged = MergeMap(map_dir, maps[i], batch_id, report, blame);
+    Status merged = MergeMap(map_dir, maps[i], batch_id, replace, report, blame);
     if (merged.code() == Code::kIOError) *blame = Blame::kNode;  // the disk's, and maybe a full one (below)
     merged = DescribeDiskFull(merged, runtime_.home().ShardPath(maps[i]), runtime_.home().shards(),
                               ec ? 0 : batch_bytes);
@@ -181,7 +187,7 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
 }
 
 Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id,
-                                MergeReport* report, Blame* blame) {
+                                bool replace, MergeReport* report, Blame* blame) {
   *blame = Blame::kNode;
   std::shared_ptr<const MapPlugins> plugins;
   PLANB_RETURN_IF_ERROR(runtime_.catalog().Get(map, &plugins));
@@ -212,7 +218,12 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   PLANB_RETURN_IF_ERROR(opened);
 
   MapMergeResult merged;
-  Status s = MergeIntoShard(*plugins, *batch, batch_txn.get(), *shard, batch_id, CurrentTimeMs(), &merged);
+  // A replacement of a map that has a shard: a new shard of the batch's rows, exchanged in one step. Of a map
+  // without one, it is the map's first batch like any other.
+  Status s = replace && fresh.empty()
+                 ? ReplaceShard(runtime_.home(), runtime_.envs(), plugins, std::move(shard), *batch, batch_txn.get(),
+                                batch_id, CurrentTimeMs(), &merged)
+                 : MergeIntoShard(*plugins, *batch, batch_txn.get(), *shard, batch_id, CurrentTimeMs(), &merged);
   if (merged.batch_at_fault) *blame = Blame::kBatch;
   PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
   report->rows_merged[plugins->config().name] += merged.rows_read;

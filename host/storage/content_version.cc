@@ -68,13 +68,36 @@ Status RecordMergedBatch(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches, std::strin
   PLANB_RETURN_IF_ERROR(ReadContentVersion(txn, meta, &version));
   version.batches += 1;
   version.digest ^= XXH3_64bits(batch_id.data(), batch_id.size());
+  PLANB_RETURN_IF_ERROR(WriteContentVersion(txn, meta, version));
+  *counted = true;
+  return Status::Ok();
+}
+
+Status WriteContentVersion(MDB_txn* txn, MDB_dbi meta, const ContentVersion& version) {
   const std::string text = version.ToString();
   MDB_val vk = Bytes(kContentVersionKey, std::strlen(kContentVersionKey)).mdb();
   MDB_val vv = Bytes(text).mdb();
-  rc = mdb_put(txn, meta, &vk, &vv, 0);
-  if (rc != MDB_SUCCESS) return LmdbStatus(rc, "writing meta content_version");
-  *counted = true;
-  return Status::Ok();
+  return LmdbStatus(mdb_put(txn, meta, &vk, &vv, 0), "writing meta content_version");
+}
+
+Status CarryMergedBatches(MDB_txn* from_txn, MDB_dbi from_meta, MDB_dbi from_batches, MDB_txn* to_txn,
+                          MDB_dbi to_meta, MDB_dbi to_batches) {
+  MDB_cursor* cursor = nullptr;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_open(from_txn, from_batches, &cursor), "opening table 'batches'"));
+  MDB_val k, v;
+  int rc = mdb_cursor_get(cursor, &k, &v, MDB_FIRST);
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &k, &v, MDB_NEXT)) {
+    const int put = mdb_put(to_txn, to_batches, &k, &v, 0);
+    if (put != MDB_SUCCESS) {
+      mdb_cursor_close(cursor);
+      return LmdbStatus(put, "carrying the merged batches");
+    }
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND) return LmdbStatus(rc, "reading table 'batches'");
+  ContentVersion version;
+  PLANB_RETURN_IF_ERROR(ReadContentVersion(from_txn, from_meta, &version));
+  return WriteContentVersion(to_txn, to_meta, version);
 }
 
 Status PruneMergedBatches(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches,

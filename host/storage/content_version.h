@@ -51,6 +51,15 @@ Status IsBatchRecorded(MDB_txn* txn, MDB_dbi batches, std::string_view batch_id,
 Status RecordMergedBatch(MDB_txn* txn, MDB_dbi meta, MDB_dbi batches, std::string_view batch_id, int64_t now_ms,
                          bool* counted);
 
+// Writes `version` as the meta's content version in the write transaction `txn`.
+Status WriteContentVersion(MDB_txn* txn, MDB_dbi meta, const ContentVersion& version);
+
+// A shard that replaces another (load --replace) carries on its record: every row of `from_batches` (read in
+// `from_txn`) is put into `to_batches` and `from_meta`'s content version written into `to_meta` (in the write
+// transaction `to_txn`), so a batch the old shard merged is still recognised and the version keeps counting.
+Status CarryMergedBatches(MDB_txn* from_txn, MDB_dbi from_meta, MDB_dbi from_batches, MDB_txn* to_txn,
+                          MDB_dbi to_meta, MDB_dbi to_batches);
+
 // How long a merged batch stays recognisable: rows of "batches" merged longer ago than this are pruned
 // (docs/maintenance.md). A batch comes again only while it is staged or quarantined (kept whatever its age) or
 // when a sender retries an upload, which it gives up long before a week.

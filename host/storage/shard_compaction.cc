@@ -74,16 +74,6 @@ uint64_t FileBytes(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
-// glibc before 2.28 has no renameat2 wrapper.
-Status ExchangeDirectories(const std::string& a, const std::string& b) {
-  if (::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) != 0) {
-    const int error = errno;
-    std::string why = std::strerror(error);
-    if (error == EINVAL || error == ENOSYS) why += " (the filesystem cannot exchange directories atomically)";
-    return Status::IOError("exchanging " + a + " with " + b + ": " + why);
-  }
-  return Status::Ok();
-}
 
 // Steps 1 and 2 of CompactShard: the copy, synced and checked. REQUIRES: `copy_path` does not exist.
 Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins>& plugins, MapEnv& shard,
@@ -118,6 +108,17 @@ Status WriteCheckedCopy(const Home& home, const std::shared_ptr<const MapPlugins
 }
 
 }  // namespace
+
+// glibc before 2.28 has no renameat2 wrapper.
+Status ExchangeDirectories(const std::string& a, const std::string& b) {
+  if (::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) != 0) {
+    const int error = errno;
+    std::string why = std::strerror(error);
+    if (error == EINVAL || error == ENOSYS) why += " (the filesystem cannot exchange directories atomically)";
+    return Status::IOError("exchanging " + a + " with " + b + ": " + why);
+  }
+  return Status::Ok();
+}
 
 std::string CompactionPath(const Home& home, const std::string& map) {
   return home.shards() + "/." + map + kCompactSuffix;

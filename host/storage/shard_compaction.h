@@ -31,8 +31,13 @@ struct CompactionResult {
   uint64_t bytes_after = 0;   // and after
 };
 
-// shards/.<map>.compact: where the copy is built (a map name has no '.', so no map's shard has such a name).
+// shards/.<map>.compact: where the copy is built (a map name has no '.', so no map's shard has such a name); also
+// where `load --replace` builds a map's new shard (host/ingest/replace_merge.h), under the same merge lock.
 std::string CompactionPath(const Home& home, const std::string& map);
+
+// Exchanges two directories in one step (renameat2 RENAME_EXCHANGE; both on one filesystem): at any instant each
+// path names one complete directory.
+Status ExchangeDirectories(const std::string& a, const std::string& b);
 
 // Rewrites the shard of `plugins`' map compactly and swaps it in (see above). `envs` opens the new shard at its
 // next Get; holders of the old environment keep reading it until they let go. kNotFound when the map has no shard.

@@ -32,12 +32,16 @@ constexpr size_t kCopyBlock = size_t{1} << 20;
 constexpr uint64_t kMaxManifestBytes = 1024;
 constexpr std::string_view kIdPrefix = "id ";
 
-// The oldest version that holds the batch: 2 unless it deletes, so nodes and readers not yet upgraded still take
-// loads and snapshots during a rolling upgrade.
-std::string ManifestText(const std::string& batch_id, bool deletes) {
-  const int version = deletes ? kBatchFormatVersion : kOldestBatchFormatRead;
-  return std::string(kBatchManifestName) + " " + std::to_string(version) + "\n" + std::string(kIdPrefix) + batch_id +
-         "\n";
+constexpr std::string_view kReplaceLine = "replace";
+
+// The oldest version that holds the batch: 2 unless it deletes (3) or replaces (4), so nodes and readers not yet
+// upgraded still take loads and snapshots during a rolling upgrade.
+std::string ManifestText(const std::string& batch_id, bool deletes, bool replace) {
+  const int version = replace ? kBatchFormatVersion : deletes ? kDeleteBatchFormatVersion : kOldestBatchFormatRead;
+  std::string text = std::string(kBatchManifestName) + " " + std::to_string(version) + "\n" + std::string(kIdPrefix) +
+                     batch_id + "\n";
+  if (replace) text += std::string(kReplaceLine) + "\n";
+  return text;
 }
 
 // Entry names come from the sender: print control bytes and non-ASCII escaped so a message stays one safe line.
@@ -160,7 +164,8 @@ Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& ma
   // zip_source_buffer does not copy: the text must live until zip_close below.
   bool deletes = false;
   for (const std::string& map : maps) deletes = deletes || HasDeleteEntry(batch_dir + "/" + map);
-  const std::string manifest = ManifestText(options.batch_id, deletes);
+  if (deletes && options.replace) return Status::Invalid(batch_dir + ": a replacement batch with delete entries");
+  const std::string manifest = ManifestText(options.batch_id, deletes, options.replace);
   zip_source_t* source = zip_source_buffer(zip.get(), manifest.data(), manifest.size(), 0);
   if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kInternal, temp);
   PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), kBatchManifestName, source, options.compress, temp));
@@ -196,6 +201,8 @@ class ZipChecker {
 
   // The manifest's batch id, once Check passed.
   const std::string& batch_id() const { return batch_id_; }
+  // Whether the manifest says "replace" (version 4), once Check passed.
+  bool replace() const { return replace_; }
 
   Status Check(std::vector<Entry>* entries) {
     zip_int64_t count = zip_get_num_entries(zip_, 0);
@@ -282,6 +289,7 @@ class ZipChecker {
       return Status::Invalid(where + ": a delete entry in a planb-batch " + std::to_string(version_) +
                              " batch (deletions came with version 3)");
     }
+    if (replace_) return Status::Invalid(where + ": a delete entry in a replacement batch (it holds rows only)");
     if (!limits_.allow_deletes) return Status::Invalid(where + ": a delete entry, where only map data may be");
     if (entry.size > kMaxDeleteEntryBytes) {
       return Status::Invalid(where + ": delete entry of " + std::to_string(entry.size) +
@@ -324,8 +332,20 @@ class ZipChecker {
       return Status::Invalid(where + ": batch format version '" + Printable(version) + "', this build reads " +
                              std::to_string(kOldestBatchFormatRead) + " to " + std::to_string(kBatchFormatVersion));
     }
-    // Versions 2 and 3: exactly one more line, "id <batch id>" (its newline may be missing).
+    // Versions 2 and 3: exactly one more line, "id <batch id>" (its newline may be missing). Version 4: then
+    // optionally "replace".
     if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+    replace_ = false;
+    const size_t end_of_id = rest.find('\n');
+    if (end_of_id != std::string_view::npos) {
+      const std::string_view extra = rest.substr(end_of_id + 1);
+      if (version_ < 4 || extra != kReplaceLine) {
+        return Status::Invalid(where + ": unexpected manifest line '" + Printable(extra) + "' in planb-batch " +
+                               std::to_string(version_) + " (only version 4 has one more line, 'replace')");
+      }
+      replace_ = true;
+      rest = rest.substr(0, end_of_id);
+    }
     if (rest.substr(0, kIdPrefix.size()) != kIdPrefix) {
       return Status::Invalid(where + ": no 'id <batch id>' line after 'planb-batch " + std::to_string(version_) +
                              "' (found '" + Printable(rest) + "')");
@@ -345,6 +365,7 @@ class ZipChecker {
   zip_t* zip_;
   const UnzipLimits& limits_;
   std::string batch_id_;
+  bool replace_ = false;
   int version_ = 0;  // the manifest's format version, once read (it is the first entry)
 };
 
@@ -447,7 +468,7 @@ Status CheckFreeSpace(const std::string& zip_path, const std::string& dir, uint6
 }
 
 Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
-                       std::vector<std::string>* maps, std::string* batch_id, bool* created) {
+                       std::vector<std::string>* maps, std::string* batch_id, bool* replace, bool* created) {
   ZipPtr zip;
   int zip_error = ZIP_ER_OK;
   Status s = OpenForReading(zip_path, ZIP_RDONLY | ZIP_CHECKCONS, &zip, &zip_error);
@@ -488,6 +509,7 @@ Status CheckAndExtract(const std::string& zip_path, const std::string& dest_dir,
   maps->clear();
   for (const Entry& entry : entries) maps->push_back(entry.map);
   if (batch_id != nullptr) *batch_id = checker.batch_id();
+  if (replace != nullptr) *replace = checker.replace();
   return Status::Ok();
 }
 
@@ -541,14 +563,14 @@ Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::
 }
 
 Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
-                  std::vector<std::string>* maps, std::string* batch_id) {
+                  std::vector<std::string>* maps, std::string* batch_id, bool* replace) {
   // Refused up front so that a failure below never removes a directory that was there before.
   std::error_code ec;
   if (fs::exists(dest_dir, ec)) {
     return Status::Invalid(dest_dir + ": already exists (extracting " + zip_path + ")");
   }
   bool created = false;
-  Status s = CheckAndExtract(zip_path, dest_dir, limits, maps, batch_id, &created);
+  Status s = CheckAndExtract(zip_path, dest_dir, limits, maps, batch_id, replace, &created);
   if (!s.ok() && created) (void)RemoveTree(dest_dir);
   return s;
 }

@@ -9,6 +9,10 @@
 //   <map>/data.mdb     one LMDB data file per map, <map> a valid map name (lower case, see IsValidMapName)
 //   <map>/delete       (version 3) a deletion: which rows of <map> go (host/transfer/delete_entry.h), at most
 //                      kMaxDeleteEntryBytes. A map has data.mdb or delete in one batch, never both.
+// Version 4 adds one optional manifest line after the id, "replace": the batch's rows become the whole content of
+// every map it holds (`planb load --replace`); such a batch holds data only, no delete entry. A version 4
+// manifest is written only for a replacement, so a node that reads up to version 3 refuses it rather than merge
+// it as an ordinary load.
 // Nothing else is allowed: no lock.mdb, no directories entries needed, no other names.
 #pragma once
 
@@ -23,7 +27,8 @@
 
 namespace planb {
 
-inline constexpr int kBatchFormatVersion = 3;
+inline constexpr int kBatchFormatVersion = 4;
+inline constexpr int kDeleteBatchFormatVersion = 3;  // written for a batch with delete entries
 inline constexpr int kOldestBatchFormatRead = 2;
 inline constexpr const char* kBatchManifestName = "planb-batch";
 
@@ -31,8 +36,10 @@ struct ZipOptions {
   // Deflate (level 1: fast; LMDB pages compress well) for batches that cross the network; stored as they are
   // when the zip only moves on this machine.
   bool compress = true;
-  // Required: what the manifest's `id` line says, e.g. "node1a/1700000000000-42-0" (see IsValidBatchId).
+  // Required: what the manifest's `id` line says, e.g. "content:0123...ef" (see IsValidBatchId).
   std::string batch_id;
+  // The manifest says "replace" (version 4): the batch's maps are replaced by its rows when it merges.
+  bool replace = false;
 };
 
 // A batch id is 1 to kMaxBatchIdBytes bytes without control characters (it is one manifest line and an LMDB key).
@@ -83,7 +90,8 @@ struct UnzipLimits {
 Status ReadBatchId(const std::string& zip_path, const UnzipLimits& limits, std::string* batch_id,
                    std::vector<std::string>* maps = nullptr);
 
+// `replace` (when not null) gets whether the manifest says "replace" (version 4).
 Status UnzipBatch(const std::string& zip_path, const std::string& dest_dir, const UnzipLimits& limits,
-                  std::vector<std::string>* maps, std::string* batch_id = nullptr);
+                  std::vector<std::string>* maps, std::string* batch_id = nullptr, bool* replace = nullptr);
 
 }  // namespace planb

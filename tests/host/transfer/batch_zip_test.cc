@@ -233,6 +233,47 @@ TEST_F(BatchZipTest, ManifestIsVersionTwoWithTheBatchId) {
   EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 2\nid node1/stream-1\n");
 }
 
+TEST_F(BatchZipTest, AReplacementIsVersionFourWithAReplaceLineAndUnzipsAsSuch) {
+  WriteFile(dir_ / "b/m/data.mdb", "x");
+  ZipOptions options = Options();
+  options.replace = true;
+  ASSERT_TRUE(ZipBatch(dir_ / "b", Zip(), options).ok());
+  std::vector<std::string> maps;
+  std::string id;
+  bool replace = false;
+  ASSERT_TRUE(UnzipBatch(Zip(), Dest(), UnzipLimits(), &maps, &id, &replace).ok());
+  EXPECT_TRUE(replace);
+  EXPECT_EQ(id, "node1/stream-1");
+  EXPECT_EQ(maps, std::vector<std::string>{"m"});
+  // An ordinary batch says no.
+  ASSERT_TRUE(ZipBatch(dir_ / "b", dir_ / "plain.zip", Options()).ok());
+  ASSERT_TRUE(UnzipBatch(dir_ / "plain.zip", dir_ / "plain", UnzipLimits(), &maps, &id, &replace).ok());
+  EXPECT_FALSE(replace);
+  // Version 4 without the line is an ordinary batch too.
+  WriteRawZip(dir_ / "v4.zip", {{"planb-batch", "planb-batch 4\nid x\n"}, {"m/data.mdb", "x"}});
+  ASSERT_TRUE(UnzipBatch(dir_ / "v4.zip", dir_ / "v4", UnzipLimits(), &maps, &id, &replace).ok());
+  EXPECT_FALSE(replace);
+}
+
+TEST_F(BatchZipTest, RefusesAReplaceLineOutsideVersionFourAnyOtherLineAndDeletesInAReplacement) {
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"planb-batch 3\nid x\nreplace\n", "unexpected manifest line 'replace' in planb-batch 3"},
+      {"planb-batch 2\nid x\nreplace", "unexpected manifest line 'replace' in planb-batch 2"},
+      {"planb-batch 4\nid x\nreplace all\n", "unexpected manifest line 'replace all' in planb-batch 4"},
+      {"planb-batch 4\nid x\nreplace\nreplace\n", "unexpected manifest line 'replace\\x0areplace'"},
+      {"planb-batch 4\nid x\n\n", "unexpected manifest line ''"},
+  };
+  for (const auto& [manifest, part] : bad) {
+    SCOPED_TRACE(manifest);
+    WriteRawZip(Zip(), {{"planb-batch", manifest}, {"m/data.mdb", "x"}});
+    ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': " + part);
+  }
+  UnzipLimits deletes;
+  deletes.allow_deletes = true;
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 4\nid x\nreplace\n"}, {"m/delete", "all"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'm/delete': a delete entry in a replacement batch", deletes);
+}
+
 TEST_F(BatchZipTest, ZipRefusesAMissingOrBadBatchId) {
   WriteFile(dir_ / "b/m/data.mdb", "x");
   const std::vector<std::pair<std::string, std::string>> bad = {
@@ -275,7 +316,7 @@ TEST_F(BatchZipTest, RefusesAVersionTwoManifestWithoutAValidId) {
       {"planb-batch 2\nname x\n", "no 'id <batch id>' line after 'planb-batch 2' (found 'name x')"},
       {"planb-batch 2\nid \n", "batch id '' is not valid"},
       {"planb-batch 2\nid a\tb\n", "batch id 'a\\x09b' is not valid"},
-      {"planb-batch 2\nid a\nid b\n", "batch id 'a\\x0aid b' is not valid"},
+      {"planb-batch 2\nid a\nid b\n", "unexpected manifest line 'id b' in planb-batch 2"},
       {"planb-batch 2\nid " + std::string(512, 'x') + "\n", "a batch id of 512 bytes is not valid (1 to 511 bytes"},
   };
   for (const auto& [manifest, part] : bad) {
@@ -286,8 +327,8 @@ TEST_F(BatchZipTest, RefusesAVersionTwoManifestWithoutAValidId) {
 }
 
 TEST_F(BatchZipTest, RefusesOtherFormatVersion) {
-  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 4\nid x\n"}, {"m/data.mdb", "x"}});
-  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '4', this build reads 2 to 3");
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 5\nid x\n"}, {"m/data.mdb", "x"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '5', this build reads 2 to 4");
   WriteRawZip(Zip(), {{"planb-batch", "hello"}, {"m/data.mdb", "x"}});
   ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': not a Plan B batch manifest");
 }

@@ -1,0 +1,197 @@
+// `planb load --replace`: after it a map holds exactly the rows of the files (a new release of a range file leaves
+// none of the old one's narrower ranges behind), switched in one step: lookups running meanwhile answer from the
+// old or the new release, never a mix and never a miss of a key both have.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "host/cli/cli_test_env.h"
+#include "support/node_process.h"
+#include "support/typed_maps.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::CliEnv;
+using ::planb::testing::DumpBatchIds;
+using ::planb::testing::DumpShards;
+using ::planb::testing::ProcessResult;
+using ::planb::testing::RangeRef;
+using ::planb::testing::ReferenceData;
+using ::planb::testing::VisibleEntries;
+using ::testing::HasSubstr;
+
+constexpr char kConfig[] = "[map.geo]\ntype = ranged\nkey_format = ipv4\n[map.roles]\ntype = state\n";
+
+// The old release: a narrow range inside what the new release gives as one, and a range the new one drops.
+std::string OldRelease() {
+  return ReferenceData(RangeRef("geo", "", "4.201.0.0", "4.203.159.255", "XX") + "\n" +
+                       RangeRef("geo", "", "4.203.160.0", "4.203.255.255", "US") + "\n" +
+                       RangeRef("geo", "", "9.0.0.0", "9.0.0.255", "OLDONLY") + "\n" +
+                       "  <reference><map>roles</map><key>ann</key><value>admin</value></reference>");
+}
+
+std::string NewRelease() {
+  return ReferenceData(RangeRef("geo", "", "4.201.0.0", "4.203.255.255", "BR") + "\n" +
+                       RangeRef("geo", "", "10.0.0.0", "10.0.0.255", "NEWONLY"));
+}
+
+std::string Lookup(const CliEnv& env, const std::string& key) {
+  const ProcessResult r = env.Lookup("geo", key);
+  return std::to_string(r.exit_code) + ":" + r.out;
+}
+
+TEST(LoadReplace, ANewReleaseLeavesNoneOfTheOldRowsBehind) {
+  CliEnv env(kConfig);
+  ASSERT_EQ(env.Load({env.Write("old.xml", OldRelease())}).exit_code, 0);
+  const std::string new_file = env.Write("new.xml", NewRelease());
+
+  // Loaded on top, the old narrower range still answers: the reason --replace exists.
+  CliEnv on_top(kConfig);
+  ASSERT_EQ(on_top.Load({on_top.Write("old.xml", OldRelease())}).exit_code, 0);
+  ASSERT_EQ(on_top.Load({new_file}).exit_code, 0);
+  EXPECT_EQ(Lookup(on_top, "4.203.230.172"), "0:US\n");
+
+  const ProcessResult replaced = env.Run({"load", "--replace", new_file});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_THAT(replaced.out, HasSubstr("replaced the whole content of geo"));
+  EXPECT_EQ(Lookup(env, "4.203.230.172"), "0:BR\n");
+  EXPECT_EQ(Lookup(env, "4.201.0.1"), "0:BR\n");
+  EXPECT_EQ(Lookup(env, "10.0.0.7"), "0:NEWONLY\n");
+  EXPECT_EQ(Lookup(env, "9.0.0.1").substr(0, 2), "1:") << "a range only the old release had";
+  // A map the files do not write is left alone.
+  EXPECT_EQ(env.Lookup("roles", "ann").out, "admin\n");
+
+  // Row for row what a home that only ever loaded the new release holds (roles aside).
+  CliEnv fresh("[map.geo]\ntype = ranged\nkey_format = ipv4\n[map.roles]\ntype = state\n");
+  ASSERT_EQ(fresh.Load({new_file}).exit_code, 0);
+  const std::string dump = DumpShards(env.home());
+  const std::string geo_rows = dump.substr(dump.find("geo/"), dump.find("roles/") - dump.find("geo/"));
+  const std::string fresh_dump = DumpShards(fresh.home());
+  EXPECT_EQ(geo_rows, fresh_dump.substr(fresh_dump.find("geo/"))) << dump;
+
+  // The version moved by one (readers fetch the new content); the replacement again is the same batch.
+  const std::string versions = DumpBatchIds(env.home());
+  EXPECT_THAT(versions, HasSubstr("geo/meta: content_version = 2 ")) << versions;
+  const ProcessResult again = env.Run({"load", "--replace", new_file});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("already merged as batch content:"));
+  EXPECT_EQ(DumpBatchIds(env.home()), versions);
+  EXPECT_FALSE(std::filesystem::exists(env.home() + "/shards/.geo.compact")) << "the old shard was left behind";
+}
+
+TEST(LoadReplace, SeveralFilesAreOneReplacement) {
+  CliEnv env(kConfig);
+  ASSERT_EQ(env.Load({env.Write("old.xml", OldRelease())}).exit_code, 0);
+  const std::string a = env.Write("a.xml", ReferenceData(RangeRef("geo", "", "1.0.0.0", "1.0.0.255", "A")));
+  const std::string b = env.Write("b.xml", ReferenceData(RangeRef("geo", "", "2.0.0.0", "2.0.0.255", "B")));
+  const ProcessResult r = env.Run({"load", "--replace", a, b});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(a + " + " + b + ": 2 records in 1 map(s)"));
+  EXPECT_THAT(r.out, HasSubstr("merged 1 batch(es)"));
+  EXPECT_EQ(Lookup(env, "1.0.0.1"), "0:A\n");
+  EXPECT_EQ(Lookup(env, "2.0.0.1"), "0:B\n");
+  EXPECT_EQ(Lookup(env, "4.203.230.172").substr(0, 2), "1:");
+}
+
+TEST(LoadReplace, CsvNeedsItsMapAndAReplacementOfANewMapIsAFirstLoad) {
+  CliEnv env(kConfig);
+  const std::string csv = env.Write("geo.csv", "from,to,country\n1.0.0.0,1.0.0.255,AU\n");
+  const ProcessResult no_map = env.Run({"load", "--replace", "--format", "csv", "--from", "from", "--to", "to",
+                                        "--value", "country", csv});
+  EXPECT_EQ(no_map.exit_code, 2);
+  EXPECT_THAT(no_map.err, HasSubstr("--map: the map the rows go to is required with --format csv|jsonl"));
+  const ProcessResult r = env.Run({"load", "--replace", "--format", "csv", "--map", "geo", "--from", "from", "--to",
+                                   "to", "--value", "country", csv});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(Lookup(env, "1.0.0.9"), "0:AU\n");
+}
+
+// PLANB_FAULT for the planb processes this test starts.
+class FaultGuard {
+ public:
+  explicit FaultGuard(const char* point) { ::setenv("PLANB_FAULT", point, 1); }
+  ~FaultGuard() { ::unsetenv("PLANB_FAULT"); }
+};
+
+class ReplaceCrash : public ::testing::TestWithParam<const char*> {};
+
+// kill -9 of the load just before or just after the exchange: the next load (of anything) finishes the staged
+// replacement, and the home ends as if nothing had died.
+TEST_P(ReplaceCrash, TheNextRunFinishesTheReplacement) {
+  CliEnv env(kConfig);
+  ASSERT_EQ(env.Load({env.Write("old.xml", OldRelease())}).exit_code, 0);
+  const std::string new_file = env.Write("new.xml", NewRelease());
+  {
+    FaultGuard fault(GetParam());
+    const ProcessResult died = env.Run({"load", "--replace", new_file});
+    ASSERT_EQ(died.exit_code, -1) << "the fault point was not reached: " << died.out << died.err;
+  }
+  // Between the death and the next run a lookup answers from one release or the other.
+  const std::string between = Lookup(env, "4.203.230.172");
+  EXPECT_TRUE(between == "0:US\n" || between == "0:BR\n") << between;
+
+  const ProcessResult next = env.Run({"load", "--replace", new_file});
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(Lookup(env, "4.203.230.172"), "0:BR\n");
+  EXPECT_EQ(Lookup(env, "9.0.0.1").substr(0, 2), "1:");
+  EXPECT_TRUE(VisibleEntries(env.home() + "/staging").empty());
+  EXPECT_FALSE(std::filesystem::exists(env.home() + "/shards/.geo.compact"));
+  CliEnv reference(kConfig);
+  ASSERT_EQ(reference.Load({reference.Write("old.xml", OldRelease())}).exit_code, 0);
+  ASSERT_EQ(reference.Run({"load", "--replace", new_file}).exit_code, 0);
+  EXPECT_EQ(DumpShards(env.home()), DumpShards(reference.home()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Points, ReplaceCrash, ::testing::Values("replace.before_exchange", "replace.after_exchange"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param).find("before") != std::string::npos ? "BeforeExchange"
+                                                                                                : "AfterExchange";
+                         });
+
+// Lookups (each a `planb lookup` process) run while the replacement merges: every answer is the old release's or
+// the new one's, for keys both have, and a key both have is never missed.
+TEST(LoadReplace, LookupsDuringTheSwitchSeeTheOldOrTheNewNeverAMixOrAMiss) {
+  CliEnv env(kConfig);
+  // Big enough that the replacement's merge spans many lookups.
+  std::string old_body, new_body;
+  for (int i = 0; i < 20000; ++i) {
+    const std::string base = "20." + std::to_string(i / 200) + "." + std::to_string(i % 200) + ".";
+    old_body += RangeRef("geo", "", base + "0", base + "255", "old") + "\n";
+    new_body += RangeRef("geo", "", base + "0", base + "127", "new") + "\n" +
+                RangeRef("geo", "", base + "128", base + "255", "new") + "\n";
+  }
+  ASSERT_EQ(env.Load({env.Write("old.xml", ReferenceData(old_body))}).exit_code, 0);
+  const std::string new_file = env.Write("new.xml", ReferenceData(new_body));
+  std::atomic<bool> done{false};
+  std::vector<std::string> answers;
+  std::thread reader([&] {
+    // At least a few lookups after the switch too, so both sides are seen.
+    int after = 0;
+    while (after < 3) {
+      if (done.load()) ++after;
+      answers.push_back(Lookup(env, "20.42.17.200"));
+      answers.push_back(Lookup(env, "20.99.199.3"));
+    }
+  });
+  const ProcessResult replaced = env.Run({"load", "--replace", new_file});
+  done = true;
+  reader.join();
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  size_t old_seen = 0, new_seen = 0;
+  for (const std::string& answer : answers) {
+    ASSERT_TRUE(answer == "0:old\n" || answer == "0:new\n") << answer;
+    (answer == "0:old\n" ? old_seen : new_seen) += 1;
+  }
+  EXPECT_GT(new_seen, 0u);
+  EXPECT_EQ(answers.back(), "0:new\n");
+}
+
+}  // namespace
+}  // namespace planb
