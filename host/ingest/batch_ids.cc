@@ -1,6 +1,7 @@
 #include "host/ingest/batch_ids.h"
 
 #include "host/common/log_text.h"
+#include "host/security/batch_namespace.h"
 #include "host/transfer/protocol.h"
 
 namespace planb {
@@ -21,12 +22,23 @@ Status CheckGivenBatchId(std::string_view id) {
 }
 
 std::vector<std::string> StreamBatchIds(const std::optional<std::string>& given,
-                                        const std::vector<std::string>& content_ids) {
-  if (!given) return content_ids;
-  if (content_ids.size() == 1) return {*given};
+                                        const std::vector<std::string>& content_ids, const std::string& name_space) {
   std::vector<std::string> ids;
-  for (size_t i = 0; i < content_ids.size(); ++i) ids.push_back(*given + "/" + std::to_string(i + 1));
+  for (size_t i = 0; i < content_ids.size(); ++i) {
+    if (!given) {
+      ids.push_back(name_space + content_ids[i]);
+    } else if (content_ids.size() == 1) {
+      ids.push_back(name_space + *given);
+    } else {
+      ids.push_back(name_space + *given + "/" + std::to_string(i + 1));
+    }
+  }
   return ids;
+}
+
+std::string OwnBatchNamespace(const ClusterConfig& cluster) {
+  if (!cluster.curve() || !cluster.own_key) return "";
+  return BatchNamespace(cluster.own_key->keys.public_key);
 }
 
 }  // namespace planb

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/config/config.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -20,8 +21,13 @@ inline constexpr size_t kMaxGivenBatchIdBytes = 200;
 // kMaxGivenBatchIdBytes, or a byte outside A-Z a-z 0-9 . _ - : / (control characters escaped in the message).
 Status CheckGivenBatchId(std::string_view id);
 
-// Stream i's batch id: `given` (checked) as above, else content_ids[i].
+// Stream i's batch id: `name_space` (see OwnBatchNamespace) and then `given` (checked) as above, else
+// content_ids[i].
 std::vector<std::string> StreamBatchIds(const std::optional<std::string>& given,
-                                        const std::vector<std::string>& content_ids);
+                                        const std::vector<std::string>& content_ids, const std::string& name_space = "");
+
+// The namespace this node's batch ids start with: with CURVE, its own key's (host/security/batch_namespace.h:
+// the storage nodes refuse ids outside it), else "".
+std::string OwnBatchNamespace(const ClusterConfig& cluster);
 
 }  // namespace planb

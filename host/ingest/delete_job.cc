@@ -5,6 +5,7 @@
 
 #include "host/common/file_util.h"
 #include "host/common/log_text.h"
+#include "host/ingest/batch_ids.h"
 #include "host/ingest/load_check.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
@@ -144,7 +145,7 @@ Status RunDelete(Runtime& runtime, const std::string& map, const DeleteEntry& en
   const std::string stream = StreamWriter::NewStreamName();
   const std::string dir = runtime.home().writer() + "/" + stream;
   const std::string zip = dir + ".zip";
-  report->batch_id = runtime.config().cluster.node_name + "/" + stream;
+  report->batch_id = OwnBatchNamespace(runtime.config().cluster) + runtime.config().cluster.node_name + "/" + stream;
   ZipOptions zip_options;
   zip_options.compress = !runtime.config().cluster.single_node();
   zip_options.batch_id = report->batch_id;

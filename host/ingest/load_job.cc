@@ -228,10 +228,10 @@ bool NeedsSynchronisedMerge(const Runtime& runtime, const StreamReport& stream) 
 // The id each stream's batch goes by on every node (in its manifest, in BEGIN, in the shards' content versions):
 // its content's, or --batch-id's (batch_ids.h). A stream whose id an earlier one has (the same file twice) is
 // that stream again: it is not sent.
-void AssignBatchIds(const LoadOptions& options, LoadReport* report) {
+void AssignBatchIds(const LoadOptions& options, const std::string& name_space, LoadReport* report) {
   std::vector<std::string> content_ids;
   for (const StreamReport& stream : report->streams) content_ids.push_back(stream.batch_id);
-  const std::vector<std::string> ids = StreamBatchIds(options.batch_id, content_ids);
+  const std::vector<std::string> ids = StreamBatchIds(options.batch_id, content_ids, name_space);
   std::map<std::string, size_t> first;
   for (size_t i = 0; i < report->streams.size(); ++i) {
     report->streams[i].batch_id = ids[i];
@@ -400,7 +400,7 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   // A storage node checks its own shards first; a processing node has none (the receivers check theirs).
   if (s.ok() && runtime.config().cluster.IsStorageNode()) s = CheckShards(runtime, *report);
   if (s.ok()) s = CheckNodes(runtime, options, report);
-  if (s.ok()) AssignBatchIds(options, report);
+  if (s.ok()) AssignBatchIds(options, OwnBatchNamespace(runtime.config().cluster), report);
   if (s.ok()) s = ZipStreams(runtime, writers, options, &zips, report);
   if (s.ok()) {
     s = runtime.config().cluster.single_node() ? StoreLocally(runtime, zips, options, report)

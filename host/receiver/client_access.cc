@@ -5,6 +5,7 @@
 #include <zmq_addon.hpp>
 
 #include "host/common/hex.h"
+#include "host/security/batch_namespace.h"
 
 namespace planb {
 
@@ -101,6 +102,30 @@ Status ClientAccess::Check(const zmq::message_t& frame, Right right, const std::
   }
   *scope = who.maps;
   return Status::Ok();
+}
+
+std::string ClientAccess::ClientName(const zmq::message_t& frame) const {
+  if (!curve()) return "";
+  const char* name = zmq_msg_gets(const_cast<zmq_msg_t*>(frame.handle()), "User-Id");
+  return name == nullptr ? "" : name;
+}
+
+Status ClientAccess::CheckBatchId(const std::string& client_name, std::string_view batch_id) const {
+  if (!curve()) return Status::Ok();
+  const auto client = settings_.clients.find(client_name);
+  if (client == settings_.clients.end()) {
+    return Status::PermissionDenied("batch ids are checked against the client's keys, and the connection carries no "
+                                    "client name");
+  }
+  std::string namespaces;
+  for (const std::string& key : client->second.public_keys) {
+    const std::string prefix = BatchNamespace(key);
+    if (!prefix.empty() && batch_id.substr(0, prefix.size()) == prefix) return Status::Ok();
+    namespaces += (namespaces.empty() ? "" : " or ") + prefix;
+  }
+  return Status::PermissionDenied("batch ids of client " + client->first + " start with " + namespaces +
+                                  " (its public key; docs/security.md): this one does not, so it may be another "
+                                  "client's");
 }
 
 std::string ClientAccess::Identify(const zmq::message_t& frame, const std::string& routing_id) const {

@@ -50,6 +50,12 @@ class ClientAccess {
   // RIGHT on MAP" when not, logged once a minute per client, right and map.
   Status Check(const zmq::message_t& frame, Right right, const std::string* map, MapScope* scope);
 
+  // With CURVE the name of the client whose connection carried `frame` (its User-Id), else "".
+  std::string ClientName(const zmq::message_t& frame) const;
+  // With CURVE: whether `batch_id` is in the namespace of client `client_name` (batch_namespace.h): OK, or
+  // kPermissionDenied naming the namespace its ids must start with. Without CURVE every id is every sender's.
+  Status CheckBatchId(const std::string& client_name, std::string_view batch_id) const;
+
   // Who sent the message carrying `frame` on the connection `routing_id`: with CURVE "client NAME" (every
   // connection with that client's key is the same client), in plaintext "sender HEX at ADDRESS" (each
   // connection is its own). What per-client bounds count by and log lines name; already escaped.

@@ -26,6 +26,8 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
                                       " of A-Z a-z 0-9 . _ - : /)"),
                       "");
   }
+  status = access_.CheckBatchId(sender_client_, begin.batch_id);
+  if (!status.ok()) return ReplyError(routing_id, request_id, status, "");  // the id is not echoed either
   if (begin.total_size > settings_.max_upload_bytes) {
     return ReplyError(routing_id, request_id,
                       Status::Invalid("batch " + begin.batch_id + " declares " + std::to_string(begin.total_size) +

@@ -186,6 +186,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
   if (!status.ok()) return ReplyRefused(routing_id, header.request_id, status);
   SetSender(access_.Identify(frames[1], routing_id));
+  sender_client_ = access_.ClientName(frames[1]);
   std::string_view payload = View(frames[2]);
   switch (command) {
     case Command::kBegin:

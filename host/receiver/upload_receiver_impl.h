@@ -167,6 +167,7 @@ class UploadReceiver::Impl {
   void SetSender(std::string client) {
     sender_ = std::move(client);
     sender_owner_ = TokenOwner(sender_);
+    sender_client_.clear();  // set by HandleMessage after it, for the message it dispatches
   }
   // sender_, or "sender HEX" of `routing_id` before it is known.
   std::string Sender(const std::string& routing_id) const {
@@ -174,6 +175,7 @@ class UploadReceiver::Impl {
   }
   std::string sender_;
   std::string sender_owner_;
+  std::string sender_client_;  // with CURVE the message's client name (its section), for its batch namespace
 };
 
 

@@ -234,6 +234,11 @@ Status StorageNode::Accept(const std::string& zip_path, const std::string& batch
   UnzipLimits verified = limits;
   verified.allow_deletes = true;  // VerifyBatch admitted its delete entries
   PLANB_RETURN_IF_ERROR(ReadBatchId(zip_path, verified, &recorded_id, &maps).WithContext(context));
+  // The id the sender's rights were checked for (BEGIN's, in its namespace) is the id the batch is merged under.
+  if (recorded_id != batch_id) {
+    return Status::Invalid(context + ": its manifest names batch " + LogValue(recorded_id) +
+                           ", not the id it was uploaded under");
+  }
   bool merged = false;
   PLANB_RETURN_IF_ERROR(IsMergedIntoEveryShard(runtime_, maps, recorded_id, &merged).WithContext(context));
   if (merged) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "host/security/batch_namespace.h"
 #include "host/security/curve_key.h"
 #include "host/transfer/request_channel.h"
 #include "tests/host/transfer/upload_fixture.h"
@@ -97,7 +98,8 @@ class ClientAccessTest : public UploadFixture {
 TEST_F(ClientAccessTest, ListedClientUploadsOverCurveWithItsMaps) {
   const std::string contents = WriteZip("b.zip", 300 * 1024 + 1);
   UploadOutcome outcome;
-  const Status s = UploadBatch(context_, As(loader_, server_.public_key), dir_ / "b.zip", "n/b", OneTry(), &outcome);
+  const Status s = UploadBatch(context_, As(loader_, server_.public_key), dir_ / "b.zip",
+                               BatchNamespace(loader_.public_key) + "n/b", OneTry(), &outcome);
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_EQ(sink_.staged().size(), 1u);
   EXPECT_EQ(ReadFile(sink_.staged()[0].path), contents);
@@ -105,6 +107,23 @@ TEST_F(ClientAccessTest, ListedClientUploadsOverCurveWithItsMaps) {
   ASSERT_EQ(sink_.accept_scopes().size(), 1u);
   EXPECT_EQ(sink_.accept_scopes()[0], (MapScope{std::set<std::string>{"a"}}));
   EXPECT_THAT(receiver_->Log(), Not(HasSubstr("refused")));
+}
+
+// A batch id outside the client's namespace (its key's) is refused at BEGIN, before a byte is sent: no client can
+// take, pre-empt or be answered for another client's ids.
+TEST_F(ClientAccessTest, ABatchIdOutsideTheClientsNamespaceIsRefused) {
+  WriteZip("b.zip", 1000);
+  const std::string own = BatchNamespace(loader_.public_key);
+  for (const std::string& id : {std::string("n/b"), BatchNamespace(reader_.public_key) + "n/b",
+                                "x" + own + "n/b", own.substr(0, own.size() - 1) + "n/b"}) {
+    UploadOutcome outcome;
+    const Status s = UploadBatch(context_, As(loader_, server_.public_key), dir_ / "b.zip", id, OneTry(), &outcome);
+    EXPECT_EQ(s.code(), Code::kPermissionDenied) << id << ": " << s.message();
+    EXPECT_THAT(s.message(), HasSubstr("batch ids of client loader start with " + own)) << id;
+    EXPECT_EQ(outcome.attempts, 1) << id;  // final: no retry
+  }
+  EXPECT_TRUE(sink_.staged().empty());
+  EXPECT_TRUE(sink_.accept_scopes().empty());
 }
 
 TEST_F(ClientAccessTest, UnlistedKeyFailsFastAndIsLoggedOncePerMinute) {
@@ -186,7 +205,8 @@ TEST_F(UploadFixture, BothKeysOfARotatingClientAreAdmitted) {
   for (const CurveKeyPair* own : {&old_key, &new_key}) {
     UploadOutcome outcome;
     const Status s = UploadBatch(context_, NodeAddress{"node1", endpoint(), CurveClientKeys{server.public_key, *own}},
-                                 dir_ / "b.zip", own == &old_key ? "n/old" : "n/new", TestUploadSettings(), &outcome);
+                                 dir_ / "b.zip", BatchNamespace(own->public_key) + (own == &old_key ? "n/old" : "n/new"),
+                                 TestUploadSettings(), &outcome);
     EXPECT_TRUE(s.ok()) << s.message();
   }
   EXPECT_EQ(sink_.staged().size(), 2u);

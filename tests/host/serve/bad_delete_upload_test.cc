@@ -86,7 +86,11 @@ TEST_F(BadDeleteUpload, MalformedDeleteEntriesAreRefused) {
 }
 
 TEST_F(BadDeleteUpload, ASoundDeletionIsStagedAndMerged) {
-  const Status s = Upload("good.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "all\n"}});
+  // Under another id than its manifest's it is refused: the id the sender was checked for is the id merged.
+  ExpectRefused("good.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "all\n"}},
+                "its manifest names batch test/delete, not the id it was uploaded under");
+  const Status s = Upload("good.zip", {{"planb-batch", "planb-batch 3\nid test/good.zip\n"},
+                                       {"city_to_country/delete", "all\n"}});
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_TRUE(cluster_.WaitMerged(0));
   const testing::ProcessResult r = testing::RunPlanb(

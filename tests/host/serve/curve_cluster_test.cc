@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "host/security/batch_namespace.h"
 #include "support/cluster_fixture.h"
 
 namespace planb {
@@ -44,6 +45,17 @@ TEST(CurveCluster, LoadsLooksUpAndFetchesSnapshotsOverCurve) {
   const std::string reference = cluster.ReferenceDump(ExampleDataFiles());
   EXPECT_EQ(cluster.Dump(0), reference);
   EXPECT_EQ(cluster.Dump(1), reference);
+  // The batches are merged under ids in the loader's namespace (its key's), the same on both nodes; loaded again,
+  // they are that client's batches again: already merged.
+  const std::string ids = testing::DumpBatchIds(cluster.home(0));
+  EXPECT_THAT(ids, HasSubstr(kMap + std::string("/batches: ") + BatchNamespace(cluster.key("proc").public_key) +
+                             "content:"))
+      << ids;
+  EXPECT_EQ(testing::DumpBatchIds(cluster.home(1)), ids);
+  const ProcessResult again = cluster.Load(ExampleDataFiles());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("node2                        already merged as batch key-"));
+  EXPECT_EQ(testing::DumpBatchIds(cluster.home(0)), ids);
 
   cluster.WriteReaderConfig("reader");
   ProcessResult r = cluster.RunOnReader("reader", {"lookup", "--remote", kMap, "Albania"});

@@ -11,6 +11,7 @@
 #include <zmq.hpp>
 
 #include "host/transfer/protocol.h"
+#include "host/security/batch_namespace.h"
 #include "support/cluster_fixture.h"
 #include "tests/host/transfer/upload_fixture.h"
 
@@ -38,6 +39,11 @@ CurveClientKeys Keys(const ClusterFixture& cluster, const std::string& client) {
   return CurveClientKeys{cluster.key("node1").public_key, cluster.key(client)};
 }
 
+// A batch id in `client`'s namespace (its key's: the node refuses others).
+std::string IdOf(const ClusterFixture& cluster, const std::string& client, const std::string& name) {
+  return BatchNamespace(cluster.key(client).public_key) + name;
+}
+
 // Sends a BEGIN and returns "" for READY, else the ERROR's message.
 std::string TryBegin(testing::RawSender& sender, const std::string& batch_id, uint64_t size) {
   sender.Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, size, 1, 0}));
@@ -63,7 +69,7 @@ TEST(UploadShare, OneClientHoldsAQuarterOfTheSlotsAndAnotherStillLoads) {
   int ready = 0;
   std::string refusal;
   for (int i = 0; i < 64; ++i) {
-    const std::string answer = TryBegin(greedy, "greedy/b" + std::to_string(i), 1000);
+    const std::string answer = TryBegin(greedy, IdOf(cluster, "greedy", "b" + std::to_string(i)), 1000);
     if (answer.empty()) ++ready;
     if (!answer.empty()) refusal = answer;
   }
@@ -82,9 +88,9 @@ TEST(UploadShare, OneClientReservesAQuarterOfTheRoomAndAnotherStillLoads) {
   const uint64_t tenth = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize / 10;
   zmq::context_t context;
   testing::RawSender greedy(context, cluster.endpoint(0), Keys(cluster, "greedy"));
-  EXPECT_EQ(TryBegin(greedy, "greedy/first", tenth), "");  // twice a tenth (part file and verification): a fifth
+  EXPECT_EQ(TryBegin(greedy, IdOf(cluster, "greedy", "first"), tenth), "");  // twice a tenth (part file and verification): a fifth
   for (int i = 0; i < 10; ++i) {
-    EXPECT_THAT(TryBegin(greedy, "greedy/more" + std::to_string(i), tenth),
+    EXPECT_THAT(TryBegin(greedy, IdOf(cluster, "greedy", "more" + std::to_string(i)), tenth),
                 HasSubstr("bytes of room one client may hold (max_client_share); retry later"));
   }
   ExpectLoadWorks(cluster);
@@ -97,7 +103,7 @@ TEST(UploadShare, ATrickleBelowTheMinimumRateIsDropped) {
   zmq::context_t context;
   testing::RawSender greedy(context, cluster.endpoint(0), Keys(cluster, "greedy"));
   const std::string zip(10 << 20, 'z');
-  const protocol::ReadyReply ready = greedy.Begin("greedy/slow", zip, 1);
+  const protocol::ReadyReply ready = greedy.Begin(IdOf(cluster, "greedy", "slow"), zip, 1);
   const auto deadline = std::chrono::steady_clock::now() + testing::kTestDeadline;
   bool dropped = false;
   // One byte per round trip, each acknowledged before the next: far below 1 MiB/s, yet never idle. Ends when the
@@ -109,12 +115,12 @@ TEST(UploadShare, ATrickleBelowTheMinimumRateIsDropped) {
     dropped = reply.header.command == static_cast<uint16_t>(protocol::Command::kError);
   }
   ASSERT_TRUE(dropped);
-  EXPECT_THAT(cluster.process(0).log(), HasSubstr("dropping slow partial upload of batch greedy/slow from client greedy"));
+  EXPECT_THAT(cluster.process(0).log(), HasSubstr("dropping slow partial upload of batch " + IdOf(cluster, "greedy", "slow") + " from client greedy"));
   EXPECT_THAT(cluster.process(0).log(), HasSubstr("less than min_transfer_rate of 1048576 bytes/s"));
 }
 
-// A batch id is its client's: another client's BEGIN with the same id and another zip no longer drops the first
-// client's upload in progress, which resumes where it was.
+// A batch id is its client's: another client's BEGIN with the same id is refused (the id is outside its
+// namespace), so it cannot drop the first client's upload in progress, which resumes where it was.
 TEST(UploadShare, AnotherClientsBeginWithTheSameBatchIdLeavesTheUploadAlone) {
   ClusterFixture cluster(1);
   ASSERT_NO_FATAL_FAILURE(StartSecureNode(cluster, "upload_idle_timeout = 10m\n"));
@@ -122,12 +128,13 @@ TEST(UploadShare, AnotherClientsBeginWithTheSameBatchIdLeavesTheUploadAlone) {
   testing::RawSender proc(context, cluster.endpoint(0), Keys(cluster, "proc"));
   testing::RawSender greedy(context, cluster.endpoint(0), Keys(cluster, "greedy"));
   const std::string zip(4096, 'p');
-  const protocol::ReadyReply first = proc.Begin("proc/shared-id", zip, 7);
+  const std::string shared = IdOf(cluster, "proc", "shared-id");
+  const protocol::ReadyReply first = proc.Begin(shared, zip, 7);
   EXPECT_EQ(proc.SendChunks(first.token, zip, 0, 1024, 1024), 1024u);
-  const protocol::ReadyReply other = greedy.Begin("proc/shared-id", std::string(100, 'g'), 9);
-  EXPECT_NE(other.token, first.token);
+  EXPECT_THAT(TryBegin(greedy, shared, 100),
+              HasSubstr("batch ids of client greedy start with " + BatchNamespace(cluster.key("greedy").public_key)));
   EXPECT_THAT(cluster.process(0).log(), ::testing::Not(HasSubstr("its sender began a different zip")));
-  const protocol::ReadyReply again = proc.Begin("proc/shared-id", zip, 7);  // a resume after a lost connection
+  const protocol::ReadyReply again = proc.Begin(shared, zip, 7);  // a resume after a lost connection
   EXPECT_EQ(again.token, first.token);
   EXPECT_EQ(again.resume_offset, 1024u);
   // The other client cannot address the first one's upload by its token either.
