@@ -107,7 +107,7 @@ void ProtocolSeeds() {
 }
 
 // Reference data for the catalog's maps (one per store type, named after it), written by the real StreamWriter
-// and zipped by ZipBatch: a batch stored and one deflated, and a deletion batch.
+// and zipped by ZipBatch: a batch stored and one deflated, a replacement and a deletion batch.
 constexpr char kXml[] = R"(<referenceData xmlns="reference-data:2">
   <reference><map>state</map><key>a</key><value>1</value></reference>
   <reference><map>state</map><key>b</key><value><x xmlns="urn:x">2</x></value></reference>
@@ -138,6 +138,10 @@ void ZipSeeds() {
     if (!s.ok()) Fail(s.message());
     Write("fuzz_batch", compress ? "deflated.zip" : "stored.zip", ReadAll(zip));
   }
+  // A replacement (format version 4, "replace" in the manifest) of the same maps.
+  s = planb::ZipBatch(writer.dir(), scratch + "/replace.zip", planb::ZipOptions{true, "seed/replace-1", true});
+  if (!s.ok()) Fail(s.message());
+  Write("fuzz_batch", "replace.zip", ReadAll(scratch + "/replace.zip"));
   // A snapshot: one map, as a node serves its shard.
   const std::string one = scratch + "/one";
   s = planb::MakeDirectories(one);

@@ -1,10 +1,13 @@
 #include "host/cli/cluster_versions.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <iomanip>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "host/cli/commands.h"
 #include "host/cluster/cluster_delivery.h"
@@ -13,6 +16,14 @@
 
 namespace planb {
 namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string DigestHex(uint64_t digest) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(digest));
+  return hex;
+}
 
 // "in step", or who is behind: a node with fewer batches than the most any node has, or with as many but other
 // batches (the digests differ: each has merged batches the other lacks).
@@ -43,7 +54,7 @@ std::string StateOf(const std::vector<std::string>& nodes, const std::vector<con
 
 }  // namespace
 
-int PrintClusterVersions(Runtime& runtime, std::ostream& out, std::ostream& err) {
+int PrintClusterVersions(Runtime& runtime, bool json, std::ostream& out, std::ostream& err) {
   const ClusterConfig& cluster = runtime.config().cluster;
   if (cluster.single_node()) {
     err << "planb: stores --cluster: the config has no node_list (a single node has no peers to compare)\n";
@@ -59,10 +70,12 @@ int PrintClusterVersions(Runtime& runtime, std::ostream& out, std::ostream& err)
   // versions[map][node index]; absent: that node did not answer for the map.
   std::map<std::string, std::vector<ContentVersion>> versions;
   std::map<std::string, std::vector<bool>> answered;
+  Json errors = Json::array();
   for (size_t i = 0; i < checks.size(); ++i) {
     const NodeCheck& check = checks[i];
     if (!check.status.ok()) {
       err << "planb: stores --cluster: " << check.node << ": " << LogValue(check.status.message(), 1000) << "\n";
+      errors.push_back({{"node", check.node}, {"error", check.status.message()}});
       exit_code = kExitError;
       continue;
     }
@@ -83,18 +96,30 @@ int PrintClusterVersions(Runtime& runtime, std::ostream& out, std::ostream& err)
   header.push_back("STATE");
   table.push_back(header);
   bool divergent = false;
+  Json maps = Json::array();
   for (const auto& [name, plugins] : runtime.catalog().maps()) {
     std::vector<std::string> line{name};
     std::vector<const ContentVersion*> row(nodes.size(), nullptr);
+    Json by_node = Json::object();
     for (size_t i = 0; i < nodes.size(); ++i) {
       const bool has = answered.count(name) > 0 && answered[name][i];
       line.push_back(has ? std::to_string(versions[name][i].batches) : "?");
       if (has) row[i] = &versions[name][i];
+      by_node[nodes[i]] = has ? Json{{"batches", versions[name][i].batches},
+                                     {"digest", DigestHex(versions[name][i].digest)}}
+                              : Json();
     }
     const std::string state = StateOf(nodes, row);
     divergent = divergent || state != "in step";
     line.push_back(state);
     table.push_back(line);
+    maps.push_back({{"map", name}, {"versions", by_node}, {"state", state}});
+  }
+  if (exit_code == kExitOk && divergent) exit_code = kExitNotFound;
+  if (json) {
+    const Json doc = {{"nodes", nodes}, {"maps", maps}, {"errors", errors}};
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return exit_code;
   }
   std::vector<size_t> widths(header.size(), 0);
   for (const auto& l : table) {
@@ -108,7 +133,6 @@ int PrintClusterVersions(Runtime& runtime, std::ostream& out, std::ostream& err)
     }
     out << "\n";
   }
-  if (exit_code == kExitOk && divergent) exit_code = kExitNotFound;
   return exit_code;
 }
 

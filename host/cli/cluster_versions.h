@@ -12,6 +12,8 @@ namespace planb {
 // Prints the table (MAP, one column per node with its batch count, STATE) and returns 0 when every node answered
 // with the same version of every map, 1 when some differ (the STATE column names the nodes behind), 2 when a node
 // could not answer (its error on stderr) or there is no node_list.
-int PrintClusterVersions(Runtime& runtime, std::ostream& out, std::ostream& err);
+// With `json`: {"nodes": [...], "maps": [{"map", "versions": {NODE: {"batches", "digest"} or null}, "state"}],
+// "errors": [{"node", "error"}]} instead of the table.
+int PrintClusterVersions(Runtime& runtime, bool json, std::ostream& out, std::ostream& err);
 
 }  // namespace planb

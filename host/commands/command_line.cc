@@ -46,8 +46,9 @@ const std::vector<CommandSpec>& Commands() {
        {"bind", "ready-file"}, 0, 0},
       {"stores", "",
        "list each configured map: type, scheme, rows, content version, bytes on disk, free share, last condensed "
-       "and reclaimed; --cluster: every storage node's content version of each map side by side",
-       {"cluster"}, 0, 0},
+       "and reclaimed; --cluster: every storage node's content version of each map side by side; --format table "
+       "(default) or json",
+       {"cluster", "format"}, 0, 0},
       {"cleanup", "",
        "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
        "by readers on a schedule)", {}, 0, 0},
@@ -119,7 +120,7 @@ po::options_description CommandOptions() {
        "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json; "
-       "plugins: table (default) or json; load: xml (default), csv or jsonl")
+       "plugins, stores: table (default) or json; load: xml (default), csv or jsonl")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),

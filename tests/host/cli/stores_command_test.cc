@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "host/cli/cli_test_env.h"
 #include "support/typed_maps.h"
 
@@ -170,6 +172,54 @@ TEST(CliStores, ClusterWithoutANodeListIsAnError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.err, ::testing::HasSubstr("planb: stores --cluster: the config has no node_list"));
   EXPECT_EQ(r.out, "");
+}
+
+}  // namespace
+}  // namespace planb
+
+namespace planb {
+namespace {
+
+TEST(CliStores, JsonSaysWhatTheTableSaysTyped) {
+  testing::CliEnv env(testing::kTypedMapsConfig);
+  ASSERT_EQ(env.Load({env.Write("one.xml", testing::ReferenceData(testing::Lines(
+                                               {testing::TimedRef("st_direct", "", "a", "1"),
+                                                testing::TimedRef("st_direct", "", "b", "2")})))})
+                .exit_code,
+            0);
+  const testing::ProcessResult r = env.Run({"stores", "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(doc["maps"].is_array());
+  bool loaded = false, empty = false;
+  for (const nlohmann::json& m : doc["maps"]) {
+    if (m["map"] == "st_direct") {
+      loaded = true;
+      EXPECT_EQ(m["type"], "state");
+      EXPECT_EQ(m["scheme"], "direct");
+      EXPECT_EQ(m["rows"], 2);
+      EXPECT_EQ(m["content_version"]["batches"], 1);
+      EXPECT_EQ(m["content_version"]["digest"].get<std::string>().size(), 16u);
+      EXPECT_GT(m["bytes"].get<uint64_t>(), 0u);
+      EXPECT_TRUE(m["free_share"].is_number());
+      EXPECT_TRUE(m["last_condensed"].is_null());
+    }
+    if (m["map"] == "rg") {
+      empty = true;
+      EXPECT_TRUE(m["rows"].is_null());
+      EXPECT_TRUE(m["content_version"].is_null());
+      EXPECT_TRUE(m["scheme"].is_null());
+    }
+  }
+  EXPECT_TRUE(loaded && empty) << r.out;
+  EXPECT_TRUE(doc["quarantined"].is_array() && doc["quarantined"].empty());
+  EXPECT_TRUE(doc["held"].is_array() && doc["held"].empty());
+  EXPECT_FALSE(doc.contains("snapshots"));  // a single node reads its shards
+
+  const testing::ProcessResult bad = env.Run({"stores", "--format", "yaml"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("planb: stores: --format: 'yaml' is not one of table, json"));
+  EXPECT_EQ(bad.out, "");
 }
 
 }  // namespace

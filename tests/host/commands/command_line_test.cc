@@ -231,7 +231,7 @@ TEST(CliCommandLine, EachCommandsHelpListsOnlyItsOwnOptions) {
       {"lookup", {"--time", "--keys-from", "--format", "--quiet", "--remote"}},
       {"query", {"--where", "--format", "--limit", "--explain", "--remote"}},
       {"serve", {"--bind", "--ready-file"}},
-      {"stores", {}},
+      {"stores", {"--format"}},
       {"cleanup", {}},
       {"plugins", {"--format"}},
   };

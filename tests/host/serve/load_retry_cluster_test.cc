@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "support/cluster_fixture.h"
 #include "support/node_process.h"
 
@@ -126,6 +128,26 @@ TEST(LoadRetryCluster, ALoadSaysWhenTheNodesHoldDifferentVersions) {
   EXPECT_EQ(status.exit_code, 0) << status.out << status.err;
   EXPECT_THAT(status.out, ContainsRegex("hits +2 +2 +in step")) << status.out;
   EXPECT_EQ(cluster.Dump(0), cluster.Dump(1));
+
+  // The same as JSON: every node's version of every map, and the state.
+  {
+    std::vector<std::string> args = proc;
+    for (const char* a : {"stores", "--cluster", "--format", "json"}) args.push_back(a);
+    const ProcessResult json = testing::RunPlanb(args);
+    EXPECT_EQ(json.exit_code, 0) << json.err;
+    const nlohmann::json doc = nlohmann::json::parse(json.out);
+    EXPECT_EQ(doc["nodes"], nlohmann::json::array({"node1", "node2"}));
+    bool seen = false;
+    for (const nlohmann::json& m : doc["maps"]) {
+      if (m["map"] != "hits") continue;
+      seen = true;
+      EXPECT_EQ(m["versions"]["node1"]["batches"], 2);
+      EXPECT_EQ(m["versions"]["node1"]["digest"], m["versions"]["node2"]["digest"]);
+      EXPECT_EQ(m["state"], "in step");
+    }
+    EXPECT_TRUE(seen) << json.out;
+    EXPECT_TRUE(doc["errors"].empty());
+  }
 
   // A node that cannot answer: its error, "?" in its column, exit 2.
   ASSERT_EQ(cluster.process(1).Stop(), 0);
