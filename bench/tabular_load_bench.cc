@@ -8,8 +8,11 @@
 //   xml_parse             ReadReferenceDataFile (expat) handing each record to a handler that only counts.
 //   csv_parse, jsonl_parse  ReadTabularFile of the same records (CsvReader; simdjson DOM validation + On-Demand).
 //   xml_write_stream      ReadReferenceDataFile with each record added to a StreamWriter, then Finish (commit,
-//   csv_write_stream      sync): what a load does before zipping and staging; likewise from CSV and JSON lines.
+//   csv_write_stream      sync); likewise from CSV and JSON lines.
 //   jsonl_write_stream
+//   xml_write_stream_and_id  the same with each record also added to the stream's BatchFingerprint (its batch id,
+//   csv_write_stream_and_id  host/ingest/batch_fingerprint.h): what a load does before zipping and staging. The
+//                            difference from *_write_stream is what stable batch ids cost.
 // Compare csv_* and jsonl_* with xml_* of the same run: the ratio table prints each against raw_read_lines.
 //
 // Measured (PLANB_BENCH_ROWS=500000, --benchmark_repetitions=3, RelWithDebInfo, 2 cores shared with other work;
@@ -26,6 +29,7 @@
 #include <memory>
 #include <string>
 
+#include "host/ingest/batch_fingerprint.h"
 #include "host/ingest/stream_writer.h"
 #include "host/ingest/tabular_reader.h"
 #include "host/runtime.h"
@@ -104,9 +108,10 @@ void RawReadLines(benchmark::State& state, const Files* f) {
   }
 }
 
-// `read(handler)` reads one file; `write` adds each record to a stream (finished and discarded) when set.
+// `read(handler)` reads one file; `write` adds each record to a stream (finished and discarded) when set, and
+// `id` to the stream's fingerprint too.
 template <typename Read>
-void Load(benchmark::State& state, Files* f, bool write, Read read) {
+void Load(benchmark::State& state, Files* f, bool write, Read read, bool id = false) {
   for (auto _ : state) {
     uint64_t records = 0;
     std::unique_ptr<StreamWriter> writer;
@@ -114,10 +119,13 @@ void Load(benchmark::State& state, Files* f, bool write, Read read) {
       writer = std::make_unique<StreamWriter>(f->runtime->catalog(),
                                               f->runtime->home().writer() + "/" + StreamWriter::NewStreamName());
     }
+    BatchFingerprint fingerprint("load");
     const Status s = read([&](const ParsedRecord& parsed) {
       ++records;
+      if (id) fingerprint.Add(parsed.map, parsed.record);
       return writer ? writer->Add(parsed.map, parsed.record) : Status::Ok();
     });
+    if (id) benchmark::DoNotOptimize(fingerprint.BatchId());
     if (s.ok() && writer) CheckSetup(writer->Finish());
     if (writer) writer->Discard();
     if (!s.ok()) {
@@ -144,6 +152,10 @@ void Register(Files* f) {
     unit(benchmark::RegisterBenchmark((group + "jsonl" + what).c_str(),
                                       [f, write, jsonl](benchmark::State& s) { Load(s, f, write, jsonl); }));
   }
+  unit(benchmark::RegisterBenchmark((group + "xml_write_stream_and_id").c_str(),
+                                    [f, xml](benchmark::State& s) { Load(s, f, true, xml, true); }));
+  unit(benchmark::RegisterBenchmark((group + "csv_write_stream_and_id").c_str(),
+                                    [f, csv](benchmark::State& s) { Load(s, f, true, csv, true); }));
 }
 
 }  // namespace
