@@ -1,6 +1,5 @@
 #include "host/ingest/replace_merge.h"
 
-#include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/storage/content_version.h"
 #include "host/storage/shard_compaction.h"
@@ -56,13 +55,7 @@ Status ReplaceShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
     return s;
   }
   shard.reset();
-  FaultPoint("replace.before_exchange");
-  PLANB_RETURN_IF_ERROR(ExchangeDirectories(copy_path, shard_path));
-  PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
-  FaultPoint("replace.after_exchange");
-  // copy_path now holds the old shard.
-  PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));
-  return SyncPath(home.shards());
+  return SwapShardIn(home, copy_path, shard_path, "replace.before_exchange", "replace.after_exchange");
 }
 
 }  // namespace planb

@@ -155,11 +155,16 @@ Status CompactShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
   }
   out->bytes_after = FileBytes(copy_path + "/data.mdb");
 
-  FaultPoint("reclaim.before_swap");
+  return SwapShardIn(home, copy_path, shard_path, "reclaim.before_swap", "reclaim.after_swap");
+}
+
+Status SwapShardIn(const Home& home, const std::string& copy_path, const std::string& shard_path,
+                   const char* before_fault, const char* after_fault) {
+  FaultPoint(before_fault);
   PLANB_RETURN_IF_ERROR(ExchangeDirectories(copy_path, shard_path));
   PLANB_RETURN_IF_ERROR(SyncPath(home.shards()));
-  FaultPoint("reclaim.after_swap");
-  // The cache keeps its entry: its next Get sees the swap (MapEnv::Replaced) and opens the new shard under its
+  FaultPoint(after_fault);
+  // A cache keeps its entry: its next Get sees the swap (MapEnv::Replaced) and opens the new shard under its
   // mutex. Forgetting it here could let two threads open the new shard twice (LMDB forbids that in a process).
   // copy_path now holds the old shard.
   PLANB_RETURN_IF_ERROR(RemoveTree(copy_path));

@@ -39,6 +39,12 @@ std::string CompactionPath(const Home& home, const std::string& map);
 // path names one complete directory.
 Status ExchangeDirectories(const std::string& a, const std::string& b);
 
+// Puts the complete shard at `copy_path` (shards/.<map>.compact) in place of `shard_path` in one exchange, durably,
+// then deletes the old one (now at `copy_path`); the fault points named are reached just before and after the
+// exchange. REQUIRES: the merge lock; no environment of the copy open in this process.
+Status SwapShardIn(const Home& home, const std::string& copy_path, const std::string& shard_path,
+                   const char* before_fault, const char* after_fault);
+
 // Rewrites the shard of `plugins`' map compactly and swaps it in (see above). `envs` opens the new shard at its
 // next Get; holders of the old environment keep reading it until they let go. kNotFound when the map has no shard.
 // kFull, writing nothing, when the copy (the shard's pages in use) would not leave max(`min_free_bytes`, 1% of the
