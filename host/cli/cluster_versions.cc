@@ -49,6 +49,11 @@ std::string StateOf(const std::vector<std::string>& nodes, const std::vector<con
   }
   if (!behind.empty()) return "behind: " + behind;
   if (split) return "diverged: as many batches, not the same ones";
+  std::string silent;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (versions[i] == nullptr) silent += (silent.empty() ? "" : ", ") + nodes[i];
+  }
+  if (!silent.empty()) return "unknown: " + silent + " did not answer";
   return "in step";
 }
 

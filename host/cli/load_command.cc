@@ -145,10 +145,16 @@ void PrintDivergence(const LoadReport& report, std::ostream& err) {
 }
 
 // A replacement's maps: what the files wrote, now the whole content of each (or, with a node_list, once merged).
-void PrintReplaced(const LoadReport& report, std::ostream& out) {
+// One merged before is a batch like any other, not applied twice: said, with how to replace again.
+void PrintReplaced(const LoadReport& report, std::ostream& out, std::ostream& err) {
   std::string maps;
   for (const StreamReport& stream : report.streams) {
-    if (stream.already_merged) return;  // nothing new: said by PrintSkipped
+    if (stream.already_merged) {
+      err << "planb: note: this replacement was merged before (batch " << stream.batch_id
+          << "), so it was not applied again and the maps keep any rows merged since; to make these files their "
+             "whole content again, load them with --replace --batch-id NEW\n";
+      return;
+    }
     for (const auto& entry : stream.records) maps += (maps.empty() ? "" : ", ") + entry.first;
   }
   if (maps.empty()) return;
@@ -235,7 +241,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   if (!report.distributed) {
     for (const StreamReport& stream : report.streams) PrintSkipped(report, stream, out);
     out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
-    if (options.replace) PrintReplaced(report, out);
+    if (options.replace) PrintReplaced(report, out, err);
     PrintVersions(report, out);
     PrintEarlierTrouble(report, err);
     return kExitOk;
@@ -249,7 +255,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
         << " storage node(s)\n";
     for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);  // all stored: status OK
   }
-  if (options.replace) PrintReplaced(report, out);
+  if (options.replace) PrintReplaced(report, out, err);
   PrintVersions(report, out);
   PrintDivergence(report, err);
   return kExitOk;

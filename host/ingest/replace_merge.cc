@@ -54,6 +54,8 @@ Status ReplaceShard(const Home& home, EnvCache& envs, const std::shared_ptr<cons
     (void)RemoveTree(copy_path);
     return s;
   }
+  // The commit synced data.mdb; its directory entry too, before the old shard can be deleted.
+  PLANB_RETURN_IF_ERROR(SyncPath(copy_path));
   shard.reset();
   return SwapShardIn(home, copy_path, shard_path, "replace.before_exchange", "replace.after_exchange");
 }

@@ -103,6 +103,10 @@ class Uploader {
   bool progressed_ = false;  // the node moved the upload on since the last failed attempt
   uint64_t most_acked_ = 0;
   int best_state_ = -1;
+  // Whether an earlier attempt of this upload sent COMMIT: a node that then answers a rejoin "already merged"
+  // with a staging sequence is telling this upload that its own batch has merged (see CommitAndWait).
+  bool committed_before_ = false;
+  bool committed_ = false;
 };
 
 Status Uploader::Run() {
@@ -111,6 +115,7 @@ Status Uploader::Run() {
   int failures = 0;
   for (;;) {
     ++outcome_->attempts;
+    committed_before_ = committed_;
     AttemptEnd end = Attempt();
     channel_.reset();  // linger 0: whatever is still queued goes with it
     if (end.kind == AttemptEnd::kDone) return Status::Ok();
@@ -305,6 +310,7 @@ bool Uploader::Transfer(const protocol::ReadyReply& ready, AttemptEnd* end) {
 
 bool Uploader::CommitAndWait(Token token, AttemptEnd* end) {
   Reply reply;
+  committed_ = true;
   if (!Exchange(Command::kCommit, protocol::EncodeCommit({token}), &reply, end)) return false;
   const char* request = "COMMIT";
   const uint32_t hold_ms = static_cast<uint32_t>(std::clamp<int64_t>(settings_.request_timeout_ms / 2, 0, 1 << 30));
@@ -333,9 +339,13 @@ bool Uploader::CommitAndWait(Token token, AttemptEnd* end) {
         outcome_->merged = true;
         return true;
       case UploadState::kAlreadyMerged:
-        // A node of this version names the id; an empty name still means the batch is in.
-        outcome_->already_merged = status_reply.message.empty() ? batch_id_ : status_reply.message;
         outcome_->merged = true;
+        // This upload's own batch, staged by the node from an earlier attempt's COMMIT and merged since (the
+        // connection was lost before the answer): staged by this load, not before it.
+        if (committed_before_ && status_reply.sequence != 0) return true;
+        // A node of this version names the id; an empty name still means the batch is in.
+        outcome_->sequence = 0;
+        outcome_->already_merged = status_reply.message.empty() ? batch_id_ : status_reply.message;
         return true;
       case UploadState::kFailed:
       case UploadState::kMergeFailed:

@@ -203,6 +203,25 @@ TEST_F(UploadBatchTest, RepeatingAFinishedUploadDoesNotStageItTwice) {
   EXPECT_EQ(sink_.staged().size(), 1u);
 }
 
+// Another upload of a batch the node staged from an earlier one and has merged since (a load run again after a
+// failure): "already merged", nothing staged or sent, no staging sequence of its own.
+TEST_F(UploadBatchTest, RejoiningAnUploadMergedSinceIsAlreadyMerged) {
+  WriteZip("batch.zip", 300 * 1024);
+  StartReceiver();
+  UploadOutcome first;
+  ASSERT_TRUE(Upload("batch.zip", "node1a/once", TestUploadSettings(), &first).ok());
+  EXPECT_TRUE(first.already_merged.empty());
+  sink_.MarkMerged(first.sequence);
+  UploadOutcome again;
+  Status status = Upload("batch.zip", "node1a/once", TestUploadSettings(), &again);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(again.already_merged, "node1a/once");
+  EXPECT_TRUE(again.merged);
+  EXPECT_EQ(again.sequence, 0u);
+  EXPECT_EQ(again.bytes_sent, 0u);
+  EXPECT_EQ(sink_.staged().size(), 1u);
+}
+
 TEST_F(UploadBatchTest, RefusedBatchIsFinalWithTheNodesCodeAndMessage) {
   WriteZip("batch.zip", 300 * 1024);
   sink_.RefuseWith(Status::Invalid("batch zip x.zip: unknown map 'nope'"));
