@@ -232,7 +232,7 @@ void PlanBCondense(benchmark::State& state, Fixture* f, std::string map, bool re
     }
     done = RowsMaintenance();
     state.ResumeTiming();
-    CheckSetup(MaintainShardRows(*env, CurrentTimeMs(), false, nullptr, &done));
+    CheckSetup(MaintainShardRows(*env, CurrentTimeMs(), false, nullptr, kMergedBatchesKeepMs, &done));
     if (reclaim) CompactCopy(*env, work + "/compact");
     state.PauseTiming();
     if (reclaim) {

@@ -87,6 +87,14 @@ void ProtocolSeeds() {
   Message(16, "error", p::EncodeError({2, "request too large"}));
   Message(18, "delete_all", planb::DeleteEntryText({true, ""}));
   Message(18, "delete_where", planb::DeleteEntryText({false, "Key = 'a' or KeyStart between 1 and 5"}));
+  Message(20, "list_merged", p::EncodeListMerged({"state", "key-0a/content:ff", 100}));
+  p::MergedList merged;
+  merged.batches = 2;
+  merged.digest = 0x77;
+  merged.now_ms = 1700000000000;
+  merged.ids = {{"key-0a/content:ff", 1699999990000, 1}, {"node1/3", 0, 0}};
+  Message(21, "merged_list", p::EncodeMergedList(merged));
+  Message(22, "offer_batch", p::EncodeOfferBatch({"key-0a/content:ff"}));
 
   // `lookup --format wire` answers: a value map and a session map, one key found and one absent.
   for (const bool session : {false, true}) {

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <set>
 
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
 #include "host/config/security_config.h"
+#include "host/storage/content_version.h"
 
 namespace planb {
 namespace {
@@ -96,6 +98,12 @@ bool ClusterConfig::IsStorageNode() const {
   return false;
 }
 
+int64_t ClusterConfig::MergedBatchesKeepMs() const {
+  constexpr int64_t kDay = int64_t{24} * 60 * 60 * 1000;
+  const int64_t twice = batch_retention_ms > (INT64_MAX - kDay) / 2 ? INT64_MAX : 2 * batch_retention_ms + kDay;
+  return std::max(kMergedBatchesKeepMs, twice);
+}
+
 const std::vector<std::string>& ClusterKeyNames() {
   static const std::vector<std::string> names = {"node_name", "node_list", "request_timeout", "send_part_attempts",
                                                  "send_part_retry_delay", "max_batch_size",
@@ -104,7 +112,9 @@ const std::vector<std::string>& ClusterKeyNames() {
                                                  "max_remote_where_terms", "max_remote_rows_examined",
                                                  "max_remote_bytes_examined", "remote_read_timeout",
                                                  "max_client_share", "min_transfer_rate", "max_unread_reply_bytes",
-                                                 "max_connections", "idle_connection_timeout"};
+                                                 "max_connections", "idle_connection_timeout",
+                                                 "batch_retention", "batch_retention_bytes", "catch_up_interval",
+                                                 "write_quorum"};
   return names;
 }
 
@@ -181,6 +191,22 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
     }
     return Status::Ok();
   }
+  if (key == "batch_retention") return ParseDurationKey(value, 0, &cluster->batch_retention_ms);
+  if (key == "batch_retention_bytes") {
+    if (!ParseByteSize(value, &cluster->batch_retention_bytes)) {
+      return Status::Invalid("'" + value + "' is not a size (e.g. 10GiB, 512MiB, 0 for none)");
+    }
+    return Status::Ok();
+  }
+  if (key == "catch_up_interval") return ParseDurationKey(value, 0, &cluster->catch_up_interval_ms);
+  if (key == "write_quorum") {
+    uint64_t count = 0;
+    if (!ParseCount(value, UINT32_MAX, &count) || count == 0) {
+      return Status::Invalid("'" + value + "' is not a count of storage nodes above 0");
+    }
+    cluster->write_quorum = static_cast<uint32_t>(count);
+    return Status::Ok();
+  }
   if (key == "max_batch_size") {
     if (!ParseByteSize(value, &cluster->max_batch_size) || cluster->max_batch_size == 0) {
       return Status::Invalid("'" + value + "' is not a size (e.g. 64GiB, 512MiB)");
@@ -223,6 +249,11 @@ Status FinishCluster(ClusterConfig* cluster) {
       return Status::Invalid("node_name: not set and the host name cannot be used; set node_name");
     }
     cluster->node_name = host;
+  }
+  if (cluster->write_quorum && *cluster->write_quorum > std::max<size_t>(cluster->node_list.size(), 1)) {
+    return Status::Invalid("write_quorum: " + std::to_string(*cluster->write_quorum) + " is more than the " +
+                           std::to_string(std::max<size_t>(cluster->node_list.size(), 1)) +
+                           " storage node(s) of node_list: no load could ever succeed");
   }
   for (const std::string& name : cluster->node_list) {
     if (cluster->nodes.count(name) == 0) {

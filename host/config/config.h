@@ -94,8 +94,10 @@ struct NodeConfig {
 };
 
 // What a [client.NAME] section may do on a storage node (docs/security.md); bits of ClientConfig::rights.
-enum class Right : uint32_t { kUpload = 1, kRead = 2, kSnapshot = 4 };
-const char* RightName(Right right);  // "upload", "read", "snapshot": as the config spells it
+// kNode is no config right: the peers of node_list hold it (with their public keys), to list and fetch the batches
+// a node merged (catch-up).
+enum class Right : uint32_t { kUpload = 1, kRead = 2, kSnapshot = 4, kNode = 8 };
+const char* RightName(Right right);  // "upload", "read", "snapshot": as the config spells it; "node" 
 
 struct ClientConfig {
   std::string name;                      // valid node name
@@ -138,6 +140,15 @@ struct ClusterConfig {
   uint64_t max_remote_rows_examined = 100000000;
   uint64_t max_remote_bytes_examined = uint64_t{4} << 30;
   int64_t remote_read_timeout_ms = 50 * 1000;
+  // Catch-up (docs/storage-nodes.md): a storage node keeps the zips of the batches it merged this long and up to
+  // this many bytes (the oldest go first), so that a peer that missed them can fetch them; 0 keeps none.
+  int64_t batch_retention_ms = int64_t{3} * 24 * 60 * 60 * 1000;
+  uint64_t batch_retention_bytes = uint64_t{10} << 30;
+  // How often a storage node compares its shards with its peers' and fetches the batches it lacks; 0: never.
+  int64_t catch_up_interval_ms = 10 * 1000;
+  // A load succeeds once this many storage nodes have stored each stream (the rest get it by catch-up); absent:
+  // every node of node_list. 1..node_list's size.
+  std::optional<uint32_t> write_quorum;
   // Node traffic's keys and rights (docs/security.md).
   std::optional<OwnKey> own_key;  // secret_key_file; absent when not set
   bool allow_plaintext = false;
@@ -153,6 +164,11 @@ struct ClusterConfig {
   const ClientConfig* FindClientByKey(std::string_view public_key) const;
   // Whether this node is one of the storage nodes (a single node always is).
   bool IsStorageNode() const;
+  // How many storage nodes must store a stream for a load to succeed: write_quorum, or every node.
+  size_t WriteQuorum() const { return write_quorum ? *write_quorum : node_list.size(); }
+  // How long a merged batch stays recognisable by its id (content_version.h): at least a week, and more than
+  // twice batch_retention, so that a batch a peer can still fetch is always recognised by a node that merged it.
+  int64_t MergedBatchesKeepMs() const;
 };
 
 struct Config {

@@ -57,6 +57,7 @@ Status ParseRights(const std::string& value, uint32_t* rights) {
 }  // namespace
 
 const char* RightName(Right right) {
+  if (right == Right::kNode) return "node";  // not a config right: node_list's peers hold it
   for (const auto& [name, value] : kRights) {
     if (value == right) return name;
   }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "host/catchup/batch_retention.h"
 #include "host/common/disk_room.h"
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
@@ -177,8 +178,13 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
   }
   *blame = Blame::kNode;  // every map committed: what is left is this node's bookkeeping
   FaultPoint("merge.after_commit");
-  // The zip goes first and durably: once it is gone the batch is done, and merging/ is mere scratch.
-  PLANB_RETURN_IF_ERROR(DurableUnlink(zip_path).WithContext(context));
+  // The zip goes first and durably: once it is gone from staging/ the batch is done, and merging/ is mere scratch.
+  // A storage node of a cluster keeps it in retained/ for peers that missed it (catch-up).
+  if (RetainsMergedBatches(runtime_.config().cluster)) {
+    PLANB_RETURN_IF_ERROR(RetainMergedBatch(runtime_.home(), zip_path, batch_id).WithContext(context));
+  } else {
+    PLANB_RETURN_IF_ERROR(DurableUnlink(zip_path).WithContext(context));
+  }
   PLANB_RETURN_IF_ERROR(RemoveTree(batch_dir).WithContext(context));
   report->last_sequence = std::max(report->last_sequence, sequence);
   report->merged.insert(sequence);

@@ -78,7 +78,8 @@ MapMaintenanceReport MaintainMap(Runtime& runtime, const std::string& map, const
     return out;
   }
   out.has_shard = true;
-  out.status = MaintainShardRows(*shard, options.now_ms, options.dry_run, &keep_ids, &out.rows);
+  out.status = MaintainShardRows(*shard, options.now_ms, options.dry_run, &keep_ids,
+                                 runtime.config().cluster.MergedBatchesKeepMs(), &out.rows);
   shard.reset();
   if (!out.status.ok()) return out;
   std::shared_ptr<const MapPlugins> plugins;

@@ -28,7 +28,8 @@ MaintainRequest RowsRequest(const MapConfig& config, int64_t now_ms, bool* asked
 }
 
 Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
-                         const std::set<std::string, std::less<>>* keep_batch_ids, RowsMaintenance* out) {
+                         const std::set<std::string, std::less<>>* keep_batch_ids, int64_t batches_keep_ms,
+                         RowsMaintenance* out) {
   const MapPlugins& plugins = shard.plugins();
   const MaintainRequest request = RowsRequest(plugins.config(), now_ms, &out->asked);
   if (!out->asked && keep_batch_ids == nullptr) return Status::Ok();
@@ -52,7 +53,7 @@ Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
     MDB_dbi batches = 0;
     PLANB_RETURN_IF_ERROR(shard.OpenBatchesTable(txn.get(), &batches).WithContext(shard.path()));
     int64_t before = 0;
-    if (__builtin_sub_overflow(now_ms, kMergedBatchesKeepMs, &before)) before = std::numeric_limits<int64_t>::min();
+    if (__builtin_sub_overflow(now_ms, batches_keep_ms, &before)) before = std::numeric_limits<int64_t>::min();
     PLANB_RETURN_IF_ERROR(PruneMergedBatches(txn.get(), shard.meta(), batches, *keep_batch_ids, before,
                                              &out->batches_pruned)
                               .WithContext(shard.path()));

@@ -29,10 +29,11 @@ struct RowsMaintenance {
 MaintainRequest RowsRequest(const MapConfig& config, int64_t now_ms, bool* asked);
 
 // Applies the map's condensation and retention to `shard` at `now_ms`, and prunes merged-batch records older than
-// kMergedBatchesKeepMs except `keep_batch_ids` (this node's staged and quarantined batches; null: prune nothing,
+// `batches_keep_ms` (ClusterConfig::MergedBatchesKeepMs) except `keep_batch_ids` (this node's staged and quarantined batches; null: prune nothing,
 // e.g. in a snapshot copy). REQUIRES: no other write transaction of the shard runs meanwhile (the caller holds the
 // merge lock). Errors name the shard.
 Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
-                         const std::set<std::string, std::less<>>* keep_batch_ids, RowsMaintenance* out);
+                         const std::set<std::string, std::less<>>* keep_batch_ids, int64_t batches_keep_ms,
+                         RowsMaintenance* out);
 
 }  // namespace planb

@@ -10,20 +10,25 @@ SnapshotWorker MakeSnapshotWorker(BatchSink& sink) {
       [&sink](SnapshotJob& job) {
         SnapshotJobResult result;
         result.request_id = job.request_id;
-        result.status = sink.PrepareSnapshot(job.map, job.have, &result.prepared);
+        result.status = job.batch_id.empty() ? sink.PrepareSnapshot(job.map, job.have, &result.prepared)
+                                             : sink.PrepareRetainedBatch(job.batch_id, &result.prepared);
         // Moved only now: on a throw the failure result needs them.
         result.routing_id = std::move(job.routing_id);
         result.map = std::move(job.map);
         result.client = std::move(job.client);
+        result.batch_id = std::move(job.batch_id);
         return result;
       },
       [](SnapshotJob& job, const std::exception& e) {
         SnapshotJobResult result;
         result.routing_id = std::move(job.routing_id);
         result.request_id = job.request_id;
-        result.status = Status::Internal("SNAPSHOT of " + job.map + ": " + e.what());
+        result.status = Status::Internal((job.batch_id.empty() ? "SNAPSHOT of " + job.map
+                                                               : "OFFER_BATCH of " + job.batch_id) +
+                                         ": " + e.what());
         result.map = std::move(job.map);
         result.client = std::move(job.client);
+        result.batch_id = std::move(job.batch_id);
         return result;
       });
 }

@@ -1,4 +1,5 @@
-// The snapshot worker runs BatchSink::PrepareSnapshot for SNAPSHOT requests on a LoopWorker thread, one at a time
+// The snapshot worker runs BatchSink::PrepareSnapshot for SNAPSHOT requests (and PrepareRetainedBatch for
+// OFFER_BATCH, which hashes the retained zip) on a LoopWorker thread, one at a time
 // in arrival order, so that copying and zipping a large shard never stalls the receiver's ROUTER loop (uploads,
 // reads and FETCHes keep flowing). Stop drops the queued requests: their senders time out.
 #pragma once
@@ -20,6 +21,7 @@ struct SnapshotJob {
   std::string map;
   ContentVersion have;
   std::string client;  // ClientAccess::Identify of the requester: its token is its own
+  std::string batch_id;  // OFFER_BATCH: the retained batch asked for (then `map` and `have` are unused)
 };
 
 struct SnapshotJobResult {
@@ -29,11 +31,12 @@ struct SnapshotJobResult {
   Status status;  // non-OK: answered ERROR with its code
   PreparedSnapshot prepared;
   std::string client;  // the job's
+  std::string batch_id;  // the job's
 };
 
 using SnapshotWorker = LoopWorker<SnapshotJob, SnapshotJobResult>;
 
-// A worker handing each request to sink.PrepareSnapshot. REQUIRES: `sink` outlives the worker.
+// A worker handing each request to sink.PrepareSnapshot (sink.PrepareRetainedBatch for OFFER_BATCH). REQUIRES: `sink` outlives the worker.
 SnapshotWorker MakeSnapshotWorker(BatchSink& sink);
 
 }  // namespace planb

@@ -35,6 +35,9 @@ Right RightOf(Command command) {
     case Command::kSnapshot:
     case Command::kFetch:
       return Right::kSnapshot;
+    case Command::kListMerged:
+    case Command::kOfferBatch:
+      return Right::kNode;
     default:  // BEGIN, CHUNK, COMMIT, STATUS, PREPARE
       return Right::kUpload;
   }
@@ -170,7 +173,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH and PREPARE)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED and "
+                                           "OFFER_BATCH)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);
@@ -205,6 +209,10 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
       return HandleFetch(routing_id, header.request_id, payload, sender_);
     case Command::kPrepare:
       return HandlePrepare(routing_id, header.request_id, payload, frames[1]);
+    case Command::kListMerged:
+      return HandleListMerged(routing_id, header.request_id, payload, frames[1]);
+    case Command::kOfferBatch:
+      return HandleOfferBatch(routing_id, header.request_id, payload, frames[1]);
     default:
       return;
   }

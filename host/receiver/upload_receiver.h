@@ -59,6 +59,20 @@ class BatchSink {
     (void)map, (void)have, (void)out;
     return Status::NotSupported("this node does not serve snapshots");
   }
+  // LIST_MERGED (catch-up): the batches merged into `request.map`'s shard after `request.after`, at most
+  // `request.limit`, with the map's content version. Runs on the Run thread: reads of one LMDB page run, no more.
+  // kNotFound for a map this node does not have.
+  virtual Status ListMerged(const protocol::ListMergedRequest& request, protocol::MergedList* reply) {
+    (void)request, (void)reply;
+    return Status::NotSupported("this node does not answer LIST_MERGED");
+  }
+  // OFFER_BATCH (catch-up): the retained zip of batch `batch_id` with its size and checksum (`map` empty,
+  // `version` zeros, `create_time_ms` when it was merged). kNotFound when it is not retained. Runs on the snapshot
+  // worker.
+  virtual Status PrepareRetainedBatch(const std::string& batch_id, PreparedSnapshot* out) {
+    (void)batch_id, (void)out;
+    return Status::NotSupported("this node does not offer batches");
+  }
   // PREPARE: whether this node could take a load writing `request`'s maps; one answer per map, in order. Runs on
   // the Run thread, so it must be quick (no merge, no fsync). A non-OK status goes back as an ERROR.
   virtual Status CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) {

@@ -112,6 +112,12 @@ class UploadReceiver::Impl {
   void HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                      const zmq::message_t& from);
 
+  // upload_receiver_catchup.cc: a peer's LIST_MERGED and OFFER_BATCH (right "node").
+  void HandleListMerged(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                        const zmq::message_t& from);
+  void HandleOfferBatch(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                        const zmq::message_t& from);
+
   // upload_receiver_snapshots.cc
   void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                       const zmq::message_t& from);

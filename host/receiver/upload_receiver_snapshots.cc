@@ -53,6 +53,8 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   if (!result.status.ok()) return ReplySnapshotError(result.routing_id, result.request_id, result.status, result.map);
   const PreparedSnapshot& prepared = result.prepared;
   if (!prepared.map.empty()) result.map = prepared.map;  // as configured, for the log
+  // A retained batch is served as a snapshot is; its entry and log lines name the batch.
+  if (!result.batch_id.empty()) result.map = "batch " + result.batch_id;
   protocol::SnapshotOffer offer;
   offer.batches = prepared.version.batches;
   offer.digest = prepared.version.digest;
@@ -80,8 +82,13 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.checksum = prepared.checksum;
   offer.create_time_ms = prepared.create_time_ms;
   offer.chunk_size = settings_.chunk_size;
-  Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
-      std::to_string(prepared.size) + " bytes) to " + result.client + " as token " + token.Shown());
+  if (result.batch_id.empty()) {
+    Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
+        std::to_string(prepared.size) + " bytes) to " + result.client + " as token " + token.Shown());
+  } else {
+    Log("offering retained " + LogValue(result.map) + " (" + std::to_string(prepared.size) + " bytes) to " +
+        result.client + " as token " + token.Shown());
+  }
   Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
 }
 
@@ -138,7 +145,10 @@ void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uin
   if (map.empty()) {
     LogPeerError("snapshot error", status, "from " + Sender(routing_id), "");
   } else {
-    LogPeerError("snapshot error", status, "for map " + LogValue(map), Sender(routing_id));
+    // A retained batch's offer names itself ("batch ID", OfferSnapshot).
+    const bool batch = map.rfind("batch ", 0) == 0;
+    LogPeerError("snapshot error", status, batch ? "for " + LogValue(map) : "for map " + LogValue(map),
+                 Sender(routing_id));
   }
   const Status told = ForSender(status, nullptr);
   Reply(routing_id, Command::kError, request_id,

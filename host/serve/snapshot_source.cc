@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "host/common/file_hash.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
 #include "host/maintain/shard_rows_maintenance.h"
@@ -61,7 +62,7 @@ Status TrimCopy(const std::string& copy_dir, const std::string& dense_dir,
     std::shared_ptr<MapEnv> copy;
     PLANB_RETURN_IF_ERROR(
         MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kBatchFlags, &copy));
-    PLANB_RETURN_IF_ERROR(MaintainShardRows(*copy, now_ms, false, nullptr, &rows));
+    PLANB_RETURN_IF_ERROR(MaintainShardRows(*copy, now_ms, false, nullptr, kMergedBatchesKeepMs, &rows));
     if (rows.stats.rows_deleted + rows.stats.rows_condensed == 0) return Status::Ok();
     PLANB_RETURN_IF_ERROR(RemoveTree(dense_dir));
     PLANB_RETURN_IF_ERROR(MakeDirectories(dense_dir));
@@ -75,27 +76,6 @@ Status TrimCopy(const std::string& copy_dir, const std::string& dense_dir,
   return RemoveTree(dense_dir);
 }
 
-Status HashFile(const std::string& path, uint64_t* size, uint64_t* checksum) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, "opening " + path);
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> hash(XXH3_createState(), &XXH3_freeState);
-  XXH3_64bits_reset(hash.get());
-  std::vector<char> buffer(size_t{1} << 20);
-  uint64_t total = 0;
-  Status status;
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) status = ErrnoStatus(errno, "reading " + path);
-    if (n <= 0) break;
-    XXH3_64bits_update(hash.get(), buffer.data(), static_cast<size_t>(n));
-    total += static_cast<uint64_t>(n);
-  }
-  ::close(fd);
-  *size = total;
-  *checksum = XXH3_64bits_digest(hash.get());
-  return status;
-}
 
 }  // namespace
 

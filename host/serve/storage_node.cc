@@ -1,5 +1,7 @@
 #include "host/serve/storage_node.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -8,7 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include "host/catchup/batch_retention.h"
+#include "host/catchup/merged_listing.h"
+#include "host/catchup/peer_access.h"
 #include "host/commands/command_line.h"
+#include "host/common/file_hash.h"
 #include "host/commands/read_commands.h"
 #include "host/commands/remote_read_request.h"
 
@@ -105,7 +111,9 @@ StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& l
 StorageNode::~StorageNode() {
   stopping_ = true;
   merge_wakeup_.notify_all();
+  catch_up_wakeup_.notify_all();
   if (merger_.joinable()) merger_.join();
+  if (catcher_.joinable()) catcher_.join();
 }
 
 void StorageNode::Log(const std::string& line) {
@@ -180,7 +188,7 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   }
   if (cluster.curve()) {
     settings.access.server_key = cluster.own_key->keys;
-    settings.access.clients = cluster.clients;
+    settings.access.clients = ClientsWithPeers(cluster);
   } else if (ListensBeyondThisHost(endpoint)) {
     // Like Redis' protected mode: an open port in plaintext lets anyone who reaches it write, read and copy
     // every map, so it takes an explicit choice.
@@ -199,12 +207,22 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
 
   merger_ = std::thread([this] { MergeLoop(); });
+  const bool has_peers = std::any_of(cluster.node_list.begin(), cluster.node_list.end(),
+                                     [&cluster](const std::string& node) { return node != cluster.node_name; });
+  if (has_peers && cluster.catch_up_interval_ms > 0) {
+    catch_up_ = std::make_unique<PeerCatchUp>(
+        runtime_, [this](const std::string& zip, const std::string& id) { return StageFetched(zip, id); },
+        [this](const std::string& line) { Log(line); });
+    catcher_ = std::thread([this] { CatchUpLoop(); });
+  }
   if (!options_.ready_file.empty()) {
     Status ready = WriteFileAtomically(options_.ready_file, bound + "\n");
     if (!ready.ok()) {
       stopping_ = true;
       merge_wakeup_.notify_all();
+      catch_up_wakeup_.notify_all();
       merger_.join();
+      if (catcher_.joinable()) catcher_.join();
       return ready.WithContext("serve: --ready-file");
     }
   }
@@ -214,7 +232,9 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   Log("stopping");
   stopping_ = true;
   merge_wakeup_.notify_all();
+  catch_up_wakeup_.notify_all();
   merger_.join();
+  if (catcher_.joinable()) catcher_.join();
   Log("stopped");
   return served;
 }
@@ -255,6 +275,64 @@ Status StorageNode::Accept(const std::string& zip_path, const std::string& batch
   return Status::Ok();
 }
 
+Status StorageNode::StageFetched(const std::string& zip_path, const std::string& batch_id) {
+  uint64_t sequence = 0;
+  std::string already_merged;
+  return Accept(zip_path, batch_id, std::nullopt, &sequence, &already_merged);
+}
+
+Status StorageNode::RefuseWhileBehind(const std::string& map, const char* what) const {
+  std::string why;
+  if (catch_up_ == nullptr || !catch_up_->Behind(NormaliseMapName(map), &why)) return Status::Ok();
+  return Status::IOError("catching up: node " + runtime_.config().cluster.node_name + " serves no " + what +
+                         " of map " + LogValue(map) + " until it has merged what its peers have (" + why +
+                         "); ask another node");
+}
+
+void StorageNode::CatchUpLoop() {
+  const auto interval = std::chrono::milliseconds(runtime_.config().cluster.catch_up_interval_ms);
+  while (!stopping_) {
+    catch_up_->RunPass(stopping_);
+    std::unique_lock<std::mutex> lock(merge_mutex_);
+    catch_up_wakeup_.wait_for(lock, interval, [this] { return stopping_.load(); });
+  }
+}
+
+void StorageNode::PruneRetained() {
+  const ClusterConfig& cluster = runtime_.config().cluster;
+  if (!RetainsMergedBatches(cluster)) return;
+  RetentionPruned pruned;
+  const Status status = PruneRetainedBatches(runtime_.home(), cluster.batch_retention_ms, cluster.batch_retention_bytes,
+                                             CurrentTimeMs(), &pruned);
+  if (pruned.files > 0) {
+    Log("retention: deleted " + std::to_string(pruned.files) + " retained batch zip(s), " +
+        std::to_string(pruned.bytes) + " bytes (batch_retention " + std::to_string(cluster.batch_retention_ms) +
+        " ms, batch_retention_bytes " + std::to_string(cluster.batch_retention_bytes) + ")");
+  }
+  if (!status.ok()) Log("retention: pruning failed (will retry): " + status.message());
+}
+
+Status StorageNode::ListMerged(const protocol::ListMergedRequest& request, protocol::MergedList* reply) {
+  return ListMergedBatches(runtime_, request, reply);
+}
+
+Status StorageNode::PrepareRetainedBatch(const std::string& batch_id, PreparedSnapshot* out) {
+  *out = PreparedSnapshot();
+  out->zip_path = RetainedBatchPath(runtime_.home(), batch_id);
+  struct stat st;
+  if (::lstat(out->zip_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return Status::NotFound("batch " + LogValue(batch_id) + " is not retained on this node (never merged here, or "
+                            "older than batch_retention)");
+  }
+  out->create_time_ms = int64_t{st.st_mtim.tv_sec} * 1000 + st.st_mtim.tv_nsec / 1000000;
+  Status hashed = HashFile(out->zip_path, &out->size, &out->checksum);
+  // Pruned between the look and the read: as if it had not been retained.
+  if (hashed.code() == Code::kNotFound) {
+    return Status::NotFound("batch " + LogValue(batch_id) + " is no longer retained on this node");
+  }
+  return hashed;
+}
+
 Status StorageNode::CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) {
   return CheckLoadLocally(runtime_, request, reply);
 }
@@ -280,6 +358,7 @@ BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* 
 Status StorageNode::ExecuteRead(const protocol::ReadRequest& request, const MapScope& scope,
                                 protocol::ReadResult* result) {
   if (!ScopeAllows(scope, request.map)) return Status::PermissionDenied("not authorised for read on " + LogValue(request.map));
+  PLANB_RETURN_IF_ERROR(RefuseWhileBehind(request.map, "remote reads"));
   const ClusterConfig& cluster = runtime_.config().cluster;
   if (request.where) {
     // A peer's where costs parse time and memory per term before a row is read: capped (exit 2, as the CLI).
@@ -339,6 +418,7 @@ Status StorageNode::StallRead(ReadBudget& budget, protocol::ReadResult* result) 
 }
 
 Status StorageNode::PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) {
+  PLANB_RETURN_IF_ERROR(RefuseWhileBehind(map, "snapshots"));
   return snapshots_.Prepare(map, have, out);
 }
 
@@ -349,6 +429,7 @@ void StorageNode::CleanUpSnapshotsIfDue() {
   const auto interval = std::chrono::milliseconds(std::max<int64_t>(runtime_.config().cluster.min_time_to_keep_env_open_ms, 1000));
   if (now < next_cleanup_) return;
   next_cleanup_ = now + interval;
+  PruneRetained();
   CleanupReport report;
   const Status cleaned = runtime_.snapshots()->Cleanup(&report);
   for (const std::string& path : report.deleted) Log("cleanup: removed " + path);

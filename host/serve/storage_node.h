@@ -11,12 +11,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "host/catchup/peer_catch_up.h"
 #include "host/common/read_budget.h"
 #include "host/receiver/upload_receiver.h"
 #include "host/runtime.h"
@@ -60,9 +62,19 @@ class StorageNode final : public BatchSink {
   // A zip of a consistent copy of the shard of `map` in outgoing/, or not modified (SnapshotSource::Prepare).
   Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) override;
   Status CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) override;
+  Status ListMerged(const protocol::ListMergedRequest& request, protocol::MergedList* reply) override;
+  Status PrepareRetainedBatch(const std::string& batch_id, PreparedSnapshot* out) override;
 
  private:
   void MergeLoop();
+  // Every catch_up_interval: one catch-up pass (peer_catch_up.h) over the peers and maps.
+  void CatchUpLoop();
+  // Catch-up's Stage: a fetched batch verified and staged as an upload from a client allowed every map.
+  Status StageFetched(const std::string& zip_path, const std::string& batch_id);
+  // kIOError "catching up: ..." while catch-up says this node is behind on `map`; else OK.
+  Status RefuseWhileBehind(const std::string& map, const char* what) const;
+  // Deletes retained batch zips past batch_retention(_bytes), on the cleanup schedule.
+  void PruneRetained();
   // On the merge thread: `planb cleanup`'s work every min_time_to_keep_env_open (at least every second).
   void CleanUpSnapshotsIfDue();
   // Every maintain_interval (the first time at the first merge pass): one maintenance pass over the shards,
@@ -92,6 +104,9 @@ class StorageNode final : public BatchSink {
   std::chrono::steady_clock::time_point next_maintenance_{};  // merge thread only
   std::thread merger_;
   SnapshotSource snapshots_;
+  std::unique_ptr<PeerCatchUp> catch_up_;  // set before the receiver starts when the node has peers
+  std::thread catcher_;
+  std::condition_variable catch_up_wakeup_;  // with merge_mutex_: the stop
 };
 
 }  // namespace planb

@@ -54,6 +54,7 @@ struct Request {
   const FetchProgress& progress;
   const FetchCheck& check;
   bool accept_older;   // an offer behind `have` is taken (refresh --accept-older)
+  std::string batch_id = std::string();  // not empty: OFFER_BATCH of this retained batch instead of SNAPSHOT
 };
 
 std::string Hex16(uint64_t value) {
@@ -149,9 +150,13 @@ class NodeFetch {
 Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   *verdict = Verdict::kFailed;
   uint64_t request_id = 0;
+  const bool batch = !request_.batch_id.empty();
   const protocol::SnapshotRequest ask{request_.map, request_.have.batches, request_.have.digest};
-  if (!channel_.Send(Command::kSnapshot, protocol::EncodeSnapshot(ask), nullptr, &request_id)) {
-    *why = TimedOut() + " sending SNAPSHOT";
+  const bool sent = batch ? channel_.Send(Command::kOfferBatch, protocol::EncodeOfferBatch({request_.batch_id}),
+                                          nullptr, &request_id)
+                          : channel_.Send(Command::kSnapshot, protocol::EncodeSnapshot(ask), nullptr, &request_id);
+  if (!sent) {
+    *why = TimedOut() + (batch ? " sending OFFER_BATCH" : " sending SNAPSHOT");
     return Status::Ok();
   }
   RequestChannel::Reply reply;
@@ -160,7 +165,9 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
                                         [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
   // Refused keys and unproven identities end the fetch: a client misconfigured for a node is told so.
   if (channel_.key_refused()) {
-    return Status::PermissionDenied("not authorised for snapshot on " + request_.map + ": " + awaited.message());
+    return Status::PermissionDenied(
+        (batch ? "not authorised for node (catch-up)" : "not authorised for snapshot on " + request_.map) + ": " +
+        awaited.message());
   }
   if (awaited.code() == Code::kPermissionDenied) return awaited;
   if (!awaited.ok()) {
@@ -178,12 +185,12 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
       return Status::PermissionDenied(error.message);
     }
     bool no_data = false;
-    ReadError(reply, "SNAPSHOT", &no_data, why);
+    ReadError(reply, batch ? "OFFER_BATCH" : "SNAPSHOT", &no_data, why);
     if (no_data) *verdict = Verdict::kNoData;
     return Status::Ok();
   }
   if (reply.command != static_cast<uint16_t>(Command::kSnapshotOffer)) {
-    *why = "unexpected reply " + protocol::CommandName(reply.command) + " to SNAPSHOT";
+    *why = "unexpected reply " + protocol::CommandName(reply.command) + (batch ? " to OFFER_BATCH" : " to SNAPSHOT");
     return Status::Ok();
   }
   protocol::SnapshotOffer offer;
@@ -194,6 +201,10 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   }
   outcome_->version = ContentVersion{offer.batches, offer.digest};
   outcome_->node_create_time_ms = offer.create_time_ms;
+  if (batch && (offer.not_modified != 0 || !outcome_->version.empty())) {
+    *why = "an offer of batch " + request_.batch_id + " that is not a batch's (not modified, or with a version)";
+    return Status::Ok();
+  }
   if (offer.not_modified != 0) {
     // Nothing held is never "current": a node that says so would leave the requester with no snapshot.
     if (request_.have.empty()) {
@@ -219,7 +230,7 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
            std::to_string(request_.max_bytes) + ")";
     return Status::Ok();
   }
-  if (offer.batches < request_.have.batches && !request_.accept_older) {
+  if (!batch && offer.batches < request_.have.batches && !request_.accept_older) {
     // Merges only add batches: a node with fewer is behind the snapshot held, which must not be replaced by older
     // data (readers would flip between nodes' states).
     *why = "behind: its copy has " + std::to_string(offer.batches) + " batches merged, the snapshot held has " +
@@ -232,7 +243,8 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   const std::string dir = std::filesystem::path(request_.zip_path).parent_path().string();
   const DiskRoom room = MeasureDiskRoom(dir.empty() ? "." : dir);
   if (!room.Fits(offer.total_size)) {
-    return Status(Code::kFull, "snapshot of " + request_.map + ": not enough disk for the " +
+    return Status(Code::kFull, (batch ? "batch " + request_.batch_id : "snapshot of " + request_.map) +
+                                   ": not enough disk for the " +
                                    std::to_string(offer.total_size) + "-byte zip offered: " +
                                    room.Describe());
   }
@@ -456,6 +468,39 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
     return Status::NotFound("snapshot of " + map + ": no storage node has data of it: " + failures);
   }
   return Status::IOError("snapshot of " + map + ": no storage node could provide one: " + failures);
+}
+
+Status FetchRetainedBatch(zmq::context_t& context, const ClusterConfig& cluster, const std::string& node,
+                          const std::string& batch_id, const std::string& zip_path) {
+  struct stat st;
+  if (::lstat(zip_path.c_str(), &st) == 0) {
+    return Status::Invalid("batch " + batch_id + ": " + zip_path + " already exists");
+  }
+  const auto found = cluster.nodes.find(node);
+  if (found == cluster.nodes.end() || found->second.endpoint.empty()) {
+    return Status::Invalid("batch " + batch_id + ": node " + node + " has no endpoint");
+  }
+  const std::string no_map;
+  const ContentVersion none;
+  const FetchProgress no_progress;
+  const FetchCheck no_check;
+  Request request{no_map, none, zip_path, cluster.request_timeout_ms, cluster.max_batch_size,
+                  cluster.min_transfer_rate, no_progress, no_check, false};
+  request.batch_id = batch_id;
+  FetchOutcome outcome;
+  std::string why;
+  Verdict verdict = Verdict::kFailed;
+  uint64_t next_request_id = 1;
+  try {
+    RequestChannel channel(context, AddressOf(cluster, node), cluster.request_timeout_ms, &next_request_id);
+    PLANB_RETURN_IF_ERROR(NodeFetch(channel, request, &outcome).Run(&verdict, &why).WithContext("batch " + batch_id +
+                                                                                                 " from " + node));
+  } catch (const zmq::error_t& e) {
+    why = "endpoint " + found->second.endpoint + ": " + e.what();
+  }
+  if (verdict == Verdict::kWon) return Status::Ok();
+  if (verdict == Verdict::kNoData) return Status::NotFound("batch " + batch_id + " from " + node + ": " + why);
+  return Status::IOError("batch " + batch_id + " from " + node + ": " + why);
 }
 
 }  // namespace planb

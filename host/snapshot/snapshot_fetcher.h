@@ -52,4 +52,12 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
                      const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
                      const FetchProgress& progress = {}, const FetchCheck& check = {}, bool accept_older = false);
 
+// Catch-up: downloads the zip of `batch_id`, which storage node `node` retains (OFFER_BATCH, then FETCH as for a
+// snapshot: size and checksum as offered), to `zip_path` (which must not exist), one attempt. On error nothing is
+// left at `zip_path`. Errors: kNotFound when the node does not retain the batch; kPermissionDenied when it refused
+// this node's key or did not prove its own; kFull/kIOError from the local disk naming the file; else kIOError
+// "batch ID from NODE: why".
+Status FetchRetainedBatch(zmq::context_t& context, const ClusterConfig& cluster, const std::string& node,
+                          const std::string& batch_id, const std::string& zip_path);
+
 }  // namespace planb

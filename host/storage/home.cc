@@ -25,7 +25,7 @@ Status Home::Locate(const std::string& root, Home* home) {
 }
 
 std::vector<std::string> Home::Directories() const {
-  return {writer(), receive(), staging(), merging(), shards(), snapshots(), outgoing()};
+  return {writer(), receive(), staging(), merging(), shards(), snapshots(), outgoing(), retained()};
 }
 
 // planb clears receive/, merging/ and outgoing/ and writes everywhere below the home as the node's user: a

@@ -6,6 +6,7 @@
 //   shards/    one LMDB per map: the merged state
 //   snapshots/ copies of shards fetched from storage nodes (docs/snapshots.md)
 //   outgoing/  snapshot zips a storage node is serving to readers (scratch: cleared when serve starts)
+//   retained/  zips of batches a storage node merged, kept for its peers' catch-up (host/catchup/batch_retention.h)
 #pragma once
 
 #include <string>
@@ -30,6 +31,7 @@ class Home {
   std::string shards() const { return root_ + "/shards"; }
   std::string snapshots() const { return root_ + "/snapshots"; }
   std::string outgoing() const { return root_ + "/outgoing"; }
+  std::string retained() const { return root_ + "/retained"; }
   std::string ShardPath(const std::string& map) const { return shards() + "/" + map; }
   // The subdirectories above, in that order.
   std::vector<std::string> Directories() const;

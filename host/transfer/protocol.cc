@@ -134,6 +134,12 @@ std::string CommandName(uint16_t command) {
       return "PREPARE";
     case Command::kPrepareReply:
       return "PREPARE_REPLY";
+    case Command::kListMerged:
+      return "LIST_MERGED";
+    case Command::kMergedList:
+      return "MERGED_LIST";
+    case Command::kOfferBatch:
+      return "OFFER_BATCH";
     case Command::kReady:
       return "READY";
     case Command::kChunkAck:
@@ -158,6 +164,8 @@ bool IsRequest(uint16_t command) {
     case Command::kSnapshot:
     case Command::kFetch:
     case Command::kPrepare:
+    case Command::kListMerged:
+    case Command::kOfferBatch:
       return true;
     default:
       return false;
@@ -506,6 +514,66 @@ Status DecodePrepareReply(std::string_view payload, PrepareReply* m) {
       reader.Fail("PREPARE_REPLY payload: unknown verdict " + std::to_string(verdict));
     }
     map.verdict = static_cast<PrepareVerdict>(verdict);
+  }
+  return reader.Finish();
+}
+
+std::string EncodeListMerged(const ListMergedRequest& m) {
+  return PayloadWriter().String(m.map).String(m.after).U32(m.limit).Take();
+}
+std::string EncodeMergedList(const MergedList& m) {
+  PayloadWriter writer;
+  writer.U64(m.batches).U64(m.digest).U64(static_cast<uint64_t>(m.now_ms)).U8(m.more);
+  writer.U32(static_cast<uint32_t>(m.ids.size()));
+  for (const MergedBatch& id : m.ids) writer.String(id.id).U64(static_cast<uint64_t>(id.merged_ms)).U8(id.retained);
+  return writer.Take();
+}
+std::string EncodeOfferBatch(const OfferBatchRequest& m) { return PayloadWriter().String(m.batch_id).Take(); }
+
+Status DecodeListMerged(std::string_view payload, ListMergedRequest* m) {
+  PayloadReader reader(payload, "LIST_MERGED");
+  reader.String("map", &m->map).String("after", &m->after).U32("limit", &m->limit);
+  if (reader.ok() && !m->after.empty() && !IsWireBatchId(m->after)) {
+    reader.Fail("LIST_MERGED payload: field after is not a batch id (1 to 255 bytes of A-Z a-z 0-9 . _ - : /)");
+  }
+  if (reader.ok() && (m->limit == 0 || m->limit > kMaxListedBatches)) {
+    reader.Fail("LIST_MERGED payload: limit " + std::to_string(m->limit) + " is not 1 to " +
+                std::to_string(kMaxListedBatches));
+  }
+  return reader.Finish();
+}
+Status DecodeMergedList(std::string_view payload, MergedList* m) {
+  PayloadReader reader(payload, "MERGED_LIST");
+  uint64_t now = 0;
+  uint32_t count = 0;
+  reader.U64("batches", &m->batches).U64("digest", &m->digest).U64("now_ms", &now).U8("more", &m->more);
+  reader.U32("count", &count);
+  m->now_ms = static_cast<int64_t>(now);
+  if (reader.ok() && m->more > 1) reader.Fail("MERGED_LIST payload: more is " + std::to_string(m->more) + ", not 0 or 1");
+  constexpr size_t kMinEntry = 4 + 1 + 8 + 1;  // an id of at least one byte, the time, the flag
+  if (reader.ok() && (count > kMaxListedBatches || count > reader.remaining() / kMinEntry)) {
+    reader.Fail("MERGED_LIST payload: " + std::to_string(count) + " ids, more than " +
+                (count > kMaxListedBatches ? std::to_string(kMaxListedBatches) + " allowed"
+                                           : "the remaining " + std::to_string(reader.remaining()) + " bytes hold"));
+  }
+  if (!reader.ok()) return reader.Finish();
+  m->ids.assign(count, MergedBatch{});
+  for (MergedBatch& id : m->ids) {
+    uint64_t merged = 0;
+    reader.String("id", &id.id).U64("merged_ms", &merged).U8("retained", &id.retained);
+    id.merged_ms = static_cast<int64_t>(merged);
+    if (reader.ok() && !IsWireBatchId(id.id)) reader.Fail("MERGED_LIST payload: an id that is not a batch id");
+    if (reader.ok() && id.retained > 1) {
+      reader.Fail("MERGED_LIST payload: retained is " + std::to_string(id.retained) + ", not 0 or 1");
+    }
+  }
+  return reader.Finish();
+}
+Status DecodeOfferBatch(std::string_view payload, OfferBatchRequest* m) {
+  PayloadReader reader(payload, "OFFER_BATCH");
+  reader.String("batch_id", &m->batch_id);
+  if (reader.ok() && !IsWireBatchId(m->batch_id)) {
+    reader.Fail("OFFER_BATCH payload: batch_id is not a batch id (1 to 255 bytes of A-Z a-z 0-9 . _ - : /)");
   }
   return reader.Finish();
 }

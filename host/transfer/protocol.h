@@ -1,7 +1,8 @@
 // The upload wire protocol between a sender (DEALER) and a storage node (ROUTER): message layout, commands and
 // their payloads, with an encoder and a strict decoder for each (docs/protocol.md is the reference).
 //
-// Wire format v3 (bump kProtocolVersion on any change; v2: tokens are 128 bits; v3: READ is typed): every message
+// Wire format v3 (bump kProtocolVersion on any change; v2: tokens are 128 bits; v3: READ is typed, and catch-up's
+// LIST_MERGED and OFFER_BATCH, added before any release of 3): every message
 // is multipart.
 //   frame A  header, 16 bytes: "PLNB", u16 version, u16 command, u64 request id
 //   frame B  payload: the command's fields in order; integers big-endian (planb/encoding.h), strings as
@@ -37,6 +38,8 @@ enum class Command : uint16_t {
   kSnapshot = 0x0006,
   kFetch = 0x0007,
   kPrepare = 0x0008,
+  kListMerged = 0x0009,
+  kOfferBatch = 0x000A,
   kReady = 0x8001,
   kChunkAck = 0x8002,
   kStatusReply = 0x8004,
@@ -44,6 +47,7 @@ enum class Command : uint16_t {
   kSnapshotOffer = 0x8006,
   kFetchData = 0x8007,
   kPrepareReply = 0x8008,
+  kMergedList = 0x8009,
   kError = 0x80FF,
 };
 
@@ -224,6 +228,36 @@ std::string EncodePrepareReply(const PrepareReply& m);
 Status DecodePrepare(std::string_view payload, PrepareRequest* m);
 Status DecodePrepareReply(std::string_view payload, PrepareReply* m);
 
+// Catch-up between storage nodes (right "node": the peers of node_list). LIST_MERGED asks a peer which batches it
+// has merged into `map`, in batch id order after `after` ("" = from the first), at most `limit` of them (1..
+// kMaxListedBatches). MERGED_LIST answers with the map's content version, the peer's clock, the ids with when they
+// were merged and whether the peer still retains the zip, and `more` when ids after the last one remain.
+// ERROR kNotFound: no such map on the peer. A map without a shard answers an empty list.
+inline constexpr uint32_t kMaxListedBatches = 4096;
+struct ListMergedRequest {
+  std::string map;
+  std::string after;  // "" or a wire batch id
+  uint32_t limit = kMaxListedBatches;
+};
+struct MergedBatch {
+  std::string id;          // a wire batch id
+  int64_t merged_ms = 0;   // when the peer merged it (its clock)
+  uint8_t retained = 0;    // 1: OFFER_BATCH can fetch it from the peer
+};
+struct MergedList {
+  uint64_t batches = 0;  // the map's ContentVersion on the peer
+  uint64_t digest = 0;
+  int64_t now_ms = 0;    // the peer's clock when it answered
+  uint8_t more = 0;      // 1: ids after the last one listed remain
+  std::vector<MergedBatch> ids;
+};
+// OFFER_BATCH: the zip of a batch the peer merged and retains, offered like a snapshot: SNAPSHOT_OFFER with a
+// token for FETCH (not_modified 0, batches and digest 0, create_time_ms when the peer merged it). ERROR kNotFound
+// when the peer does not retain it.
+struct OfferBatchRequest {
+  std::string batch_id;  // a wire batch id
+};
+
 struct ErrorReply {
   uint16_t code = 0;  // a planb::Code
   std::string message;
@@ -265,6 +299,14 @@ Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m);
 Status DecodeFetch(std::string_view payload, FetchRequest* m);
 Status DecodeFetchData(std::string_view payload, FetchData* m);
 Status DecodeError(std::string_view payload, ErrorReply* m);
+// These also refuse an id that is not a wire batch id, a limit of 0 or above kMaxListedBatches, a count above that
+// or above what the remaining bytes could hold, and a flag other than 0 or 1, naming the field.
+std::string EncodeListMerged(const ListMergedRequest& m);
+std::string EncodeMergedList(const MergedList& m);
+std::string EncodeOfferBatch(const OfferBatchRequest& m);
+Status DecodeListMerged(std::string_view payload, ListMergedRequest* m);
+Status DecodeMergedList(std::string_view payload, MergedList* m);
+Status DecodeOfferBatch(std::string_view payload, OfferBatchRequest* m);
 
 // A planb::Code from the wire; values this build does not know become kInternal.
 Code CodeFromWire(uint16_t code);

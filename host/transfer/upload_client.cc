@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "host/common/file_hash.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/request_channel.h"
 
@@ -142,23 +143,12 @@ Status Uploader::Prepare() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) return Status::IOError("cannot stat " + zip_path_ + ": " + std::strerror(errno));
   size_ = static_cast<uint64_t>(st.st_size);
-  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> hash(XXH3_createState(), &XXH3_freeState);
-  XXH3_64bits_reset(hash.get());
-  std::vector<char> buffer(1 << 20);
   uint64_t hashed = 0;
-  for (;;) {
-    ssize_t n = ::read(fd_, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::IOError("reading " + zip_path_ + ": " + std::strerror(errno));
-    if (n == 0) break;
-    XXH3_64bits_update(hash.get(), buffer.data(), static_cast<size_t>(n));
-    hashed += static_cast<uint64_t>(n);
-  }
+  PLANB_RETURN_IF_ERROR(HashOpenFile(fd_, zip_path_, &hashed, &checksum_));
   if (hashed != size_) {
     return Status::IOError("batch zip " + zip_path_ + " changed size while being hashed (" + std::to_string(size_) +
                            " bytes, then " + std::to_string(hashed) + ")");
   }
-  checksum_ = XXH3_64bits_digest(hash.get());
   return Status::Ok();
 }
 

@@ -221,7 +221,7 @@ TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
             "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
             "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, max_remote_bytes_examined, "
             "remote_read_timeout, max_client_share, min_transfer_rate, max_unread_reply_bytes, max_connections, "
-            "idle_connection_timeout)");
+            "idle_connection_timeout, batch_retention, batch_retention_bytes, catch_up_interval, write_quorum)");
 }
 
 TEST(ParseConfig, ReadsMaintenanceKeys) {

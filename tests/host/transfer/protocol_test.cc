@@ -524,5 +524,91 @@ TEST(Protocol, MalformedPreparesNameWhatIsWrong) {
             "PREPARE_REPLY payload: 4097 maps, more than 4096 allowed");
 }
 
+TEST(Protocol, CatchUpRequestsAndTheListRoundTrip) {
+  ListMergedRequest list_out;
+  ASSERT_TRUE(DecodeListMerged(EncodeListMerged({"city", "key-ab/7", 12}), &list_out).ok());
+  EXPECT_EQ(list_out.map, "city");
+  EXPECT_EQ(list_out.after, "key-ab/7");
+  EXPECT_EQ(list_out.limit, 12u);
+  ASSERT_TRUE(DecodeListMerged(EncodeListMerged({"city", "", kMaxListedBatches}), &list_out).ok());
+  EXPECT_EQ(list_out.after, "");
+
+  MergedList list;
+  list.batches = 9;
+  list.digest = 0x0123456789abcdefull;
+  list.now_ms = 1700000000123;
+  list.more = 1;
+  list.ids = {{"content:00ff", 0, 1}, {"node1/42", -5, 0}};  // time 0 and before the epoch are instants too
+  MergedList list_back;
+  ASSERT_TRUE(DecodeMergedList(EncodeMergedList(list), &list_back).ok());
+  EXPECT_EQ(list_back.batches, 9u);
+  EXPECT_EQ(list_back.digest, 0x0123456789abcdefull);
+  EXPECT_EQ(list_back.now_ms, 1700000000123);
+  EXPECT_EQ(list_back.more, 1);
+  ASSERT_EQ(list_back.ids.size(), 2u);
+  EXPECT_EQ(list_back.ids[0].id, "content:00ff");
+  EXPECT_EQ(list_back.ids[0].merged_ms, 0);
+  EXPECT_EQ(list_back.ids[0].retained, 1);
+  EXPECT_EQ(list_back.ids[1].id, "node1/42");
+  EXPECT_EQ(list_back.ids[1].merged_ms, -5);
+  EXPECT_EQ(list_back.ids[1].retained, 0);
+
+  OfferBatchRequest offer_out;
+  ASSERT_TRUE(DecodeOfferBatch(EncodeOfferBatch({"key-ab/content:12"}), &offer_out).ok());
+  EXPECT_EQ(offer_out.batch_id, "key-ab/content:12");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kListMerged)), "LIST_MERGED");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kMergedList)), "MERGED_LIST");
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kOfferBatch)), "OFFER_BATCH");
+  EXPECT_TRUE(IsRequest(static_cast<uint16_t>(Command::kListMerged)));
+  EXPECT_TRUE(IsRequest(static_cast<uint16_t>(Command::kOfferBatch)));
+  EXPECT_FALSE(IsRequest(static_cast<uint16_t>(Command::kMergedList)));
+}
+
+TEST(Protocol, MalformedCatchUpPayloadsNameWhatIsWrong) {
+  ListMergedRequest list_request;
+  EXPECT_EQ(DecodeListMerged(EncodeListMerged({"m", "", 0}), &list_request).message(),
+            "LIST_MERGED payload: limit 0 is not 1 to 4096");
+  EXPECT_EQ(DecodeListMerged(EncodeListMerged({"m", "", 4097}), &list_request).message(),
+            "LIST_MERGED payload: limit 4097 is not 1 to 4096");
+  EXPECT_EQ(DecodeListMerged(EncodeListMerged({"m", "a\nb", 1}), &list_request).message(),
+            "LIST_MERGED payload: field after is not a batch id (1 to 255 bytes of A-Z a-z 0-9 . _ - : /)");
+  EXPECT_EQ(DecodeListMerged(EncodeListMerged({"m", "", 1}) + "x", &list_request).message(),
+            "LIST_MERGED payload of 14 bytes has 1 bytes after its last field");
+  EXPECT_EQ(DecodeListMerged("", &list_request).message(),
+            "LIST_MERGED payload of 0 bytes ends inside field map (needs 4 bytes at offset 0)");
+
+  OfferBatchRequest offer;
+  EXPECT_EQ(DecodeOfferBatch(EncodeOfferBatch({""}), &offer).message(),
+            "OFFER_BATCH payload: batch_id is not a batch id (1 to 255 bytes of A-Z a-z 0-9 . _ - : /)");
+  EXPECT_EQ(DecodeOfferBatch(EncodeOfferBatch({std::string(256, 'a')}), &offer).message(),
+            "OFFER_BATCH payload: batch_id is not a batch id (1 to 255 bytes of A-Z a-z 0-9 . _ - : /)");
+  EXPECT_EQ(DecodeOfferBatch(EncodeOfferBatch({"../../etc/passwd\x01"}), &offer).message(),
+            "OFFER_BATCH payload: batch_id is not a batch id (1 to 255 bytes of A-Z a-z 0-9 . _ - : /)");
+
+  MergedList list;
+  MergedList good;
+  good.ids = {{"a", 1, 1}};
+  const std::string payload = EncodeMergedList(good);  // batches, digest, now, more, count, then the id
+  std::string bad = payload;
+  bad[24] = 2;  // more
+  EXPECT_EQ(DecodeMergedList(bad, &list).message(), "MERGED_LIST payload: more is 2, not 0 or 1");
+  bad = payload;
+  bad.back() = 3;  // retained
+  EXPECT_EQ(DecodeMergedList(bad, &list).message(), "MERGED_LIST payload: retained is 3, not 0 or 1");
+  bad = payload;
+  PutU32(reinterpret_cast<uint8_t*>(bad.data()) + 25, 5000);
+  EXPECT_EQ(DecodeMergedList(bad, &list).message(), "MERGED_LIST payload: 5000 ids, more than 4096 allowed");
+  PutU32(reinterpret_cast<uint8_t*>(bad.data()) + 25, 2);
+  EXPECT_EQ(DecodeMergedList(bad, &list).message(),
+            "MERGED_LIST payload: 2 ids, more than the remaining 14 bytes hold");
+  MergedList control;
+  control.ids = {{"a b", 1, 0}};
+  EXPECT_EQ(DecodeMergedList(EncodeMergedList(control), &list).message(),
+            "MERGED_LIST payload: an id that is not a batch id");
+  // A cut entry: refused by the count, before an id is read.
+  EXPECT_EQ(DecodeMergedList(payload.substr(0, payload.size() - 1), &list).message(),
+            "MERGED_LIST payload: 1 ids, more than the remaining 13 bytes hold");
+}
+
 }  // namespace
 }  // namespace planb::protocol
