@@ -2,6 +2,7 @@
 // with --dry-run the rows it would take, as `planb query MAP --where EXPR` prints them, and a summary on stderr.
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <memory>
 #include <string>
@@ -129,8 +130,14 @@ int RemoteDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plu
   return kExitOk;
 }
 
-void PrintDeliveries(const DeleteReport& report, std::ostream& out) {
-  for (const NodeDelivery& d : report.deliveries) PrintNodeDelivery(d, out);
+// `succeeded`: the delete met write_quorum, so a node without the batch gets it by catch-up.
+void PrintDeliveries(const DeleteReport& report, bool succeeded, std::ostream& out) {
+  for (const NodeDelivery& d : report.deliveries) PrintNodeDelivery(d, succeeded, out);
+}
+
+size_t StoredOn(const std::vector<NodeDelivery>& deliveries) {
+  return static_cast<size_t>(
+      std::count_if(deliveries.begin(), deliveries.end(), [](const NodeDelivery& d) { return d.status.ok(); }));
 }
 
 }  // namespace
@@ -177,7 +184,7 @@ int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   if (!s.ok()) {
     if (report.distributed) {
       out << "deletion batch " << report.batch_id << " of " << report.map << ":\n";
-      PrintDeliveries(report, out);
+      PrintDeliveries(report, false, out);
       err << "planb: delete failed: " << s.message()
           << "\nWhat each node stored is listed on stdout. Run the same delete again once the cause is fixed.\n";
     } else if (report.staged) {
@@ -193,9 +200,9 @@ int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
         << " staged on 1 node and merged: " << RowsText(report.rows_deleted) << " deleted\n";
     return kExitOk;
   }
-  out << "deletion batch " << report.batch_id << " of " << report.map << " staged on " << report.deliveries.size()
+  out << "deletion batch " << report.batch_id << " of " << report.map << " staged on " << StoredOn(report.deliveries)
       << " storage node(s)\n";
-  PrintDeliveries(report, out);
+  PrintDeliveries(report, true, out);
   return kExitOk;
 }
 

@@ -8,7 +8,8 @@
 namespace planb {
 
 // "  node1a                       staged as batch 12, merged", "  node1a ... already merged as batch ID (nothing
-// staged)" or "  node2a ... not stored: <first line of the error>", with its newline.
-void PrintNodeDelivery(const NodeDelivery& delivery, std::ostream& out);
+// staged)" or "  node2a ... not stored: <first line of the error>", with its newline. `quorum_met`: the load
+// succeeded without the nodes that did not store it (write_quorum), which the line then says will catch up.
+void PrintNodeDelivery(const NodeDelivery& delivery, bool quorum_met, std::ostream& out);
 
 }  // namespace planb

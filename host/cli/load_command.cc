@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -38,7 +39,7 @@ void PrintDeliveries(const LoadReport& report, std::ostream& out) {
       continue;
     }
     out << stream.file << ": batch of " << stream.batch_bytes << " bytes\n";
-    for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);
+    for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, false, out);
   }
 }
 
@@ -251,9 +252,15 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
       PrintSkipped(report, stream, out);
       continue;
     }
-    out << stream.file << ": batch of " << stream.batch_bytes << " bytes stored on " << stream.deliveries.size()
-        << " storage node(s)\n";
-    for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, out);  // all stored: status OK
+    const size_t stored = static_cast<size_t>(std::count_if(stream.deliveries.begin(), stream.deliveries.end(),
+                                                            [](const NodeDelivery& d) { return d.status.ok(); }));
+    out << stream.file << ": batch of " << stream.batch_bytes << " bytes stored on " << stored << " storage node(s)";
+    if (stored < stream.deliveries.size()) {
+      out << " of " << stream.deliveries.size() << " (write_quorum " << runtime.config().cluster.WriteQuorum() << ")";
+    }
+    out << "\n";
+    // The load succeeded: the nodes listed as not stored get the batch by catch-up.
+    for (const NodeDelivery& d : stream.deliveries) PrintNodeDelivery(d, true, out);
   }
   if (options.replace) PrintReplaced(report, out, err);
   PrintVersions(report, out);

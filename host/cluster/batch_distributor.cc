@@ -1,6 +1,7 @@
 #include "host/cluster/batch_distributor.h"
 
 #include <exception>
+#include <algorithm>
 #include <mutex>
 #include <thread>
 
@@ -128,6 +129,10 @@ Status DistributeBatch(Runtime& runtime, zmq::context_t& context, const std::str
   }
   if (local < deliveries->size()) DeliverLocally(runtime, zip_path, synchronise_merge, &(*deliveries)[local]);
   for (std::thread& upload : uploads) upload.join();
+  // write_quorum: the batch is stored once that many nodes have it; the others fetch it from them (catch-up).
+  const size_t stored = static_cast<size_t>(
+      std::count_if(deliveries->begin(), deliveries->end(), [](const NodeDelivery& d) { return d.status.ok(); }));
+  if (stored >= cluster.WriteQuorum()) return Status::Ok();
   for (const NodeDelivery& d : *deliveries) {
     if (!d.status.ok()) return Status(d.status.code(), DescribeFailures(*deliveries));
   }

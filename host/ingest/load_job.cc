@@ -142,15 +142,19 @@ protocol::PrepareRequest LoadNeeds(const LoadReport& report) {
 
 // Every node's answers, judged: OK only when every node answered ok for every map. Fills `report->versions`
 // from the highest count any node reported (they agree unless a node is behind) plus this load's batches.
-Status JudgeChecks(const std::vector<NodeCheck>& checks, LoadReport* report) {
+// A node that refuses the load (no room, an unknown map, a shard that does not open) stops it: it could not take
+// the batches later either. A node that does not answer is left to catch-up while write_quorum nodes answered.
+Status JudgeChecks(const std::vector<NodeCheck>& checks, size_t quorum, LoadReport* report) {
   std::string problems;
+  std::string unreachable;
   size_t count = 0;
+  size_t unanswered = 0;
   report->node_versions.clear();
   for (const NodeCheck& check : checks) {
     const std::string where = check.local ? check.node + " (this node)" : check.node;
     if (!check.status.ok()) {
-      problems += "\n  " + where + ": " + check.status.message();
-      ++count;
+      unreachable += "\n  " + where + ": " + check.status.message();
+      ++unanswered;
       continue;
     }
     for (const protocol::PrepareMapReply& answer : check.reply.maps) {
@@ -161,11 +165,17 @@ Status JudgeChecks(const std::vector<NodeCheck>& checks, LoadReport* report) {
       report->node_versions[check.node][answer.map] = answer.batches;
     }
   }
-  if (count > 0) {
-    return Status::Invalid("the storage nodes cannot take this load, so nothing was staged on any node (" +
-                           std::to_string(count) + " problem(s)):" + problems);
+  const bool quorum_answered = checks.size() - unanswered >= quorum;
+  if (count == 0 && quorum_answered) return Status::Ok();
+  if (!quorum_answered) {
+    problems += unreachable;
+    count += unanswered;
+    if (quorum < checks.size()) {
+      problems += "\n  (write_quorum is " + std::to_string(quorum) + ": at least that many nodes must answer)";
+    }
   }
-  return Status::Ok();
+  return Status::Invalid("the storage nodes cannot take this load, so nothing was staged on any node (" +
+                         std::to_string(count) + " problem(s)):" + problems);
 }
 
 // After the deliveries: each node's count grows by the streams it staged (not those it had merged already), and
@@ -195,7 +205,7 @@ Status CheckNodes(Runtime& runtime, const LoadOptions& options, LoadReport* repo
     if (options.delivery == nullptr) return Status::Internal("load: a node_list but no BatchDelivery");
     options.delivery->Check(request, &checks);
   }
-  PLANB_RETURN_IF_ERROR(JudgeChecks(checks, report));
+  PLANB_RETURN_IF_ERROR(JudgeChecks(checks, runtime.config().cluster.single_node() ? 1 : runtime.config().cluster.WriteQuorum(), report));
   if (runtime.config().cluster.single_node()) report->node_versions.clear();  // read from the shards once merged
   return Status::Ok();
 }

@@ -23,7 +23,7 @@ void UploadReceiver::Impl::HandleListMerged(const std::string& routing_id, uint6
   if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
   protocol::MergedList reply;
   status = sink_.ListMerged(request, &reply);
-  if (!status.ok()) return ReplyError(routing_id, request_id, status.WithContext("LIST_MERGED of " + request.map), "");
+  if (!status.ok()) return ReplyError(routing_id, request_id, status.WithContext("LIST_MERGED"), "");
   Reply(routing_id, Command::kMergedList, request_id, protocol::EncodeMergedList(reply));
 }
 

@@ -1,5 +1,7 @@
 #include "support/cluster_fixture.h"
 
+#include "support/endpoints.h"
+
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -86,6 +88,13 @@ const CurveKeyPair& ClusterFixture::NewKey(const std::string& name) {
   const Status s = WriteKeyPair(dir_ / "keys", name, &pair, &key_path, &pub_path);
   if (!s.ok()) throw std::runtime_error("keys for " + name + ": " + s.message());
   return keys_[name] = pair;
+}
+
+void ClusterFixture::ReserveEndpoints() {
+  zmq::context_t context;
+  for (int i = 0; i < nodes_; ++i) {
+    if (endpoints_[i].empty()) endpoints_[i] = UnusedEndpoint(context);
+  }
 }
 
 bool ClusterFixture::StartNode(int i, const std::vector<std::string>& env) {

@@ -1,0 +1,258 @@
+// Catch-up between storage nodes (issue 39), with real `planb serve` processes on loopback: a node started on an
+// empty home, and one that was down while loads went on with write_quorum = 1, fetch the batches they lack from
+// their peer by themselves and end with the same rows and batches; a node that cannot catch up refuses remote
+// reads; a corrupt batch from a peer is refused; peers' requests are checked.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "host/config/config.h"
+#include "host/transfer/protocol.h"
+#include "host/transfer/request_channel.h"
+#include "support/cluster_fixture.h"
+#include "support/node_process.h"
+
+namespace planb {
+namespace {
+
+using ::planb::testing::ClientSection;
+using ::planb::testing::ClusterFixture;
+using ::planb::testing::DumpBatchIds;
+using ::planb::testing::ExampleDataFiles;
+using ::planb::testing::ProcessResult;
+using ::planb::testing::WaitUntil;
+using ::planb::testing::WriteFile;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kHistogram[] = "[map.hits]\ntype = histogram\nscheme = hashed\nbucket = 1h\n";
+// Quick passes for the test's sake; the default is 10 s (docs/storage-nodes.md).
+constexpr char kQuickCatchUp[] = "catch_up_interval = 300ms\n";
+
+std::vector<std::string> CountFiles(const ClusterFixture& cluster, int count) {
+  std::vector<std::string> files;
+  for (int f = 0; f < count; ++f) {
+    std::string xml = "<referenceData xmlns=\"reference-data:2\">\n";
+    for (int i = 0; i < 200; ++i) {
+      xml += "<reference><map>hits</map><time>2024-01-01T" + std::to_string(10 + (i + f) % 5) +
+             ":00:00Z</time><key>page-" + std::to_string((i * 7 + f) % 31) + "</key></reference>\n";
+    }
+    xml += "</referenceData>\n";
+    files.push_back(cluster.dir() + "/hits-" + std::to_string(f) + ".xml");
+    WriteFile(files.back(), xml);
+  }
+  return files;
+}
+
+// Waits until node `i` holds exactly node `of`'s rows and merged batches.
+::testing::AssertionResult Converges(ClusterFixture& cluster, int i, int of) {
+  const bool same = WaitUntil(
+      [&] { return cluster.Dump(i) == cluster.Dump(of) && DumpBatchIds(cluster.home(i)) == DumpBatchIds(cluster.home(of)); },
+      {cluster.process(i).log_file(), cluster.process(of).log_file()}, std::chrono::seconds(60));
+  if (same) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "node" << i + 1 << " did not converge to node" << of + 1 << "; its log:\n"
+                                       << cluster.process(i).log() << "\nnode" << of + 1 << "'s log:\n"
+                                       << cluster.process(of).log();
+}
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST(CatchUpCluster, ANodeStartedOnAnEmptyHomeConvergesWithoutACommand) {
+  ClusterFixture cluster;
+  cluster.extra_map_sections = kHistogram;
+  cluster.top_level_extra = kQuickCatchUp;
+  cluster.ReserveEndpoints();
+  const std::vector<std::string> counts = CountFiles(cluster, 3);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  const std::vector<std::string> first = Concat(ExampleDataFiles(), {counts[0], counts[1]});
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(first, 2));
+  // The merged zips are kept for peers.
+  EXPECT_FALSE(std::filesystem::is_empty(cluster.home(0) + "/retained"));
+
+  // node2 loses its home: restarted on an empty one, it fetches every batch from node1 while loads go on.
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  std::filesystem::remove_all(cluster.home(1));
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  const ProcessResult more = cluster.Load({counts[2]});
+  ASSERT_EQ(more.exit_code, 0) << more.out << more.err;
+  ASSERT_TRUE(Converges(cluster, 1, 0));
+  EXPECT_THAT(cluster.process(1).log(), HasSubstr("catch-up: fetched "));
+  EXPECT_THAT(cluster.process(1).log(), HasSubstr("from node node1 and staged them"));
+  // Every count once: the rows are those of one node loading every file once.
+  EXPECT_EQ(cluster.Dump(1), cluster.ReferenceDump(Concat(first, {counts[2]})));
+}
+
+TEST(CatchUpCluster, WithAWriteQuorumOfOneLoadsGoOnWithEitherNodeDownAndTheNodesConverge) {
+  ClusterFixture cluster;
+  cluster.extra_map_sections = kHistogram;
+  cluster.top_level_extra = std::string(kQuickCatchUp) + "write_quorum = 1\n";
+  cluster.ReserveEndpoints();
+  const std::vector<std::string> counts = CountFiles(cluster, 4);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  const ProcessResult without_node2 = cluster.Load({counts[0], counts[1]});
+  ASSERT_EQ(without_node2.exit_code, 0) << without_node2.out << without_node2.err;
+  EXPECT_THAT(without_node2.out, HasSubstr("stored on 1 storage node(s) of 2 (write_quorum 1)"));
+  EXPECT_THAT(without_node2.out, HasSubstr("it will get this batch from a node that has it (catch-up)"));
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(Converges(cluster, 1, 0));
+
+  ASSERT_EQ(cluster.process(0).Stop(), 0);
+  const ProcessResult without_node1 = cluster.Load({counts[2], counts[3]});
+  ASSERT_EQ(without_node1.exit_code, 0) << without_node1.out << without_node1.err;
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  ASSERT_TRUE(Converges(cluster, 0, 1));
+  EXPECT_EQ(cluster.Dump(0), cluster.ReferenceDump(counts));
+
+  // With both nodes down no load has its quorum: refused before anything is staged.
+  ASSERT_EQ(cluster.process(0).Stop(), 0);
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  const ProcessResult none = cluster.Load({counts[0]});
+  EXPECT_EQ(none.exit_code, 2) << none.out;
+  EXPECT_THAT(none.err, HasSubstr("(write_quorum is 1: at least that many nodes must answer)"));
+}
+
+TEST(CatchUpCluster, ANodeThatCannotCatchUpRefusesRemoteReadsAndSaysWhy) {
+  ClusterFixture cluster;
+  // Nothing is retained: a node that lost its home has nowhere to fetch the batches from.
+  cluster.top_level_extra = std::string(kQuickCatchUp) + "batch_retention = 0s\n";
+  cluster.ReserveEndpoints();
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles(), 2));
+  EXPECT_TRUE(std::filesystem::is_empty(cluster.home(0) + "/retained"));
+
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  std::filesystem::remove_all(cluster.home(1));
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(WaitUntil([&] { return cluster.process(1).log().find("catch-up: behind on map city_to_country") !=
+                                     std::string::npos; },
+                        {cluster.process(1).log_file()}))
+      << cluster.process(1).log();
+  EXPECT_THAT(cluster.process(1).log(), HasSubstr("no longer retains"));
+  // With node1 gone, the only node left has not caught up: it refuses the read rather than answer "no key".
+  ASSERT_EQ(cluster.process(0).Stop(), 0);
+  const ProcessResult read = testing::RunPlanb({"--config", cluster.dir() + "/proc.ini", "--home",
+                                                cluster.dir() + "/proc-home", "lookup", "--remote",
+                                                "city_to_country", "Paris"});
+  EXPECT_EQ(read.exit_code, 2) << read.out;
+  EXPECT_THAT(read.err, HasSubstr("node2 (catching up: node node2 serves no remote reads of map "));
+  EXPECT_THAT(read.out, Not(HasSubstr("no key")));
+}
+
+TEST(CatchUpCluster, ACorruptBatchFromAPeerIsRefusedAndNothingIsStaged) {
+  ClusterFixture cluster;
+  cluster.top_level_extra = std::string(kQuickCatchUp) + "write_quorum = 1\n";
+  cluster.ReserveEndpoints();
+  // node1 flips a byte of every chunk it serves.
+  ASSERT_TRUE(cluster.StartNode(0, {"PLANB_FAULT=snapshot.corrupt"})) << cluster.process(0).log();
+  const ProcessResult load = cluster.Load(ExampleDataFiles());
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(WaitUntil([&] { return cluster.process(1).log().find("could not be fetched or staged") != std::string::npos; },
+                        {cluster.process(1).log_file()}))
+      << cluster.process(1).log();
+  EXPECT_THAT(cluster.process(1).log(), HasSubstr("checksum mismatch"));
+  EXPECT_THAT(cluster.process(1).log(), Not(HasSubstr("catch-up: fetched")));
+  // Nothing staged, merged or left behind in receive/.
+  EXPECT_FALSE(std::filesystem::exists(cluster.home(1) + "/shards/city_to_country"));
+  for (const char* dir : {"/staging", "/receive"}) {
+    for (const auto& entry : std::filesystem::directory_iterator(cluster.home(1) + dir)) {
+      EXPECT_THAT(entry.path().filename().string(), Not(HasSubstr(".zip"))) << entry.path();
+    }
+  }
+}
+
+// Asks `endpoint` one request as the client of `keys` (none: plaintext) and returns the reply.
+RequestChannel::Reply Ask(const std::string& endpoint, std::optional<CurveClientKeys> keys, protocol::Command command,
+                          const std::string& payload) {
+  zmq::context_t context;
+  uint64_t next_id = 1;
+  RequestChannel channel(context, {"node1", endpoint, std::move(keys)}, 5000, &next_id);
+  uint64_t id = 0;
+  EXPECT_TRUE(channel.Send(command, payload, nullptr, &id));
+  RequestChannel::Reply reply;
+  bool timed_out = false;
+  const Status awaited = channel.Await(RequestChannel::Clock::now() + std::chrono::seconds(10),
+                                       [id](uint64_t got) { return got == id; }, &reply, &timed_out);
+  EXPECT_TRUE(awaited.ok()) << awaited.message();
+  EXPECT_FALSE(timed_out);
+  return reply;
+}
+
+protocol::ErrorReply ErrorOf(const RequestChannel::Reply& reply) {
+  protocol::ErrorReply error;
+  EXPECT_EQ(reply.command, static_cast<uint16_t>(protocol::Command::kError));
+  EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
+  return error;
+}
+
+TEST(CatchUpCluster, PeersRequestsAreCheckedAndOnlyNodeKeysMayAskThem) {
+  ClusterFixture cluster;
+  cluster.top_level_extra = kQuickCatchUp;
+  cluster.EnableCurve();
+  cluster.client_sections = ClientSection("proc", cluster.key("proc").public_key, "upload, read, snapshot");
+  cluster.ReserveEndpoints();
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles(), 2));
+
+  const CurveKeyPair& node2 = cluster.key("node2");
+  const CurveKeyPair& proc = cluster.key("proc");
+  const std::string server = cluster.key("node1").public_key;
+  // node2's key may list what node1 merged.
+  {
+    const RequestChannel::Reply reply = Ask(cluster.endpoint(0), CurveClientKeys{server, node2},
+                                            protocol::Command::kListMerged,
+                                            protocol::EncodeListMerged({"city_to_country", "", 10}));
+    ASSERT_EQ(reply.command, static_cast<uint16_t>(protocol::Command::kMergedList));
+    protocol::MergedList list;
+    ASSERT_TRUE(protocol::DecodeMergedList(reply.payload, &list).ok());
+    ASSERT_FALSE(list.ids.empty());
+    EXPECT_EQ(list.ids[0].retained, 1);
+    EXPECT_EQ(list.batches, list.ids.size());
+  }
+  // A client key, however many rights it has, may not.
+  EXPECT_THAT(ErrorOf(Ask(cluster.endpoint(0), CurveClientKeys{server, proc}, protocol::Command::kListMerged,
+                          protocol::EncodeListMerged({"city_to_country", "", 10})))
+                  .message,
+              HasSubstr("not authorised for node"));
+  EXPECT_THAT(ErrorOf(Ask(cluster.endpoint(0), CurveClientKeys{server, proc}, protocol::Command::kOfferBatch,
+                          protocol::EncodeOfferBatch({"content:00"})))
+                  .message,
+              HasSubstr("not authorised for node"));
+  // A batch the node does not retain, and a map it does not have: kNotFound, said as such.
+  protocol::ErrorReply missing = ErrorOf(Ask(cluster.endpoint(0), CurveClientKeys{server, node2},
+                                             protocol::Command::kOfferBatch, protocol::EncodeOfferBatch({"content:00"})));
+  EXPECT_EQ(protocol::CodeFromWire(missing.code), Code::kNotFound);
+  EXPECT_THAT(missing.message, HasSubstr("batch content:00 is not retained on this node"));
+  protocol::ErrorReply unknown = ErrorOf(Ask(cluster.endpoint(0), CurveClientKeys{server, node2},
+                                             protocol::Command::kListMerged,
+                                             protocol::EncodeListMerged({"no_such_map", "", 10})));
+  EXPECT_EQ(protocol::CodeFromWire(unknown.code), Code::kNotFound);
+  EXPECT_THAT(unknown.message, HasSubstr("LIST_MERGED: no map no_such_map on this node"));
+  // A malformed request: refused, naming the field.
+  EXPECT_THAT(ErrorOf(Ask(cluster.endpoint(0), CurveClientKeys{server, node2}, protocol::Command::kListMerged,
+                          protocol::EncodeListMerged({"city_to_country", "", 0})))
+                  .message,
+              HasSubstr("limit 0 is not 1 to 4096"));
+
+  // And catch-up itself over CURVE: node2 loses its home and comes back with node1's rows.
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  std::filesystem::remove_all(cluster.home(1));
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(Converges(cluster, 1, 0));
+}
+
+}  // namespace
+}  // namespace planb
