@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "host/common/log_text.h"
+#include "host/catchup/snapshot_bootstrap.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/snapshot/snapshot_fetcher.h"
@@ -154,45 +155,50 @@ Status PeerCatchUp::CatchUpMap(const std::string& peer, const std::string& map, 
   PLANB_RETURN_IF_ERROR(RecordedHere(runtime_, map, {}, &recorded, &own));
   if (own == ContentVersion{page.batches, page.digest}) return Status::Ok();
   const bool own_empty = own.empty();
+  std::vector<std::string> to_fetch;
   std::string after;
   for (;;) {
     if (stop) return Status::Ok();
     PLANB_RETURN_IF_ERROR(AskList(peer, {map, after, protocol::kMaxListedBatches}, &page));
     PLANB_RETURN_IF_ERROR(RecordedHere(runtime_, map, page.ids, &recorded, &own));
     for (const protocol::MergedBatch& id : page.ids) {
-      if (stop) return Status::Ok();
       // Merged on the peer within the last interval: its upload to this node may well be under way.
       if (page.now_ms - id.merged_ms < cluster.catch_up_interval_ms) continue;
       if (recorded.count(id.id) != 0) continue;
       ++pass->missing;
       if (local_ids_.count(id.id) != 0) {
         ++pass->waiting;
-        continue;
-      }
-      if (id.retained == 0) {
+      } else if (id.retained == 0) {
         ++pass->unfetchable;
-        continue;
-      }
-      const std::string zip = runtime_.home().receive() + "/catchup-" + Token::Random().Shown() + ".zip";
-      Status fetched = FetchRetainedBatch(context_, cluster, peer, id.id, zip);
-      if (fetched.ok()) {
-        fetched = stage_(zip, id.id);
-        ::unlink(zip.c_str());  // staged: moved away already; refused or already merged: not needed
-      }
-      if (fetched.code() == Code::kNotFound) {
-        ++pass->unfetchable;  // pruned since it was listed
-      } else if (!fetched.ok()) {
-        ++pass->failed;
-        if (pass->first_failure.empty()) pass->first_failure = fetched.message();
       } else {
-        ++pass->fetched;
-        local_ids_.insert(id.id);
+        to_fetch.push_back(id.id);
       }
     }
     if (page.more == 0 || page.ids.empty()) break;
     after = page.ids.back().id;
   }
   pass->empty_here = own_empty && pass->missing > 0;
+  // Nothing here and batches that cannot be fetched one by one: the caller starts from the peer's snapshot
+  // instead, before any batch fetched now could make a shard that the snapshot then may not replace.
+  if (pass->empty_here && pass->unfetchable > 0) return Status::Ok();
+  for (const std::string& id : to_fetch) {
+    if (stop) return Status::Ok();
+    const std::string zip = runtime_.home().receive() + "/catchup-" + Token::Random().Shown() + ".zip";
+    Status fetched = FetchRetainedBatch(context_, cluster, peer, id, zip);
+    if (fetched.ok()) {
+      fetched = stage_(zip, id);
+      ::unlink(zip.c_str());  // staged: moved away already; refused or already merged: not needed
+    }
+    if (fetched.code() == Code::kNotFound) {
+      ++pass->unfetchable;  // pruned since it was listed
+    } else if (!fetched.ok()) {
+      ++pass->failed;
+      if (pass->first_failure.empty()) pass->first_failure = fetched.message();
+    } else {
+      ++pass->fetched;
+      local_ids_.insert(id);
+    }
+  }
   return Status::Ok();
 }
 
@@ -224,7 +230,7 @@ void PeerCatchUp::RunPass(const std::atomic<bool>& stop) {
              " could not be fetched or staged (retried next pass); first: " + pass.first_failure);
       }
       const std::string unfetchable_key = peer + "\n" + map;
-      if (pass.unfetchable > 0 && unfetchable_[unfetchable_key] != pass.unfetchable) {
+      if (pass.unfetchable > 0 && !pass.empty_here && unfetchable_[unfetchable_key] != pass.unfetchable) {
         log_("catch-up: node " + peer + " merged " + std::to_string(pass.unfetchable) + " batch(es) of map " + map +
              " that this node lacks and " + peer + " no longer retains (older than batch_retention, or merged "
              "before retention): this node will not converge on " + map + " by itself (docs/storage-nodes.md, "
@@ -234,6 +240,25 @@ void PeerCatchUp::RunPass(const std::atomic<bool>& stop) {
         unfetchable_[unfetchable_key] = pass.unfetchable;
       } else {
         unfetchable_.erase(unfetchable_key);
+      }
+      // Nothing here and batches the peer no longer retains: start from the peer's snapshot; the next pass
+      // fetches what was merged after it.
+      if (pass.empty_here && pass.unfetchable > 0) {
+        bool installed = false;
+        ContentVersion version;
+        const Status booted = BootstrapFromPeer(runtime_, context_, peer, map, &installed, &version);
+        if (!booted.ok()) {
+          log_("catch-up: map " + map + " has nothing merged here and node " + peer + " no longer retains " +
+               std::to_string(pass.unfetchable) + " of its batches; its snapshot could not be installed (retried "
+               "next pass): " + booted.message());
+        } else if (installed) {
+          log_("catch-up: map " + map + " had nothing merged here and node " + peer + " no longer retains " +
+               std::to_string(pass.unfetchable) + " of its batches: installed " + peer + "'s snapshot at content "
+               "version " + std::to_string(version.batches) + " (verified in a child process)");
+          unfetchable_.erase(unfetchable_key);
+          behind = "catching up after installing node " + peer + "'s snapshot";
+          continue;
+        }
       }
       // An empty shard is no replica yet, whatever it can fetch; a non-empty one that lacks only batches nobody
       // retains serves what it has (the line above says it will not converge by itself).
