@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -155,7 +156,7 @@ Status PeerCatchUp::CatchUpMap(const std::string& peer, const std::string& map, 
   PLANB_RETURN_IF_ERROR(RecordedHere(runtime_, map, {}, &recorded, &own));
   if (own == ContentVersion{page.batches, page.digest}) return Status::Ok();
   const bool own_empty = own.empty();
-  std::vector<std::string> to_fetch;
+  std::vector<std::pair<int64_t, std::string>> to_fetch;  // (the peer's merge time, id)
   std::string after;
   for (;;) {
     if (stop) return Status::Ok();
@@ -171,7 +172,7 @@ Status PeerCatchUp::CatchUpMap(const std::string& peer, const std::string& map, 
       } else if (id.retained == 0) {
         ++pass->unfetchable;
       } else {
-        to_fetch.push_back(id.id);
+        to_fetch.emplace_back(id.merged_ms, id.id);
       }
     }
     if (page.more == 0 || page.ids.empty()) break;
@@ -181,7 +182,10 @@ Status PeerCatchUp::CatchUpMap(const std::string& peer, const std::string& map, 
   // Nothing here and batches that cannot be fetched one by one: the caller starts from the peer's snapshot
   // instead, before any batch fetched now could make a shard that the snapshot then may not replace.
   if (pass->empty_here && pass->unfetchable > 0) return Status::Ok();
-  for (const std::string& id : to_fetch) {
+  // In the order the peer merged them: a node that missed a run of batches merges them as the peer did, so
+  // order-sensitive types (state: the last merged wins) end alike (ids alone are in no useful order).
+  std::sort(to_fetch.begin(), to_fetch.end());
+  for (const auto& [merged_ms, id] : to_fetch) {
     if (stop) return Status::Ok();
     const std::string zip = runtime_.home().receive() + "/catchup-" + Token::Random().Shown() + ".zip";
     Status fetched = FetchRetainedBatch(context_, cluster, peer, id, zip);
