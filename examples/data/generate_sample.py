@@ -27,7 +27,8 @@ SPELLINGS = {
 }
 
 # Names listed under more than one country in world-cities.txt: every country's record is written, the one
-# named here last, so it is the value Plan B keeps (State maps: the last write wins).
+# named here last, so it is the value Plan B keeps (State maps: of records with the same effective time in one
+# file, the last one wins).
 WINNERS = {
     "Alexandria": "Egypt", "Athens": "Greece", "Bangor": "United Kingdom", "Barcelona": "Spain",
     "Birmingham": "United Kingdom", "Boston": "United States", "Brest": "France", "Burlington": "Canada",

@@ -23,6 +23,12 @@ extern char** environ;
 namespace planb {
 namespace {
 
+// Records without a <time> take these effective times: the second file's are a second later, so where a store
+// keeps the latest (State), the second file wins, whatever the files' modification times.
+constexpr int64_t kFirstEffectiveTimeMs = 946684800000;  // 2000-01-01T00:00:00Z
+constexpr char kSecondEffectiveTime[] = "2000-01-01T00:00:01Z";
+
+
 constexpr uint64_t kMaxExpectBytes = 64u << 20;  // the expected model is read whole
 constexpr size_t kLinesShown = 5;
 
@@ -97,7 +103,7 @@ Status ReadVersion(const MapEnv& shard, ContentVersion* version) {
 // batch's merge committed, before the staged zip is removed. Its output goes to `log`.
 Status LoadInterruptedAfterCommit(const std::string& exe, const std::string& config, const std::string& file,
                                   const std::string& log, int* wait_status) {
-  std::vector<std::string> args{exe, "--config", config, "load", file};
+  std::vector<std::string> args{exe, "--config", config, "load", "--effective-time", kSecondEffectiveTime, file};
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -136,6 +142,7 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::st
   PLANB_RETURN_IF_ERROR(ReadExpected(options.expect, &expected));
 
   LoadOptions load;
+  load.effective_time_ms = kFirstEffectiveTimeMs;  // before the second file's: its values are the newer ones
   LoadReport report;
   Status s = RunLoad(runtime, {options.first}, load, &report);
   if (!s.ok()) {

@@ -140,7 +140,10 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
     found.FillLegacy(expected);
     if (!(found == expected)) {
       return Status::Invalid(path + ": written as " + found.Describe() + ", but the config says " +
-                             expected.Describe() + "; it will not be read with another layout");
+                             expected.Describe() + "; it will not be read with another layout. When a newer planb "
+                             "changed the type's or scheme's layout (the number after '/'), load the map again: "
+                             "move this shard away and load its files again (docs/maintenance.md, 'A layout "
+                             "changed')");
     }
     PLANB_RETURN_IF_ERROR(map->OpenTables(&txn, 0));
     // "batches" too when the shard has it, here where no other transaction of this env can be opening tables: a

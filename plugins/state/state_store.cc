@@ -1,17 +1,37 @@
-// The State store type: key -> value, the last write wins. Keys go through the map's key scheme.
+// The State store type: key -> value; the value with the latest effective time wins (ties: the higher hash of
+// the value), whatever order batches merge in, so storage nodes that merged the same batches hold the same rows.
+// Keys go through the map's key scheme.
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes; version 1 had no version in the head, and its shards
+// are refused with a hint to reload):
 //   LMDB key   = scheme prefix (no suffix: one row per key)
-//   LMDB value = scheme stored key + value type (1 byte) + stored value (the scheme's EncodeValue of the value)
+//   LMDB value = scheme stored key + head + stored value (the scheme's EncodeValue of the value), where
+//   head       = effective time (8 bytes big-endian, sign bit flipped: byte order is time order)
+//                + XXH3-64 of the value, seeded with the value type byte (8 bytes big-endian: the tie-break)
+//                + value type (1 byte)
+// The first 16 bytes are the row's version; KeyedRowWriter::KeepHigherHead keeps the higher one.
+#include <xxhash.h>
+
 #include <cstring>
 
+#include "planb/encoding.h"
 #include "planb/keyed_rows.h"
 #include "planb/plugin.h"
 
 namespace planb {
 namespace {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kTimeSize = 8;
+constexpr uint32_t kVersionSize = 16;
+constexpr uint32_t kHeadSize = kVersionSize + 1;
+
+void MakeHead(int64_t time_ms, ValueType type, Bytes value, uint8_t head[kHeadSize]) {
+  PutU64(head, static_cast<uint64_t>(time_ms) ^ (uint64_t{1} << 63));
+  const uint8_t type_byte = static_cast<uint8_t>(type);
+  PutU64(head + 8, XXH3_64bits_withSeed(value.data, value.size, type_byte));
+  head[kVersionSize] = type_byte;
+}
 
 class StateStore final : public Store {
  public:
@@ -27,13 +47,21 @@ class StateStore final : public Store {
     }
     if (!record.has_key) return Fail(error, Code::kInvalidArgument, "<reference> has no <key>");
     if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value>");
-    const uint8_t type = static_cast<uint8_t>(record.value_type);
+    uint8_t head[kHeadSize] = {};
+    // A row past LMDB's limit is refused by the writer before a byte of it is read: not hashed either.
+    if (uint64_t{record.key.size} + record.value.size <= kMaxLmdbValueSize) {
+      MakeHead(record.time_ms, record.value_type, record.value, head);
+    }
     KeyedRowWriter writer(batch, *scheme_, true, "State row");
-    return writer.Put(record.key, Bytes(), Bytes(&type, 1), record.value, error);
+    // A key written twice in one file: the later effective time wins, and of two at the same time the later
+    // record (a batch is written once, so this order is the same on every node).
+    writer.KeepHigherHead(kTimeSize, /*ties_replace=*/true);
+    return writer.Put(record.key, Bytes(), Bytes(head, kHeadSize), record.value, error);
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
     KeyedRowWriter writer(shard, *scheme_, true, "State row", /*append=*/true);
+    writer.KeepHigherHead(kVersionSize);  // order-free: the higher version stays, whichever batch came first
     Code planned = writer.PlanMerge(batch, error);
     if (planned != Code::kOk) return planned;
     MDB_val k;
@@ -47,15 +75,16 @@ class StateStore final : public Store {
       uint32_t stored_key_size = 0;
       Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
       if (code != Code::kOk) return code;
-      if (prefix_size != k.mv_size || v.mv_size < uint64_t{stored_key_size} + 1) {  // 64 bits: no wrap round
+      if (prefix_size != k.mv_size || v.mv_size < uint64_t{stored_key_size} + kHeadSize) {  // 64 bits: no wrap
         return Fail(error, Code::kCorruption, "batch row is not a State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }
       // The scheme's parts (prefix, stored key, stored value) are local to each LMDB file (clash numbers, ids),
-      // so the key is placed again in the shard and the value again in its value table; the type byte is copied.
+      // so the key is placed again in the shard and the value again in its value table; the head is copied.
       const auto* data = static_cast<const uint8_t*>(v.mv_data);
-      code = writer.PutBatchRow(key, Bytes(), Bytes(data + stored_key_size, 1),
-                                Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), error);
+      code = writer.PutBatchRow(key, Bytes(), Bytes(data + stored_key_size, kHeadSize),
+                                Bytes(data + stored_key_size + kHeadSize, v.mv_size - stored_key_size - kHeadSize),
+                                error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
@@ -91,7 +120,7 @@ class StateStore final : public Store {
   }
 
   Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept override {
-    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, 1, true, "State row", error);
+    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, kHeadSize, true, "State row", error);
   }
 
   Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }
@@ -110,8 +139,14 @@ class StateStore final : public Store {
   }
 
  private:
+  // The version is skipped: the type byte and the stored value follow it.
   Code DecodePayload(const Table& table, Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) const {
-    return DecodeTypedValue(*scheme_, values_as_given_, table, value, stored_key_size, "State row", row, error);
+    if (value.size < uint64_t{stored_key_size} + kHeadSize) {
+      return Fail(error, Code::kCorruption, "State row value of %zu bytes is shorter than its stored key and head",
+                  value.size);
+    }
+    return DecodeTypedValue(*scheme_, values_as_given_, table, value, stored_key_size + kVersionSize, "State row", row,
+                            error);
   }
 
   const KeyScheme* const scheme_;
@@ -136,7 +171,7 @@ const PluginDescriptor kDescriptor = [] {
   d.kind = PluginKind::kStoreType;
   d.name = "state";
   d.version = kVersion;
-  d.summary = "State: key -> value; the last write wins";
+  d.summary = "State: key -> value; the latest effective time wins, in any merge order";
   d.uses_key_scheme = true;
   d.lookup_key = LookupKeyKind::kText;
   d.fields = kFields;

@@ -64,7 +64,7 @@ cat >"$work/hosts.xml" <<'XML'
 XML
 planb="$work/prefix/bin/planb"
 "$planb" --config "$work/planb.ini" plugins | grep -E "^scheme +casefold +1 +7\.[0-9]+ +$plugin( |\$)"
-"$planb" --config "$work/planb.ini" plugins | grep -E "^type +state +1 +7\.[0-9]+ +$work/prefix/lib/planb/plugins/"
+"$planb" --config "$work/planb.ini" plugins | grep -E "^type +state +2 +7\.[0-9]+ +$work/prefix/lib/planb/plugins/"
 "$planb" --config "$work/planb.ini" load "$work/hosts.xml"
 test "$("$planb" --config "$work/planb.ini" lookup host_to_owner web-01.example.net)" = "team-web"
 test "$("$planb" --config "$work/planb.ini" lookup host_to_owner DB-02.EXAMPLE.NET)" = "team-data"

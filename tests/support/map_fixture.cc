@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "host/common/file_util.h"
+#include "host/common/iso_time.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
 #include "host/storage/map_reader.h"
@@ -89,7 +90,11 @@ Status CreateMapEnv(const std::string& dir, std::shared_ptr<const MapPlugins> pl
 }
 
 Record StateRecord(std::string_view key, std::string_view value, ValueType type) {
+  // Each record a millisecond after the one made before it: State keeps the latest effective time, so records
+  // made in the order a test writes them win in that order.
+  static std::atomic<int64_t> next_time_ms{1700000000000};
   Record record;
+  record.time_ms = next_time_ms.fetch_add(1);
   record.kind = RecordKind::kReference;
   record.has_key = true;
   record.key = Bytes(key);
@@ -191,6 +196,17 @@ std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<referenceData xmlns=\"reference-data:2\">\n";
   for (const auto& [key, value] : rows) {
     xml += "<reference><map>" + map + "</map><key>" + XmlEscaped(key, /*attribute=*/false) + "</key><value>" + XmlEscaped(value, /*attribute=*/false) +
+           "</value></reference>\n";
+  }
+  return xml + "</referenceData>\n";
+}
+
+std::string TimedReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
+                              int64_t* next_time_ms) {
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<referenceData xmlns=\"reference-data:2\">\n";
+  for (const auto& [key, value] : rows) {
+    xml += "<reference><map>" + map + "</map><time>" + FormatIsoTime((*next_time_ms)++) + "</time><key>" +
+           XmlEscaped(key, /*attribute=*/false) + "</key><value>" + XmlEscaped(value, /*attribute=*/false) +
            "</value></reference>\n";
   }
   return xml + "</referenceData>\n";

@@ -74,6 +74,7 @@ class MapTxn {
 Status CreateMapEnv(const std::string& dir, std::shared_ptr<const MapPlugins> plugins, std::shared_ptr<MapEnv>* out);
 
 // A <reference> record (views into the arguments).
+// Its effective time is a millisecond after the previous StateRecord's (State keeps the latest).
 Record StateRecord(std::string_view key, std::string_view value, ValueType type = ValueType::kString);
 
 // Put of each (key, value) into a batch table in one write transaction.
@@ -108,6 +109,10 @@ std::string StateMapSection(const std::string& name, const std::string& scheme, 
 
 // Reference-data XML with one <reference> per (key, value) of `map`; text is escaped.
 std::string ReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows);
+// The same with a <time> per row: *next_time_ms, then a millisecond later for each next row (State keeps the
+// latest effective time, so rows win in the order given).
+std::string TimedReferenceXml(const std::string& map, const std::vector<std::pair<std::string, std::string>>& rows,
+                              int64_t* next_time_ms);
 
 // Writes `rows` of `map` as one stream under the runtime's writer/, zips it and stages the zip (staging/<seq>.zip).
 // Its batch id is "test/test-stream-<n>", a new n for every call in the process.

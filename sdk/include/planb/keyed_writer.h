@@ -43,6 +43,19 @@ class KeyedRowWriter {
     if (value_plan_ != nullptr) value_plan_->Destroy();
   }
 
+  // Last-writer-wins by version (header-only addition after SDK 7.7; plugins built against earlier headers are
+  // unaffected): from now on a row that would replace a row of the same key and suffix does so only when the
+  // first `bytes` bytes of its head compare (memcmp) above the existing row's; otherwise the existing row stays
+  // and the new value's reference is released. A store type that puts a version first in its head (an effective
+  // time, then a tie-break such as a hash of the value: big-endian, so that byte order is version order) gets
+  // merges whose result does not depend on the order of the batches (docs/plugins.md, "Merges must commute").
+  // `ties_replace`: a row whose version equals the existing one's replaces it (the later of two rows in one batch
+  // wins); without it the existing row stays, which is what a merge needs (equal versions are equal rows).
+  void KeepHigherHead(uint32_t bytes, bool ties_replace = false) {
+    version_bytes_ = bytes;
+    ties_replace_ = ties_replace;
+  }
+
   // Merges: lets the scheme place all of `batch`'s keys first (KeyScheme::PlanMerge: an id scheme resolves them
   // in its index's order). Once, before the batch's first row.
   Code PlanMerge(const Table& batch, ErrorBuffer* error) {
@@ -283,6 +296,18 @@ class KeyedRowWriter {
       // The value's new reference (value_dedup: the same one the row holds) is dropped instead of the old.
       return has_value_ ? Release(row.stored_value, error) : Code::kOk;
     }
+    if (version_bytes_ != 0) {
+      if (existing.mv_size < stored_key + version_bytes_ || row.head.size < version_bytes_) {
+        return Fail(error, Code::kCorruption, "%s of %zu bytes is shorter than its stored key and version", row_kind_,
+                    existing.mv_size);
+      }
+      const auto* old_version = static_cast<const uint8_t*>(existing.mv_data) + stored_key;
+      const int order = std::memcmp(old_version, row.head.data, version_bytes_);
+      if (order > 0 || (order == 0 && !ties_replace_)) {
+        // The row there is as new or newer: it stays, and the reference the new value took is dropped.
+        return has_value_ ? Release(row.stored_value, error) : Code::kOk;
+      }
+    }
     if (has_value_) {
       const size_t skip = stored_key + row.head.size;
       if (existing.mv_size < skip) {
@@ -380,6 +405,8 @@ class KeyedRowWriter {
   bool values_planned_ = false;   // PlanValues was asked (at the first PutBatchRow)
   bool values_as_given_ = false;  // the scheme's StoresValuesAsGiven, asked at the first PutBatchRow
   ValuePlan* value_plan_ = nullptr;
+  uint32_t version_bytes_ = 0;    // KeepHigherHead's; 0: a new row always replaces the old
+  bool ties_replace_ = false;     // KeepHigherHead's
   KeyForm form_;                  // the scheme's LookupForm, asked in PlanMerge
 };
 

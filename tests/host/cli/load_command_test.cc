@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/node_process.h"
 
 namespace planb {
 namespace {
@@ -125,7 +127,9 @@ TEST(CliLoad, KeepsKeysCaseSensitive) {
   ExpectAbsent(env, "iptolocation", "HOST-A");
 }
 
-TEST(CliLoad, MergesFilesInCommandLineOrder) {
+// State keeps the value with the latest effective time (a file's modification time unless it says otherwise),
+// whatever order the files are given or merged in: the order-free merge storage nodes converge by.
+TEST(CliLoad, TheNewerFileWinsInEitherOrder) {
   CliEnv env;
   const std::string first = env.Write("first.xml", ReferenceData(Ref("city_to_country", "Paris", "France") + "\n" +
                                                                  Ref("city_to_country", "Lyon", "France") + "\n" +
@@ -133,6 +137,7 @@ TEST(CliLoad, MergesFilesInCommandLineOrder) {
   const std::string second = env.Write("second.xml", ReferenceData(Ref("city_to_country", "Paris", "Italy") + "\n" +
                                                                    Ref("iptolocation", "10.0.0.1", "Rome") + "\n" +
                                                                    Ref("iptolocation", "10.0.0.9", "Milan")));
+  std::filesystem::last_write_time(first, std::filesystem::last_write_time(second) - std::chrono::hours(1));
   ProcessResult r = env.Load({first, second});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(first + ": 3 records in 2 map(s)"));
@@ -146,9 +151,18 @@ TEST(CliLoad, MergesFilesInCommandLineOrder) {
   CliEnv reversed;
   r = reversed.Load({second, first});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  ExpectValue(reversed, "city_to_country", "Paris", "France");
-  ExpectValue(reversed, "iptolocation", "10.0.0.1", "Berlin");
+  ExpectValue(reversed, "city_to_country", "Paris", "Italy");
+  ExpectValue(reversed, "iptolocation", "10.0.0.1", "Rome");
   ExpectValue(reversed, "iptolocation", "10.0.0.9", "Milan");
+  EXPECT_EQ(testing::DumpShards(env.home()), testing::DumpShards(reversed.home()));
+
+  // An older file loaded later does not win; given a newer effective time, it does.
+  r = env.Load({first});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValue(env, "city_to_country", "Paris", "Italy");
+  r = env.Load({"--effective-time", "2100-01-01T00:00:00Z", first});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectValue(env, "city_to_country", "Paris", "France");
 }
 
 TEST(CliLoad, MergesLaterLoadsOverEarlierOnes) {

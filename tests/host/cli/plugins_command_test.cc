@@ -92,7 +92,7 @@ TEST(CliPlugins, ListsTheBuiltPluginsOneLineEachWithTheirOptionsUnder) {
   const std::vector<PluginLine> lines = ParsePluginLines(r.out);
   EXPECT_EQ(lines.size(), testing::kBuiltInPlugins) << r.out;
   ExpectBuiltPlugins(lines);
-  EXPECT_THAT(r.out, HasSubstr("State: key -> value; the last write wins\n"));
+  EXPECT_THAT(r.out, HasSubstr("State: key -> value; the latest effective time wins, in any merge order\n"));
   for (const PluginLine& p : lines) {
     if (p.name != "hashed") continue;
     ASSERT_EQ(p.options.size(), 2u) << r.out;

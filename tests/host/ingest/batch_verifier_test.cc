@@ -381,12 +381,15 @@ TEST_F(BatchVerifierTest, RefusesStateRowWithValueShorterThanItsStoredKey) {
 
 TEST_F(BatchVerifierTest, RefusesStateRowWithUnknownValueType) {
   const std::string batch = WriteBatch(NodeConfig(), {"d"}, 10);
-  EditDataTable(batch + "/d", [](MDB_txn* txn, MDB_dbi dbi) { Put(txn, dbi, RowAt(txn, dbi, 2).first, "\x7f"); });
+  // A 16-byte version, then a value type that does not exist (the direct scheme stores no key in the value).
+  EditDataTable(batch + "/d", [](MDB_txn* txn, MDB_dbi dbi) {
+    Put(txn, dbi, RowAt(txn, dbi, 2).first, std::string(16, '\0') + "\x7f");
+  });
   const std::string zip = Zip(batch);
   const Status s = Verify(zip);
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
   EXPECT_TRUE(Contains(s.message(), zip + ": map 'd': row 2 of the data table is not a state row: State row value "
-                                          "of 1 bytes has no valid value type"))
+                                          "of 17 bytes has no valid value type"))
       << s.message();
 }
 

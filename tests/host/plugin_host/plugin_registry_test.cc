@@ -32,7 +32,7 @@ TEST(PluginRegistry, LoadsTheBuiltInPlugins) {
   const LoadedPlugin* state = registry.Find(PluginKind::kStoreType, "state");
   ASSERT_NE(state, nullptr);
   EXPECT_EQ(state->descriptor->abi_major, kAbiMajor);
-  EXPECT_EQ(state->descriptor->version, 1u);
+  EXPECT_EQ(state->descriptor->version, 2u);
   EXPECT_TRUE(state->descriptor->uses_key_scheme);
   EXPECT_EQ(state->descriptor->key_suffix_size, 0u);
   EXPECT_NE(state->descriptor->create_store, nullptr);

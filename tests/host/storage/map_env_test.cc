@@ -102,8 +102,8 @@ TEST_F(MapEnvTest, RefusesAShardWrittenByAnOlderVersionOfItsScheme) {
   std::shared_ptr<MapEnv> env;
   const Status s = MapEnv::Open(copy_dir(), plugins_, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags, &env);
   EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "written as map m, type state/1, scheme hashed/1")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "the config says map m, type state/1, scheme hashed/2")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "written as map m, type state/2, scheme hashed/1")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "the config says map m, type state/2, scheme hashed/2")) << s.message();
   EXPECT_EQ(env, nullptr);
   EXPECT_EQ(fs::file_size(copy_dir() + "/data.mdb"), size_before);
 

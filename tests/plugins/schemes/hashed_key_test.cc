@@ -269,8 +269,8 @@ TEST_F(HashedKeyTest, ResolveAndDecodeRowRoundTrip) {
     EXPECT_EQ(decoded.view(), key);
     EXPECT_EQ(prefix_size, 10u);
     EXPECT_EQ(stored_key_size, 1 + key.size());  // keys under 128 bytes: a 1-byte length
-    // After the stored key: the State value type and value.
-    EXPECT_EQ(search.row_value.mv_size, stored_key_size + 1 + ("value of " + key).size());
+    // After the stored key: the State head (a 16-byte version, the value type) and value.
+    EXPECT_EQ(search.row_value.mv_size, stored_key_size + 17 + ("value of " + key).size());
   }
   EXPECT_EQ(LmdbKeys().size(), keys.size());
 }

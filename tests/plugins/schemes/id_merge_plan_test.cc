@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "planb/encoding.h"
 #include "support/clashing_keys.h"
 #include "support/id_scheme_fixture.h"
 #include "support/maintain_fixture.h"
@@ -113,7 +114,10 @@ TEST_P(IdMergePlanTest, ABatchListingOneKeyUnderTwoIdsMergesItUnderOne) {
     std::string row_key(static_cast<const char*>(k.mv_data), k.mv_size);
     ASSERT_GE(row_key.size(), 4u);
     row_key.replace(row_key.size() - 4, 4, second_id);  // the prefix is [tag] + id (State: no suffix)
-    std::string row_value(static_cast<const char*>(v.mv_data), 1);  // the type byte, then the value
+    // State's head (a 16-byte version and the type byte), then the value; a millisecond later than the first.
+    std::string row_value(static_cast<const char*>(v.mv_data), 17);
+    uint64_t time = GetU64(reinterpret_cast<const uint8_t*>(row_value.data()));
+    PutU64(reinterpret_cast<uint8_t*>(row_value.data()), time + 1);
     row_value += "second";
     MDB_val nk{row_key.size(), row_key.data()};
     MDB_val nv{row_value.size(), row_value.data()};
@@ -129,7 +133,7 @@ TEST_P(IdMergePlanTest, ABatchListingOneKeyUnderTwoIdsMergesItUnderOne) {
   EXPECT_EQ(index.size(), 1u);
   std::string value;
   EXPECT_EQ(GetValue(*env_, key, &value), Code::kOk);
-  EXPECT_EQ(value, "second");  // the later id's row was merged last
+  EXPECT_EQ(value, "second");  // the later id's row is the newer
   EXPECT_EQ(SchemeTableProblems(*env_), "");
 }
 

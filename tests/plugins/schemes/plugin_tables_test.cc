@@ -57,8 +57,9 @@ TEST_F(PluginTables, MergesResolveEveryKeyAgainInTheShard) {
   // Batch 1 gives a, b, c the ids 1, 2, 3; batch 2 gives c, d, a the ids 1, 2, 3.
   WriteFile(dir_ / "first.xml", Xml({{"a", "a1"}, {"b", "b1"}, {"c", "c1"}}));
   WriteFile(dir_ / "second.xml", Xml({{"c", "c2"}, {"d", "d2"}, {"a", "a2"}}));
-  ASSERT_EQ(Planb({"load", dir_ / "first.xml"}).exit_code, 0);
-  ProcessResult merged = Planb({"load", dir_ / "second.xml"});
+  // The second is newer (State keeps the latest effective time).
+  ASSERT_EQ(Planb({"load", "--effective-time", "2024-01-01T00:00:00Z", dir_ / "first.xml"}).exit_code, 0);
+  ProcessResult merged = Planb({"load", "--effective-time", "2024-01-02T00:00:00Z", dir_ / "second.xml"});
   ASSERT_EQ(merged.exit_code, 0) << merged.err;
   const std::pair<const char*, const char*> expected[] = {{"a", "a2\n"}, {"b", "b1\n"}, {"c", "c2\n"}, {"d", "d2\n"}};
   for (const auto& [key, value] : expected) {

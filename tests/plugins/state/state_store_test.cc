@@ -40,6 +40,7 @@ using ::planb::testing::MergeInto;
 using ::planb::testing::OpenTestRuntime;
 using ::planb::testing::PutRows;
 using ::planb::testing::ReferenceXml;
+using ::planb::testing::TimedReferenceXml;
 using ::planb::testing::SchemeTableProblems;
 using ::planb::testing::StateMapSection;
 using ::planb::testing::StateRecord;
@@ -206,6 +207,69 @@ TEST_P(StateStoreTest, MergeOfASecondBatchOverwritesAndAdds) {
   EXPECT_EQ(Contents(*shard), (std::map<std::string, std::string>{{"a", "1"}, {"b", "3"}, {"c", "1"}, {"d", "2"}}));
   EXPECT_EQ(Get(*shard, "b"), "3");
   EXPECT_EQ(Get(*shard, "d"), "2");
+}
+
+// Merges commute (issue 39): two batches merged in either order leave the same rows, byte for byte, and the
+// value tables' counts exact: the latest effective time wins, and of equal times the higher hash of the value,
+// never the batch merged last.
+TEST_P(StateStoreTest, MergesCommuteWhateverTheOrder) {
+  struct Timed {
+    std::string key;
+    std::string value;
+    int64_t time_ms;
+  };
+  const auto batch = [this](const std::string& name, const std::vector<Timed>& rows) {
+    std::shared_ptr<MapEnv> env = NewEnv(name);
+    MapTxn txn;
+    EXPECT_TRUE(txn.Begin(env, true).ok());
+    for (const Timed& row : rows) {
+      Record record = StateRecord(row.key, row.value);
+      record.time_ms = row.time_ms;
+      ErrorBuffer error;
+      EXPECT_EQ(env->plugins().store()->Put(txn.table(), record, &error), Code::kOk) << error.message;
+    }
+    EXPECT_TRUE(txn.Commit().ok());
+    return env;
+  };
+  // Values over 16 bytes, some shared, so that value_dedup's counts are exercised when a value is dropped.
+  const std::string long_a = "a value long enough to be deduplicated";
+  const std::string long_b = "b value long enough to be deduplicated";
+  std::vector<Timed> a_rows = {{"newer-in-b", long_a, 5}, {"same-time", "x", 5}, {"newer-in-a", long_a, 9},
+                               {"only-a", long_a, 1}, {"before-epoch", "a", -5}};
+  std::vector<Timed> b_rows = {{"newer-in-b", long_b, 7}, {"same-time", "y", 5}, {"newer-in-a", long_b, 2},
+                               {"only-b", long_b, 3}, {"before-epoch", "b", -4}};
+  for (int i = 0; i < 200; ++i) {  // enough rows to span pages, half of them contested
+    a_rows.push_back({"k" + std::to_string(i), "a" + std::to_string(i) + long_a, 100 + i % 3});
+    if (i % 2 == 0) b_rows.push_back({"k" + std::to_string(i), "b" + std::to_string(i) + long_b, 101});
+  }
+  auto ab = NewEnv("ab");
+  ASSERT_TRUE(MergeInto(batch("a1", a_rows), ab).ok());
+  ASSERT_TRUE(MergeInto(batch("b1", b_rows), ab).ok());
+  auto ba = NewEnv("ba");
+  ASSERT_TRUE(MergeInto(batch("b2", b_rows), ba).ok());
+  ASSERT_TRUE(MergeInto(batch("a2", a_rows), ba).ok());
+
+  const std::map<std::string, std::string> contents = Contents(*ab);
+  EXPECT_EQ(contents, Contents(*ba));
+  EXPECT_EQ(contents.at("newer-in-b"), long_b);
+  EXPECT_EQ(contents.at("newer-in-a"), long_a);
+  EXPECT_EQ(contents.at("before-epoch"), "b");  // -4 is later than -5
+  EXPECT_EQ(contents.at("only-a"), long_a);
+  EXPECT_EQ(contents.at("only-b"), long_b);
+  EXPECT_EQ(contents.at("k0"), "b0" + long_b);  // a's at 100, b's at 101
+  EXPECT_EQ(contents.at("k2"), "a2" + long_a);  // a's at 102, b's at 101
+  EXPECT_EQ(contents.at("k1"), "a1" + long_a);  // a's alone
+  EXPECT_TRUE(contents.at("same-time") == "x" || contents.at("same-time") == "y");
+  // Row for row (an id scheme's ids are handed out in arrival order, so only the decoded rows are compared there).
+  const auto decoded = [](const std::vector<DumpedRow>& rows) {
+    std::vector<std::string> out;
+    for (const DumpedRow& row : rows) out.push_back(row.key + "=" + row.value);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  EXPECT_EQ(decoded(Dump(*ab)), decoded(Dump(*ba)));
+  EXPECT_EQ(SchemeTableProblems(*ab), "");
+  EXPECT_EQ(SchemeTableProblems(*ba), "");
 }
 
 TEST_P(StateStoreTest, MergingTheSameBatchTwiceLeavesTheSameShard) {
@@ -443,7 +507,8 @@ TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
   ASSERT_EQ(ResolveKey(txn.table(), scheme, Bytes(key), 0, Intent::kWrite, &resolved, &error), Code::kOk);
   std::string value(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
   scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
-  value += "\x09payload";
+  const std::string stored_key = value;
+  value += std::string(16, '\0') + "\x09payload";  // a version, then a value type that does not exist
   MDB_val k = resolved.view().mdb();
   MDB_val v{value.size(), value.data()};
   ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
@@ -455,6 +520,13 @@ TEST_P(StateStoreTest, AnUnknownValueTypeIsCorruption) {
   EXPECT_TRUE(Contains(error.message, "no valid value type")) << error.message;
   error = ErrorBuffer();
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
+
+  // A row cut inside its version (the layout of State before version 2: the type right after the stored key).
+  const std::string cut = stored_key + "\x01payload";
+  MDB_val short_row{cut.size(), const_cast<char*>(cut.data())};
+  error = ErrorBuffer();
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(short_row), &row, &error), Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "shorter than its stored key and head")) << error.message;
 }
 
 // The batch verifier decodes every row of a received batch: whatever decodes must also merge, or a batch that
@@ -673,6 +745,7 @@ void LoadRandomBatches(Runtime& runtime, const TempDir& dir, size_t key_count, i
     if (seen.insert(key).second) keys->push_back(key);
   }
   std::vector<std::string> files;
+  int64_t next_time_ms = 1700000000000;  // every row a millisecond after the one before: it wins over them
   for (int b = 0; b < batches; ++b) {
     Rows rows;
     // Each batch writes ~60% of the keys, a quarter of those twice (overwrites inside the batch).
@@ -686,10 +759,9 @@ void LoadRandomBatches(Runtime& runtime, const TempDir& dir, size_t key_count, i
     }
     for (const auto& [key, value] : rows) (*model)[key] = value;
     files.push_back(dir / ("batch-" + std::to_string(b) + ".xml"));
-    WriteFile(files.back(), ReferenceXml("m", rows));
+    WriteFile(files.back(), TimedReferenceXml("m", rows, &next_time_ms));
   }
   LoadOptions options;
-  options.effective_time_ms = 1700000000000;
   const size_t split = files.size() / 2;
   for (auto [begin, end] : {std::pair{size_t{0}, split}, std::pair{split, files.size()}}) {
     LoadReport report;
