@@ -122,6 +122,43 @@ TEST(CatchUpCluster, WithAWriteQuorumOfOneLoadsGoOnWithEitherNodeDownAndTheNodes
   EXPECT_THAT(none.err, HasSubstr("(write_quorum is 1: at least that many nodes must answer)"));
 }
 
+// Two nodes that merged two conflicting State batches in opposite orders (each was down for one of the loads,
+// with write_quorum = 1) end with the same rows: the newer value, not the one each merged last.
+TEST(CatchUpCluster, NodesThatMergedConflictingStateBatchesInOppositeOrdersConverge) {
+  ClusterFixture cluster;
+  cluster.top_level_extra = "write_quorum = 1\ncatch_up_interval = 0s\n";  // no catch-up until both loads ran
+  cluster.ReserveEndpoints();
+  const std::string newer = cluster.dir() + "/newer.xml";
+  const std::string older = cluster.dir() + "/older.xml";
+  WriteFile(newer, "<referenceData xmlns=\"reference-data:2\"><reference><map>city_to_country</map>"
+                   "<time>2024-02-01T00:00:00Z</time><key>Paris</key><value>newer</value></reference>"
+                   "</referenceData>\n");
+  WriteFile(older, "<referenceData xmlns=\"reference-data:2\"><reference><map>city_to_country</map>"
+                   "<time>2024-01-01T00:00:00Z</time><key>Paris</key><value>older</value></reference>"
+                   "</referenceData>\n");
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  const ProcessResult first = cluster.Load({newer});  // node1 alone: newer
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  ASSERT_TRUE(cluster.WaitMerged(0));
+  ASSERT_EQ(cluster.process(0).Stop(), 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  const ProcessResult second = cluster.Load({older});  // node2 alone: older
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  ASSERT_TRUE(cluster.WaitMerged(1));
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+
+  // Now each fetches what the other has: node1 merges older after newer, node2 newer after older.
+  cluster.top_level_extra = std::string("write_quorum = 1\n") + kQuickCatchUp;
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(Converges(cluster, 1, 0));
+  EXPECT_EQ(cluster.Dump(0), cluster.ReferenceDump({newer, older}));
+  EXPECT_EQ(cluster.Dump(0), cluster.ReferenceDump({older, newer}));
+  const ProcessResult paris = testing::RunPlanb({"--config", cluster.config(1), "--home", cluster.home(1), "lookup",
+                                                 "city_to_country", "Paris"});
+  EXPECT_EQ(paris.out, "newer\n") << paris.err;
+}
+
 TEST(CatchUpCluster, AnEmptyNodeStartsFromAPeersSnapshotWhenTheBatchesAreNoLongerRetained) {
   ClusterFixture cluster;
   cluster.extra_map_sections = kHistogram;
