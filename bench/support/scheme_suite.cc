@@ -57,13 +57,17 @@ std::function<bool(size_t)> InBatch(const MergeCase& merge, size_t batch) {
 constexpr std::string_view kUpdateSuffix = "~~";
 
 // `rows` with every value changed ("~~" appended), for batches that update rows a shard holds. Rows without a
-// value (sessions) stay as they are. Each record's value is valid until the next call.
+// value (sessions) stay as they are. State rows are also a millisecond newer (State keeps the latest effective
+// time, so an update at the same time would replace only the rows whose new value hashes higher); temporal rows
+// keep their time (it is part of their key). Each record's value is valid until the next call.
 SuiteRows UpdatedRows(const SuiteRows* rows) {
   SuiteRows out = *rows;
   auto buffer = std::make_shared<std::string>();
-  out.record = [rows, buffer](size_t i, Record* record) {
+  const bool newer = rows->type == "state";
+  out.record = [rows, buffer, newer](size_t i, Record* record) {
     rows->record(i, record);
     if (!record->has_value) return;
+    if (newer) ++record->time_ms;
     buffer->assign(reinterpret_cast<const char*>(record->value.data), record->value.size);
     buffer->append(kUpdateSuffix);
     record->value = Bytes(*buffer);
