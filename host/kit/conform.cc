@@ -100,7 +100,7 @@ Status RunConformance(const ConformOptions& options, std::ostream& out, ConformS
   Status s = Runtime::Open(runtime_options, &runtime);
   if (!s.ok()) return Status::Invalid("--type, --scheme, --option: " + s.message());
 
-  out << "TAP version 14\n1..4\n";
+  out << "TAP version 14\n1..5\n";
   CheckResult merge{"merge", {}};
   PLANB_RETURN_IF_ERROR(CheckMerge(*runtime, options, config, scratch.path(), &merge));
   Report(1, merge, out, summary);
@@ -123,6 +123,18 @@ Status RunConformance(const ConformOptions& options, std::ostream& out, ConformS
   Report(2, scan, out, summary);
   Report(3, decode, out, summary);
   Report(4, warm, out, summary);
+  // Last: it opens a second home beside the first.
+  CheckResult order{"merge_order", {}};
+  if (shard == nullptr) {
+    order.Fail("no shard: nothing was merged (see the merge check)");
+  } else {
+    std::string reversed_text;
+    PLANB_RETURN_IF_ERROR(ConfigText(options, scratch.path() + "/home-reversed", &reversed_text));
+    const std::string reversed_config = scratch.path() + "/planb-reversed.ini";
+    PLANB_RETURN_IF_ERROR(WriteFileAtomically(reversed_config, reversed_text));
+    PLANB_RETURN_IF_ERROR(CheckMergeOrder(*shard, options, reversed_config, &order));
+  }
+  Report(5, order, out, summary);
   out << "# " << (summary->checks - summary->failed) << " of " << summary->checks << " checks passed\n";
   return Status::Ok();
 }

@@ -26,6 +26,13 @@ struct CheckResult {
 Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::string& config_path,
                   const std::string& scratch, CheckResult* result);
 
+// merge_order: a second home (`config_path`'s text with another home, `reversed_config_path`) loads
+// options.second and then options.first, each at the same effective time as the merge check gives it; its rows
+// must be those of `shard` (merged first then second), as a set: merges must commute (docs/plugins.md), since
+// storage nodes receive batches in different orders.
+Status CheckMergeOrder(const MapEnv& shard, const ConformOptions& options, const std::string& reversed_config_path,
+                       CheckResult* result);
+
 // scan_ranges: for bounds drawn from the rows (exact keys present and absent, KeyStart and time ranges, empty
 // ranges), ScanMap narrowed by Store::ScanRange returns exactly what a full scan filtered the same way does.
 Status CheckScanRanges(const MapEnv& shard, CheckResult* result);

@@ -1,11 +1,15 @@
 // The Temporal State store type: each key has values over time; a lookup at time T returns the value with the
 // latest effective time at or before T. Keys go through the map's key scheme.
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes; version 1 had no tie-break in the head):
 //   LMDB key   = scheme prefix + effective time (8 bytes, PutOrderedI64: big-endian, sign bit flipped)
-//   LMDB value = scheme stored key + value type (1 byte) + stored value (the scheme's EncodeValue of the value)
+//   LMDB value = scheme stored key + head + stored value (the scheme's EncodeValue of the value), where
+//   head       = XXH3-64 of the value, seeded with the value type byte (8 bytes big-endian) + value type (1 byte)
 // The scheme's prefix is self-delimiting (key_suffix_size = 8), so one key's rows are contiguous and in time
-// order, and a lookup is one seek plus at most one step back. The same key and time again overwrites the row.
+// order, and a lookup is one seek plus at most one step back. The same key and time again: in one batch the later
+// record wins; between batches the higher hash, so merges give the same rows in any order.
+#include <xxhash.h>
+
 #include <cstring>
 #include <string>
 
@@ -16,8 +20,10 @@
 namespace planb {
 namespace {
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr uint32_t kTimeSize = 8;
+constexpr uint32_t kHashSize = 8;
+constexpr uint32_t kHeadSize = kHashSize + 1;
 
 // The LMDB key prefix + `time_ms` (on the caller's stack). False when the prefix leaves no room for the time,
 // which a scheme honouring key_suffix_size never does.
@@ -44,15 +50,21 @@ class TemporalStore final : public Store {
     }
     if (!record.has_key) return Fail(error, Code::kInvalidArgument, "<reference> has no <key>");
     if (!record.has_value) return Fail(error, Code::kInvalidArgument, "<reference> has no <value>");
-    const uint8_t type = static_cast<uint8_t>(record.value_type);
+    uint8_t head[kHeadSize] = {};
+    head[kHashSize] = static_cast<uint8_t>(record.value_type);
+    // A row past LMDB's limit is refused by the writer before a byte of it is read: not hashed either.
+    if (uint64_t{record.key.size} + record.value.size <= kMaxLmdbValueSize) {
+      PutU64(head, XXH3_64bits_withSeed(record.value.data, record.value.size, head[kHashSize]));
+    }
     uint8_t time[kTimeSize];
     PutOrderedI64(time, record.time_ms);
     KeyedRowWriter writer(batch, *scheme_, true, "Temporal State row");
-    return writer.Put(record.key, Bytes(time, kTimeSize), Bytes(&type, 1), record.value, error);
+    return writer.Put(record.key, Bytes(time, kTimeSize), Bytes(head, kHeadSize), record.value, error);
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
     KeyedRowWriter writer(shard, *scheme_, true, "Temporal State row", /*append=*/true);
+    writer.KeepHigherHead(kHashSize);  // the same key and time in two batches: the higher hash, in any order
     Code planned = writer.PlanMerge(batch, error);
     if (planned != Code::kOk) return planned;
     MDB_val k;
@@ -66,17 +78,18 @@ class TemporalStore final : public Store {
       uint32_t stored_key_size = 0;
       Code code = writer.DecodeBatchRow(batch, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
       if (code != Code::kOk) return code;
-      if (k.mv_size != uint64_t{prefix_size} + kTimeSize || v.mv_size < uint64_t{stored_key_size} + 1) {
+      if (k.mv_size != uint64_t{prefix_size} + kTimeSize || v.mv_size < uint64_t{stored_key_size} + kHeadSize) {
         return Fail(error, Code::kCorruption, "batch row is not a Temporal State row (%zu-byte key, %zu-byte value)",
                     k.mv_size, v.mv_size);
       }
       // The scheme's parts are local to each LMDB file (clash numbers, ids), so the key is placed again in the
-      // shard (once per key: the writer remembers it) and the value again in its value table; time and type are
+      // shard (once per key: the writer remembers it) and the value again in its value table; time and head are
       // copied.
       const auto* data = static_cast<const uint8_t*>(v.mv_data);
       code = writer.PutBatchRow(key, Bytes(static_cast<const uint8_t*>(k.mv_data) + prefix_size, kTimeSize),
-                                Bytes(data + stored_key_size, 1),
-                                Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), error);
+                                Bytes(data + stored_key_size, kHeadSize),
+                                Bytes(data + stored_key_size + kHeadSize, v.mv_size - stored_key_size - kHeadSize),
+                                error);
       if (code != Code::kOk) return code;
       ++stats->rows_written;
     }
@@ -132,7 +145,7 @@ class TemporalStore final : public Store {
         uint32_t stored_key_size = 0;
         Code code = scheme_->DecodeRow(shard, Bytes(k), Bytes(v), &key, &prefix_size, &stored_key_size, error);
         if (code != Code::kOk) return code;
-        if (k.mv_size != uint64_t{prefix_size} + kTimeSize || v.mv_size < uint64_t{stored_key_size} + 1) {
+        if (k.mv_size != uint64_t{prefix_size} + kTimeSize || v.mv_size < uint64_t{stored_key_size} + kHeadSize) {
           return Fail(error, Code::kCorruption, "Temporal State row of a %zu-byte key and a %zu-byte value", k.mv_size,
                       v.mv_size);
         }
@@ -148,22 +161,23 @@ class TemporalStore final : public Store {
           previous_prefix.size = 0;  // the key's next row becomes its first: it stays
         } else {
           Bytes value;
-          code = scheme_->DecodeValue(shard, Bytes(data + stored_key_size + 1, v.mv_size - stored_key_size - 1), &value,
-                                      error);
+          code = scheme_->DecodeValue(
+              shard, Bytes(data + stored_key_size + kHeadSize, v.mv_size - stored_key_size - kHeadSize), &value, error);
           if (code != Code::kOk) return code;
-          if (request.condense && time < request.condense_before_ms && same_key &&
-              data[stored_key_size] == previous_type && Bytes(previous_value) == value) {
+          const uint8_t type = data[stored_key_size + kHashSize];
+          if (request.condense && time < request.condense_before_ms && same_key && type == previous_type &&
+              Bytes(previous_value) == value) {
             remove = true;  // a repeated confirmation: the earlier row already says it
             ++stats->rows_condensed;
           } else {
             std::memcpy(previous_prefix.bytes, key_bytes, prefix_size);
             previous_prefix.size = prefix_size;
-            previous_type = data[stored_key_size];
+            previous_type = type;
             previous_value.assign(reinterpret_cast<const char*>(value.data), value.size);
           }
         }
         if (remove) {
-          code = DeleteKeyedRow(shard, *scheme_, Bytes(k), Bytes(v), 1, true, "Temporal State row", error);
+          code = DeleteKeyedRow(shard, *scheme_, Bytes(k), Bytes(v), kHeadSize, true, "Temporal State row", error);
           if (code != Code::kOk) return code;
         }
         rc = mdb_cursor_get(shard.cursor, &k, &v, MDB_NEXT);  // after a delete: the row that followed it
@@ -174,7 +188,7 @@ class TemporalStore final : public Store {
   }
 
   Code DeleteRow(const Table& shard, Bytes lmdb_key, Bytes value, ErrorBuffer* error) noexcept override {
-    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, 1, true, "Temporal State row", error);
+    return DeleteKeyedRow(shard, *scheme_, lmdb_key, value, kHeadSize, true, "Temporal State row", error);
   }
 
   Code FinishDeletes(const Table&, ErrorBuffer*) noexcept override { return Code::kOk; }  // no tables of its own
@@ -197,9 +211,14 @@ class TemporalStore final : public Store {
   }
 
  private:
+  // The hash is skipped: the type byte and the stored value follow it.
   Code DecodePayload(const Table& table, Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) const {
-    return DecodeTypedValue(*scheme_, values_as_given_, table, value, stored_key_size, "Temporal State row", row,
-                            error);
+    if (value.size < uint64_t{stored_key_size} + kHeadSize) {
+      return Fail(error, Code::kCorruption,
+                  "Temporal State row value of %zu bytes is shorter than its stored key and head", value.size);
+    }
+    return DecodeTypedValue(*scheme_, values_as_given_, table, value, stored_key_size + kHashSize,
+                            "Temporal State row", row, error);
   }
 
   const KeyScheme* const scheme_;

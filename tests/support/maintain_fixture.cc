@@ -122,8 +122,10 @@ std::string SchemeTableProblems(const MapEnv& env) {
       if (scheme == "lookup_table") row_ids.emplace(std::string(lmdb_key, 4), std::string(key.view()));
       if (scheme == "variable" && lmdb_key[0] == 1)
         row_ids.emplace(std::string(lmdb_key + 1, 4), std::string(key.view()));
-      // stored key + head: State's is its 16-byte version and the value type (plugins/state), others' the type.
-      const size_t skip = stored_key_size + (plugins.config().type == "state" ? 17 : 1);
+      // stored key + head: State's is its 16-byte version and the value type (plugins/state), Temporal State's a
+      // hash of the value and the type (plugins/temporal), others' the type.
+      const std::string& type = plugins.config().type;
+      const size_t skip = stored_key_size + (type == "state" ? 17 : type == "temporal" ? 9 : 1);
       if (dedup && has_values && v.mv_size > skip && static_cast<const uint8_t*>(v.mv_data)[skip] == 0x01) {
         ++refs[std::string(static_cast<const char*>(v.mv_data) + skip + 1, 10)];
       }

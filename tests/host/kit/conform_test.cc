@@ -40,15 +40,27 @@ std::string DirectExpected(const TempDir& dir) {
 bool Empty(const std::string& dir) { return fs::is_empty(dir); }
 
 TEST(Conform, EveryBuiltInTypePassesEveryCheck) {
-  for (const char* type : {"state", "temporal", "ranged", "temporal_ranged", "session"}) {
+  // (ranged: below.)
+  for (const char* type : {"state", "temporal", "temporal_ranged", "session"}) {
     SCOPED_TRACE(type);
     const std::string dir = kData + type;
     ProcessResult r = RunPlanb(ConformArgs(type, dir, dir + "/expected.csv"));
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_THAT(r.out, HasSubstr("TAP version 14\n1..4\n"));
+    EXPECT_THAT(r.out, HasSubstr("TAP version 14\n1..5\n"));
     EXPECT_THAT(r.out, HasSubstr("ok 1 - merge\nok 2 - scan_ranges\nok 3 - decode_row\nok 4 - warm_lookups\n"));
     EXPECT_THAT(r.out, Not(HasSubstr("not ok")));
   }
+}
+
+// Ranged merges are not order-free yet (issue 39: the same range with two values keeps the one merged last), and
+// merge_order says so; when they are, this test flips and ranged joins the one above.
+TEST(Conform, RangedFailsOnlyMergeOrderUntilItsMergesCommute) {
+  const std::string dir = kData + "ranged";
+  ProcessResult r = RunPlanb(ConformArgs("ranged", dir, dir + "/expected.csv"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok 1 - merge\nok 2 - scan_ranges\nok 3 - decode_row\nok 4 - warm_lookups\n"
+                               "not ok 5 - merge_order\n"));
+  EXPECT_THAT(r.out, HasSubstr("expected 20,29,string,mid2, got 20,29,string,mid"));
 }
 
 TEST(Conform, StateUnderEveryKeySchemeAndValueDedupPassesEveryCheck) {
@@ -62,7 +74,7 @@ TEST(Conform, StateUnderEveryKeySchemeAndValueDedupPassesEveryCheck) {
       args.insert(args.end(), {"--scheme", scheme, "--option", std::string("value_dedup=") + dedup});
       ProcessResult r = RunPlanb(args);
       EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-      EXPECT_THAT(r.out, HasSubstr("# 4 of 4 checks passed"));
+      EXPECT_THAT(r.out, HasSubstr("# 5 of 5 checks passed"));
     }
   }
 }
@@ -73,7 +85,7 @@ TEST(Conform, FixtureWithoutBugsPassesAndLeavesNoScratch) {
   fs::create_directory(scratch);
   ProcessResult r = RunKit("kit_ok", DirectExpected(dir), scratch);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("# 4 of 4 checks passed"));
+  EXPECT_THAT(r.out, HasSubstr("# 5 of 5 checks passed"));
   EXPECT_TRUE(Empty(scratch));
 }
 
@@ -95,6 +107,16 @@ TEST(Conform, AllocationPerGetFailsWarmLookups) {
   EXPECT_THAT(r.out, HasSubstr("ok 1 - merge\nok 2 - scan_ranges\nok 3 - decode_row\nnot ok 4 - warm_lookups\n"));
   // Four keys: four hits and four misses, one allocation each.
   EXPECT_THAT(r.out, HasSubstr("# 8 heap allocation(s) in 8 warm lookups; the first: 1 in the hit of key alpha\n"));
+}
+
+TEST(Conform, MergesThatDoNotCommuteFailMergeOrder) {
+  TempDir dir;
+  ProcessResult r = RunKit("kit_last_merged_wins", DirectExpected(dir), dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ok 1 - merge\nok 2 - scan_ranges\nok 3 - decode_row\nok 4 - warm_lookups\n"
+                               "not ok 5 - merge_order\n"));
+  EXPECT_THAT(r.out, HasSubstr("rows after the second file then the first (merges must commute)"));
+  EXPECT_THAT(r.out, HasSubstr("beta"));
 }
 
 TEST(Conform, DecodeRowThatDisagreesFailsDecodeRow) {

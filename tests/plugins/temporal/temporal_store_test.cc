@@ -1,5 +1,6 @@
 // The Temporal State store type with each key scheme, loaded through the real registry, on real LMDB files.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <csignal>
 #include <cstdint>
@@ -452,7 +453,8 @@ TEST_P(TemporalStoreTest, AnUnknownValueTypeIsCorruption) {
   PutOrderedI64(reinterpret_cast<uint8_t*>(lmdb_key.data()) + resolved.size, 10);
   std::string value(scheme.StoredKeySize(resolved, Bytes(key)), '\0');
   scheme.WriteStoredKey(resolved, Bytes(key), reinterpret_cast<uint8_t*>(value.data()));
-  value += "\x09payload";
+  const std::string stored_key = value;
+  value += std::string(8, '\0') + "\x09payload";  // a hash, then a value type that does not exist
   MDB_val k{lmdb_key.size(), lmdb_key.data()};
   MDB_val v{value.size(), value.data()};
   ASSERT_EQ(mdb_put(txn.table().txn, txn.table().dbi, &k, &v, 0), MDB_SUCCESS);
@@ -465,6 +467,11 @@ TEST_P(TemporalStoreTest, AnUnknownValueTypeIsCorruption) {
   EXPECT_TRUE(Contains(error.message, "no valid value type")) << error.message;
   error = ErrorBuffer();
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(v), &row, &error), Code::kCorruption);
+  // A value cut inside its head (the layout before version 2: the type right after the stored key).
+  const std::string cut = stored_key + "\x01payload";
+  error = ErrorBuffer();
+  EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(k), Bytes(cut), &row, &error), Code::kCorruption);
+  EXPECT_TRUE(Contains(error.message, "shorter than its stored key and head")) << error.message;
   // A row key without its 8-byte time is not a Temporal State row.
   error = ErrorBuffer();
   EXPECT_EQ(plugins_->store()->DecodeRow(txn.table(), Bytes(resolved.view()), Bytes(v), &row, &error),
@@ -591,12 +598,23 @@ TEST_P(TemporalStoreLoadTest, RandomBatchesMatchAModel) {
     std::vector<std::string> files;
     for (int f = 0; f < 2; ++f, ++file_number) {
       Events events;
+      Model file;  // in one file (one batch) the later record of a key and time wins
       for (int i = 0; i < 1500; ++i) {
         TemporalEvent event{keys[random.Index(keys.size())], std::nullopt,
                             "f" + std::to_string(file_number) + ":" + random.Text(0, 30)};
         if (!random.Percent(15)) event.time_ms = random_time();
-        model[event.key][event.time_ms.value_or(effective)] = event.value;  // later records win
+        file[event.key][event.time_ms.value_or(effective)] = event.value;
         events.push_back(std::move(event));
+      }
+      // Between batches the value with the higher hash wins (plugins/temporal: merges commute).
+      const auto hash = [](const std::string& value) {
+        return XXH3_64bits_withSeed(value.data(), value.size(), static_cast<uint8_t>(ValueType::kString));
+      };
+      for (const auto& [key, versions] : file) {
+        for (const auto& [time, value] : versions) {
+          auto [it, inserted] = model[key].emplace(time, value);
+          if (!inserted && hash(value) > hash(it->second)) it->second = value;
+        }
       }
       files.push_back(WriteXml("f" + std::to_string(file_number) + ".xml", TemporalXml("m", events)));
     }
