@@ -1,5 +1,7 @@
 #include "ranged_rows.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <charconv>
@@ -76,26 +78,47 @@ Code LookupBound(const LookupKey& lookup, KeyFormat format, Bound* out, ErrorBuf
   return ParseBound(lookup.key, format, "lookup key", out, error);
 }
 
-Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, ErrorBuffer* error) {
+void MakeVersion(uint32_t version_size, int64_t time_ms, ValueType type, Bytes value, uint8_t* out) {
+  if (version_size == 16) {
+    PutOrderedI64(out, time_ms);
+    out += 8;
+  }
+  PutU64(out, XXH3_64bits_withSeed(value.data, value.size, static_cast<uint8_t>(type)));
+}
+
+Code WriteDataRow(const Table& table, Bytes key, const uint8_t* version, uint32_t version_size, uint32_t keep_bytes,
+                  ValueType type, Bytes value, ErrorBuffer* error) {
   MDB_val k = key.mdb();
-  MDB_val v{1 + value.size, nullptr};
+  if (keep_bytes != 0) {
+    MDB_val existing;
+    const int got = mdb_get(table.txn, table.dbi, &k, &existing);
+    if (got == MDB_SUCCESS && existing.mv_size >= version_size &&
+        std::memcmp(existing.mv_data, version, keep_bytes) > 0) {
+      return Code::kOk;  // the row there is newer
+    }
+    if (got != MDB_SUCCESS && got != MDB_NOTFOUND) {
+      return Fail(error, Code::kIOError, "reading ranged row: %s", mdb_strerror(got));
+    }
+  }
+  MDB_val v{version_size + 1 + value.size, nullptr};
   const int rc = mdb_put(table.txn, table.dbi, &k, &v, MDB_RESERVE);
   if (rc != MDB_SUCCESS) return Fail(error, PutFailure(rc), "writing ranged row: %s", mdb_strerror(rc));
   auto* out = static_cast<uint8_t*>(v.mv_data);
-  out[0] = static_cast<uint8_t>(type);
-  if (value.size != 0) std::memcpy(out + 1, value.data, value.size);
+  std::memcpy(out, version, version_size);
+  out[version_size] = static_cast<uint8_t>(type);
+  if (value.size != 0) std::memcpy(out + version_size + 1, value.data, value.size);
   return Code::kOk;
 }
 
-Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, MergeStats* stats,
-               ErrorBuffer* error) {
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, uint32_t version_size,
+               MergeStats* stats, ErrorBuffer* error) {
   RangeIndexWriter index;
   const Code code = index.Open(shard, width, error);
-  return code != Code::kOk ? code : MergeRows(batch, shard, key_size, width, &index, stats, error);
+  return code != Code::kOk ? code : MergeRows(batch, shard, key_size, width, version_size, &index, stats, error);
 }
 
-Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, RangeAdder* index,
-               MergeStats* stats, ErrorBuffer* error) {
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, uint32_t version_size,
+               RangeAdder* index, MergeStats* stats, ErrorBuffer* error) {
   MDB_val k;
   MDB_val v;
   for (int rc = mdb_cursor_get(batch.cursor, &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
@@ -104,14 +127,24 @@ Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32
     ++stats->rows_read;
     const auto* key = static_cast<const uint8_t*>(k.mv_data);
     const Range range = k.mv_size == key_size ? GetRangeKey(key, width) : Range{};
-    if (k.mv_size != key_size || range.from > range.to || v.mv_size < 1 ||
-        !IsKnownValueType(*static_cast<const uint8_t*>(v.mv_data))) {
+    if (k.mv_size != key_size || range.from > range.to || v.mv_size < version_size + 1 ||
+        !IsKnownValueType(static_cast<const uint8_t*>(v.mv_data)[version_size])) {
       return Fail(error, Code::kCorruption, "batch row is not a ranged row (%zu-byte key, %zu-byte value)", k.mv_size,
                   v.mv_size);
     }
-    // Data rows copy as they are (no part is local to a file); the index is rebuilt in the shard, row by row.
-    const int put = mdb_put(shard.txn, shard.dbi, &k, &v, 0);
-    if (put != MDB_SUCCESS) return Fail(error, PutFailure(put), "writing ranged row: %s", mdb_strerror(put));
+    // Data rows copy as they are (no part is local to a file), unless the shard's row of the key has a version
+    // as high (then it stays: merges commute); the index is rebuilt in the shard, row by row.
+    MDB_val existing;
+    const int got = mdb_get(shard.txn, shard.dbi, &k, &existing);
+    if (got != MDB_SUCCESS && got != MDB_NOTFOUND) {
+      return Fail(error, Code::kIOError, "reading ranged row: %s", mdb_strerror(got));
+    }
+    const bool keep = got == MDB_SUCCESS && existing.mv_size >= version_size &&
+                      std::memcmp(existing.mv_data, v.mv_data, version_size) >= 0;
+    if (!keep) {
+      const int put = mdb_put(shard.txn, shard.dbi, &k, &v, 0);
+      if (put != MDB_SUCCESS) return Fail(error, PutFailure(put), "writing ranged row: %s", mdb_strerror(put));
+    }
     const Code code = index->Add(range, error);
     if (code != Code::kOk) return code;
     ++stats->rows_written;
@@ -119,12 +152,12 @@ Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32
   return Code::kOk;
 }
 
-Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, KeyFormat format, const char* type_name, Row* row,
-                   ErrorBuffer* error) {
+Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, uint32_t version_size, KeyFormat format,
+                   const char* type_name, Row* row, ErrorBuffer* error) {
   if (lmdb_key.size != key_size) {
     return Fail(error, Code::kCorruption, "%s row key is %zu bytes, not %u", type_name, lmdb_key.size, key_size);
   }
-  if (value.size < 1 || !IsKnownValueType(value.data[0])) {
+  if (value.size < uint64_t{version_size} + 1 || !IsKnownValueType(value.data[version_size])) {
     return Fail(error, Code::kCorruption, "%s row value of %zu bytes has no valid value type", type_name, value.size);
   }
   const uint32_t width = BoundWidth(format);
@@ -146,8 +179,8 @@ Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, KeyFormat for
     BoundAddress(range.to, format, row->address_to);
   }
   if (key_size > 2 * width) row->effective_time_ms = GetOrderedI64(lmdb_key.data + 2 * width);
-  row->value_type = static_cast<ValueType>(value.data[0]);
-  row->value = Bytes(value.data + 1, value.size - 1);
+  row->value_type = static_cast<ValueType>(value.data[version_size]);
+  row->value = Bytes(value.data + version_size + 1, value.size - version_size - 1);
   return Code::kOk;
 }
 

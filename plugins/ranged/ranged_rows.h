@@ -4,7 +4,10 @@
 // Data rows (on-disk format; bump the plugins' kVersion if it changes):
 //   LMDB key   = from + to (key_format.h: 8 bytes each, 16 for key_format ip)
 //                [+ effective time (ordered i64) for temporal_ranged]
-//   LMDB value = value type (1 byte) + value bytes
+//   LMDB value = version + value type (1 byte) + value bytes, where the version is, for ranged, the record's
+//                effective time (ordered i64) + XXH3-64 of the value (16 bytes) and, for temporal_ranged (whose
+//                key holds the time), XXH3-64 of the value (8 bytes). Merges keep the row with the higher
+//                version (memcmp), so their result does not depend on the order of the batches.
 #pragma once
 
 #include <cstdint>
@@ -28,22 +31,29 @@ Code LookupBound(const LookupKey& lookup, KeyFormat format, Bound* out, ErrorBuf
 // A signed 64-bit decimal (surrounding XML whitespace ignored). `element` names it in messages ("<from>").
 Code ParseNumber(Bytes text, const char* element, int64_t* out, ErrorBuffer* error);
 
-// Writes the data row `key` -> value type + `value`, reserved in place (MDB_RESERVE).
-Code WriteDataRow(const Table& table, Bytes key, ValueType type, Bytes value, ErrorBuffer* error);
+// The version of a data row: `time_ms` (when `version_size` is 16) and the value's hash, in `out`.
+void MakeVersion(uint32_t version_size, int64_t time_ms, ValueType type, Bytes value, uint8_t* out);
 
-// Copies every data row of `batch` (keys of `key_size` bytes) into `shard`, overwriting equal keys, and adds
-// each row's range to the shard's index (the batch's index is never copied: groups are local to each file).
-Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, MergeStats* stats,
-               ErrorBuffer* error);
-// The same, adding each range to `index` (the shard's, opened by the caller) instead of a RangeIndexWriter.
-Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, RangeAdder* index,
+// Writes the data row `key` -> `version` (`version_size` bytes) + value type + `value`, reserved in place
+// (MDB_RESERVE). A row already there is replaced unless its version's first `keep_bytes` bytes compare above
+// the new one's (a batch's own rows: the later record wins unless it is older).
+Code WriteDataRow(const Table& table, Bytes key, const uint8_t* version, uint32_t version_size, uint32_t keep_bytes,
+                  ValueType type, Bytes value, ErrorBuffer* error);
+
+// Copies every data row of `batch` (keys of `key_size` bytes, versions of `version_size` bytes) into `shard`,
+// where a row of an equal key is replaced only by one of a higher version, and adds each row's range to the
+// shard's index (the batch's index is never copied: groups are local to each file).
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, uint32_t version_size,
                MergeStats* stats, ErrorBuffer* error);
+// The same, adding each range to `index` (the shard's, opened by the caller) instead of a RangeIndexWriter.
+Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32_t width, uint32_t version_size,
+               RangeAdder* index, MergeStats* stats, ErrorBuffer* error);
 
 // Splits a data row: key of `key_size` bytes, value type and value. `type_name` is for messages. The address
 // formats fill Row::address_from / address_to (7.2) when the host's Row has them, and range_from / range_to
 // with the number for ipv4 and 0 for ip.
-Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, KeyFormat format, const char* type_name, Row* row,
-                   ErrorBuffer* error);
+Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, uint32_t version_size, KeyFormat format,
+                   const char* type_name, Row* row, ErrorBuffer* error);
 
 // KeyStart bounds narrow the scan to rows whose from is in [number_min, number_max] (number format) or
 // [address_min, address_max] (address formats); nothing else can (time is not a leading key part), so other

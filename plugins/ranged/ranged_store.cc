@@ -2,12 +2,14 @@
 // a range that contains the number. Option key_format (key_format.h): number, ipv4 or ip (IP address ranges). Ranges may overlap and nest; where several contain it, the narrowest wins
 // (ties: the greater from, then the smaller to), so the answer does not depend on load order.
 //
-// On-disk format (version 2; bump kVersion if it changes):
+// On-disk format (version 3; bump kVersion if it changes; version 2 had no version in the value):
 //   data table          key = from + to (key_format.h: 16 bytes; 32 for key_format ip)
-//                       value = value type (1 byte) + value bytes
+//                       value = effective time (ordered i64) + XXH3-64 of the value (the row's version: a merge
+//                       keeps the higher) + value type (1 byte) + value bytes
 //   type.range_index    the winner segments of segment_index.h, kept in every batch and shard
 //                       (version 1 kept the containment index of range_index.h, quadratic in nesting)
-// A record rewrites its row (the last write of a range wins); merges copy data rows and add their ranges to the
+// A record rewrites its row (the latest effective time of a range wins; in one file, of equal times the later
+// record; between batches the higher version, whatever their order); merges copy data rows and add their ranges to the
 // shard's own index. Lookup: one SET_RANGE/PREV on data, one mdb_get on the index, at most one more on data.
 #include <cstring>
 #include <vector>
@@ -22,7 +24,9 @@ namespace {
 
 using ranged::Range;
 
-constexpr uint32_t kVersion = 2;
+constexpr uint32_t kVersion = 3;
+constexpr uint32_t kVersionSize = 16;  // effective time + hash of the value (ranged_rows.h)
+constexpr uint32_t kTimeBytes = 8;
 constexpr const char* kTypeName = "Ranged State";
 
 class RangedStore final : public Store {
@@ -37,7 +41,14 @@ class RangedStore final : public Store {
     return Guard(error, [&] {
       uint8_t key[ranged::kMaxRangeKeySize];
       ranged::PutRangeKey(range, width_, key);
-      Code written = ranged::WriteDataRow(batch, Bytes(key, key_size_), record.value_type, record.value, error);
+      uint8_t version[kVersionSize] = {};
+      // A row past LMDB's limit is refused by mdb_put before a byte of its value is read: not hashed either.
+      if (record.value.size < kMaxLmdbValueSize) {
+        ranged::MakeVersion(kVersionSize, record.time_ms, record.value_type, record.value, version);
+      }
+      // The same range twice in one file: the later effective time wins, and of equal times the later record.
+      Code written = ranged::WriteDataRow(batch, Bytes(key, key_size_), version, kVersionSize, kTimeBytes,
+                                          record.value_type, record.value, error);
       if (written != Code::kOk) return written;
       ranged::SegmentIndexWriter index;  // a batch is indexed too: the first one becomes the shard as it is
       written = index.Open(batch, width_, error);
@@ -49,7 +60,8 @@ class RangedStore final : public Store {
     return Guard(error, [&] {
       ranged::SegmentIndexWriter index;
       const Code code = index.Open(shard, width_, error);
-      return code != Code::kOk ? code : ranged::MergeRows(batch, shard, key_size_, width_, &index, stats, error);
+      return code != Code::kOk ? code : ranged::MergeRows(batch, shard, key_size_, width_, kVersionSize, &index, stats,
+                                                                     error);
     });
   }
 
@@ -78,12 +90,12 @@ class RangedStore final : public Store {
       key = Bytes(winner_key, key_size_);
       value = Bytes(v);
     }
-    return ranged::DecodeDataRow(key, value, key_size_, format_, kTypeName, row, error);
+    return ranged::DecodeDataRow(key, value, key_size_, kVersionSize, format_, kTypeName, row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
                  ErrorBuffer* error) const noexcept override {
-    return ranged::DecodeDataRow(lmdb_key, value, key_size_, format_, kTypeName, row, error);
+    return ranged::DecodeDataRow(lmdb_key, value, key_size_, kVersionSize, format_, kTypeName, row, error);
   }
 
   // Ranged rows have no time: nothing to condense or retain (the descriptor declares no maintenance).

@@ -4,9 +4,10 @@
 // wins, as in the ranged type (then the greater from, then the smaller to). Option key_format (key_format.h):
 // number, ipv4 or ip (IP address ranges).
 //
-// On-disk format (version 1; bump kVersion if it changes):
+// On-disk format (version 2; bump kVersion if it changes; version 1 had no hash in the value):
 //   data table          key = from + to (key_format.h: 8 bytes each, 16 for ip) + effective time (ordered i64)
-//                       value = value type (1 byte) + value bytes
+//                       value = XXH3-64 of the value (the tie-break of one range and time: a merge keeps
+//                       the higher) + value type (1 byte) + value bytes
 //   type.range_index    the containment index of range_index.h over the ranges (from, to), all versions alike
 // Lookup: one SET_RANGE/PREV on data to find the group, one mdb_get on the index, then per range containing the
 // number one SET_RANGE (+ PREV) on data for its latest version at or before the time.
@@ -26,8 +27,9 @@ namespace {
 
 using ranged::Range;
 
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr const char* kTypeName = "Temporal Ranged State";
+constexpr uint32_t kVersionSize = 8;  // a hash of the value: the tie-break of one range and time (ranged_rows.h)
 constexpr uint32_t kMaxKeySize = ranged::kMaxRangeKeySize + 8;
 
 class TemporalRangedStore final : public Store {
@@ -43,7 +45,14 @@ class TemporalRangedStore final : public Store {
       uint8_t key[kMaxKeySize];
       ranged::PutRangeKey(range, width_, key);
       PutOrderedI64(key + range_size_, record.time_ms);
-      Code written = ranged::WriteDataRow(batch, Bytes(key, key_size_), record.value_type, record.value, error);
+      uint8_t version[kVersionSize] = {};
+      // A row past LMDB's limit is refused by mdb_put before a byte of its value is read: not hashed either.
+      if (record.value.size < kMaxLmdbValueSize) {
+        ranged::MakeVersion(kVersionSize, record.time_ms, record.value_type, record.value, version);
+      }
+      // The same range and time twice in one file: the later record wins.
+      Code written = ranged::WriteDataRow(batch, Bytes(key, key_size_), version, kVersionSize, 0, record.value_type,
+                                          record.value, error);
       if (written != Code::kOk) return written;
       ranged::RangeIndexWriter index;  // a batch is indexed too: the first one becomes the shard as it is
       written = index.Open(batch, width_, error);
@@ -52,7 +61,7 @@ class TemporalRangedStore final : public Store {
   }
 
   Code Merge(const Table& batch, const Table& shard, MergeStats* stats, ErrorBuffer* error) noexcept override {
-    return Guard(error, [&] { return ranged::MergeRows(batch, shard, key_size_, width_, stats, error); });
+    return Guard(error, [&] { return ranged::MergeRows(batch, shard, key_size_, width_, kVersionSize, stats, error); });
   }
 
   Code Get(const Table& shard, const LookupKey& lookup, Row* row, ErrorBuffer* error) const noexcept override {
@@ -92,16 +101,16 @@ class TemporalRangedStore final : public Store {
       }
     }
     if (!found) return Code::kNotFound;
-    return ranged::DecodeDataRow(key, value, key_size_, format_, kTypeName, row, error);
+    return ranged::DecodeDataRow(key, value, key_size_, kVersionSize, format_, kTypeName, row, error);
   }
 
   Code DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, Row* row,
                  ErrorBuffer* error) const noexcept override {
-    return ranged::DecodeDataRow(lmdb_key, value, key_size_, format_, kTypeName, row, error);
+    return ranged::DecodeDataRow(lmdb_key, value, key_size_, kVersionSize, format_, kTypeName, row, error);
   }
 
   // One cursor pass in LMDB order: a range's versions are contiguous and in time order, so each row is compared
-  // with the range's previous kept row only (value type + value bytes; copied, since a delete may move the bytes
+  // with the range's previous kept row only (hash + value type + value bytes; copied, since a delete may move the bytes
   // of other rows on the page). Condensation always keeps a range's first row; when retention takes every row of
   // a range, the containment index is rebuilt at the end.
   Code Maintain(const Table& shard, const MaintainRequest& request, MaintainStats* stats,

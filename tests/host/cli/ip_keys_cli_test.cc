@@ -172,8 +172,8 @@ TEST(IpKeysCli, RefusesAKeyFormatChangeOfAMapWithData) {
   testing::WriteFile(env.config(), "[map.geo]\ntype = ranged\nkey_format = ipv4\n");
   ProcessResult r = env.Run({"lookup", "geo", "10.1.2.3"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_THAT(r.err, HasSubstr("map geo, type ranged/2 (key_format=ip)"));
-  EXPECT_THAT(r.err, HasSubstr("the config says map geo, type ranged/2 (key_format=ipv4)"));
+  EXPECT_THAT(r.err, HasSubstr("map geo, type ranged/3 (key_format=ip)"));
+  EXPECT_THAT(r.err, HasSubstr("the config says map geo, type ranged/3 (key_format=ipv4)"));
   testing::WriteFile(env.config(), "[map.geo]\ntype = ranged\nkey_format = ipv6\n");
   r = env.Run({"lookup", "geo", "10.1.2.3"});
   EXPECT_EQ(r.exit_code, 2) << r.out;

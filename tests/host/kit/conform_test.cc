@@ -40,8 +40,7 @@ std::string DirectExpected(const TempDir& dir) {
 bool Empty(const std::string& dir) { return fs::is_empty(dir); }
 
 TEST(Conform, EveryBuiltInTypePassesEveryCheck) {
-  // (ranged: below.)
-  for (const char* type : {"state", "temporal", "temporal_ranged", "session"}) {
+  for (const char* type : {"state", "temporal", "ranged", "temporal_ranged", "session"}) {
     SCOPED_TRACE(type);
     const std::string dir = kData + type;
     ProcessResult r = RunPlanb(ConformArgs(type, dir, dir + "/expected.csv"));
@@ -50,17 +49,6 @@ TEST(Conform, EveryBuiltInTypePassesEveryCheck) {
     EXPECT_THAT(r.out, HasSubstr("ok 1 - merge\nok 2 - scan_ranges\nok 3 - decode_row\nok 4 - warm_lookups\n"));
     EXPECT_THAT(r.out, Not(HasSubstr("not ok")));
   }
-}
-
-// Ranged merges are not order-free yet (issue 39: the same range with two values keeps the one merged last), and
-// merge_order says so; when they are, this test flips and ranged joins the one above.
-TEST(Conform, RangedFailsOnlyMergeOrderUntilItsMergesCommute) {
-  const std::string dir = kData + "ranged";
-  ProcessResult r = RunPlanb(ConformArgs("ranged", dir, dir + "/expected.csv"));
-  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
-  EXPECT_THAT(r.out, HasSubstr("ok 1 - merge\nok 2 - scan_ranges\nok 3 - decode_row\nok 4 - warm_lookups\n"
-                               "not ok 5 - merge_order\n"));
-  EXPECT_THAT(r.out, HasSubstr("expected 20,29,string,mid2, got 20,29,string,mid"));
 }
 
 TEST(Conform, StateUnderEveryKeySchemeAndValueDedupPassesEveryCheck) {

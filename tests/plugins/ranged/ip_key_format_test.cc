@@ -313,9 +313,9 @@ TEST(IpKeyFormat, AShardIsNeverOpenedUnderAnotherKeyFormat) {
         EXPECT_TRUE(s.ok()) << written << ": " << s.message();
       } else {
         ASSERT_FALSE(s.ok()) << written << " as " << config;
-        EXPECT_TRUE(Contains(s.message(), "written as map geo, type ranged/2 (key_format=" + written + ")"))
+        EXPECT_TRUE(Contains(s.message(), "written as map geo, type ranged/3 (key_format=" + written + ")"))
             << s.message();
-        EXPECT_TRUE(Contains(s.message(), "the config says map geo, type ranged/2 (key_format=" + config + ")"))
+        EXPECT_TRUE(Contains(s.message(), "the config says map geo, type ranged/3 (key_format=" + config + ")"))
             << s.message();
       }
       env.reset();

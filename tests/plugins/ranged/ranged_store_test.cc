@@ -142,7 +142,7 @@ TEST_F(RangedStoreTest, ARowWhoseFromIsAfterItsToIsCorruption) {
   MapTxn txn;
   ASSERT_TRUE(txn.Begin(env, false).ok());
   uint8_t key[16];
-  const std::string value = "\x01v";
+  const std::string value = std::string(16, '\0') + "\x01v";  // a version, the type, the value
   PutOrderedI64(key, 5);
   PutOrderedI64(key + 8, 10);
   Row row;
@@ -680,7 +680,10 @@ TEST_F(RangedStoreTest, ThousandsOfRandomRangesOverSeveralBatchesMatchAModel) {
   std::shared_ptr<MapEnv> first_batch;
   for (int b = 0; b < 5; ++b) {
     Inputs inputs;
-    for (int i = 0; i < 1000; ++i) inputs.push_back(maker.Next("b" + std::to_string(b) + "-" + std::to_string(i)));
+    for (int i = 0; i < 1000; ++i) {
+      inputs.push_back(maker.Next("b" + std::to_string(b) + "-" + std::to_string(i)));
+      inputs.back().time_ms = b;  // each batch newer than the one before: its values win
+    }
     for (const RangeInput& in : inputs) {
       model.Add(std::stoll(in.from), std::stoll(in.as_key ? in.from : in.to), 0, in.value);
     }
@@ -720,6 +723,7 @@ TEST_F(RangedStoreTest, DenselyNestedAndOverlappingRangesMatchAModelAtEveryNumbe
     Inputs inputs;
     for (int i = 0; i < 150; ++i) {
       RangeInput in = maker.Next("b" + std::to_string(b) + "-" + std::to_string(i));
+      in.time_ms = b;  // each batch newer than the one before: its values win
       inputs.push_back(in);
       model.Add(std::stoll(in.from), std::stoll(in.as_key ? in.from : in.to), 0, in.value);
     }
