@@ -90,6 +90,31 @@ TEST(CatchUpCluster, ANodeStartedOnAnEmptyHomeConvergesWithoutACommand) {
   EXPECT_EQ(cluster.Dump(1), cluster.ReferenceDump(Concat(first, {counts[2]})));
 }
 
+TEST(CatchUpCluster, ANodeRestoredFromAnOldCopyConvergesWithoutACommand) {
+  ClusterFixture cluster;
+  cluster.extra_map_sections = kHistogram;
+  cluster.top_level_extra = kQuickCatchUp;
+  cluster.ReserveEndpoints();
+  const std::vector<std::string> counts = CountFiles(cluster, 3);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(cluster.LoadAndWaitMerged({counts[0]}, 2));
+  // A copy of node2's home taken while it was stopped, then two more loads it takes part in.
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  const std::string backup = cluster.dir() + "/node2-backup";
+  std::filesystem::copy(cluster.home(1), backup, std::filesystem::copy_options::recursive);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(cluster.LoadAndWaitMerged({counts[1], counts[2]}, 2));
+  // node2 restored from the old copy: it fetches the two batches it lost.
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  std::filesystem::remove_all(cluster.home(1));
+  std::filesystem::rename(backup, cluster.home(1));
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(Converges(cluster, 1, 0));
+  EXPECT_THAT(cluster.process(1).log(), HasSubstr("catch-up: fetched 2 batch(es) of map hits from node node1"));
+  EXPECT_EQ(cluster.Dump(1), cluster.ReferenceDump(counts));
+}
+
 TEST(CatchUpCluster, WithAWriteQuorumOfOneLoadsGoOnWithEitherNodeDownAndTheNodesConverge) {
   ClusterFixture cluster;
   cluster.extra_map_sections = kHistogram;
