@@ -34,6 +34,21 @@ std::vector<std::string> ExampleDataFiles() {
   return {data + "reference-data.xml", data + "store-types.xml", data + "reference-data-update.xml"};
 }
 
+std::vector<std::string> WriteHitsFiles(const std::string& dir, int count, int events) {
+  std::vector<std::string> files;
+  for (int f = 0; f < count; ++f) {
+    std::string xml = "<referenceData xmlns=\"reference-data:2\">\n";
+    for (int i = 0; i < events; ++i) {
+      xml += "<reference><map>hits</map><time>2024-01-01T" + std::to_string(10 + (i + f) % 5) +
+             ":00:00Z</time><key>page-" + std::to_string((i * 7 + f) % 31) + "</key></reference>\n";
+    }
+    xml += "</referenceData>\n";
+    files.push_back(dir + "/hits-" + std::to_string(f) + ".xml");
+    WriteFile(files.back(), xml);
+  }
+  return files;
+}
+
 ClusterFixture::ClusterFixture(int storage_nodes, const std::string& map_extra)
     : nodes_(storage_nodes), map_extra_(map_extra), endpoints_(storage_nodes) {
   for (int i = 0; i < nodes_; ++i) processes_.push_back(std::make_unique<ServeProcess>());

@@ -23,6 +23,11 @@ namespace planb::testing {
 // The example data: every store type (examples/data, written for examples/planb.ini).
 std::vector<std::string> ExampleDataFiles();
 
+// A histogram map "hits" (bucket 1h) for ClusterFixture::extra_map_sections, and `count` files of `events` hits
+// each over five hours and 31 pages (<dir>/hits-N.xml), for counts that must come out exact on every node.
+inline constexpr char kHitsHistogramSection[] = "[map.hits]\ntype = histogram\nscheme = hashed\nbucket = 1h\n";
+std::vector<std::string> WriteHitsFiles(const std::string& dir, int count, int events);
+
 // A [client.NAME] section for ClusterFixture::client_sections: `rights` as `allow` lists them, `maps` ("" = every
 // map) as `maps` does.
 std::string ClientSection(const std::string& name, const std::string& public_key, const std::string& rights,

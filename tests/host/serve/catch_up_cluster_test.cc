@@ -21,6 +21,7 @@ namespace {
 
 using ::planb::testing::ClientSection;
 using ::planb::testing::ClusterFixture;
+using ::planb::testing::WriteHitsFiles;
 using ::planb::testing::DumpBatchIds;
 using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
@@ -29,24 +30,8 @@ using ::planb::testing::WriteFile;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-constexpr char kHistogram[] = "[map.hits]\ntype = histogram\nscheme = hashed\nbucket = 1h\n";
 // Quick passes for the test's sake; the default is 10 s (docs/storage-nodes.md).
 constexpr char kQuickCatchUp[] = "catch_up_interval = 300ms\n";
-
-std::vector<std::string> CountFiles(const ClusterFixture& cluster, int count) {
-  std::vector<std::string> files;
-  for (int f = 0; f < count; ++f) {
-    std::string xml = "<referenceData xmlns=\"reference-data:2\">\n";
-    for (int i = 0; i < 200; ++i) {
-      xml += "<reference><map>hits</map><time>2024-01-01T" + std::to_string(10 + (i + f) % 5) +
-             ":00:00Z</time><key>page-" + std::to_string((i * 7 + f) % 31) + "</key></reference>\n";
-    }
-    xml += "</referenceData>\n";
-    files.push_back(cluster.dir() + "/hits-" + std::to_string(f) + ".xml");
-    WriteFile(files.back(), xml);
-  }
-  return files;
-}
 
 // Waits until node `i` holds exactly node `of`'s rows and merged batches.
 ::testing::AssertionResult Converges(ClusterFixture& cluster, int i, int of) {
@@ -66,10 +51,10 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 
 TEST(CatchUpCluster, ANodeStartedOnAnEmptyHomeConvergesWithoutACommand) {
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
   cluster.top_level_extra = kQuickCatchUp;
   cluster.ReserveEndpoints();
-  const std::vector<std::string> counts = CountFiles(cluster, 3);
+  const std::vector<std::string> counts = WriteHitsFiles(cluster.dir(), 3, 200);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const std::vector<std::string> first = Concat(ExampleDataFiles(), {counts[0], counts[1]});
@@ -92,10 +77,10 @@ TEST(CatchUpCluster, ANodeStartedOnAnEmptyHomeConvergesWithoutACommand) {
 
 TEST(CatchUpCluster, ANodeRestoredFromAnOldCopyConvergesWithoutACommand) {
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
   cluster.top_level_extra = kQuickCatchUp;
   cluster.ReserveEndpoints();
-  const std::vector<std::string> counts = CountFiles(cluster, 3);
+  const std::vector<std::string> counts = WriteHitsFiles(cluster.dir(), 3, 200);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
   ASSERT_TRUE(cluster.LoadAndWaitMerged({counts[0]}, 2));
@@ -117,10 +102,10 @@ TEST(CatchUpCluster, ANodeRestoredFromAnOldCopyConvergesWithoutACommand) {
 
 TEST(CatchUpCluster, WithAWriteQuorumOfOneLoadsGoOnWithEitherNodeDownAndTheNodesConverge) {
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
   cluster.top_level_extra = std::string(kQuickCatchUp) + "write_quorum = 1\n";
   cluster.ReserveEndpoints();
-  const std::vector<std::string> counts = CountFiles(cluster, 4);
+  const std::vector<std::string> counts = WriteHitsFiles(cluster.dir(), 4, 200);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
 
@@ -186,11 +171,11 @@ TEST(CatchUpCluster, NodesThatMergedConflictingStateBatchesInOppositeOrdersConve
 
 TEST(CatchUpCluster, AnEmptyNodeStartsFromAPeersSnapshotWhenTheBatchesAreNoLongerRetained) {
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
   // Nothing is retained: a node that lost its home cannot fetch the batches one by one.
   cluster.top_level_extra = std::string(kQuickCatchUp) + "batch_retention = 0s\n";
   cluster.ReserveEndpoints();
-  const std::vector<std::string> counts = CountFiles(cluster, 2);
+  const std::vector<std::string> counts = WriteHitsFiles(cluster.dir(), 2, 200);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
   const std::vector<std::string> files = Concat(ExampleDataFiles(), counts);

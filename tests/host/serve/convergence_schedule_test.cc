@@ -24,8 +24,6 @@ using ::planb::testing::ProcessResult;
 using ::planb::testing::WaitUntil;
 using ::planb::testing::WriteFile;
 
-constexpr char kHistogram[] = "[map.hits]\ntype = histogram\nscheme = hashed\nbucket = 1h\n";
-
 unsigned EnvNumber(const char* name, unsigned fallback) {
   const char* text = std::getenv(name);
   return text == nullptr ? fallback : static_cast<unsigned>(std::strtoul(text, nullptr, 10));
@@ -115,7 +113,7 @@ class Schedule {
 void RunSchedule(unsigned seed, unsigned steps) {
   SCOPED_TRACE("PLANB_SCHEDULE_SEED=" + std::to_string(seed));
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
   cluster.top_level_extra = "write_quorum = 1\ncatch_up_interval = 200ms\n";
   cluster.ReserveEndpoints();
   cluster.WriteReaderConfig("proc2");

@@ -17,6 +17,7 @@ namespace planb {
 namespace {
 
 using ::planb::testing::ClusterFixture;
+using ::planb::testing::WriteHitsFiles;
 using ::planb::testing::DumpBatchIds;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::WriteFile;
@@ -24,27 +25,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::ContainsRegex;
 
-constexpr char kHistogram[] = "[map.hits]\ntype = histogram\nscheme = hashed\nbucket = 1h\n";
-
-std::vector<std::string> CountFiles(const ClusterFixture& cluster, int count) {
-  std::vector<std::string> files;
-  for (int f = 0; f < count; ++f) {
-    std::string xml = "<referenceData xmlns=\"reference-data:2\">\n";
-    for (int i = 0; i < 300; ++i) {
-      xml += "<reference><map>hits</map><time>2024-01-01T" + std::to_string(10 + (i + f) % 5) + ":00:00Z</time><key>page-" +
-             std::to_string((i * 7 + f) % 31) + "</key></reference>\n";
-    }
-    xml += "</referenceData>\n";
-    files.push_back(cluster.dir() + "/hits-" + std::to_string(f) + ".xml");
-    WriteFile(files.back(), xml);
-  }
-  return files;
-}
 
 TEST(LoadRetryCluster, ARetryAfterANodeDiedCountsEveryEventOnceOnEveryNode) {
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
-  const std::vector<std::string> files = CountFiles(cluster, 6);
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
+  const std::vector<std::string> files = WriteHitsFiles(cluster.dir(), 6, 300);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   // node2 dies right after staging the first stream, before it acknowledges it.
   ASSERT_TRUE(cluster.StartNode(1, {"PLANB_FAULT=receive.after_stage"})) << cluster.process(1).log();
@@ -89,10 +74,10 @@ TEST(LoadRetryCluster, ARetryAfterANodeDiedCountsEveryEventOnceOnEveryNode) {
 
 TEST(LoadRetryCluster, ALoadSaysWhenTheNodesHoldDifferentVersions) {
   ClusterFixture cluster;
-  cluster.extra_map_sections = kHistogram;
+  cluster.extra_map_sections = ::planb::testing::kHitsHistogramSection;
   // No catch-up: node2 stays behind until the load repairs it (catch_up_cluster_test.cc covers catch-up).
   cluster.top_level_extra = "catch_up_interval = 0s\n";
-  const std::vector<std::string> files = CountFiles(cluster, 2);
+  const std::vector<std::string> files = WriteHitsFiles(cluster.dir(), 2, 300);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   // node2 misses the first file: its disk "fills" while that load runs, and the file is not loaded again.
   ASSERT_TRUE(cluster.StartNode(1, {"PLANB_FAULT=receive.disk_full"})) << cluster.process(1).log();
