@@ -19,7 +19,10 @@ step() {
   "$@"
 }
 step "$planb" --config "$config" plugins
-step "$planb" --config "$config" load "$root/examples/data/reference-data.xml"
+# The base release's records carry no <time>: they take effect when the release did, before the corrections in
+# the update (which carry theirs). Without --effective-time they would take the file's modification time, and a
+# State map keeps the latest effective time, so a freshly copied base file would win over the older corrections.
+step "$planb" --config "$config" load --effective-time 2024-07-01T00:00:00Z "$root/examples/data/reference-data.xml"
 step "$planb" --config "$config" lookup city_to_country Cardiff
 step "$planb" --config "$config" lookup country_to_capital Japan
 step "$planb" --config "$config" lookup host_to_location web-prod-001.lon.example.net
