@@ -134,17 +134,14 @@ Code MergeRows(const Table& batch, const Table& shard, uint32_t key_size, uint32
     }
     // Data rows copy as they are (no part is local to a file), unless the shard's row of the key has a version
     // as high (then it stays: merges commute); the index is rebuilt in the shard, row by row.
-    MDB_val existing;
-    const int got = mdb_get(shard.txn, shard.dbi, &k, &existing);
-    if (got != MDB_SUCCESS && got != MDB_NOTFOUND) {
-      return Fail(error, Code::kIOError, "reading ranged row: %s", mdb_strerror(got));
+    // One descent for a new range: MDB_NOOVERWRITE inserts it, or hands back the row already there.
+    MDB_val found = v;
+    int put = mdb_put(shard.txn, shard.dbi, &k, &found, MDB_NOOVERWRITE);
+    if (put == MDB_KEYEXIST) {
+      const bool keep = found.mv_size >= version_size && std::memcmp(found.mv_data, v.mv_data, version_size) >= 0;
+      put = keep ? MDB_SUCCESS : mdb_put(shard.txn, shard.dbi, &k, &v, 0);
     }
-    const bool keep = got == MDB_SUCCESS && existing.mv_size >= version_size &&
-                      std::memcmp(existing.mv_data, v.mv_data, version_size) >= 0;
-    if (!keep) {
-      const int put = mdb_put(shard.txn, shard.dbi, &k, &v, 0);
-      if (put != MDB_SUCCESS) return Fail(error, PutFailure(put), "writing ranged row: %s", mdb_strerror(put));
-    }
+    if (put != MDB_SUCCESS) return Fail(error, PutFailure(put), "writing ranged row: %s", mdb_strerror(put));
     const Code code = index->Add(range, error);
     if (code != Code::kOk) return code;
     ++stats->rows_written;
