@@ -11,6 +11,7 @@
 
 #include "host/cli/commands.h"
 #include "host/cluster/cluster_delivery.h"
+#include "host/common/hex.h"
 #include "host/common/log_text.h"
 #include "host/storage/content_version.h"
 
@@ -18,12 +19,6 @@ namespace planb {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string DigestHex(uint64_t digest) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(digest));
-  return hex;
-}
 
 // "in step", or who is behind: a node with fewer batches than the most any node has, or with as many but other
 // batches (the digests differ: each has merged batches the other lacks).
@@ -111,7 +106,7 @@ int PrintClusterVersions(Runtime& runtime, bool json, std::ostream& out, std::os
       line.push_back(has ? std::to_string(versions[name][i].batches) : "?");
       if (has) row[i] = &versions[name][i];
       by_node[nodes[i]] = has ? Json{{"batches", versions[name][i].batches},
-                                     {"digest", DigestHex(versions[name][i].digest)}}
+                                     {"digest", Hex16(versions[name][i].digest)}}
                               : Json();
     }
     const std::string state = StateOf(nodes, row);

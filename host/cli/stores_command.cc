@@ -9,6 +9,7 @@
 
 #include "host/cli/cluster_versions.h"
 #include "host/cli/commands.h"
+#include "host/common/hex.h"
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
 #include "host/ingest/quarantine.h"
@@ -133,11 +134,7 @@ void PrintReportTable(const StoresReport& report, const Runtime& runtime, std::o
   }
 }
 
-Json VersionJson(const ContentVersion& v) {
-  char digest[17];
-  std::snprintf(digest, sizeof digest, "%016llx", static_cast<unsigned long long>(v.digest));
-  return Json{{"batches", v.batches}, {"digest", digest}};
-}
+Json VersionJson(const ContentVersion& v) { return Json{{"batches", v.batches}, {"digest", Hex16(v.digest)}}; }
 
 template <typename T>
 Json OrNull(const std::optional<T>& v) {

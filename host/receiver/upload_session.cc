@@ -11,16 +11,11 @@
 
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
+#include "host/common/hex.h"
 
 namespace planb {
 
 namespace {
-
-std::string Hex64(uint64_t v) {
-  char buffer[20];
-  std::snprintf(buffer, sizeof buffer, "%016" PRIx64, v);
-  return buffer;
-}
 
 Status DiskError(int error, const std::string& what, const std::string& path) {
   if (error == ENOSPC || error == EDQUOT) return Status(Code::kFull, "disk full " + what + " " + path);
@@ -79,8 +74,8 @@ Status UploadSession::Finish() {
   }
   uint64_t digest = XXH3_64bits_digest(hash_);
   if (digest != begin_.checksum) {
-    return Status::Corruption("checksum mismatch: received data hashes to " + Hex64(digest) + ", sender declared " +
-                              Hex64(begin_.checksum));
+    return Status::Corruption("checksum mismatch: received data hashes to " + Hex16(digest) + ", sender declared " +
+                              Hex16(begin_.checksum));
   }
   if (::fsync(fd_) != 0) return DiskError(errno, "syncing", part_path_);
   int rc = ::close(fd_);

@@ -19,9 +19,10 @@
 
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
+#include "host/common/hex.h"
 #include "host/common/transfer_pace.h"
-#include "host/transfer/request_channel.h"
 #include "host/transfer/protocol.h"
+#include "host/transfer/request_channel.h"
 
 namespace planb {
 
@@ -56,12 +57,6 @@ struct Request {
   bool accept_older;   // an offer behind `have` is taken (refresh --accept-older)
   std::string batch_id = std::string();  // not empty: OFFER_BATCH of this retained batch instead of SNAPSHOT
 };
-
-std::string Hex16(uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // Closes and (unless kept) unlinks the partial zip when the attempt ends.
 class PartFile {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "host/common/hex.h"
 #include "host/common/log_text.h"
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
@@ -12,9 +13,7 @@
 namespace planb {
 
 std::string ContentVersion::ToString() const {
-  char digest_hex[17];
-  std::snprintf(digest_hex, sizeof digest_hex, "%016llx", static_cast<unsigned long long>(digest));
-  return std::to_string(batches) + " " + digest_hex;
+  return std::to_string(batches) + " " + Hex16(digest);
 }
 
 bool ContentVersion::Parse(std::string_view text, ContentVersion* out) {
