@@ -224,6 +224,13 @@ TEST(CatchUpCluster, ANodeBehindRefusesRemoteReadsAndACorruptBatchFromAPeerIsRef
   EXPECT_EQ(read.exit_code, 2) << read.out;
   EXPECT_THAT(read.err, HasSubstr("node2 (catching up: node node2 serves no remote reads of map "));
   EXPECT_THAT(read.out, Not(HasSubstr("no key")));
+  // Nor does it hand a reader its partial snapshot.
+  cluster.WriteReaderConfig("reader");
+  const ProcessResult refresh = cluster.RunOnReader("reader", {"refresh", "city_to_country"});
+  EXPECT_NE(refresh.exit_code, 0) << refresh.out;
+  EXPECT_THAT(refresh.err, HasSubstr("catching up: node node2 serves no snapshots of map ")) << refresh.err;
+  const ProcessResult local = cluster.RunOnReader("reader", {"lookup", "city_to_country", "Paris"});
+  EXPECT_NE(local.exit_code, 0) << local.out;  // no snapshot was installed
 }
 
 // Asks `endpoint` one request as the client of `keys` (none: plaintext) and returns the reply.
