@@ -27,6 +27,7 @@ using ::planb::testing::ExampleDataFiles;
 using ::planb::testing::ProcessResult;
 using ::planb::testing::WaitUntil;
 using ::planb::testing::WriteFile;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -96,7 +97,8 @@ TEST(CatchUpCluster, ANodeRestoredFromAnOldCopyConvergesWithoutACommand) {
   std::filesystem::rename(backup, cluster.home(1));
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
   ASSERT_TRUE(Converges(cluster, 1, 0));
-  EXPECT_THAT(cluster.process(1).log(), HasSubstr("catch-up: fetched 2 batch(es) of map hits from node node1"));
+  // In one pass or two (a batch merged less than catch_up_interval ago waits for the next).
+  EXPECT_THAT(cluster.process(1).log(), ContainsRegex("catch-up: fetched [12] batch\\(es\\) of map hits from node node1"));
   EXPECT_EQ(cluster.Dump(1), cluster.ReferenceDump(counts));
 }
 
@@ -186,8 +188,10 @@ TEST(CatchUpCluster, AnEmptyNodeStartsFromAPeersSnapshotWhenTheBatchesAreNoLonge
   std::filesystem::remove_all(cluster.home(1));
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
   ASSERT_TRUE(Converges(cluster, 1, 0));
-  EXPECT_THAT(cluster.process(1).log(), HasSubstr("catch-up: map hits had nothing merged here and node node1 no "
-                                                  "longer retains 2 of its batches: installed node1's snapshot"));
+  // How many batches the line counts depends on timing (a batch merged less than catch_up_interval ago is left
+  // for the next pass); that it installed the snapshot does not.
+  EXPECT_THAT(cluster.process(1).log(), ContainsRegex("catch-up: map hits had nothing merged here and node node1 no "
+                                                      "longer retains [12] of its batches: installed node1's snapshot"));
   EXPECT_EQ(cluster.Dump(1), cluster.ReferenceDump(files));
 }
 
