@@ -85,8 +85,8 @@ void ProtocolSeeds() {
   reply.maps.push_back({"ranged", p::PrepareVerdict::kNoRoomInMap, 0, 0, "map ranged: no room"});
   Message(15, "prepare_reply", p::EncodePrepareReply(reply));
   Message(16, "error", p::EncodeError({2, "request too large"}));
-  Message(18, "delete_all", planb::DeleteEntryText({true, ""}));
-  Message(18, "delete_where", planb::DeleteEntryText({false, "Key = 'a' or KeyStart between 1 and 5"}));
+  Message(18, "delete_all", planb::DeleteEntryText({1700000000000, true, ""}));
+  Message(18, "delete_where", planb::DeleteEntryText({1700000000000, false, "Key = 'a' or KeyStart between 1 and 5"}));
   Message(20, "list_merged", p::EncodeListMerged({"state", "key-0a/content:ff", 100}));
   p::MergedList merged;
   merged.batches = 2;
@@ -160,7 +160,7 @@ void ZipSeeds() {
   // A deletion batch.
   const std::string del = scratch + "/delete";
   s = planb::MakeDirectories(del + "/state");
-  if (s.ok()) s = planb::WriteFileAtomically(del + "/state/delete", planb::DeleteEntryText({false, "Key = 'a'"}));
+  if (s.ok()) s = planb::WriteFileAtomically(del + "/state/delete", planb::DeleteEntryText({1700000000000, false, "Key = 'a'"}));
   if (s.ok()) s = planb::ZipBatch(del, scratch + "/delete.zip", planb::ZipOptions{true, "seed/delete-1"});
   if (!s.ok()) Fail(s.message());
   Write("fuzz_batch", "delete.zip", ReadAll(scratch + "/delete.zip"));

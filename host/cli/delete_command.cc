@@ -14,7 +14,10 @@
 #include "host/cluster/cluster_delivery.h"
 #include "host/commands/row_formats.h"
 #include "host/commands/remote_read_request.h"
+#include "host/common/iso_time.h"
+#include "host/common/log_text.h"
 #include "host/ingest/delete_job.h"
+#include "host/ingest/tombstones.h"
 #include "host/plugin_host/key_format.h"
 #include "host/query/expression.h"
 #include "host/query/map_scan.h"
@@ -27,8 +30,8 @@ namespace {
 std::string RowsText(uint64_t rows) { return std::to_string(rows) + (rows == 1 ? " row" : " rows"); }
 
 // The rows the deletion would take, read from this node's shard in one read transaction.
-int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plugins, std::ostream& out,
-                std::ostream& err) {
+int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plugins, int64_t deletion_time_ms,
+                std::ostream& out, std::ostream& err) {
   if (!runtime.config().cluster.IsStorageNode()) {
     err << "planb: delete --dry-run reads the map's shard, and this node has none (it is not a storage node): "
            "add --remote to ask a storage node\n";
@@ -42,6 +45,9 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
   }
   ScanRequest request;
   std::unique_ptr<Expression> where;
+  // As the merge will: only rows older than the deletion's time.
+  const PluginDescriptor& type = plugins.type_descriptor();
+  request.filter = [&type, deletion_time_ms](const Row& row) { return RowTimeMs(type, row) < deletion_time_ms; };
   if (cli.where) {
     Status s = Expression::Parse(*cli.where, fields.data(), static_cast<uint32_t>(fields.size()), &where);
     if (!s.ok()) {
@@ -50,7 +56,9 @@ int LocalDryRun(Runtime& runtime, const CommandLine& cli, const MapPlugins& plug
     }
     request.bounds = where->Bounds();
     request.key_prefix = where->KeyPrefix();
-    request.filter = [&where](const Row& row) { return where->Matches(row); };
+    request.filter = [&where, &type, deletion_time_ms](const Row& row) {
+      return RowTimeMs(type, row) < deletion_time_ms && where->Matches(row);
+    };
   }
   std::shared_ptr<MapEnv> shard;
   Status s = runtime.OpenForReading(plugins.config().name, StaleSnapshot::kFetchNow, &shard);
@@ -155,6 +163,13 @@ int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   DeleteEntry entry;
   entry.all = cli.all;
   entry.where = cli.where.value_or("");
+  // The deletion's time: rows older than it go, and rows older than it merged later are shadowed (tombstones.h).
+  entry.time_ms = CurrentTimeMs();
+  if (cli.effective_time && !ParseIsoTime(*cli.effective_time, &entry.time_ms)) {
+    err << "planb: delete: --effective-time: '" << LogValue(*cli.effective_time)
+        << "' is not an ISO-8601 time (e.g. 2024-01-01T08:10:22.023Z)\n";
+    return kExitError;
+  }
   std::shared_ptr<const MapPlugins> plugins;
   Status s = CheckDelete(runtime, cli.args[0], entry, &plugins);
   if (!s.ok()) {
@@ -162,7 +177,7 @@ int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     return kExitError;
   }
   if (cli.dry_run) {
-    return cli.remote ? RemoteDryRun(runtime, cli, *plugins, out, err) : LocalDryRun(runtime, cli, *plugins, out, err);
+    return cli.remote ? RemoteDryRun(runtime, cli, *plugins, out, err) : LocalDryRun(runtime, cli, *plugins, entry.time_ms, out, err);
   }
 
   DeleteOptions options;

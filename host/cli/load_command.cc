@@ -173,6 +173,17 @@ void PrintVersions(const LoadReport& report, std::ostream& out) {
   }
 }
 
+// Rows older than a deletion merged before them are not kept (its tombstone, docs/storage-nodes.md): a user who
+// deletes and loads the same files again would otherwise wonder where the rows went.
+void PrintShadowed(const LoadReport& report, std::ostream& err) {
+  for (const auto& [map, rows] : report.merge.rows_shadowed) {
+    err << "planb note: " << rows << " row(s) of map " << map
+        << " are older than a deletion merged before them and were not kept; to load them again, give them a "
+           "later time (--effective-time, or a later <time>) and, for the same content, a new --batch-id "
+           "(docs/storage-nodes.md, 'Deleting rows')\n";
+  }
+}
+
 }  // namespace
 
 int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
@@ -244,6 +255,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
     out << "merged " << report.merge.batches << " batch(es) into the shards in " << runtime.home().shards() << "\n";
     if (options.replace) PrintReplaced(report, out, err);
     PrintVersions(report, out);
+    PrintShadowed(report, err);
     PrintEarlierTrouble(report, err);
     return kExitOk;
   }

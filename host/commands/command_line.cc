@@ -40,7 +40,7 @@ const std::vector<CommandSpec>& Commands() {
       {"delete", "MAP",
        "delete the rows of MAP that match --where (or --all) on every storage node, as a batch merged in order "
        "with loads; --dry-run prints them instead",
-       {"where", "all", "dry-run", "format", "remote"}, 1, 1},
+       {"where", "all", "effective-time", "dry-run", "format", "remote"}, 1, 1},
       {"serve", "",
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
@@ -108,7 +108,8 @@ po::options_description CommandOptions() {
   po::options_description command("Command options");
   command.add_options()
       ("effective-time", po::value<std::string>()->value_name("ISO8601"),
-       "load: effective time of records without <time> (default: each file's modification time)")
+       "load: effective time of records without <time> (default: each file's modification time); delete: the "
+       "deletion's time: matching rows older than it go, on every node, whenever they merge (default: now)")
       ("batch-id", po::value<std::string>()->value_name("ID"),
        "load: the batch's id on every node, a pipeline's idempotency key (A-Z a-z 0-9 . _ - : /, at most 200 "
        "bytes; several files: ID/1, ID/2, ...). Default: derived from each file's records, so loading the same "

@@ -123,7 +123,9 @@ Status CheckDelete(Runtime& runtime, const std::string& map, const DeleteEntry& 
     return Status::Invalid("--where: an empty expression (use --all to delete every row)");
   }
   if (DeleteEntryText(entry).size() > kMaxDeleteEntryBytes) {
-    const size_t room = kMaxDeleteEntryBytes - DeleteEntryText(DeleteEntry{false, ""}).size();
+    DeleteEntry empty = entry;
+    empty.where.clear();
+    const size_t room = kMaxDeleteEntryBytes - DeleteEntryText(empty).size();
     return Status::Invalid("--where: " + std::to_string(entry.where.size()) + " bytes, more than a deletion holds (" +
                            std::to_string(room) + ")");
   }

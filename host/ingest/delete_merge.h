@@ -1,12 +1,14 @@
 // The write transaction of a deletion batch (one map's `<map>/delete` entry, host/transfer/delete_entry.h): the
-// rows it names go from the shard, narrowed like a query (host/query/map_scan.h), the store type's DeleteRow on
-// each match, then FinishDeletes and the scheme's SweepUnusedKeys, the batch's id recorded in the content
-// version (content_version.h), and the commit: all in ONE transaction, so a crash leaves the old shard or the new.
+// rows it names whose time is earlier than the deletion's go from the shard, narrowed like a query
+// (host/query/map_scan.h), the store type's DeleteRow on each match, then FinishDeletes and the scheme's
+// SweepUnusedKeys; the deletion's tombstone (tombstones.h) and its batch id recorded in the content version
+// (content_version.h), and the commit: all in ONE transaction, so a crash leaves the old shard or the new.
 // A batch whose id the shard already records changes nothing: deleting again after later batches merged (a batch
 // delivered twice) would take their rows too, and nodes would part ways.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "host/storage/map_env.h"
@@ -25,10 +27,19 @@ struct DeleteMergeResult {
   bool batch_at_fault = false;
 };
 
-// Deletes what `entry` names from `shard` (the map of `plugins`) and records `batch_id`, in one write transaction.
-// On failure the transaction aborts and the shard is as it was; messages name no file (the caller says which).
+// Deletes what `entry` names from `shard` (the map of `plugins`), records its tombstone and `batch_id`, in one
+// write transaction. On failure the transaction aborts and the shard is as it was; messages name no file (the
+// caller says which).
 // REQUIRES: no other write transaction of `shard` runs in this process (merges of a shard take turns).
 Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const DeleteEntry& entry,
                        const std::string& batch_id, int64_t now_ms, DeleteMergeResult* result);
+
+// In the write transaction `txn` of `shard`: deletes the rows `entry` matches whose time (RowTimeMs) is at least
+// `from_ms` and earlier than entry.time_ms, then FinishDeletes and SweepUnusedKeys when any went. Adds to
+// result's counts; sets batch_at_fault when the expression does not parse against the map's fields. A deletion's
+// merge takes every older row (from_ms: the lowest time); a later batch's merge re-applies a tombstone from the
+// batch's earliest row time, so rows it brings that the deletion shadows go too.
+Status DeleteRowsBefore(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* txn, const DeleteEntry& entry,
+                        int64_t from_ms, DeleteMergeResult* result);
 
 }  // namespace planb

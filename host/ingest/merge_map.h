@@ -15,6 +15,7 @@ namespace planb {
 
 struct MapMergeResult {
   uint64_t rows_read = 0;  // rows read from the batch
+  uint64_t rows_shadowed = 0;  // rows the shard's tombstones took again after the merge (tombstones.h)
   // The shard had recorded the batch already (merged before a crash, or delivered twice): nothing was merged.
   bool already_merged = false;
   // On failure: the batch's rows are at fault (the store refused them, or they do not fit max_store_size), not

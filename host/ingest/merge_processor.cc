@@ -233,6 +233,7 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   if (merged.batch_at_fault) *blame = Blame::kBatch;
   PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
   report->rows_merged[plugins->config().name] += merged.rows_read;
+  if (merged.rows_shadowed > 0) report->rows_shadowed[plugins->config().name] += merged.rows_shadowed;
   if (!fresh.empty()) {
     shard.reset();  // closed before it moves: only this process knows it
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most
@@ -250,14 +251,25 @@ Status MergeProcessor::MergeDeletion(const std::string& map_dir, const std::shar
   const std::string shard_path = runtime_.home().ShardPath(plugins->config().name);
   std::shared_ptr<MapEnv> shard;
   Status opened = runtime_.envs().Get(shard_path, plugins, &shard);
-  // No shard: no rows to delete. None is made just to record the batch (every node without the shard agrees).
-  if (opened.code() == Code::kNotFound) return Status::Ok();
+  // No shard: no rows to delete, but the tombstone must be kept, or an older batch merged after the deletion would
+  // keep rows that a node which merged it first has deleted. A fresh shard records it, moved in as a first merge's.
+  std::string fresh;
+  if (opened.code() == Code::kNotFound) {
+    fresh = map_dir + ".shard";
+    PLANB_RETURN_IF_ERROR(RemoveTree(fresh));
+    opened = MapEnv::Open(fresh, plugins, MapEnv::Mode::kCreate, MapEnv::kShardFlags, &shard);
+  }
   PLANB_RETURN_IF_ERROR(opened.WithContext(shard_path));
   DeleteMergeResult deleted;
   Status s = DeleteFromShard(*plugins, *shard, entry, batch_id, CurrentTimeMs(), &deleted);
   if (deleted.batch_at_fault) *blame = Blame::kBatch;
   PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
   report->rows_deleted[plugins->config().name] += deleted.rows_deleted;
+  if (!fresh.empty()) {
+    shard.reset();
+    PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));
+    PLANB_RETURN_IF_ERROR(DurableRename(fresh, shard_path));
+  }
   return Status::Ok();
 }
 

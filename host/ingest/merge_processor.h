@@ -37,6 +37,9 @@ struct MergeReport {
                                                 // holds back only its maps, later batches of others merge)
   std::map<std::string, uint64_t> rows_merged;  // rows read from batches, per map
   std::map<std::string, uint64_t> rows_deleted;  // rows deleted by deletion batches, per map
+  // Rows of loads older than a deletion merged before them, deleted again by its tombstone, per map (only maps
+  // where any were: a user who loads rows again after deleting them must give them a later time).
+  std::map<std::string, uint64_t> rows_shadowed;
   std::vector<QuarantinedBatch> quarantined;    // moved to quarantine/ by this run
   std::vector<HeldBatch> held;                  // left staged behind a quarantined or failing batch
   std::map<uint64_t, std::string> failed;       // batches whose merge failed in this run (they stay staged)

@@ -1,6 +1,7 @@
 #include "host/ingest/replace_merge.h"
 
 #include "host/common/file_util.h"
+#include "host/ingest/tombstones.h"
 #include "host/storage/content_version.h"
 #include "host/storage/shard_compaction.h"
 #include "planb/lmdb.h"
@@ -17,6 +18,16 @@ Status CarryRecord(const MapEnv& old_shard, MDB_txn* old_txn, MDB_dbi old_batche
   PLANB_RETURN_IF_ERROR(fresh.OpenBatchesTable(txn.get(), &batches));
   PLANB_RETURN_IF_ERROR(
       CarryMergedBatches(old_txn, old_shard.meta(), old_batches, txn.get(), fresh.meta(), batches));
+  // The deletions merged before keep shadowing: the replacement's own rows older than one of them go too (its
+  // merge applies them), as they would had the replacement come first.
+  MDB_dbi old_tombstones = 0;
+  bool found = false;
+  PLANB_RETURN_IF_ERROR(OpenTombstones(old_txn, /*create=*/false, &old_tombstones, &found));
+  if (found) {
+    MDB_dbi tombstones = 0;
+    PLANB_RETURN_IF_ERROR(OpenTombstones(txn.get(), /*create=*/true, &tombstones, &found));
+    PLANB_RETURN_IF_ERROR(CarryTombstones(old_txn, old_tombstones, txn.get(), tombstones));
+  }
   return txn.Commit();
 }
 

@@ -157,6 +157,10 @@ std::string DescribeMapMaintenance(const MapMaintenanceReport& map, bool dry_run
     line += "; " + std::to_string(map.rows.batches_pruned) + " merged-batch records " +
             (dry_run ? "would be pruned" : "pruned");
   }
+  if (map.rows.tombstones_pruned != 0) {
+    line += "; " + std::to_string(map.rows.tombstones_pruned) + " deletion tombstones " +
+            (dry_run ? "would be pruned" : "pruned");
+  }
   const int percent = static_cast<int>(map.free_share * 100 + 0.5);
   if (map.reclaimed) {
     line += std::string("; ") + (dry_run ? "would reclaim" : "reclaimed") + " " +

@@ -5,6 +5,7 @@
 #include "host/common/fault_point.h"
 #include "host/maintain/maintenance_marks.h"
 #include "host/storage/content_version.h"
+#include "host/ingest/tombstones.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -57,8 +58,19 @@ Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
     PLANB_RETURN_IF_ERROR(PruneMergedBatches(txn.get(), shard.meta(), batches, *keep_batch_ids, before,
                                              &out->batches_pruned)
                               .WithContext(shard.path()));
+    // A deletion's tombstone shadows batches that may still come; after the records' window none is recognised
+    // as merged either, so both go together.
+    MDB_dbi tombstones = 0;
+    bool found = false;
+    PLANB_RETURN_IF_ERROR(OpenTombstones(txn.get(), /*create=*/false, &tombstones, &found).WithContext(shard.path()));
+    if (found) {
+      PLANB_RETURN_IF_ERROR(
+          PruneTombstones(txn.get(), tombstones, before, &out->tombstones_pruned).WithContext(shard.path()));
+    }
   }
-  if (dry_run || (!out->asked && out->batches_pruned == 0)) return Status::Ok();  // aborts: nothing changes
+  if (dry_run || (!out->asked && out->batches_pruned + out->tombstones_pruned == 0)) {
+    return Status::Ok();  // aborts: nothing changes
+  }
   if (out->asked) {
     PLANB_RETURN_IF_ERROR(WriteMaintenanceMark(txn.get(), shard.meta(), kLastCondensedKey, now_ms)
                               .WithContext(shard.path()));

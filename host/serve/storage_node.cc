@@ -445,7 +445,7 @@ void StorageNode::MaintainIfDue() {
   options.stop = &stopping_;
   options.on_map = [this](const MapMaintenanceReport& map) {
     const bool removed = map.rows.stats.rows_deleted + map.rows.stats.rows_condensed + map.rows.keys_swept +
-                             map.rows.batches_pruned > 0;
+                             map.rows.batches_pruned + map.rows.tombstones_pruned > 0;
     if (!map.status.ok() || removed || map.reclaimed) Log("maintenance: " + DescribeMapMaintenance(map, false));
   };
   MaintenanceReport report;
@@ -472,6 +472,10 @@ void StorageNode::MergeLoop() {
       Log("merged " + std::to_string(report.batches) + " batch(es) through batch " +
           std::to_string(report.last_sequence) + " (" + std::to_string(rows) + " rows" +
           (deleted == 0 ? std::string() : ", " + std::to_string(deleted) + " rows deleted") + ")");
+      for (const auto& [map, shadowed] : report.rows_shadowed) {
+        Log("map " + LogValue(map) + ": " + std::to_string(shadowed) +
+            " merged row(s) were older than a deletion merged before them and were deleted by its tombstone");
+      }
     }
     for (const QuarantinedBatch& batch : report.quarantined) {
       Log("quarantined batch " + batch.name + " (maps " + (batch.maps_known ? JoinMaps(batch.maps) : "unknown") +

@@ -1,6 +1,7 @@
 // One LMDB environment holding one map's rows: a shard, a batch being written or merged, or a snapshot.
 // Tables: "data" (the store type's rows) and "meta" (see shard_meta.h), checked against the config at open; in a
-// shard also "batches" (content_version.h), made by the first merge that records a batch.
+// shard also "batches" (content_version.h), made by the first merge that records a batch, and "tombstones"
+// (host/ingest/tombstones.h), made by the first deletion merged.
 // Thread-safety: the handle may be shared between threads (each with its own transactions).
 // LMDB forbids opening one environment twice in a process: share MapEnvs through EnvCache.
 #pragma once

@@ -34,10 +34,10 @@ constexpr std::string_view kIdPrefix = "id ";
 
 constexpr std::string_view kReplaceLine = "replace";
 
-// The oldest version that holds the batch: 2 unless it deletes (3) or replaces (4), so nodes and readers not yet
+// The oldest version that holds the batch: 2 unless it replaces (4) or deletes (5), so nodes and readers not yet
 // upgraded still take loads and snapshots during a rolling upgrade.
 std::string ManifestText(const std::string& batch_id, bool deletes, bool replace) {
-  const int version = replace ? kBatchFormatVersion : deletes ? kDeleteBatchFormatVersion : kOldestBatchFormatRead;
+  const int version = replace ? kReplaceBatchFormatVersion : deletes ? kDeleteBatchFormatVersion : kOldestBatchFormatRead;
   std::string text = std::string(kBatchManifestName) + " " + std::to_string(version) + "\n" + std::string(kIdPrefix) +
                      batch_id + "\n";
   if (replace) text += std::string(kReplaceLine) + "\n";
@@ -285,11 +285,13 @@ class ZipChecker {
   // A deletion is small text, read whole here (bounded) so that a batch whose entry could not merge is refused
   // before anything is written.
   Status CheckDeleteEntry(const Entry& entry, const std::string& where) {
-    if (version_ < 3) {
-      return Status::Invalid(where + ": a delete entry in a planb-batch " + std::to_string(version_) +
-                             " batch (deletions came with version 3)");
-    }
     if (replace_) return Status::Invalid(where + ": a delete entry in a replacement batch (it holds rows only)");
+    if (version_ < kDeleteBatchFormatVersion) {
+      return Status::Invalid(where + ": a delete entry in a planb-batch " + std::to_string(version_) +
+                             " batch: deletions carry their time since version " +
+                             std::to_string(kDeleteBatchFormatVersion) +
+                             " (an older planb's deletion cannot merge in any order; run the delete again)");
+    }
     if (!limits_.allow_deletes) return Status::Invalid(where + ": a delete entry, where only map data may be");
     if (entry.size > kMaxDeleteEntryBytes) {
       return Status::Invalid(where + ": delete entry of " + std::to_string(entry.size) +
@@ -339,9 +341,9 @@ class ZipChecker {
     const size_t end_of_id = rest.find('\n');
     if (end_of_id != std::string_view::npos) {
       const std::string_view extra = rest.substr(end_of_id + 1);
-      if (version_ < 4 || extra != kReplaceLine) {
+      if (version_ < kReplaceBatchFormatVersion || extra != kReplaceLine) {
         return Status::Invalid(where + ": unexpected manifest line '" + Printable(extra) + "' in planb-batch " +
-                               std::to_string(version_) + " (only version 4 has one more line, 'replace')");
+                               std::to_string(version_) + " (only versions 4 and up have one more line, 'replace')");
       }
       replace_ = true;
       rest = rest.substr(0, end_of_id);

@@ -13,6 +13,8 @@
 // every map it holds (`planb load --replace`); such a batch holds data only, no delete entry. A version 4
 // manifest is written only for a replacement, so a node that reads up to version 3 refuses it rather than merge
 // it as an ordinary load.
+// Version 5: a delete entry starts with its time (delete_entry.h), so that deletions commute with loads; delete
+// entries of versions 3 and 4 (no time) are refused, as are delete entries in a replacement.
 // Nothing else is allowed: no lock.mdb, no directories entries needed, no other names.
 #pragma once
 
@@ -27,8 +29,9 @@
 
 namespace planb {
 
-inline constexpr int kBatchFormatVersion = 4;
-inline constexpr int kDeleteBatchFormatVersion = 3;  // written for a batch with delete entries
+inline constexpr int kBatchFormatVersion = 5;
+inline constexpr int kReplaceBatchFormatVersion = 4;  // written for a replacement (manifest line "replace")
+inline constexpr int kDeleteBatchFormatVersion = 5;   // written for a batch with delete entries (their time)
 inline constexpr int kOldestBatchFormatRead = 2;
 inline constexpr const char* kBatchManifestName = "planb-batch";
 

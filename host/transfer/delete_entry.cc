@@ -11,13 +11,31 @@
 namespace planb {
 
 namespace {
+// A signed decimal int64, optional '-', digits only (no '+', spaces or leading zeros beyond "0").
+bool ParseTimeMs(std::string_view digits, int64_t* out) {
+  bool negative = !digits.empty() && digits.front() == '-';
+  if (negative) digits.remove_prefix(1);
+  if (digits.empty() || digits.size() > 19 || (digits.size() > 1 && digits.front() == '0')) return false;
+  uint64_t value = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + static_cast<uint64_t>(c - '0');
+  }
+  const uint64_t limit = negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (value > limit) return false;
+  *out = negative ? static_cast<int64_t>(0 - value) : static_cast<int64_t>(value);
+  return !(negative && value == 0);  // "-0" is not how a time is written
+}
+
+constexpr std::string_view kTime = "time ";
 constexpr std::string_view kAll = "all\n";
 constexpr std::string_view kWhere = "where ";
 constexpr size_t kQuoted = 80;  // of a refused entry's text, quoted in the message
 }  // namespace
 
 std::string DeleteEntryText(const DeleteEntry& entry) {
-  return entry.all ? std::string(kAll) : std::string(kWhere) + entry.where + "\n";
+  return std::string(kTime) + std::to_string(entry.time_ms) + "\n" +
+         (entry.all ? std::string(kAll) : std::string(kWhere) + entry.where + "\n");
 }
 
 Status ParseDeleteEntry(std::string_view text, DeleteEntry* out) {
@@ -26,6 +44,14 @@ Status ParseDeleteEntry(std::string_view text, DeleteEntry* out) {
                            std::to_string(kMaxDeleteEntryBytes));
   }
   *out = DeleteEntry();
+  // The time line first: "time " and a signed decimal number of milliseconds, nothing else on the line.
+  const size_t end_of_time = text.find('\n');
+  if (text.substr(0, kTime.size()) != kTime || end_of_time == std::string_view::npos ||
+      !ParseTimeMs(text.substr(kTime.size(), end_of_time - kTime.size()), &out->time_ms)) {
+    return Status::Invalid("delete entry: no 'time <milliseconds>' line first (found " +
+                           LogValue(text.substr(0, end_of_time), kQuoted) + ")");
+  }
+  text.remove_prefix(end_of_time + 1);
   if (text == kAll) {
     out->all = true;
     return Status::Ok();

@@ -175,7 +175,12 @@ Code DecodeDataRow(Bytes lmdb_key, Bytes value, uint32_t key_size, uint32_t vers
     BoundAddress(range.from, format, row->address_from);
     BoundAddress(range.to, format, row->address_to);
   }
-  if (key_size > 2 * width) row->effective_time_ms = GetOrderedI64(lmdb_key.data + 2 * width);
+  // The row's time: temporal_ranged keeps it in the key, ranged in its version (deletions compare it).
+  if (key_size > 2 * width) {
+    row->effective_time_ms = GetOrderedI64(lmdb_key.data + 2 * width);
+  } else if (version_size == 16) {
+    row->effective_time_ms = GetOrderedI64(value.data);
+  }
   row->value_type = static_cast<ValueType>(value.data[version_size]);
   row->value = Bytes(value.data + version_size + 1, value.size - version_size - 1);
   return Code::kOk;

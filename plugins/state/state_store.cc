@@ -139,12 +139,14 @@ class StateStore final : public Store {
   }
 
  private:
-  // The version is skipped: the type byte and the stored value follow it.
+  // The version's time is the row's effective time (deletions compare it); the type byte and the stored value
+  // follow the version.
   Code DecodePayload(const Table& table, Bytes value, uint32_t stored_key_size, Row* row, ErrorBuffer* error) const {
     if (value.size < uint64_t{stored_key_size} + kHeadSize) {
       return Fail(error, Code::kCorruption, "State row value of %zu bytes is shorter than its stored key and head",
                   value.size);
     }
+    row->effective_time_ms = GetOrderedI64(value.data + stored_key_size);
     return DecodeTypedValue(*scheme_, values_as_given_, table, value, stored_key_size + kVersionSize, "State row", row,
                             error);
   }

@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "host/common/hex.h"
+#include "host/ingest/tombstones.h"
 #include "host/storage/content_version.h"
 #include "host/maintain/maintenance_marks.h"
 #include "support/test_env.h"
@@ -171,7 +172,12 @@ void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& table, const std::s
     const bool version = table == "meta" && View(key) == kContentVersionKey;
     // When this node's maintenance last ran is its own business, like merge times: not part of the rows.
     const bool mark = table == "meta" && (View(key) == kLastCondensedKey || View(key) == kLastReclaimedKey);
-    if (what == DumpWhat::kRows && !version && !mark) {
+    // A tombstone's first 8 bytes are when this node merged the deletion, its own business too; the rest (the
+    // deletion's time and expression) is the same on every node.
+    const bool tombstone = table == kTombstonesTableName && value.mv_size >= 8;
+    if (what == DumpWhat::kRows && tombstone) {
+      *out << label << ": " << View(key) << " = " << View(value).substr(8) << "\n";
+    } else if (what == DumpWhat::kRows && !version && !mark) {
       *out << label << ": " << HexString(View(key)) << " = " << HexString(View(value)) << "\n";
     } else if (what == DumpWhat::kBatchIds && version) {
       *out << label << ": " << View(key) << " = " << View(value) << "\n";

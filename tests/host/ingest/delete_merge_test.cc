@@ -25,9 +25,11 @@ namespace {
 using testing::TempDir;
 
 // Stages a deletion batch of `map` with the entry text `text` (no checks: as a peer could send it).
+// `text` is what follows the time line; the deletion's time is the next record time StateRecord hands out, so
+// rows staged before it are older and rows staged after it newer, as a deletion made between two loads would be.
 uint64_t StageDeletion(Runtime& runtime, const std::string& map, const std::string& text, const std::string& id) {
   const std::string dir = runtime.home().writer() + "/" + id;
-  testing::WriteFile(dir + "/" + map + "/delete", text);
+  testing::WriteFile(dir + "/" + map + "/delete", "time " + std::to_string(testing::StateRecord("", "").time_ms) + "\n" + text);
   const std::string zip = dir + ".zip";
   EXPECT_TRUE(ZipBatch(dir, zip, ZipOptions{false, "test/" + id}).ok());
   uint64_t sequence = 0;
@@ -113,13 +115,13 @@ TEST_F(DeleteMergeTest, DeleteFromShardSkipsABatchTheShardRecords) {
   std::shared_ptr<MapEnv> shard;
   ASSERT_TRUE(runtime_->OpenShard("m", &shard).ok());
   DeleteMergeResult result;
-  ASSERT_TRUE(DeleteFromShard(*plugins, *shard, DeleteEntry{true, ""}, "test/d1", 1, &result).ok());
+  ASSERT_TRUE(DeleteFromShard(*plugins, *shard, DeleteEntry{testing::StateRecord("", "").time_ms, true, ""}, "test/d1", 1, &result).ok());
   EXPECT_EQ(result.rows_deleted, 1u);
   EXPECT_FALSE(result.already_merged);
   const ContentVersion after = VersionOf(*runtime_, "m");
   ASSERT_TRUE(testing::StageRows(*runtime_, "m", {{"k2", "b"}}).ok());
   Merge();
-  ASSERT_TRUE(DeleteFromShard(*plugins, *shard, DeleteEntry{true, ""}, "test/d1", 2, &result).ok());
+  ASSERT_TRUE(DeleteFromShard(*plugins, *shard, DeleteEntry{testing::StateRecord("", "").time_ms, true, ""}, "test/d1", 2, &result).ok());
   EXPECT_TRUE(result.already_merged);
   EXPECT_EQ(result.rows_deleted, 0u);
   EXPECT_EQ(Get("m", "k2"), "b");

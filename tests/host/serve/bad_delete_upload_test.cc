@@ -30,7 +30,7 @@ std::string MakeZip(const std::string& path, const Entries& entries) {
   return zip_close(zip) == 0 ? path : "";
 }
 
-const std::string kManifest = "planb-batch 3\nid test/delete\n";
+const std::string kManifest = "planb-batch 5\nid test/delete\n";
 
 class BadDeleteUpload : public ::testing::Test {
  protected:
@@ -67,30 +67,35 @@ class BadDeleteUpload : public ::testing::Test {
 TEST_F(BadDeleteUpload, MalformedDeleteEntriesAreRefused) {
   ExpectRefused(
       "big.zip",
-      {{"planb-batch", kManifest}, {"city_to_country/delete", "where Key = '" + std::string(70000, 'x') + "'\n"}},
-      "entry 'city_to_country/delete': delete entry of 70015 bytes, more than the limit of 65536");
-  ExpectRefused("verb.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "drop table\n"}},
+      {{"planb-batch", kManifest}, {"city_to_country/delete", "time 1\nwhere Key = '" + std::string(70000, 'x') + "'\n"}},
+      "entry 'city_to_country/delete': delete entry of 70022 bytes, more than the limit of 65536");
+  ExpectRefused("verb.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "time 1\ndrop table\n"}},
                 "entry 'city_to_country/delete': delete entry: not 'all' or 'where <expression>'");
-  ExpectRefused("expr.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "where KeyStart = 5\n"}},
+  ExpectRefused("expr.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "time 1\nwhere KeyStart = 5\n"}},
                 "entry 'city_to_country/delete': --where: column 1: unknown field 'KeyStart'");
-  ExpectRefused("syntax.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "where Key = \n"}},
+  ExpectRefused("syntax.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "time 1\nwhere Key = \n"}},
                 "entry 'city_to_country/delete': --where: column");
   ExpectRefused("both.zip",
-                {{"planb-batch", kManifest}, {"city_to_country/data.mdb", "x"}, {"city_to_country/delete", "all\n"}},
+                {{"planb-batch", kManifest}, {"city_to_country/data.mdb", "x"}, {"city_to_country/delete", "time 1\nall\n"}},
                 "map 'city_to_country' appears twice");
-  ExpectRefused("unknown.zip", {{"planb-batch", kManifest}, {"no_such_map/delete", "all\n"}},
+  ExpectRefused("unknown.zip", {{"planb-batch", kManifest}, {"no_such_map/delete", "time 1\nall\n"}},
                 "map 'no_such_map' is not configured on this node");
   ExpectRefused("old.zip", {{"planb-batch", "planb-batch 2\nid test/old\n"}, {"city_to_country/delete", "all\n"}},
                 "a delete entry in a planb-batch 2 batch");
+  ExpectRefused("untimed.zip", {{"planb-batch", "planb-batch 3\nid test/untimed\n"}, {"city_to_country/delete", "all\n"}},
+                "deletions carry their time since version 5");
+  ExpectRefused("notime.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "all\n"}},
+                "entry 'city_to_country/delete': delete entry: no 'time <milliseconds>' line first");
   EXPECT_TRUE(cluster_.process(0).running()) << cluster_.process(0).log();
 }
 
 TEST_F(BadDeleteUpload, ASoundDeletionIsStagedAndMerged) {
   // Under another id than its manifest's it is refused: the id the sender was checked for is the id merged.
-  ExpectRefused("good.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "all\n"}},
+  ExpectRefused("good.zip", {{"planb-batch", kManifest}, {"city_to_country/delete", "time 1\nall\n"}},
                 "its manifest names batch test/delete, not the id it was uploaded under");
-  const Status s = Upload("good.zip", {{"planb-batch", "planb-batch 3\nid test/good.zip\n"},
-                                       {"city_to_country/delete", "all\n"}});
+  // Its time is far ahead of every row loaded: all of them go.
+  const Status s = Upload("good.zip", {{"planb-batch", "planb-batch 5\nid test/good.zip\n"},
+                                       {"city_to_country/delete", "time 4102444800000\nall\n"}});
   ASSERT_TRUE(s.ok()) << s.message();
   ASSERT_TRUE(cluster_.WaitMerged(0));
   const testing::ProcessResult r = testing::RunPlanb(

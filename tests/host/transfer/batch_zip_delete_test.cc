@@ -1,5 +1,7 @@
-// Deletion batches in the zip format (version 3): `<map>/delete` entries, their bounds and their refusals.
+// Deletion batches in the zip format (version 5): `<map>/delete` entries, their bounds and their refusals.
 #include <gtest/gtest.h>
+
+#include <limits>
 #include <zip.h>
 
 #include <filesystem>
@@ -35,7 +37,7 @@ void WriteRawZip(const std::string& path, const std::vector<RawEntry>& entries) 
   ASSERT_EQ(zip_close(zip), 0) << zip_strerror(zip);
 }
 
-const std::string kV3 = "planb-batch 3\nid node1/del-1\n";
+const std::string kV5 = "planb-batch 5\nid node1/del-1\n";
 
 class BatchZipDeleteTest : public ::testing::Test {
  protected:
@@ -58,25 +60,42 @@ class BatchZipDeleteTest : public ::testing::Test {
 };
 
 TEST(DeleteEntry, TextRoundTrips) {
-  for (const DeleteEntry& entry :
-       {DeleteEntry{true, ""}, DeleteEntry{false, "Key = 'a'"}, DeleteEntry{false, "Key = 'a'\nor Key = 'b'"}}) {
+  for (const DeleteEntry& entry : {DeleteEntry{1700000000000, true, ""}, DeleteEntry{0, false, "Key = 'a'"},
+                                   DeleteEntry{-86400000, false, "Key = 'a'\nor Key = 'b'"},
+                                   DeleteEntry{std::numeric_limits<int64_t>::min(), true, ""},
+                                   DeleteEntry{std::numeric_limits<int64_t>::max(), true, ""}}) {
     DeleteEntry parsed;
-    ASSERT_TRUE(ParseDeleteEntry(DeleteEntryText(entry), &parsed).ok());
+    ASSERT_TRUE(ParseDeleteEntry(DeleteEntryText(entry), &parsed).ok()) << DeleteEntryText(entry);
+    EXPECT_EQ(parsed.time_ms, entry.time_ms);
     EXPECT_EQ(parsed.all, entry.all);
     EXPECT_EQ(parsed.where, entry.where);
   }
+  EXPECT_EQ(DeleteEntryText(DeleteEntry{5, true, ""}), "time 5\nall\n");
 }
 
 TEST(DeleteEntry, RefusesMalformedText) {
+  const std::string t = "time 1700000000000\n";
   const std::vector<std::pair<std::string, std::string>> bad = {
-      {"", "not 'all' or 'where"},
-      {"all", "not 'all' or 'where"},  // no newline
-      {"all\nall\n", "not 'all' or 'where"},
-      {"drop everything\n", "not 'all' or 'where"},
-      {"where \n", "'where' without an expression"},
-      {"where   \n", "'where' without an expression"},
-      {"where Key = 'a'", "not 'all' or 'where"},  // no newline
-      {"where " + std::string(kMaxDeleteEntryBytes, 'x') + "\n", "more than the limit of 65536"},
+      {"", "no 'time <milliseconds>' line first"},
+      {"all\n", "no 'time <milliseconds>' line first"},  // batch format 3's text: no time
+      {"time \nall\n", "no 'time <milliseconds>' line first"},
+      {"time 12x\nall\n", "no 'time <milliseconds>' line first"},
+      {"time +5\nall\n", "no 'time <milliseconds>' line first"},
+      {"time -0\nall\n", "no 'time <milliseconds>' line first"},
+      {"time 007\nall\n", "no 'time <milliseconds>' line first"},
+      {"time  5\nall\n", "no 'time <milliseconds>' line first"},
+      {"time 9223372036854775808\nall\n", "no 'time <milliseconds>' line first"},  // past int64
+      {"time -9223372036854775809\nall\n", "no 'time <milliseconds>' line first"},
+      {"time 99999999999999999999\nall\n", "no 'time <milliseconds>' line first"},
+      {"time 5", "no 'time <milliseconds>' line first"},  // no newline
+      {t, "not 'all' or 'where"},
+      {t + "all", "not 'all' or 'where"},  // no newline
+      {t + "all\nall\n", "not 'all' or 'where"},
+      {t + "drop everything\n", "not 'all' or 'where"},
+      {t + "where \n", "'where' without an expression"},
+      {t + "where   \n", "'where' without an expression"},
+      {t + "where Key = 'a'", "not 'all' or 'where"},  // no newline
+      {t + "where " + std::string(kMaxDeleteEntryBytes, 'x') + "\n", "more than the limit of 65536"},
   };
   for (const auto& [text, part] : bad) {
     SCOPED_TRACE(text.substr(0, 40));
@@ -89,7 +108,7 @@ TEST(DeleteEntry, RefusesMalformedText) {
 
 TEST_F(BatchZipDeleteTest, ZipsAndExtractsADeleteEntry) {
   const std::string batch = dir_ / "writer/stream";
-  WriteFile(batch + "/cities/delete", "where Key = 'Lyon'\n");
+  WriteFile(batch + "/cities/delete", "time 1700000000000\nwhere Key = 'Lyon'\n");
   WriteFile(batch + "/zones/data.mdb", "lmdb bytes");
   ZipOptions options;
   options.batch_id = "node1/del-1";
@@ -106,8 +125,9 @@ TEST_F(BatchZipDeleteTest, ZipsAndExtractsADeleteEntry) {
   ASSERT_TRUE(ReadDeleteEntry(Dest() + "/cities", &entry).ok());
   EXPECT_FALSE(entry.all);
   EXPECT_EQ(entry.where, "Key = 'Lyon'");
+  EXPECT_EQ(entry.time_ms, 1700000000000);
   EXPECT_EQ(ReadFile(Dest() + "/zones/data.mdb"), "lmdb bytes");
-  // A batch that deletes says version 3 (older nodes refuse it rather than ignore the deletion).
+  // A batch that deletes says version 5 (older nodes refuse it rather than ignore the deletion or its time).
   int error = 0;
   zip_t* zip = zip_open(Zip().c_str(), ZIP_RDONLY, &error);
   ASSERT_NE(zip, nullptr);
@@ -117,12 +137,12 @@ TEST_F(BatchZipDeleteTest, ZipsAndExtractsADeleteEntry) {
   const zip_int64_t n = zip_fread(file, text, sizeof text);
   zip_fclose(file);
   zip_discard(zip);
-  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 3\nid node1/del-1\n");
+  EXPECT_EQ(std::string(text, n > 0 ? static_cast<size_t>(n) : 0), "planb-batch 5\nid node1/del-1\n");
 }
 
 TEST_F(BatchZipDeleteTest, ZipRefusesAMapWithBothDataAndDelete) {
   const std::string batch = dir_ / "writer/stream";
-  WriteFile(batch + "/cities/delete", "all\n");
+  WriteFile(batch + "/cities/delete", "time 1\nall\n");
   WriteFile(batch + "/cities/data.mdb", "x");
   ZipOptions options;
   options.batch_id = "node1/del-1";
@@ -141,38 +161,47 @@ TEST_F(BatchZipDeleteTest, VersionTwoBatchesStillRead) {
   EXPECT_EQ(maps, std::vector<std::string>{"m"});
 }
 
+TEST_F(BatchZipDeleteTest, RefusesADeleteEntryOfAnOlderPlanbWithoutItsTime) {
+  for (const char* manifest : {"planb-batch 3\nid node1/old\n", "planb-batch 4\nid node1/old\n"}) {
+    SCOPED_TRACE(manifest);
+    WriteRawZip(Zip(), {{"planb-batch", manifest}, {"m/delete", "all\n"}});
+    ExpectRefused("a delete entry in a planb-batch ");
+    ExpectRefused("deletions carry their time since version 5");
+  }
+}
+
 TEST_F(BatchZipDeleteTest, RefusesADeleteEntryInAVersionTwoBatch) {
   WriteRawZip(Zip(), {{"planb-batch", "planb-batch 2\nid node1/old\n"}, {"m/delete", "all\n"}});
   ExpectRefused("entry 'm/delete': a delete entry in a planb-batch 2 batch");
 }
 
 TEST_F(BatchZipDeleteTest, RefusesDeleteEntriesWhereOnlyDataMayBe) {
-  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "all\n"}});
+  WriteRawZip(Zip(), {{"planb-batch", kV5}, {"m/delete", "time 1\nall\n"}});
   ExpectRefused("entry 'm/delete': a delete entry, where only map data may be", UnzipLimits());
 }
 
 TEST_F(BatchZipDeleteTest, RefusesATooBigDeleteEntry) {
-  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "where Key = '" + std::string(70000, 'x') + "'\n"}});
-  ExpectRefused("entry 'm/delete': delete entry of 70015 bytes, more than the limit of 65536");
+  WriteRawZip(Zip(), {{"planb-batch", kV5}, {"m/delete", "time 1\nwhere Key = '" + std::string(70000, 'x') + "'\n"}});
+  ExpectRefused("entry 'm/delete': delete entry of 70022 bytes, more than the limit of 65536");
 }
 
 TEST_F(BatchZipDeleteTest, RefusesAnUnknownVerb) {
-  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "truncate\n"}});
+  WriteRawZip(Zip(), {{"planb-batch", kV5}, {"m/delete", "time 1\ntruncate\n"}});
   ExpectRefused("entry 'm/delete': delete entry: not 'all' or 'where <expression>'");
 }
 
 TEST_F(BatchZipDeleteTest, RefusesAnEmptyExpression) {
-  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/delete", "where \n"}});
+  WriteRawZip(Zip(), {{"planb-batch", kV5}, {"m/delete", "time 1\nwhere \n"}});
   ExpectRefused("entry 'm/delete': delete entry: 'where' without an expression");
 }
 
 TEST_F(BatchZipDeleteTest, RefusesDataAndDeleteForOneMap) {
-  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/data.mdb", "x"}, {"m/delete", "all\n"}});
+  WriteRawZip(Zip(), {{"planb-batch", kV5}, {"m/data.mdb", "x"}, {"m/delete", "time 1\nall\n"}});
   ExpectRefused("entry 'm/delete': map 'm' appears twice");
 }
 
 TEST_F(BatchZipDeleteTest, RefusesOtherNamesInAMapDirectory) {
-  WriteRawZip(Zip(), {{"planb-batch", kV3}, {"m/deleted", "all\n"}});
+  WriteRawZip(Zip(), {{"planb-batch", kV5}, {"m/deleted", "time 1\nall\n"}});
   ExpectRefused("not <map>/data.mdb or <map>/delete");
 }
 

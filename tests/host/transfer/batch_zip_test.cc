@@ -270,8 +270,10 @@ TEST_F(BatchZipTest, RefusesAReplaceLineOutsideVersionFourAnyOtherLineAndDeletes
   }
   UnzipLimits deletes;
   deletes.allow_deletes = true;
-  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 4\nid x\nreplace\n"}, {"m/delete", "all"}});
-  ExpectRefused(Code::kInvalidArgument, "entry 'm/delete': a delete entry in a replacement batch", deletes);
+  for (const char* manifest : {"planb-batch 4\nid x\nreplace\n", "planb-batch 5\nid x\nreplace\n"}) {
+    WriteRawZip(Zip(), {{"planb-batch", manifest}, {"m/delete", "time 1\nall\n"}});
+    ExpectRefused(Code::kInvalidArgument, "entry 'm/delete': a delete entry in a replacement batch", deletes);
+  }
 }
 
 TEST_F(BatchZipTest, ZipRefusesAMissingOrBadBatchId) {
@@ -327,8 +329,8 @@ TEST_F(BatchZipTest, RefusesAVersionTwoManifestWithoutAValidId) {
 }
 
 TEST_F(BatchZipTest, RefusesOtherFormatVersion) {
-  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 5\nid x\n"}, {"m/data.mdb", "x"}});
-  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '5', this build reads 2 to 4");
+  WriteRawZip(Zip(), {{"planb-batch", "planb-batch 6\nid x\n"}, {"m/data.mdb", "x"}});
+  ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': batch format version '6', this build reads 2 to 5");
   WriteRawZip(Zip(), {{"planb-batch", "hello"}, {"m/data.mdb", "x"}});
   ExpectRefused(Code::kInvalidArgument, "entry 'planb-batch': not a Plan B batch manifest");
 }

@@ -1,0 +1,98 @@
+#include "host/ingest/tombstones.h"
+
+#include "host/common/log_text.h"
+#include "planb/encoding.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+
+int64_t RowTimeMs(const PluginDescriptor& type, const Row& row) {
+  for (uint32_t i = 0; i < type.field_count; ++i) {
+    if (type.fields[i].field == RowField::kEnd) return row.session_end_ms;
+  }
+  return row.effective_time_ms;
+}
+
+Status OpenTombstones(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found) {
+  const int rc = mdb_dbi_open(txn, kTombstonesTableName, create ? MDB_CREATE : 0, dbi);
+  *found = rc == MDB_SUCCESS;
+  if (rc == MDB_NOTFOUND && !create) return Status::Ok();
+  if (rc == MDB_INCOMPATIBLE) return Status::Corruption("table 'tombstones' is not a Plan B table");
+  return LmdbStatus(rc, "opening table 'tombstones'");
+}
+
+Status RecordTombstone(MDB_txn* txn, MDB_dbi dbi, const std::string& batch_id, int64_t merged_ms,
+                       const DeleteEntry& entry) {
+  std::string value(8, '\0');
+  PutU64(reinterpret_cast<uint8_t*>(value.data()), static_cast<uint64_t>(merged_ms));
+  value += DeleteEntryText(entry);
+  MDB_val k = Bytes(batch_id).mdb();
+  MDB_val v = Bytes(value).mdb();
+  return LmdbStatus(mdb_put(txn, dbi, &k, &v, 0), "recording the tombstone of deletion " + LogValue(batch_id));
+}
+
+namespace {
+Status DecodeTombstone(const MDB_val& k, const MDB_val& v, Tombstone* out) {
+  out->batch_id.assign(static_cast<const char*>(k.mv_data), k.mv_size);
+  if (v.mv_size < 8) {
+    return Status::Corruption("tombstone of deletion " + LogValue(out->batch_id) + ": " +
+                              std::to_string(v.mv_size) + " bytes, shorter than its merge time");
+  }
+  const auto* data = static_cast<const uint8_t*>(v.mv_data);
+  out->merged_ms = static_cast<int64_t>(GetU64(data));
+  Status parsed = ParseDeleteEntry(std::string_view(reinterpret_cast<const char*>(data + 8), v.mv_size - 8),
+                                   &out->entry);
+  if (!parsed.ok()) return Status::Corruption("tombstone of deletion " + LogValue(out->batch_id) + ": " +
+                                              parsed.message());
+  return Status::Ok();
+}
+}  // namespace
+
+Status ReadTombstones(MDB_txn* txn, MDB_dbi dbi, std::vector<Tombstone>* out) {
+  out->clear();
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(txn, dbi));
+  MDB_val k;
+  MDB_val v;
+  for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading table 'tombstones'");
+    Tombstone tombstone;
+    PLANB_RETURN_IF_ERROR(DecodeTombstone(k, v, &tombstone));
+    out->push_back(std::move(tombstone));
+  }
+  return Status::Ok();
+}
+
+Status CarryTombstones(MDB_txn* from_txn, MDB_dbi from, MDB_txn* to_txn, MDB_dbi to) {
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(from_txn, from));
+  MDB_val k;
+  MDB_val v;
+  for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading table 'tombstones'");
+    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_put(to_txn, to, &k, &v, 0), "carrying table 'tombstones'"));
+  }
+  return Status::Ok();
+}
+
+Status PruneTombstones(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned) {
+  *pruned = 0;
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(txn, dbi));
+  MDB_val k;
+  MDB_val v;
+  for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading table 'tombstones'");
+    Tombstone tombstone;
+    PLANB_RETURN_IF_ERROR(DecodeTombstone(k, v, &tombstone));
+    if (tombstone.merged_ms >= before_ms) continue;
+    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_del(cursor.get(), 0), "pruning table 'tombstones'"));
+    ++*pruned;
+  }
+  return Status::Ok();
+}
+
+}  // namespace planb

@@ -1,0 +1,283 @@
+// Deletions commute with loads: for every built-in store type, homes that merge the same loads and deletions in
+// every order end with the same rows, and those are the rows of the batches in time order (a deletion takes the
+// matching rows older than its time; a load older than a deletion that merges after it is shadowed by the
+// deletion's tombstone). Real homes, real zips, the real merge processor; one home per order.
+#include "host/ingest/tombstones.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host/common/file_util.h"
+#include "host/ingest/merge_processor.h"
+#include "host/ingest/staging_store.h"
+#include "host/ingest/stream_writer.h"
+#include "host/query/map_scan.h"
+#include "host/storage/content_version.h"
+#include "host/transfer/batch_zip.h"
+#include "support/map_fixture.h"
+#include "support/test_env.h"
+
+namespace planb {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+constexpr int64_t kHour = 3600 * 1000;
+constexpr int64_t kBase = 1700000000000 / kHour * kHour;  // a bucket start, so each hour is its own bucket
+
+struct TypeCase {
+  const char* name;
+  std::string section;      // the map's config, named m
+  std::string key_filter;   // a deletion's --where that names the second key (k2 / the range from 20)
+};
+
+std::vector<TypeCase> Types() {
+  return {
+      {"state_direct", "[map.m]\ntype = state\nscheme = direct\n", "Key = 'k2'"},
+      {"state_hashed", "[map.m]\ntype = state\nscheme = hashed\n", "Key = 'k2'"},
+      {"state_lookup", "[map.m]\ntype = state\nscheme = lookup_table\n", "Key = 'k2'"},
+      {"temporal", "[map.m]\ntype = temporal\nscheme = hashed\n", "Key = 'k2'"},
+      {"ranged", "[map.m]\ntype = ranged\n", "KeyStart = 20"},
+      {"temporal_ranged", "[map.m]\ntype = temporal_ranged\n", "KeyStart = 20"},
+      {"session", "[map.m]\ntype = session\nscheme = direct\n", "Key = 'k2'"},
+      {"histogram", "[map.m]\ntype = histogram\nscheme = hashed\nbucket = 1h\n", "Key = 'k2'"},
+      {"metric", "[map.m]\ntype = metric\nscheme = hashed\nbucket = 1h\n", "Key = 'k2'"},
+  };
+}
+
+// A record of the map's type at `time_ms` from `parts`: key, range from, range to, value (views into them).
+Record MakeRecord(const std::string& type, int64_t time_ms, const std::string (&parts)[4]) {
+  Record r;
+  r.time_ms = time_ms;
+  r.time_given = true;
+  if (type == "ranged" || type == "temporal_ranged") {
+    r.has_range = true;
+    r.range_from = Bytes(parts[1]);
+    r.range_to = Bytes(parts[2]);
+  } else {
+    r.has_key = true;
+    r.key = Bytes(parts[0]);
+  }
+  if (type == "session") {
+    r.kind = RecordKind::kSession;
+    r.has_timeout = true;
+    r.timeout_ms = 60 * 1000;
+    return r;
+  }
+  if (type == "histogram") return r;  // an event to count: no value
+  r.has_value = true;
+  r.value = Bytes(parts[3]);
+  return r;
+}
+
+class DeletionOrder : public ::testing::TestWithParam<TypeCase> {
+ protected:
+  std::string Type() const {
+    const std::string& s = GetParam().section;
+    const size_t at = s.find("type = ") + 7;
+    return s.substr(at, s.find('\n', at) - at);
+  }
+  std::unique_ptr<Runtime> Open(const TempDir& dir) {
+    std::unique_ptr<Runtime> runtime;
+    const Status s = testing::OpenTestRuntime(dir.path(), GetParam().section + "max_store_size = 256MiB\n", &runtime);
+    EXPECT_TRUE(s.ok()) << s.message();
+    return runtime;
+  }
+  // A load of keys 1..3 at `time_ms`, zipped as `name`.
+  void MakeLoad(Runtime& runtime, const std::string& name, int64_t time_ms) {
+    StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/" + name);
+    for (int i = 1; i <= 3; ++i) {
+      std::string parts[4];
+      parts[0] = "k" + std::to_string(i);
+      parts[1] = std::to_string(i * 10);
+      parts[2] = std::to_string(i * 10 + 9);
+      // Metric values are numbers; the other types' values name the batch and the key.
+      parts[3] = Type() == "metric" ? (name == "late" ? "4.5" : name == "old" ? "1.25" : "2") : name + "-" + parts[0];
+      const Record r = MakeRecord(Type(), time_ms, parts);
+      const Status s = writer.Add("m", r);
+      ASSERT_TRUE(s.ok()) << s.message();
+    }
+    ASSERT_TRUE(writer.Finish().ok());
+    ZipOptions options;
+    options.compress = false;
+    options.batch_id = "test/" + name;
+    ASSERT_TRUE(ZipBatch(writer.dir(), Zip(name), options).ok());
+    writer.Discard();
+  }
+  void MakeDeletion(Runtime& runtime, const std::string& name, const DeleteEntry& entry) {
+    const std::string dir = runtime.home().writer() + "/" + name;
+    testing::WriteFile(dir + "/m/delete", DeleteEntryText(entry));
+    ZipOptions options;
+    options.compress = false;
+    options.batch_id = "test/" + name;
+    ASSERT_TRUE(ZipBatch(dir, Zip(name), options).ok());
+    ASSERT_TRUE(RemoveTree(dir).ok());
+  }
+  std::string Zip(const std::string& name) const { return zips_.path() + "/" + name + ".zip"; }
+
+  // Stages the named zips in this order, merges each on its own (as a node merging them as they arrive) and
+  // returns the map's rows as text, one line per row, sorted (a lookup table numbers keys in arrival order, so
+  // LMDB key order may differ between homes; the rows may not).
+  std::string MergeInOrder(const std::vector<std::string>& order) {
+    TempDir dir;
+    std::unique_ptr<Runtime> runtime = Open(dir);
+    for (const std::string& name : order) {
+      const std::string copy = runtime->home().root() + "/copy.zip";
+      fs::copy_file(Zip(name), copy, fs::copy_options::overwrite_existing);
+      uint64_t sequence = 0;
+      EXPECT_TRUE(StagingStore(runtime->home()).Stage(copy, &sequence).ok());
+      MergeReport report;
+      const Status s = MergeProcessor(*runtime).MergePending(&report);
+      EXPECT_TRUE(s.ok() && report.failed.empty()) << s.message();
+    }
+    return Rows(*runtime);
+  }
+  static std::string Rows(Runtime& runtime) {
+    std::shared_ptr<MapEnv> shard;
+    if (!runtime.OpenShard("m", &shard).ok()) return "(no shard)";
+    std::vector<std::string> lines;
+    ScanStats stats;
+    const Status s = ScanMap(
+        *shard, ScanRequest(),
+        [&lines](const Row& row) {
+          std::string out = std::string(row.key.view()) + " " + std::to_string(row.range_from) + "-" +
+                 std::to_string(row.range_to) + " t" + std::to_string(row.effective_time_ms) + " s" +
+                 std::to_string(row.session_start_ms) + " e" + std::to_string(row.session_end_ms) + " " +
+                 std::string(row.value.view());
+          for (uint32_t i = 0; i < row.own_field_count; ++i) {
+            out += " " + std::to_string(row.own_fields[i].number) + "/" + std::to_string(row.own_fields[i].real);
+          }
+          lines.push_back(out + "\n");
+          return true;
+        },
+        &stats);
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::sort(lines.begin(), lines.end());
+    std::string text;
+    for (const std::string& line : lines) text += line;
+    return text;
+  }
+
+  TempDir zips_;
+  TempDir maker_dir_;
+};
+
+// Loads at hours 1 (old), 2 (late: older than the deletion, merged in any order) and 4 (new), and a deletion of
+// key 2 at hour 3: in every one of the 24 orders, key 2 keeps only what hour 4 gave it, the other keys
+// everything, exactly as when the batches merge in time order.
+TEST_P(DeletionOrder, AKeyDeletionCommutesWithLoadsBeforeAndAfterIt) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "old", kBase + kHour);
+  MakeLoad(*maker, "late", kBase + 2 * kHour);
+  MakeLoad(*maker, "new", kBase + 4 * kHour);
+  MakeDeletion(*maker, "del", DeleteEntry{kBase + 3 * kHour, false, GetParam().key_filter});
+  std::vector<std::string> order = {"del", "late", "new", "old"};
+  const std::string in_time_order = MergeInOrder({"old", "late", "del", "new"});
+  ASSERT_NE(in_time_order, "");
+  // Key 2 (or the range from 20) lost its rows of hours 1 and 2 and kept hour 4's; the other keys kept theirs.
+  TempDir check_dir;
+  std::unique_ptr<Runtime> check = Open(check_dir);
+  for (const char* name : {"old", "late", "del", "new"}) {
+    const std::string copy = check->home().root() + "/copy.zip";
+    fs::copy_file(Zip(name), copy, fs::copy_options::overwrite_existing);
+    uint64_t sequence = 0;
+    ASSERT_TRUE(StagingStore(check->home()).Stage(copy, &sequence).ok());
+  }
+  MergeReport report;
+  ASSERT_TRUE(MergeProcessor(*check).MergePending(&report).ok());
+  std::shared_ptr<MapEnv> shard;
+  ASSERT_TRUE(check->OpenShard("m", &shard).ok());
+  const PluginDescriptor& type = shard->plugins().type_descriptor();
+  const bool latest_only = Type() == "state" || Type() == "ranged";  // one row per key: the latest time wins
+  std::map<bool, std::vector<int64_t>> times;  // key 2's row times, and the others'
+  ScanStats stats;
+  ASSERT_TRUE(ScanMap(*shard, ScanRequest(),
+                      [&](const Row& row) {
+                        times[row.key.view() == "k2" || row.range_from == 20].push_back(RowTimeMs(type, row));
+                        return true;
+                      },
+                      &stats)
+                  .ok());
+  ASSERT_EQ(times[true].size(), 1u) << in_time_order;
+  EXPECT_GE(times[true][0], kBase + 4 * kHour);
+  EXPECT_EQ(times[false].size(), latest_only ? 2u : 6u) << in_time_order;
+  do {
+    SCOPED_TRACE(order[0] + "," + order[1] + "," + order[2] + "," + order[3]);
+    EXPECT_EQ(MergeInOrder(order), in_time_order);
+  } while (std::next_permutation(order.begin(), order.end()));
+}
+
+// A deletion of every row at hour 3, the late load merged after it: its rows are shadowed on every order, the
+// new load's rows stay; a deletion that reaches a node before any load makes the shard that remembers it.
+TEST_P(DeletionOrder, ADeletionOfEveryRowShadowsOlderLoadsThatComeAfterIt) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "late", kBase + 2 * kHour);
+  MakeLoad(*maker, "new", kBase + 4 * kHour);
+  MakeDeletion(*maker, "del", DeleteEntry{kBase + 3 * kHour, true, ""});
+  const std::string only_new = MergeInOrder({"new"});
+  ASSERT_NE(only_new, "(no shard)");
+  EXPECT_EQ(MergeInOrder({"late", "del", "new"}), only_new);
+  EXPECT_EQ(MergeInOrder({"del", "late", "new"}), only_new);
+  EXPECT_EQ(MergeInOrder({"new", "del", "late"}), only_new);
+  EXPECT_EQ(MergeInOrder({"del", "new", "late"}), only_new);
+  EXPECT_EQ(MergeInOrder({"del", "late"}), "");  // the shard exists and holds nothing
+}
+
+INSTANTIATE_TEST_SUITE_P(BuiltInTypes, DeletionOrder, ::testing::ValuesIn(Types()),
+                         [](const ::testing::TestParamInfo<TypeCase>& info) { return std::string(info.param.name); });
+
+TEST(Tombstones, RecordReadCarryAndPruneRoundTrip) {
+  TempDir dir;
+  Env env;
+  Env::Options options;
+  options.max_dbs = 4;
+  ASSERT_TRUE(env.Open(dir.path(), options).ok());
+  Txn txn;
+  ASSERT_TRUE(txn.Begin(env.get(), 0).ok());
+  MDB_dbi dbi = 0;
+  bool found = true;
+  ASSERT_TRUE(OpenTombstones(txn.get(), false, &dbi, &found).ok());
+  EXPECT_FALSE(found);
+  ASSERT_TRUE(OpenTombstones(txn.get(), true, &dbi, &found).ok());
+  EXPECT_TRUE(found);
+  ASSERT_TRUE(RecordTombstone(txn.get(), dbi, "n/a", 100, DeleteEntry{-5, true, ""}).ok());
+  ASSERT_TRUE(RecordTombstone(txn.get(), dbi, "n/b", 300, DeleteEntry{7, false, "Key = 'x'"}).ok());
+  std::vector<Tombstone> read;
+  ASSERT_TRUE(ReadTombstones(txn.get(), dbi, &read).ok());
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[0].batch_id, "n/a");
+  EXPECT_EQ(read[0].merged_ms, 100);
+  EXPECT_EQ(read[0].entry.time_ms, -5);
+  EXPECT_TRUE(read[0].entry.all);
+  EXPECT_EQ(read[1].entry.where, "Key = 'x'");
+  uint64_t pruned = 0;
+  ASSERT_TRUE(PruneTombstones(txn.get(), dbi, 200, &pruned).ok());
+  EXPECT_EQ(pruned, 1u);
+  ASSERT_TRUE(ReadTombstones(txn.get(), dbi, &read).ok());
+  ASSERT_EQ(read.size(), 1u);
+  EXPECT_EQ(read[0].batch_id, "n/b");
+  // A value that is not a tombstone is corruption naming the deletion, not a silent skip.
+  MDB_val k = Bytes("n/c").mdb();
+  MDB_val v = Bytes("short").mdb();
+  ASSERT_EQ(mdb_put(txn.get(), dbi, &k, &v, 0), MDB_SUCCESS);
+  Status s = ReadTombstones(txn.get(), dbi, &read);
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("n/c"), std::string::npos) << s.message();
+  std::string bad(8, '\0');
+  bad += "time x\nall\n";
+  v = Bytes(bad).mdb();
+  ASSERT_EQ(mdb_put(txn.get(), dbi, &k, &v, 0), MDB_SUCCESS);
+  s = ReadTombstones(txn.get(), dbi, &read);
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("no 'time <milliseconds>' line"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace planb
