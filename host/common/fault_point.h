@@ -13,8 +13,6 @@
 //   verify.hang            the batch verifier child never finishes (tests the verification deadline)
 //   reclaim.before_swap    a shard's compact copy is complete and checked, not yet exchanged with the shard
 //   reclaim.after_swap     the copy was exchanged in (shards/<map>), the old shard not yet deleted
-//   replace.before_exchange  a replacement's new shard is complete (rows and record committed), not exchanged
-//   replace.after_exchange   the new shard was exchanged in, the old one not yet deleted (the batch still staged)
 //   snapshot.mid_transfer  the first FETCH_DATA of a served snapshot has been queued for sending (the node dies
 //                          with a snapshot transfer under way)
 // Some points change behaviour instead of killing (FaultPointActive):

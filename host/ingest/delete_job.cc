@@ -7,6 +7,7 @@
 #include "host/common/log_text.h"
 #include "host/ingest/batch_ids.h"
 #include "host/ingest/load_check.h"
+#include "host/ingest/node_checks.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
 #include "host/plugin_host/key_format.h"
@@ -39,24 +40,9 @@ Status CheckNodes(Runtime& runtime, const std::string& map, uint64_t bytes, cons
     if (options.delivery == nullptr) return Status::Internal("delete: a node_list but no BatchDelivery");
     options.delivery->Check(request, &checks);
   }
-  std::string problems;
-  size_t count = 0;
-  for (const NodeCheck& check : checks) {
-    const std::string where = check.local ? check.node + " (this node)" : check.node;
-    if (!check.status.ok()) {
-      problems += "\n  " + where + ": " + check.status.message();
-      ++count;
-      continue;
-    }
-    for (const protocol::PrepareMapReply& answer : check.reply.maps) {
-      if (answer.verdict == protocol::PrepareVerdict::kOk) continue;
-      problems += "\n  " + where + ": " + answer.message;
-      ++count;
-    }
-  }
-  if (count == 0) return Status::Ok();
-  return Status::Invalid("the storage nodes cannot take this deletion, so nothing was staged on any node (" +
-                         std::to_string(count) + " problem(s)):" + problems);
+  // As for a load: a node that does not answer is left to catch-up while write_quorum nodes answered.
+  return JudgeNodeChecks(checks, runtime.config().cluster.single_node() ? 1 : runtime.config().cluster.WriteQuorum(),
+                         "deletion", nullptr);
 }
 
 // The batch directory as ZipBatch takes it: <dir>/<map>/delete.

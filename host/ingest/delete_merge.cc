@@ -91,7 +91,11 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
   MDB_dbi tombstones = 0;
   bool found = false;
   PLANB_RETURN_IF_ERROR(OpenTombstones(txn.get(), /*create=*/true, &tombstones, &found));
-  PLANB_RETURN_IF_ERROR(RecordTombstone(txn.get(), tombstones, batch_id, now_ms, entry));
+  Tombstone tombstone;
+  tombstone.batch_id = batch_id;
+  tombstone.merged_ms = now_ms;
+  tombstone.entry = entry;
+  PLANB_RETURN_IF_ERROR(RecordTombstone(txn.get(), tombstones, tombstone));
   bool counted = false;
   PLANB_RETURN_IF_ERROR(RecordMergedBatch(txn.get(), shard.meta(), batches, batch_id, now_ms, &counted));
   FaultPoint("merge.before_commit");

@@ -37,8 +37,8 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
 // In the write transaction `txn` of `shard`: deletes the rows `entry` matches whose time (RowTimeMs) is at least
 // `from_ms` and earlier than entry.time_ms, then FinishDeletes and SweepUnusedKeys when any went. Adds to
 // result's counts; sets batch_at_fault when the expression does not parse against the map's fields. A deletion's
-// merge takes every older row (from_ms: the lowest time); a later batch's merge re-applies a tombstone from the
-// batch's earliest row time, so rows it brings that the deletion shadows go too.
+// merge takes every older row (from_ms: the lowest time); a replacement's every row up to its newest; a batch
+// older than a tombstone loses the rows it shadows this way before it merges (batch_filter.h).
 Status DeleteRowsBefore(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* txn, const DeleteEntry& entry,
                         int64_t from_ms, DeleteMergeResult* result);
 

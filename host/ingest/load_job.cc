@@ -17,6 +17,7 @@
 #include "host/ingest/batch_ids.h"
 #include "host/ingest/load_check.h"
 #include "host/ingest/merged_check.h"
+#include "host/ingest/node_checks.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
@@ -111,6 +112,12 @@ Status WriteStreams(Runtime& runtime, const std::vector<std::string>& files, con
         std::make_unique<StreamWriter>(runtime.catalog(), runtime.home().writer() + "/" + StreamWriter::NewStreamName()));
     StreamReport stream;
     PLANB_RETURN_IF_ERROR(WriteStream(stream_files, options, writers->back().get(), &stream));
+    // A replacement's time is its newest row's (docs/storage-nodes.md): one without rows could not be ordered
+    // against other batches, and replacing a map by nothing is what a deletion does.
+    if (options.replace && stream.records.empty()) {
+      return Status::Invalid(stream.file + ": --replace: no records, so no map would be replaced (to empty a map, "
+                             "planb delete MAP --all)");
+    }
     report->streams.push_back(std::move(stream));
   }
   return Status::Ok();
@@ -140,44 +147,6 @@ protocol::PrepareRequest LoadNeeds(const LoadReport& report) {
   return request;
 }
 
-// Every node's answers, judged: OK only when every node answered ok for every map. Fills `report->versions`
-// from the highest count any node reported (they agree unless a node is behind) plus this load's batches.
-// A node that refuses the load (no room, an unknown map, a shard that does not open) stops it: it could not take
-// the batches later either. A node that does not answer is left to catch-up while write_quorum nodes answered.
-Status JudgeChecks(const std::vector<NodeCheck>& checks, size_t quorum, LoadReport* report) {
-  std::string problems;
-  std::string unreachable;
-  size_t count = 0;
-  size_t unanswered = 0;
-  report->node_versions.clear();
-  for (const NodeCheck& check : checks) {
-    const std::string where = check.local ? check.node + " (this node)" : check.node;
-    if (!check.status.ok()) {
-      unreachable += "\n  " + where + ": " + check.status.message();
-      ++unanswered;
-      continue;
-    }
-    for (const protocol::PrepareMapReply& answer : check.reply.maps) {
-      if (answer.verdict != protocol::PrepareVerdict::kOk) {
-        problems += "\n  " + where + ": " + answer.message;
-        ++count;
-      }
-      report->node_versions[check.node][answer.map] = answer.batches;
-    }
-  }
-  const bool quorum_answered = checks.size() - unanswered >= quorum;
-  if (count == 0 && quorum_answered) return Status::Ok();
-  if (!quorum_answered) {
-    problems += unreachable;
-    count += unanswered;
-    if (quorum < checks.size()) {
-      problems += "\n  (write_quorum is " + std::to_string(quorum) + ": at least that many nodes must answer)";
-    }
-  }
-  return Status::Invalid("the storage nodes cannot take this load, so nothing was staged on any node (" +
-                         std::to_string(count) + " problem(s)):" + problems);
-}
-
 // After the deliveries: each node's count grows by the streams it staged (not those it had merged already), and
 // the load's versions are the highest any node reaches.
 void CountDeliveredVersions(LoadReport* report) {
@@ -205,7 +174,11 @@ Status CheckNodes(Runtime& runtime, const LoadOptions& options, LoadReport* repo
     if (options.delivery == nullptr) return Status::Internal("load: a node_list but no BatchDelivery");
     options.delivery->Check(request, &checks);
   }
-  PLANB_RETURN_IF_ERROR(JudgeChecks(checks, runtime.config().cluster.single_node() ? 1 : runtime.config().cluster.WriteQuorum(), report));
+  // The highest count any node reported (they agree unless a node is behind) plus this load's batches makes the
+  // load's versions (CountDeliveredVersions).
+  PLANB_RETURN_IF_ERROR(JudgeNodeChecks(
+      checks, runtime.config().cluster.single_node() ? 1 : runtime.config().cluster.WriteQuorum(), "load",
+      &report->node_versions));
   if (runtime.config().cluster.single_node()) report->node_versions.clear();  // read from the shards once merged
   return Status::Ok();
 }

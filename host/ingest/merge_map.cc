@@ -5,7 +5,6 @@
 #include "host/common/fault_point.h"
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/tombstones.h"
-#include "host/query/map_scan.h"
 #include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 
@@ -17,56 +16,40 @@ Status MapFull(const Status& s, const MapConfig& config) {
   return Status(Code::kFull, s.message() + " (max_store_size is " + std::to_string(config.max_store_size) +
                                  " bytes; raise max_store_size in [map." + config.name + "])");
 }
-// The earliest row time (RowTimeMs) of the batch; *any is false for a batch without rows.
-Status EarliestRowTime(const MapEnv& batch, MDB_txn* batch_txn, int64_t* earliest, bool* any) {
-  *any = false;
-  *earliest = std::numeric_limits<int64_t>::max();
-  Cursor cursor;
-  PLANB_RETURN_IF_ERROR(cursor.Open(batch_txn, batch.data()));
-  const PluginDescriptor& type = batch.plugins().type_descriptor();
-  ScanStats stats;
-  return ScanMapInTxn(
-      batch, batch_txn, cursor.get(), ScanRequest(),
-      [&](const Row& row, Bytes, Bytes) {
-        *any = true;
-        *earliest = std::min(*earliest, RowTimeMs(type, row));
-        return true;
-      },
-      &stats);
-}
-
-// After the store merged a batch, in the same transaction: every tombstone later than the batch's earliest row
-// takes again the rows it matches from that time on, so rows the batch brought that a deletion merged before it
-// shadows go as if the batch had come first (loads and deletions commute). Most batches are newer than every
-// deletion and cost one read of the "tombstones" table; a shard without deletions, not even that scan.
-Status ApplyTombstones(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
-                       MDB_txn* shard_txn, uint64_t* shadowed) {
-  *shadowed = 0;
+// The replacement's part of the transaction, before the batch's rows: every row at or before its newest goes, and
+// its tombstone (time newest + 1, so its own rows are exempt) shadows such rows of batches that come later. A
+// replacement that a later one outranks (newer, or as new with a higher batch id) changes no row: the map holds
+// the later one's rows in every order. *outranked says so.
+Status ApplyReplacement(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* txn, const std::string& batch_id,
+                        int64_t latest_ms, int64_t now_ms, bool* outranked) {
+  *outranked = false;
   MDB_dbi dbi = 0;
   bool found = false;
-  PLANB_RETURN_IF_ERROR(OpenTombstones(shard_txn, /*create=*/false, &dbi, &found));
-  if (!found) return Status::Ok();
+  PLANB_RETURN_IF_ERROR(OpenTombstones(txn, /*create=*/true, &dbi, &found));
+  Tombstone mine;
+  mine.batch_id = batch_id;
+  mine.merged_ms = now_ms;
+  mine.replacement = true;
+  mine.entry.all = true;
+  mine.entry.time_ms = ReplacementTombstoneTime(latest_ms);
   std::vector<Tombstone> tombstones;
-  PLANB_RETURN_IF_ERROR(ReadTombstones(shard_txn, dbi, &tombstones));
-  if (tombstones.empty()) return Status::Ok();
-  int64_t earliest = 0;
-  bool any = false;
-  PLANB_RETURN_IF_ERROR(EarliestRowTime(batch, batch_txn, &earliest, &any).WithContext("reading the batch's times"));
-  if (!any) return Status::Ok();
-  for (const Tombstone& tombstone : tombstones) {
-    if (tombstone.entry.time_ms <= earliest) continue;  // the batch's rows are all as new as the deletion
-    DeleteMergeResult deleted;
-    PLANB_RETURN_IF_ERROR(DeleteRowsBefore(plugins, shard, shard_txn, tombstone.entry, earliest, &deleted)
-                              .WithContext("applying the tombstone of deletion " + tombstone.batch_id));
-    *shadowed += deleted.rows_deleted;
+  PLANB_RETURN_IF_ERROR(ReadTombstones(txn, dbi, &tombstones));
+  for (const Tombstone& t : tombstones) {
+    if (OutranksReplacement(t, mine.entry.time_ms, batch_id)) *outranked = true;
   }
-  return Status::Ok();
+  if (!*outranked) {
+    DeleteMergeResult deleted;
+    PLANB_RETURN_IF_ERROR(
+        DeleteRowsBefore(plugins, shard, txn, mine.entry, std::numeric_limits<int64_t>::min(), &deleted));
+  }
+  return RecordTombstone(txn, dbi, mine);
 }
 
 }  // namespace
 
 Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
-                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result) {
+                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
+                      const ReplacementMerge* replacement) {
   result->batch_at_fault = false;
   result->already_merged = false;
   Txn shard_txn;
@@ -75,14 +58,20 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
   PLANB_RETURN_IF_ERROR(shard.OpenBatchesTable(shard_txn.get(), &batches));
   PLANB_RETURN_IF_ERROR(IsBatchRecorded(shard_txn.get(), batches, batch_id, &result->already_merged));
   if (result->already_merged) return Status::Ok();  // the transaction aborts: nothing changes
+  bool outranked = false;
+  if (replacement != nullptr) {
+    PLANB_RETURN_IF_ERROR(ApplyReplacement(plugins, shard, shard_txn.get(), batch_id, replacement->latest_ms,
+                                           now_ms, &outranked));
+  }
   Cursor batch_cursor;
   PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn, batch.data()));
   Cursor shard_cursor;
   PLANB_RETURN_IF_ERROR(shard_cursor.Open(shard_txn.get(), shard.data()));
   MergeStats stats;
   ErrorBuffer error;
-  Code code = plugins.store()->Merge(batch.MakeTable(batch_txn, batch_cursor.get()),
-                                     shard.MakeTable(shard_txn.get(), shard_cursor.get()), &stats, &error);
+  Code code = outranked ? Code::kOk
+                        : plugins.store()->Merge(batch.MakeTable(batch_txn, batch_cursor.get()),
+                                                 shard.MakeTable(shard_txn.get(), shard_cursor.get()), &stats, &error);
   shard_cursor.Close();
   if (code != Code::kOk) {
     // What the store refuses is the batch's rows (an I/O error aside, counted as the disk's by the caller).
@@ -93,10 +82,8 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
   }
   // In the same transaction as the rows: the version can never disagree with them. MDB_MAP_FULL here or at the
   // commit (where LMDB writes the free list) is still the batch's rows not fitting.
-  uint64_t shadowed = 0;
-  Status recorded = ApplyTombstones(plugins, batch, batch_txn, shard, shard_txn.get(), &shadowed);
   bool counted = false;
-  if (recorded.ok()) recorded = RecordMergedBatch(shard_txn.get(), shard.meta(), batches, batch_id, now_ms, &counted);
+  Status recorded = RecordMergedBatch(shard_txn.get(), shard.meta(), batches, batch_id, now_ms, &counted);
   if (recorded.ok()) {
     FaultPoint("merge.before_commit");
     recorded = shard_txn.Commit();
@@ -107,7 +94,6 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
   }
   PLANB_RETURN_IF_ERROR(recorded);
   result->rows_read = stats.rows_read;
-  result->rows_shadowed = shadowed;
   return Status::Ok();
 }
 

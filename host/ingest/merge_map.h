@@ -15,7 +15,6 @@ namespace planb {
 
 struct MapMergeResult {
   uint64_t rows_read = 0;  // rows read from the batch
-  uint64_t rows_shadowed = 0;  // rows the shard's tombstones took again after the merge (tombstones.h)
   // The shard had recorded the batch already (merged before a crash, or delivered twice): nothing was merged.
   bool already_merged = false;
   // On failure: the batch's rows are at fault (the store refused them, or they do not fit max_store_size), not
@@ -32,7 +31,14 @@ struct MapMergeResult {
 // after newer ones does not bring back older values. Records are kept for kMergedBatchesKeepMs at least
 // (pruned by maintenance; batches still staged or quarantined are always kept).
 // REQUIRES: no other write transaction of `shard` runs in this process (merges of a shard take turns).
+// A replacement (`load --replace`, `replacement` given): in the same transaction and before the batch's rows, every
+// row of the shard at or before the batch's newest row time goes and a tombstone of them is kept (tombstones.h),
+// unless a replacement merged before outranks this one; lookups see the old content or the new, never a mix.
+struct ReplacementMerge {
+  int64_t latest_ms = 0;  // the newest row time of the replacement's batch as it was made (BatchTimeSpan)
+};
 Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
-                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result);
+                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
+                      const ReplacementMerge* replacement = nullptr);
 
 }  // namespace planb

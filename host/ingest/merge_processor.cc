@@ -16,7 +16,8 @@
 #include "host/common/iso_time.h"
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_map.h"
-#include "host/ingest/replace_merge.h"
+#include "host/ingest/batch_filter.h"
+#include "host/ingest/tombstones.h"
 #include "host/ingest/staging_store.h"
 #include "host/storage/shard_compaction.h"
 #include "planb/lmdb.h"
@@ -55,8 +56,8 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
   FileLock lock;
   PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/" + kLockName));
   PLANB_RETURN_IF_ERROR(ClearScratch(home.merging()));
-  // A replacement (or compaction) that died leaves shards/.<map>.compact: the new shard not exchanged yet, or the
-  // old one after the exchange. Either way nothing needs it once the lock is ours.
+  // A compaction that died leaves shards/.<map>.compact: the new shard not exchanged yet, or the old one after the
+  // exchange (a replacement of an older planb too). Either way nothing needs it once the lock is ours.
   PLANB_RETURN_IF_ERROR(RemoveCompactionLeftovers(home, nullptr));
   PLANB_RETURN_IF_ERROR(FoldMergeDeath(home.staging()));  // the last run died merging a batch: count it first
   MergeBlocks blocks;
@@ -223,17 +224,54 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   }
   PLANB_RETURN_IF_ERROR(opened);
 
+  // The batch's times, read where they matter: against the shard's tombstones (a batch older than a deletion
+  // merged before it loses what the deletion shadows, batch_filter.h) and for a replacement (its newest row).
+  std::vector<Tombstone> tombstones;
+  if (fresh.empty()) PLANB_RETURN_IF_ERROR(ReadShardTombstones(shard->env(), &tombstones).WithContext(shard_path));
+  int64_t earliest = 0;
+  int64_t latest = 0;
+  bool any = false;
+  if (replace || !tombstones.empty()) {
+    *blame = Blame::kBatch;
+    PLANB_RETURN_IF_ERROR(BatchTimeSpan(*batch, batch_txn.get(), &earliest, &latest, &any)
+                              .WithContext("reading the rows' times of " + map_dir));
+    *blame = Blame::kNode;
+  }
+  if (replace && any) {
+    // A replacement's rows are not shadowed by the replacements it outranks (its own tombstone supersedes
+    // theirs): otherwise its rows older than an earlier replacement would survive in one order and not the other.
+    const int64_t mine = ReplacementTombstoneTime(latest);
+    tombstones.erase(std::remove_if(tombstones.begin(), tombstones.end(),
+                                    [&](const Tombstone& t) {
+                                      return t.replacement && !OutranksReplacement(t, mine, batch_id);
+                                    }),
+                     tombstones.end());
+  }
+  std::shared_ptr<MapEnv> filtered;
+  uint64_t shadowed = 0;
+  Txn filtered_txn;
+  if (any && !tombstones.empty()) {
+    PLANB_RETURN_IF_ERROR(
+        FilterBatchByTombstones(plugins, *batch, earliest, tombstones, map_dir + ".filtered", &filtered, &shadowed));
+    if (filtered) PLANB_RETURN_IF_ERROR(filtered_txn.Begin(filtered->env(), MDB_RDONLY));
+  }
+  const MapEnv& rows = filtered ? *filtered : *batch;
+  MDB_txn* rows_txn = filtered ? filtered_txn.get() : batch_txn.get();
+
   MapMergeResult merged;
-  // A replacement of a map that has a shard: a new shard of the batch's rows, exchanged in one step. Of a map
-  // without one, it is the map's first batch like any other.
-  Status s = replace && fresh.empty()
-                 ? ReplaceShard(runtime_.home(), runtime_.envs(), plugins, std::move(shard), *batch, batch_txn.get(),
-                                batch_id, CurrentTimeMs(), &merged)
-                 : MergeIntoShard(*plugins, *batch, batch_txn.get(), *shard, batch_id, CurrentTimeMs(), &merged);
+  // A replacement: the shard's rows up to its newest go in the same transaction as its rows come (merge_map.h). A
+  // replacement without rows has no time to order it by: it replaces nothing (load refuses to make one).
+  ReplacementMerge replacement;
+  replacement.latest_ms = latest;
+  Status s = MergeIntoShard(*plugins, rows, rows_txn, *shard, batch_id, CurrentTimeMs(), &merged,
+                            replace && any ? &replacement : nullptr);
+  filtered_txn.Abort();
+  filtered.reset();
+  (void)RemoveTree(map_dir + ".filtered");
   if (merged.batch_at_fault) *blame = Blame::kBatch;
   PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
   report->rows_merged[plugins->config().name] += merged.rows_read;
-  if (merged.rows_shadowed > 0) report->rows_shadowed[plugins->config().name] += merged.rows_shadowed;
+  if (shadowed > 0 && !merged.already_merged) report->rows_shadowed[plugins->config().name] += shadowed;
   if (!fresh.empty()) {
     shard.reset();  // closed before it moves: only this process knows it
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most

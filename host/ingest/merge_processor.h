@@ -66,7 +66,7 @@ class MergeProcessor {
                     const std::atomic<bool>* stop, bool* stopped, Blame* blame);
   Status Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,
                     const MergeAttempts& attempts, MergeReport* report);
-  // `replace`: the batch's rows become the map's whole content (replace_merge.h).
+  // `replace`: the batch's rows become the map's whole content (merge_map.h, ReplacementMerge).
   Status MergeMap(const std::string& map_dir, const std::string& map, const std::string& batch_id, bool replace,
                   MergeReport* report, Blame* blame);
   Status MergeDeletion(const std::string& map_dir, const std::shared_ptr<const MapPlugins>& plugins,

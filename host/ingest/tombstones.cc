@@ -1,5 +1,7 @@
 #include "host/ingest/tombstones.h"
 
+#include <limits>
+
 #include "host/common/log_text.h"
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
@@ -13,6 +15,14 @@ int64_t RowTimeMs(const PluginDescriptor& type, const Row& row) {
   return row.effective_time_ms;
 }
 
+bool OutranksReplacement(const Tombstone& a, int64_t time_ms, const std::string& batch_id) {
+  return a.replacement && (a.entry.time_ms > time_ms || (a.entry.time_ms == time_ms && a.batch_id > batch_id));
+}
+
+int64_t ReplacementTombstoneTime(int64_t latest_row_ms) {
+  return latest_row_ms == std::numeric_limits<int64_t>::max() ? latest_row_ms : latest_row_ms + 1;
+}
+
 Status OpenTombstones(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found) {
   const int rc = mdb_dbi_open(txn, kTombstonesTableName, create ? MDB_CREATE : 0, dbi);
   *found = rc == MDB_SUCCESS;
@@ -21,29 +31,47 @@ Status OpenTombstones(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found) {
   return LmdbStatus(rc, "opening table 'tombstones'");
 }
 
-Status RecordTombstone(MDB_txn* txn, MDB_dbi dbi, const std::string& batch_id, int64_t merged_ms,
-                       const DeleteEntry& entry) {
+Status RecordTombstone(MDB_txn* txn, MDB_dbi dbi, const Tombstone& tombstone) {
   std::string value(8, '\0');
-  PutU64(reinterpret_cast<uint8_t*>(value.data()), static_cast<uint64_t>(merged_ms));
-  value += DeleteEntryText(entry);
-  MDB_val k = Bytes(batch_id).mdb();
+  PutU64(reinterpret_cast<uint8_t*>(value.data()), static_cast<uint64_t>(tombstone.merged_ms));
+  value += tombstone.replacement ? 'r' : 'd';
+  value += DeleteEntryText(tombstone.entry);
+  MDB_val k = Bytes(tombstone.batch_id).mdb();
   MDB_val v = Bytes(value).mdb();
-  return LmdbStatus(mdb_put(txn, dbi, &k, &v, 0), "recording the tombstone of deletion " + LogValue(batch_id));
+  return LmdbStatus(mdb_put(txn, dbi, &k, &v, 0), "recording the tombstone of batch " + LogValue(tombstone.batch_id));
+}
+
+Status ReadShardTombstones(MDB_env* shard, std::vector<Tombstone>* out) {
+  out->clear();
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(shard, MDB_RDONLY));
+  MDB_dbi dbi = 0;
+  const int rc = mdb_dbi_open(txn.get(), kTombstonesTableName, 0, &dbi);
+  if (rc == MDB_NOTFOUND) return Status::Ok();
+  PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "opening table 'tombstones'"));
+  return ReadTombstones(txn.get(), dbi, out);
 }
 
 namespace {
 Status DecodeTombstone(const MDB_val& k, const MDB_val& v, Tombstone* out) {
   out->batch_id.assign(static_cast<const char*>(k.mv_data), k.mv_size);
-  if (v.mv_size < 8) {
-    return Status::Corruption("tombstone of deletion " + LogValue(out->batch_id) + ": " +
-                              std::to_string(v.mv_size) + " bytes, shorter than its merge time");
+  if (v.mv_size < 9) {
+    return Status::Corruption("tombstone of batch " + LogValue(out->batch_id) + ": " + std::to_string(v.mv_size) +
+                              " bytes, shorter than its merge time and kind");
   }
   const auto* data = static_cast<const uint8_t*>(v.mv_data);
   out->merged_ms = static_cast<int64_t>(GetU64(data));
-  Status parsed = ParseDeleteEntry(std::string_view(reinterpret_cast<const char*>(data + 8), v.mv_size - 8),
+  if (data[8] != 'd' && data[8] != 'r') {
+    return Status::Corruption("tombstone of batch " + LogValue(out->batch_id) + ": kind " +
+                              LogValue(std::string_view(reinterpret_cast<const char*>(data + 8), 1)) +
+                              ", not 'd' or 'r'");
+  }
+  out->replacement = data[8] == 'r';
+  Status parsed = ParseDeleteEntry(std::string_view(reinterpret_cast<const char*>(data + 9), v.mv_size - 9),
                                    &out->entry);
-  if (!parsed.ok()) return Status::Corruption("tombstone of deletion " + LogValue(out->batch_id) + ": " +
-                                              parsed.message());
+  if (!parsed.ok()) {
+    return Status::Corruption("tombstone of batch " + LogValue(out->batch_id) + ": " + parsed.message());
+  }
   return Status::Ok();
 }
 }  // namespace

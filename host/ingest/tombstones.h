@@ -1,11 +1,14 @@
-// Tombstones: the deletions a shard has merged, kept with their time so that a deletion and the loads around it
-// commute. A deletion at time T takes the rows it matches whose time is earlier than T (RowTimeMs); its tombstone
-// then takes such rows from every batch merged after it, so a node that merges an older batch after the deletion
-// ends with the rows of a node that merged them the other way round (docs/storage-nodes.md, "Order").
+// Tombstones: the deletions and replacements a shard has merged, kept with their time so that they commute with
+// the loads around them. A deletion at time T takes the rows it matches whose time is earlier than T (RowTimeMs);
+// its tombstone then takes such rows out of every batch merged after it (before that batch's rows reach the
+// shard), so a node that merges an older batch after the deletion ends with the rows of a node that merged them
+// the other way round (docs/storage-nodes.md, "Order"). A replacement whose newest row is at L leaves a tombstone
+// of every row at or before L (time L + 1), which its own rows are not subject to.
 //
 // On-disk format (part of the shard's layout; bump kShardFormat if it changes):
-//   table "tombstones"  key: the deletion's batch id; value: i64 big-endian merge time (ms), then the delete
-//                       entry's text (host/transfer/delete_entry.h: its time and what it matches).
+//   table "tombstones"  key: the batch id; value: i64 big-endian merge time (ms), one byte 'd' (a deletion) or
+//                       'r' (a replacement), then a delete entry's text (host/transfer/delete_entry.h: the time
+//                       and what it matches; a replacement's is "all").
 // Written in the deletion's own write transaction, so a tombstone never disagrees with the rows it took; carried
 // into a replacement's new shard and into snapshots (it is a table of the shard), pruned by maintenance with the
 // records of merged batches (a batch it could shadow no longer comes after that).
@@ -29,7 +32,8 @@ inline constexpr const char* kTombstonesTableName = "tombstones";
 
 struct Tombstone {
   std::string batch_id;
-  int64_t merged_ms = 0;  // when this node merged the deletion (for pruning)
+  int64_t merged_ms = 0;     // when this node merged the deletion (for pruning)
+  bool replacement = false;  // left by `load --replace`: its own rows are exempt, a later replacement outranks it
   DeleteEntry entry;
 };
 
@@ -41,9 +45,20 @@ int64_t RowTimeMs(const PluginDescriptor& type, const Row& row);
 // false when the shard has none (no deletion merged yet).
 Status OpenTombstones(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found);
 
-// Records the deletion `batch_id` (merged at `merged_ms`) in `dbi`, in the write transaction `txn`.
-Status RecordTombstone(MDB_txn* txn, MDB_dbi dbi, const std::string& batch_id, int64_t merged_ms,
-                       const DeleteEntry& entry);
+// Whether the replacement tombstone `a` outranks a replacement whose tombstone time is `time_ms` and whose batch
+// id is `batch_id`: a later time, or the same with a higher batch id (a total order, so every node picks the same
+// winner). Only replacements rank; a deletion's tombstone outranks nothing.
+bool OutranksReplacement(const Tombstone& a, int64_t time_ms, const std::string& batch_id);
+
+// A replacement's tombstone time: its newest row's time + 1 (saturating), so that it shadows rows at or before
+// the newest and its own rows are not among them.
+int64_t ReplacementTombstoneTime(int64_t latest_row_ms);
+
+// Records `tombstone` in `dbi`, in the write transaction `txn`.
+Status RecordTombstone(MDB_txn* txn, MDB_dbi dbi, const Tombstone& tombstone);
+
+// Reads the tombstones of `shard` in a read transaction of its own; none when it has no table yet.
+Status ReadShardTombstones(MDB_env* shard, std::vector<Tombstone>* out);
 
 // Every tombstone of `dbi`, in batch id order. kCorruption naming the id for a value that does not parse.
 Status ReadTombstones(MDB_txn* txn, MDB_dbi dbi, std::vector<Tombstone>* out);

@@ -31,8 +31,7 @@ struct CompactionResult {
   uint64_t bytes_after = 0;   // and after
 };
 
-// shards/.<map>.compact: where the copy is built (a map name has no '.', so no map's shard has such a name); also
-// where `load --replace` builds a map's new shard (host/ingest/replace_merge.h), under the same merge lock.
+// shards/.<map>.compact: where the copy is built (a map name has no '.', so no map's shard has such a name).
 std::string CompactionPath(const Home& home, const std::string& map);
 
 // Exchanges two directories in one step (renameat2 RENAME_EXCHANGE; both on one filesystem): at any instant each

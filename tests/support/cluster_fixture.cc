@@ -167,15 +167,24 @@ std::string ClusterFixture::ReferenceDump(const std::vector<std::string>& files)
 }
 
 std::string ClusterFixture::ReferenceDumpOfLoads(const std::vector<std::vector<std::string>>& loads) {
+  std::vector<std::vector<std::string>> commands;
+  for (const std::vector<std::string>& load : loads) {
+    commands.push_back({"load"});
+    commands.back().insert(commands.back().end(), load.begin(), load.end());
+  }
+  return ReferenceDumpOfCommands(commands);
+}
+
+std::string ClusterFixture::ReferenceDumpOfCommands(const std::vector<std::vector<std::string>>& commands) {
   const std::string config_path = dir_ / "reference.ini";
   const std::string home_path = dir_ / "reference-home";
   fs::remove_all(home_path);
   WriteFile(config_path, MapSections());
-  for (const std::vector<std::string>& load : loads) {
-    std::vector<std::string> args = {"--config", config_path, "--home", home_path, "load"};
-    args.insert(args.end(), load.begin(), load.end());
+  for (const std::vector<std::string>& command : commands) {
+    std::vector<std::string> args = {"--config", config_path, "--home", home_path};
+    args.insert(args.end(), command.begin(), command.end());
     const ProcessResult result = RunPlanb(args);
-    if (result.exit_code != 0) return "reference load failed: " + result.err;
+    if (result.exit_code != 0) return "reference " + command.front() + " failed: " + result.err;
   }
   return DumpShards(home_path);
 }

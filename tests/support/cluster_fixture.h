@@ -86,6 +86,8 @@ class ClusterFixture {
   std::string ReferenceDump(const std::vector<std::string>& files);
   // The same for loads given as their arguments (e.g. {"--batch-id", "again", FILE}), one `planb load` each.
   std::string ReferenceDumpOfLoads(const std::vector<std::vector<std::string>>& loads);
+  // The same for any commands (e.g. {"delete", "m", "--all"}), run one after another on that single-node home.
+  std::string ReferenceDumpOfCommands(const std::vector<std::vector<std::string>>& commands);
 
  private:
   std::string MapSections() const;

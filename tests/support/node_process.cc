@@ -167,6 +167,7 @@ void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& table, const std::s
   MDB_cursor* cursor = nullptr;
   Check(mdb_cursor_open(txn, dbi, &cursor), label);
   MDB_val key, value;
+  std::vector<std::string> tombstones;
   for (int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST); rc == 0;
        rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
     const bool version = table == "meta" && View(key) == kContentVersionKey;
@@ -174,9 +175,11 @@ void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& table, const std::s
     const bool mark = table == "meta" && (View(key) == kLastCondensedKey || View(key) == kLastReclaimedKey);
     // A tombstone's first 8 bytes are when this node merged the deletion, its own business too; the rest (the
     // deletion's time and expression) is the same on every node.
+    // Keyed by batch id, which depends on who ran the deletion (a reference home's own ids): shown by what they
+    // do, sorted, after the loop.
     const bool tombstone = table == kTombstonesTableName && value.mv_size >= 8;
     if (what == DumpWhat::kRows && tombstone) {
-      *out << label << ": " << View(key) << " = " << View(value).substr(8) << "\n";
+      tombstones.push_back(label + ": " + HexString(View(value).substr(8)) + "\n");
     } else if (what == DumpWhat::kRows && !version && !mark) {
       *out << label << ": " << HexString(View(key)) << " = " << HexString(View(value)) << "\n";
     } else if (what == DumpWhat::kBatchIds && version) {
@@ -186,6 +189,8 @@ void DumpTable(MDB_txn* txn, MDB_dbi dbi, const std::string& table, const std::s
     }
   }
   mdb_cursor_close(cursor);
+  std::sort(tombstones.begin(), tombstones.end());
+  for (const std::string& line : tombstones) *out << line;
 }
 
 void DumpShard(const std::string& dir, const std::string& map, DumpWhat what, std::ostringstream* out) {

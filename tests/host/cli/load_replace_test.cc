@@ -68,9 +68,10 @@ TEST(LoadReplace, ANewReleaseLeavesNoneOfTheOldRowsBehind) {
   // A map the files do not write is left alone.
   EXPECT_EQ(env.Lookup("roles", "ann").out, "admin\n");
 
-  // Row for row what a home that only ever loaded the new release holds (roles aside).
+  // Row for row what a home that only ever had the new release as its replacement holds (roles aside): the same
+  // rows, indexes and tombstone.
   CliEnv fresh("[map.geo]\ntype = ranged\nkey_format = ipv4\n[map.roles]\ntype = state\n");
-  ASSERT_EQ(fresh.Load({new_file}).exit_code, 0);
+  ASSERT_EQ(fresh.Run({"load", "--replace", new_file}).exit_code, 0);
   const std::string dump = DumpShards(env.home());
   const std::string geo_rows = dump.substr(dump.find("geo/"), dump.find("roles/") - dump.find("geo/"));
   const std::string fresh_dump = DumpShards(fresh.home());
@@ -111,6 +112,16 @@ TEST(LoadReplace, CsvNeedsItsMapAndAReplacementOfANewMapIsAFirstLoad) {
                                    "to", "--value", "country", csv});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(Lookup(env, "1.0.0.9"), "0:AU\n");
+  // A replacement by nothing is refused before anything is staged: the map stays as it is.
+  const std::string empty = env.Write("empty.csv", "from,to,country\n");
+  const ProcessResult nothing = env.Run({"load", "--replace", "--format", "csv", "--map", "geo", "--from", "from",
+                                         "--to", "to", "--value", "country", empty});
+  EXPECT_EQ(nothing.exit_code, 2);
+  EXPECT_THAT(nothing.err, HasSubstr(empty + ": --replace: no records, so no map would be replaced"));
+  EXPECT_EQ(Lookup(env, "1.0.0.9"), "0:AU\n");
+  const ProcessResult empty_xml = env.Run({"load", "--replace", env.Write("empty.xml", ReferenceData(""))});
+  EXPECT_EQ(empty_xml.exit_code, 2);
+  EXPECT_THAT(empty_xml.err, HasSubstr("--replace: no records"));
 }
 
 // PLANB_FAULT for the planb processes this test starts.
@@ -122,8 +133,9 @@ class FaultGuard {
 
 class ReplaceCrash : public ::testing::TestWithParam<const char*> {};
 
-// kill -9 of the load just before or just after the exchange: the next load (of anything) finishes the staged
-// replacement, and the home ends as if nothing had died.
+// kill -9 of the load just before or just after the replacement's commit (its deletion of the old rows and its
+// rows are one write transaction): the next load (of anything) finishes the staged replacement, and the home ends
+// as if nothing had died.
 TEST_P(ReplaceCrash, TheNextRunFinishesTheReplacement) {
   CliEnv env(kConfig);
   ASSERT_EQ(env.Load({env.Write("old.xml", OldRelease())}).exit_code, 0);
@@ -153,10 +165,10 @@ TEST_P(ReplaceCrash, TheNextRunFinishesTheReplacement) {
   EXPECT_EQ(DumpShards(env.home()), DumpShards(reference.home()));
 }
 
-INSTANTIATE_TEST_SUITE_P(Points, ReplaceCrash, ::testing::Values("replace.before_exchange", "replace.after_exchange"),
+INSTANTIATE_TEST_SUITE_P(Points, ReplaceCrash, ::testing::Values("merge.before_commit", "merge.after_commit"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
-                           return std::string(info.param).find("before") != std::string::npos ? "BeforeExchange"
-                                                                                                : "AfterExchange";
+                           return std::string(info.param).find("before") != std::string::npos ? "BeforeCommit"
+                                                                                                : "AfterCommit";
                          });
 
 // Lookups (each a `planb lookup` process) run while the replacement merges: every answer is the old release's or

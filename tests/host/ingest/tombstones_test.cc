@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,17 +91,19 @@ class DeletionOrder : public ::testing::TestWithParam<TypeCase> {
     EXPECT_TRUE(s.ok()) << s.message();
     return runtime;
   }
-  // A load of keys 1..3 at `time_ms`, zipped as `name`.
-  void MakeLoad(Runtime& runtime, const std::string& name, int64_t time_ms) {
+  // A load of keys first..last at `time_ms` (the first key at `first_key_time_ms` when given), zipped as `name`
+  // (a replacement's batch with `replace`).
+  void MakeLoad(Runtime& runtime, const std::string& name, int64_t time_ms, int first = 1, int last = 3,
+                bool replace = false, std::optional<int64_t> first_key_time_ms = std::nullopt) {
     StreamWriter writer(runtime.catalog(), runtime.home().writer() + "/" + name);
-    for (int i = 1; i <= 3; ++i) {
+    for (int i = first; i <= last; ++i) {
       std::string parts[4];
       parts[0] = "k" + std::to_string(i);
       parts[1] = std::to_string(i * 10);
       parts[2] = std::to_string(i * 10 + 9);
       // Metric values are numbers; the other types' values name the batch and the key.
       parts[3] = Type() == "metric" ? (name == "late" ? "4.5" : name == "old" ? "1.25" : "2") : name + "-" + parts[0];
-      const Record r = MakeRecord(Type(), time_ms, parts);
+      const Record r = MakeRecord(Type(), i == first && first_key_time_ms ? *first_key_time_ms : time_ms, parts);
       const Status s = writer.Add("m", r);
       ASSERT_TRUE(s.ok()) << s.message();
     }
@@ -108,6 +111,7 @@ class DeletionOrder : public ::testing::TestWithParam<TypeCase> {
     ZipOptions options;
     options.compress = false;
     options.batch_id = "test/" + name;
+    options.replace = replace;
     ASSERT_TRUE(ZipBatch(writer.dir(), Zip(name), options).ok());
     writer.Discard();
   }
@@ -230,6 +234,47 @@ TEST_P(DeletionOrder, ADeletionOfEveryRowShadowsOlderLoadsThatComeAfterIt) {
   EXPECT_EQ(MergeInOrder({"del", "late"}), "");  // the shard exists and holds nothing
 }
 
+// A replacement (keys 2..4 at hour 3) among loads before it (hour 1), older than it but merged in any order
+// (hour 2) and after it (hour 4): in all 24 orders the map holds the replacement's rows and the newer load's,
+// nothing of the older loads (key 1 only they had is gone), as when they merge in time order.
+TEST_P(DeletionOrder, AReplacementCommutesWithLoadsBeforeAndAfterIt) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "old", kBase + kHour);
+  MakeLoad(*maker, "late", kBase + 2 * kHour);
+  MakeLoad(*maker, "repl", kBase + 3 * kHour, 2, 4, /*replace=*/true);
+  MakeLoad(*maker, "new", kBase + 4 * kHour, 3, 3);
+  const std::string expected = MergeInOrder({"repl", "new"});
+  ASSERT_NE(expected, "(no shard)");
+  EXPECT_EQ(expected.find("k1 "), std::string::npos) << expected;
+  EXPECT_EQ(expected.find(" 10-19 "), std::string::npos) << expected;
+  std::vector<std::string> order = {"late", "new", "old", "repl"};
+  do {
+    SCOPED_TRACE(order[0] + "," + order[1] + "," + order[2] + "," + order[3]);
+    EXPECT_EQ(MergeInOrder(order), expected);
+  } while (std::next_permutation(order.begin(), order.end()));
+}
+
+// Two replacements and a deletion: the newer replacement wins in every order (the older one, merged after it,
+// changes no row, not even the newer one's row that is older than it: key 2 at hour 1), and a deletion newer
+// than both takes what it matches of the winner.
+TEST_P(DeletionOrder, TheNewerOfTwoReplacementsWinsInEveryOrder) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "first", kBase + 2 * kHour, 1, 2, /*replace=*/true);
+  MakeLoad(*maker, "second", kBase + 3 * kHour, 2, 3, /*replace=*/true, kBase + kHour);
+  MakeDeletion(*maker, "del", DeleteEntry{kBase + 4 * kHour, false, GetParam().key_filter});
+  const std::string second_only = MergeInOrder({"second"});
+  const std::string expected = MergeInOrder({"first", "second", "del"});
+  ASSERT_NE(expected, second_only) << "the deletion takes key 2 of the second replacement";
+  EXPECT_EQ(expected.find("k1 "), std::string::npos) << expected;
+  std::vector<std::string> order = {"del", "first", "second"};
+  do {
+    SCOPED_TRACE(order[0] + "," + order[1] + "," + order[2]);
+    EXPECT_EQ(MergeInOrder(order), expected);
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(MergeInOrder({"second", "first"}), second_only);
+  EXPECT_EQ(MergeInOrder({"first", "second"}), second_only);
+}
+
 INSTANTIATE_TEST_SUITE_P(BuiltInTypes, DeletionOrder, ::testing::ValuesIn(Types()),
                          [](const ::testing::TestParamInfo<TypeCase>& info) { return std::string(info.param.name); });
 
@@ -247,8 +292,8 @@ TEST(Tombstones, RecordReadCarryAndPruneRoundTrip) {
   EXPECT_FALSE(found);
   ASSERT_TRUE(OpenTombstones(txn.get(), true, &dbi, &found).ok());
   EXPECT_TRUE(found);
-  ASSERT_TRUE(RecordTombstone(txn.get(), dbi, "n/a", 100, DeleteEntry{-5, true, ""}).ok());
-  ASSERT_TRUE(RecordTombstone(txn.get(), dbi, "n/b", 300, DeleteEntry{7, false, "Key = 'x'"}).ok());
+  ASSERT_TRUE(RecordTombstone(txn.get(), dbi, Tombstone{"n/a", 100, false, DeleteEntry{-5, true, ""}}).ok());
+  ASSERT_TRUE(RecordTombstone(txn.get(), dbi, Tombstone{"n/b", 300, true, DeleteEntry{7, false, "Key = 'x'"}}).ok());
   std::vector<Tombstone> read;
   ASSERT_TRUE(ReadTombstones(txn.get(), dbi, &read).ok());
   ASSERT_EQ(read.size(), 2u);
@@ -256,7 +301,9 @@ TEST(Tombstones, RecordReadCarryAndPruneRoundTrip) {
   EXPECT_EQ(read[0].merged_ms, 100);
   EXPECT_EQ(read[0].entry.time_ms, -5);
   EXPECT_TRUE(read[0].entry.all);
+  EXPECT_FALSE(read[0].replacement);
   EXPECT_EQ(read[1].entry.where, "Key = 'x'");
+  EXPECT_TRUE(read[1].replacement);
   uint64_t pruned = 0;
   ASSERT_TRUE(PruneTombstones(txn.get(), dbi, 200, &pruned).ok());
   EXPECT_EQ(pruned, 1u);
@@ -271,7 +318,13 @@ TEST(Tombstones, RecordReadCarryAndPruneRoundTrip) {
   EXPECT_EQ(s.code(), Code::kCorruption);
   EXPECT_NE(s.message().find("n/c"), std::string::npos) << s.message();
   std::string bad(8, '\0');
-  bad += "time x\nall\n";
+  bad += "xtime 1\nall\n";  // a kind that is neither 'd' nor 'r'
+  v = Bytes(bad).mdb();
+  ASSERT_EQ(mdb_put(txn.get(), dbi, &k, &v, 0), MDB_SUCCESS);
+  s = ReadTombstones(txn.get(), dbi, &read);
+  EXPECT_EQ(s.code(), Code::kCorruption);
+  EXPECT_NE(s.message().find("not 'd' or 'r'"), std::string::npos) << s.message();
+  bad = std::string(8, '\0') + "dtime x\nall\n";
   v = Bytes(bad).mdb();
   ASSERT_EQ(mdb_put(txn.get(), dbi, &k, &v, 0), MDB_SUCCESS);
   s = ReadTombstones(txn.get(), dbi, &read);

@@ -1,0 +1,64 @@
+#include "host/ingest/batch_filter.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "host/common/file_util.h"
+#include "host/ingest/delete_merge.h"
+#include "host/query/map_scan.h"
+#include "host/storage/dense_copy.h"
+#include "planb/lmdb.h"
+
+namespace planb {
+
+Status BatchTimeSpan(const MapEnv& batch, MDB_txn* txn, int64_t* earliest, int64_t* latest, bool* any) {
+  *any = false;
+  *earliest = std::numeric_limits<int64_t>::max();
+  *latest = std::numeric_limits<int64_t>::min();
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(txn, batch.data()));
+  const PluginDescriptor& type = batch.plugins().type_descriptor();
+  ScanStats stats;
+  return ScanMapInTxn(
+      batch, txn, cursor.get(), ScanRequest(),
+      [&](const Row& row, Bytes, Bytes) {
+        const int64_t t = RowTimeMs(type, row);
+        *any = true;
+        *earliest = std::min(*earliest, t);
+        *latest = std::max(*latest, t);
+        return true;
+      },
+      &stats);
+}
+
+Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins, const MapEnv& batch, int64_t earliest,
+                               const std::vector<Tombstone>& tombstones, const std::string& scratch_dir,
+                               std::shared_ptr<MapEnv>* filtered, uint64_t* rows_shadowed) {
+  filtered->reset();
+  *rows_shadowed = 0;
+  const bool shadows = std::any_of(tombstones.begin(), tombstones.end(),
+                                   [earliest](const Tombstone& t) { return t.entry.time_ms > earliest; });
+  if (!shadows) return Status::Ok();
+  PLANB_RETURN_IF_ERROR(RemoveTree(scratch_dir));
+  PLANB_RETURN_IF_ERROR(MakeDirectories(scratch_dir));
+  DenseCopyStats stats;
+  PLANB_RETURN_IF_ERROR(DenseCopy(batch.env(), scratch_dir, &stats).WithContext("copying the batch to " + scratch_dir));
+  std::shared_ptr<MapEnv> copy;
+  PLANB_RETURN_IF_ERROR(MapEnv::Open(scratch_dir, plugins, MapEnv::Mode::kOpenExisting,
+                                     MapEnv::kBatchFlags, &copy));
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(copy->env(), 0).WithContext(scratch_dir));
+  for (const Tombstone& tombstone : tombstones) {
+    if (tombstone.entry.time_ms <= earliest) continue;  // the batch's rows are all as new as it
+    DeleteMergeResult deleted;
+    PLANB_RETURN_IF_ERROR(DeleteRowsBefore(*plugins, *copy, txn.get(), tombstone.entry, earliest, &deleted)
+                              .WithContext("applying the tombstone of batch " + tombstone.batch_id + " to " +
+                                           scratch_dir));
+    *rows_shadowed += deleted.rows_deleted;
+  }
+  PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(scratch_dir));
+  *filtered = std::move(copy);
+  return Status::Ok();
+}
+
+}  // namespace planb
