@@ -32,12 +32,29 @@ Status BatchTimeSpan(const MapEnv& batch, MDB_txn* txn, int64_t* earliest, int64
 }
 
 Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins, const MapEnv& batch, int64_t earliest,
-                               const std::vector<Tombstone>& tombstones, const std::string& scratch_dir,
-                               std::shared_ptr<MapEnv>* filtered, uint64_t* rows_shadowed) {
+                               const std::vector<Tombstone>& tombstones,
+                               const std::function<bool(const Row&)>& shadowed_by_identity,
+                               const std::string& scratch_dir, std::shared_ptr<MapEnv>* filtered,
+                               uint64_t* rows_shadowed, std::vector<ShadowedRow>* value_shadowed) {
   filtered->reset();
   *rows_shadowed = 0;
-  const bool shadows = std::any_of(tombstones.begin(), tombstones.end(),
-                                   [earliest](const Tombstone& t) { return t.entry.time_ms > earliest; });
+  bool shadows = std::any_of(tombstones.begin(), tombstones.end(),
+                             [earliest](const Tombstone& t) { return t.entry.time_ms > earliest; });
+  if (!shadows && shadowed_by_identity) {
+    // Any row of the batch whose identity a deletion by value left shadowed?
+    Txn read;
+    PLANB_RETURN_IF_ERROR(read.Begin(batch.env(), MDB_RDONLY));
+    Cursor cursor;
+    PLANB_RETURN_IF_ERROR(cursor.Open(read.get(), batch.data()));
+    ScanStats stats;
+    PLANB_RETURN_IF_ERROR(ScanMapInTxn(
+        batch, read.get(), cursor.get(), ScanRequest(),
+        [&](const Row& row, Bytes, Bytes) {
+          shadows = shadowed_by_identity(row);
+          return !shadows;
+        },
+        &stats));
+  }
   if (!shadows) return Status::Ok();
   PLANB_RETURN_IF_ERROR(RemoveTree(scratch_dir));
   PLANB_RETURN_IF_ERROR(MakeDirectories(scratch_dir));
@@ -51,9 +68,16 @@ Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins,
   for (const Tombstone& tombstone : tombstones) {
     if (tombstone.entry.time_ms <= earliest) continue;  // the batch's rows are all as new as it
     DeleteMergeResult deleted;
-    PLANB_RETURN_IF_ERROR(DeleteRowsBefore(*plugins, *copy, txn.get(), tombstone.entry, earliest, &deleted)
+    PLANB_RETURN_IF_ERROR(DeleteRowsBefore(*plugins, *copy, txn.get(), tombstone.entry, earliest, &deleted,
+                                           value_shadowed)
                               .WithContext("applying the tombstone of batch " + tombstone.batch_id + " to " +
                                            scratch_dir));
+    *rows_shadowed += deleted.rows_deleted;
+  }
+  if (shadowed_by_identity) {
+    DeleteMergeResult deleted;
+    PLANB_RETURN_IF_ERROR(DeleteRowsWhere(*plugins, *copy, txn.get(), shadowed_by_identity, &deleted)
+                              .WithContext("applying identity tombstones to " + scratch_dir));
     *rows_shadowed += deleted.rows_deleted;
   }
   PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(scratch_dir));

@@ -10,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "host/ingest/delete_merge.h"
 #include "host/ingest/tombstones.h"
 #include "host/storage/map_env.h"
 #include "planb/status.h"
@@ -28,8 +30,13 @@ Status BatchTimeSpan(const MapEnv& batch, MDB_txn* txn, int64_t* earliest, int64
 // `scratch_dir` (which must not exist), deletes from the copy the rows those tombstones shadow and sets
 // *filtered to the copy (open, ready to merge) and *rows_shadowed to the rows taken. Otherwise leaves *filtered
 // empty: merge `batch` itself. Errors name the copy.
+// `shadowed_by_identity` (may be empty) says whether a row is shadowed by the shard's identity tombstones
+// ("shadowed", tombstones.h); such rows go from the copy too. `value_shadowed` gets the rows that a deletion by
+// value took (the caller records their identity tombstones in the shard, ShadowIdentity).
 Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins, const MapEnv& batch, int64_t earliest,
-                               const std::vector<Tombstone>& tombstones, const std::string& scratch_dir,
-                               std::shared_ptr<MapEnv>* filtered, uint64_t* rows_shadowed);
+                               const std::vector<Tombstone>& tombstones,
+                               const std::function<bool(const Row&)>& shadowed_by_identity,
+                               const std::string& scratch_dir, std::shared_ptr<MapEnv>* filtered,
+                               uint64_t* rows_shadowed, std::vector<ShadowedRow>* value_shadowed);
 
 }  // namespace planb

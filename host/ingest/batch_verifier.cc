@@ -1,5 +1,7 @@
 #include "host/ingest/batch_verifier.h"
 
+#include "host/ingest/deletion_fields.h"
+
 #include <sys/stat.h>
 
 #include <memory>
@@ -29,9 +31,7 @@ Status VerifyDeleteEntry(const MapCatalog& catalog, const std::string& zip_path,
   if (!s.ok()) return Status(s.code(), where + ": " + s.message());
   if (entry.all) return Status::Ok();
   const PluginDescriptor& type = plugins->type_descriptor();
-  std::unique_ptr<Expression> expression;
-  const std::vector<FieldSpec> fields = MapFields(type, plugins->config());
-  s = Expression::Parse(entry.where, fields.data(), static_cast<uint32_t>(fields.size()), &expression);
+  s = CheckDeletionExpression(entry, type, plugins->config());
   if (!s.ok()) return Status::Invalid(where + ": " + s.message() + " (map '" + map + "' is a " + type.name + " map)");
   return Status::Ok();
 }

@@ -6,6 +6,7 @@
 #include "host/common/file_util.h"
 #include "host/common/log_text.h"
 #include "host/ingest/batch_ids.h"
+#include "host/ingest/deletion_fields.h"
 #include "host/ingest/load_check.h"
 #include "host/ingest/node_checks.h"
 #include "host/ingest/staging_store.h"
@@ -115,10 +116,7 @@ Status CheckDelete(Runtime& runtime, const std::string& map, const DeleteEntry& 
     return Status::Invalid("--where: " + std::to_string(entry.where.size()) + " bytes, more than a deletion holds (" +
                            std::to_string(room) + ")");
   }
-  const PluginDescriptor& type = (*plugins)->type_descriptor();
-  std::unique_ptr<Expression> expression;
-  const std::vector<FieldSpec> fields = MapFields(type, (*plugins)->config());
-  return Expression::Parse(entry.where, fields.data(), static_cast<uint32_t>(fields.size()), &expression);
+  return CheckDeletionExpression(entry, (*plugins)->type_descriptor(), (*plugins)->config());
 }
 
 Status RunDelete(Runtime& runtime, const std::string& map, const DeleteEntry& entry, const DeleteOptions& options,

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "host/storage/map_env.h"
 #include "host/transfer/delete_entry.h"
@@ -27,6 +29,17 @@ struct DeleteMergeResult {
   bool batch_at_fault = false;
 };
 
+// A row a deletion by value took (deletion_fields.h): its identity, where a scan finds it, and the bound below
+// which rows of that identity are shadowed from now on (its time + 1).
+struct ShadowedRow {
+  std::string identity;  // RowIdentity
+  std::string key;       // Row::key (text-key types)
+  int64_t range_from = 0;
+  bool has_addresses = false;
+  uint8_t address_from[16] = {};
+  int64_t before_ms = 0;
+};
+
 // Deletes what `entry` names from `shard` (the map of `plugins`), records its tombstone and `batch_id`, in one
 // write transaction. On failure the transaction aborts and the shard is as it was; messages name no file (the
 // caller says which).
@@ -39,7 +52,18 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
 // result's counts; sets batch_at_fault when the expression does not parse against the map's fields. A deletion's
 // merge takes every older row (from_ms: the lowest time); a replacement's every row up to its newest; a batch
 // older than a tombstone loses the rows it shadows this way before it merges (batch_filter.h).
+// `shadowed` (may be null) gets the rows taken when the expression names a value (NamesIdentityOnly is false).
 Status DeleteRowsBefore(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* txn, const DeleteEntry& entry,
-                        int64_t from_ms, DeleteMergeResult* result);
+                        int64_t from_ms, DeleteMergeResult* result, std::vector<ShadowedRow>* shadowed = nullptr);
+
+// In the write transaction `txn` of `shard`: deletes every row `filter` accepts (a full scan), as above.
+Status DeleteRowsWhere(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* txn,
+                       const std::function<bool(const Row&)>& filter, DeleteMergeResult* result);
+
+// In the write transaction `txn` of `shard`: records `row`'s identity tombstone and deletes the rows of that
+// identity older than its bound (a row a value-deletion took from a batch before it merged: the older value
+// this shard holds must not stay in its place).
+Status ShadowIdentity(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* txn, const ShadowedRow& row,
+                      int64_t now_ms, DeleteMergeResult* result);
 
 }  // namespace planb

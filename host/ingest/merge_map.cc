@@ -49,7 +49,7 @@ Status ApplyReplacement(const MapPlugins& plugins, const MapEnv& shard, MDB_txn*
 
 Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
                       const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
-                      const ReplacementMerge* replacement) {
+                      const ReplacementMerge* replacement, const std::vector<ShadowedRow>* shadowed) {
   result->batch_at_fault = false;
   result->already_merged = false;
   Txn shard_txn;
@@ -62,6 +62,12 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
   if (replacement != nullptr) {
     PLANB_RETURN_IF_ERROR(ApplyReplacement(plugins, shard, shard_txn.get(), batch_id, replacement->latest_ms,
                                            now_ms, &outranked));
+  }
+  if (shadowed != nullptr) {
+    for (const ShadowedRow& row : *shadowed) {
+      DeleteMergeResult deleted;
+      PLANB_RETURN_IF_ERROR(ShadowIdentity(plugins, shard, shard_txn.get(), row, now_ms, &deleted));
+    }
   }
   Cursor batch_cursor;
   PLANB_RETURN_IF_ERROR(batch_cursor.Open(batch_txn, batch.data()));

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "host/ingest/delete_merge.h"
 #include "host/storage/map_env.h"
 #include "planb/status.h"
 
@@ -34,11 +36,14 @@ struct MapMergeResult {
 // A replacement (`load --replace`, `replacement` given): in the same transaction and before the batch's rows, every
 // row of the shard at or before the batch's newest row time goes and a tombstone of them is kept (tombstones.h),
 // unless a replacement merged before outranks this one; lookups see the old content or the new, never a mix.
+// `shadowed`: rows a deletion by value took out of the batch first (batch_filter.h): their identity tombstones
+// are recorded and the shard's older rows of those identities go, in the same transaction.
 struct ReplacementMerge {
   int64_t latest_ms = 0;  // the newest row time of the replacement's batch as it was made (BatchTimeSpan)
 };
 Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
                       const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
-                      const ReplacementMerge* replacement = nullptr);
+                      const ReplacementMerge* replacement = nullptr,
+                      const std::vector<ShadowedRow>* shadowed = nullptr);
 
 }  // namespace planb

@@ -17,6 +17,7 @@
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_map.h"
 #include "host/ingest/batch_filter.h"
+#include "host/ingest/deletion_fields.h"
 #include "host/ingest/tombstones.h"
 #include "host/ingest/staging_store.h"
 #include "host/storage/shard_compaction.h"
@@ -247,14 +248,40 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
                                     }),
                      tombstones.end());
   }
+  // Identity tombstones (rows a deletion by value took, deletion_fields.h), read in a transaction of the shard
+  // held while the batch is filtered (merges take turns: nothing else writes the shard meanwhile).
+  Txn shard_read;
+  MDB_dbi shadowed_dbi = 0;
+  bool has_shadowed = false;
+  if (fresh.empty() && !tombstones.empty()) {
+    PLANB_RETURN_IF_ERROR(shard_read.Begin(shard->env(), MDB_RDONLY).WithContext(shard_path));
+    PLANB_RETURN_IF_ERROR(OpenShadowed(shard_read.get(), /*create=*/false, &shadowed_dbi, &has_shadowed)
+                              .WithContext(shard_path));
+  }
+  const PluginDescriptor& type = plugins->type_descriptor();
+  Status identity_failure;
+  std::function<bool(const Row&)> by_identity;
+  if (has_shadowed) {
+    by_identity = [&](const Row& row) {
+      int64_t before = 0;
+      bool found = false;
+      Status s = ShadowedBefore(shard_read.get(), shadowed_dbi, RowIdentity(type, plugins->config(), row), &before,
+                                &found);
+      if (!s.ok()) identity_failure = s;
+      return s.ok() && found && RowTimeMs(type, row) < before;
+    };
+  }
   std::shared_ptr<MapEnv> filtered;
   uint64_t shadowed = 0;
+  std::vector<ShadowedRow> value_shadowed;
   Txn filtered_txn;
   if (any && !tombstones.empty()) {
-    PLANB_RETURN_IF_ERROR(
-        FilterBatchByTombstones(plugins, *batch, earliest, tombstones, map_dir + ".filtered", &filtered, &shadowed));
+    PLANB_RETURN_IF_ERROR(FilterBatchByTombstones(plugins, *batch, earliest, tombstones, by_identity,
+                                                  map_dir + ".filtered", &filtered, &shadowed, &value_shadowed));
+    PLANB_RETURN_IF_ERROR(identity_failure.WithContext(shard_path));
     if (filtered) PLANB_RETURN_IF_ERROR(filtered_txn.Begin(filtered->env(), MDB_RDONLY));
   }
+  shard_read.Abort();
   const MapEnv& rows = filtered ? *filtered : *batch;
   MDB_txn* rows_txn = filtered ? filtered_txn.get() : batch_txn.get();
 
@@ -264,7 +291,7 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   ReplacementMerge replacement;
   replacement.latest_ms = latest;
   Status s = MergeIntoShard(*plugins, rows, rows_txn, *shard, batch_id, CurrentTimeMs(), &merged,
-                            replace && any ? &replacement : nullptr);
+                            replace && any ? &replacement : nullptr, &value_shadowed);
   filtered_txn.Abort();
   filtered.reset();
   (void)RemoveTree(map_dir + ".filtered");

@@ -1,5 +1,7 @@
 #include "host/ingest/tombstones.h"
 
+#include <xxhash.h>
+
 #include <limits>
 
 #include "host/common/log_text.h"
@@ -118,6 +120,68 @@ Status PruneTombstones(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* p
     PLANB_RETURN_IF_ERROR(DecodeTombstone(k, v, &tombstone));
     if (tombstone.merged_ms >= before_ms) continue;
     PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_del(cursor.get(), 0), "pruning table 'tombstones'"));
+    ++*pruned;
+  }
+  return Status::Ok();
+}
+
+namespace {
+std::string IdentityKey(const std::string& identity) {
+  const XXH128_hash_t h = XXH3_128bits(identity.data(), identity.size());
+  uint8_t key[16];
+  PutU64(key, h.high64);
+  PutU64(key + 8, h.low64);
+  return std::string(reinterpret_cast<const char*>(key), 16);
+}
+}  // namespace
+
+Status OpenShadowed(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found) {
+  const int rc = mdb_dbi_open(txn, kShadowedTableName, create ? MDB_CREATE : 0, dbi);
+  *found = rc == MDB_SUCCESS;
+  if (rc == MDB_NOTFOUND && !create) return Status::Ok();
+  if (rc == MDB_INCOMPATIBLE) return Status::Corruption("table 'shadowed' is not a Plan B table");
+  return LmdbStatus(rc, "opening table 'shadowed'");
+}
+
+Status ShadowedBefore(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t* before_ms, bool* found) {
+  const std::string key = IdentityKey(identity);
+  MDB_val k = Bytes(key).mdb();
+  MDB_val v;
+  const int rc = mdb_get(txn, dbi, &k, &v);
+  *found = rc == MDB_SUCCESS;
+  if (rc == MDB_NOTFOUND) return Status::Ok();
+  PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "reading table 'shadowed'"));
+  if (v.mv_size != 16) return Status::Corruption("table 'shadowed': a row of " + std::to_string(v.mv_size) + " bytes");
+  *before_ms = static_cast<int64_t>(GetU64(static_cast<const uint8_t*>(v.mv_data)));
+  return Status::Ok();
+}
+
+Status RecordShadowed(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t before_ms, int64_t merged_ms) {
+  int64_t old = 0;
+  bool found = false;
+  PLANB_RETURN_IF_ERROR(ShadowedBefore(txn, dbi, identity, &old, &found));
+  if (found && old >= before_ms) return Status::Ok();
+  uint8_t value[16];
+  PutU64(value, static_cast<uint64_t>(before_ms));
+  PutU64(value + 8, static_cast<uint64_t>(merged_ms));
+  const std::string key = IdentityKey(identity);
+  MDB_val k = Bytes(key).mdb();
+  MDB_val v = Bytes(value, sizeof value).mdb();
+  return LmdbStatus(mdb_put(txn, dbi, &k, &v, 0), "writing table 'shadowed'");
+}
+
+Status PruneShadowed(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned) {
+  *pruned = 0;
+  Cursor cursor;
+  PLANB_RETURN_IF_ERROR(cursor.Open(txn, dbi));
+  MDB_val k;
+  MDB_val v;
+  for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
+       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
+    if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading table 'shadowed'");
+    if (v.mv_size != 16) return Status::Corruption("table 'shadowed': a row of " + std::to_string(v.mv_size) + " bytes");
+    if (static_cast<int64_t>(GetU64(static_cast<const uint8_t*>(v.mv_data) + 8)) >= before_ms) continue;
+    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_del(cursor.get(), 0), "pruning table 'shadowed'"));
     ++*pruned;
   }
   return Status::Ok();

@@ -29,6 +29,10 @@
 namespace planb {
 
 inline constexpr const char* kTombstonesTableName = "tombstones";
+// Identity tombstones (on-disk format as above): key: XXH3-128 of a row's identity (deletion_fields.h RowIdentity);
+// value: i64 big-endian time (rows of that identity older than it are shadowed), i64 big-endian merge time (ms).
+// Left by deletions whose expression names a value, for each row they take (deletion_fields.h says why).
+inline constexpr const char* kShadowedTableName = "shadowed";
 
 struct Tombstone {
   std::string batch_id;
@@ -69,5 +73,12 @@ Status CarryTombstones(MDB_txn* from_txn, MDB_dbi from, MDB_txn* to_txn, MDB_dbi
 
 // Deletes the tombstones merged before `before_ms` (in the write transaction `txn`); `*pruned` counts them.
 Status PruneTombstones(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned);
+
+// The "shadowed" table: opened like OpenTombstones; an identity's bound recorded (the higher of the old and the
+// new), looked up (*found false when none), and pruned by merge time.
+Status OpenShadowed(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found);
+Status RecordShadowed(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t before_ms, int64_t merged_ms);
+Status ShadowedBefore(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t* before_ms, bool* found);
+Status PruneShadowed(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned);
 
 }  // namespace planb

@@ -67,6 +67,13 @@ Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
       PLANB_RETURN_IF_ERROR(
           PruneTombstones(txn.get(), tombstones, before, &out->tombstones_pruned).WithContext(shard.path()));
     }
+    MDB_dbi shadowed = 0;
+    PLANB_RETURN_IF_ERROR(OpenShadowed(txn.get(), /*create=*/false, &shadowed, &found).WithContext(shard.path()));
+    if (found) {
+      uint64_t pruned = 0;
+      PLANB_RETURN_IF_ERROR(PruneShadowed(txn.get(), shadowed, before, &pruned).WithContext(shard.path()));
+      out->tombstones_pruned += pruned;
+    }
   }
   if (dry_run || (!out->asked && out->batches_pruned + out->tombstones_pruned == 0)) {
     return Status::Ok();  // aborts: nothing changes

@@ -22,7 +22,7 @@ struct RowsMaintenance {
   MaintainStats stats;
   uint64_t keys_swept = 0;  // keys the scheme forgot (lookup tables)
   uint64_t batches_pruned = 0;  // rows of the merged-batches table pruned
-  uint64_t tombstones_pruned = 0;  // deletions' tombstones pruned with them (host/ingest/tombstones.h)
+  uint64_t tombstones_pruned = 0;  // deletions' tombstones (and identity tombstones) pruned with them (tombstones.h)
 };
 
 // What the config asks of the rows at `now_ms`: cut-offs are now - condense_after and now - retain_for

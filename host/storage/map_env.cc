@@ -107,8 +107,8 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
   options.map_size = config.max_store_size;
   options.max_readers = config.max_readers;
   options.flags = mode == Mode::kOpenExisting ? ReadOnlyFlags(path, env_flags) : env_flags;
-  // data, meta, batches, tombstones, and the plugins' own tables.
-  options.max_dbs = 4 + map->plugins_->type_descriptor().table_count + map->plugins_->scheme_tables_in_use();
+  // data, meta, batches, tombstones, shadowed, and the plugins' own tables.
+  options.max_dbs = 5 + map->plugins_->type_descriptor().table_count + map->plugins_->scheme_tables_in_use();
   PLANB_RETURN_IF_ERROR(map->env_.Open(path, options));
   PLANB_RETURN_IF_ERROR(CheckFileCoversMeta(map->env(), path));
   if ((options.flags & MDB_RDONLY) == 0) {

@@ -73,9 +73,11 @@ class Schedule {
   }
 
   // Maybe a deletion (of one key of either map, at a time among the rows') or a replacement, from proc2.
-  ::testing::AssertionResult MaybeDeleteOrReplace() {
+  // Steps 1 and 2 always replace and delete by value, so that every seed has both.
+  ::testing::AssertionResult MaybeDeleteOrReplace(unsigned step) {
     std::vector<std::string> command;
-    const int what = std::uniform_int_distribution<int>(0, 3)(random_);
+    const int drawn = std::uniform_int_distribution<int>(0, 4)(random_);
+    const int what = step == 1 ? 2 : step == 2 ? 3 : drawn;
     const std::string key = std::to_string(std::uniform_int_distribution<int>(0, 7)(random_));
     if (what == 0) {
       command = {"delete", "city_to_country", "--where", "Key = 'city-" + key + "'", "--effective-time",
@@ -85,6 +87,16 @@ class Schedule {
                  "2024-03-01T1" + std::to_string(std::uniform_int_distribution<int>(0, 4)(random_)) + ":30:00Z"};
     } else if (what == 2) {
       command = {"load", "--replace", NewReplacementFile()};
+    } else if (what == 3 && !files_.empty()) {
+      // By value: one a load of this schedule gave (loader-file-record), so it may be a key's newer value or an
+      // older one, merged before or after the deletion on each node.
+      const int file = std::uniform_int_distribution<int>(0, static_cast<int>(files_.size()) - 1)(random_);
+      const int record = std::uniform_int_distribution<int>(0, 11)(random_);
+      command = {"delete", "city_to_country", "--where",
+                 "Value = '" + std::string(file % 2 == 0 ? "proc" : "proc2") + "-" + std::to_string(file) + "-" +
+                     std::to_string(record) + "' or Value startsWith 'release-" + std::to_string(file) + "-'",
+                 "--effective-time", "2024-03-01T10:" + Two(std::uniform_int_distribution<int>(5, 25)(random_)) +
+                     ":30Z"};
     } else {
       return ::testing::AssertionSuccess();
     }
@@ -100,7 +112,7 @@ class Schedule {
 
   // One step: both processing nodes load a new file at once, maybe a deletion or replacement follows, then maybe
   // a node dies or comes back.
-  ::testing::AssertionResult Step() {
+  ::testing::AssertionResult Step(unsigned step) {
     const std::string a = NewFile("proc");
     const std::string b = NewFile("proc2");
     ProcessResult from_a;
@@ -117,7 +129,7 @@ class Schedule {
     }
     commands_.push_back({"load", a});
     commands_.push_back({"load", b});
-    if (::testing::AssertionResult done = MaybeDeleteOrReplace(); !done) return done;
+    if (::testing::AssertionResult done = MaybeDeleteOrReplace(step); !done) return done;
     std::uniform_int_distribution<int> action(0, 3);
     const int node = std::uniform_int_distribution<int>(0, 1)(random_);
     switch (action(random_)) {
@@ -175,7 +187,7 @@ void RunSchedule(unsigned seed, unsigned steps) {
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
   PLANB_ASSERT_NODE_STARTS(cluster, 1);
   Schedule schedule(cluster, seed);
-  for (unsigned step = 0; step < steps; ++step) ASSERT_TRUE(schedule.Step()) << "step " << step;
+  for (unsigned step = 0; step < steps; ++step) ASSERT_TRUE(schedule.Step(step)) << "step " << step;
   ASSERT_TRUE(schedule.StartAll());
   // Each seed of the suite gives both kinds (the schedule is deterministic for a seed).
   EXPECT_GT(schedule.deletions(), 0);
