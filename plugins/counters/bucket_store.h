@@ -24,7 +24,7 @@ namespace planb::counters {
 
 inline constexpr uint32_t kStartSize = 8;
 inline constexpr uint32_t kWidthSize = 8;
-inline constexpr uint32_t kMaxAggregateSize = 32;
+inline constexpr uint32_t kMaxAggregateSize = 40;
 
 // One type's aggregate, as the bytes a row stores (on-disk format). Functions, not virtuals: a static table.
 struct Aggregate {

@@ -53,10 +53,52 @@ struct Stats {
   }
 };
 using Model = std::map<std::pair<std::string, int64_t>, Stats>;  // (key, bucket start) -> stats
+using RawRows = std::vector<std::pair<std::string, std::string>>;   // LMDB key and value of each data row
+
+constexpr uint32_t kAggregateSize = 40;  // metric_store.cc: count, sum (units of 1e-9, 16 bytes), min, max
+constexpr __int128 kMaxUnits = static_cast<__int128>((static_cast<unsigned __int128>(1) << 127) - 1);
+constexpr __int128 kMinUnits = -kMaxUnits - 1;
+
+// Every row of the env's data table, as bytes, in LMDB order.
+Status DumpRaw(const MapEnv& env, RawRows* out) {
+  out->clear();
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY));
+  Cursor walk;
+  PLANB_RETURN_IF_ERROR(walk.Open(txn.get(), env.data()));
+  Bytes key;
+  Bytes value;
+  for (bool more = walk.Get(MDB_FIRST, &key, &value); more; more = walk.Get(MDB_NEXT, &key, &value)) {
+    out->emplace_back(std::string(key.view()), std::string(value.view()));
+  }
+  return Status::Ok();
+}
+
+// Overwrites the sum (units of 1e-9) of every row of the env's data table: a shard as 1.7e9 values of 1e20 would
+// leave it, which no test can load. The aggregate is the value's last kAggregateSize bytes (bucket_store.h).
+Status SetSums(const MapEnv& env, __int128 units) {
+  RawRows rows;
+  PLANB_RETURN_IF_ERROR(DumpRaw(env, &rows));
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), 0));
+  for (auto& [key, value] : rows) {
+    if (value.size() < kAggregateSize) return Status::Corruption("a metric row shorter than its aggregate");
+    const unsigned __int128 bits = static_cast<unsigned __int128>(units);
+    uint8_t* sum = reinterpret_cast<uint8_t*>(&value[value.size() - kAggregateSize + 8]);
+    for (int i = 0; i < 16; ++i) sum[i] = static_cast<uint8_t>(bits >> (8 * (15 - i)));
+    PLANB_RETURN_IF_ERROR(txn.Put(env.data(), Bytes(key), Bytes(value)));
+  }
+  return txn.Commit();
+}
 
 constexpr int64_t kMinute = 60000;
 
 bool Contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// Mean as the store computes it: sum / count in long double, then rounded to double (exact when the sum is).
+double MeanOf(const Stats& s) {
+  return static_cast<double>(static_cast<long double>(s.sum) / static_cast<long double>(s.count));
+}
 
 std::string Shortest(double d) {
   char buf[64];
@@ -66,7 +108,7 @@ std::string Shortest(double d) {
 
 ::testing::AssertionResult Is(const Bucket& b, std::string_view key, int64_t start, const Stats& want) {
   if (b.code != Code::kOk || b.key != key || b.start != start || b.count != want.count || b.sum != want.sum ||
-      b.min != want.min || b.max != want.max || b.mean != want.sum / static_cast<double>(want.count)) {
+      b.min != want.min || b.max != want.max || b.mean != MeanOf(want)) {
     return ::testing::AssertionFailure() << "got " << ::testing::PrintToString(b) << ", want count " << want.count
                                          << " sum " << want.sum << " min " << want.min << " max " << want.max << " at "
                                          << start;
@@ -111,28 +153,68 @@ TEST_P(MetricStoreTest, AggregatesCountSumMinMaxAndMean) {
   EXPECT_EQ(GetBucket(*env, "c", 0).code, Code::kNotFound);
 }
 
-TEST_P(MetricStoreTest, SumsComeBackAsTheExactDouble) {
+TEST_P(MetricStoreTest, SumsAreExactToANanoUnit) {
   auto env = Batch({{"a", 0, "11498.189"},
                     {"b", 0, "0.1"},
                     {"b", 1, "0.2"},
                     {"c", 0, "5e-324"},
-                    {"d", 0, "1.7976931348623157e308"}});
+                    {"d", 0, "1e20"},
+                    {"d", 1, "-1e20"},
+                    {"d", 2, "100000000000000000000"},
+                    {"e", 0, "-0"},
+                    {"f", 0, "0.0000000015"},
+                    {"f", 1, "-0.0000000015"},
+                    {"g", 0, "-0.1"},
+                    {"g", 1, "-0.2"},
+                    {"h", 0, "12345678901.123456789"},
+                    {"h", 1, "0.000000001"}});
   const Bucket a = GetBucket(*env, "a", 0);
   EXPECT_EQ(a.sum, 11498.189);
   EXPECT_EQ(Shortest(a.sum), "11498.189");
   EXPECT_EQ(Shortest(a.mean), "11498.189");
-  EXPECT_EQ(Shortest(GetBucket(*env, "b", 0).sum), "0.30000000000000004");  // what 0.1 + 0.2 is, not "0.3"
-  EXPECT_EQ(GetBucket(*env, "c", 0).min, 5e-324);
-  EXPECT_EQ(Shortest(GetBucket(*env, "d", 0).max), "1.7976931348623157e+308");
+  const Bucket b = GetBucket(*env, "b", 0);
+  EXPECT_EQ(Shortest(b.sum), "0.3");  // 0.1 + 0.2 in units of 1e-9, not the double 0.30000000000000004
+  EXPECT_EQ(Shortest(b.mean), "0.15");
+  EXPECT_EQ(b.min, 0.1);
+  EXPECT_EQ(b.max, 0.2);
+  const Bucket c = GetBucket(*env, "c", 0);
+  EXPECT_EQ(c.min, 5e-324);  // min and max are the parsed doubles
+  EXPECT_EQ(c.max, 5e-324);
+  EXPECT_EQ(c.sum, 0);  // below half a unit of 1e-9
+  EXPECT_EQ(c.mean, 0);
+  EXPECT_TRUE(Is(GetBucket(*env, "d", 0), "d", 0, {3, 1e20, -1e20, 1e20}));  // the range's ends are in it
+  const Bucket e = GetBucket(*env, "e", 0);
+  EXPECT_EQ(e.min, 0);
+  EXPECT_FALSE(std::signbit(e.min)) << "-0 is kept as +0";
+  EXPECT_FALSE(std::signbit(e.max));
+  // The sum shown is the double nearest its exact decimal value, negative ones too.
+  EXPECT_EQ(Shortest(GetBucket(*env, "g", 0).sum), "-0.3");
+  EXPECT_EQ(GetBucket(*env, "h", 0).sum, 12345678901.12345679);
+  const Bucket f = GetBucket(*env, "f", 0);  // +-1.5 units round to the same magnitude: the sum is 0
+  EXPECT_EQ(f.sum, 0);
+  EXPECT_EQ(f.min, -0.0000000015);
   std::vector<Bucket> rows;
   ASSERT_TRUE(DumpBuckets(*env, &rows).ok());
   bool seen = false;
   for (const Bucket& row : rows) {
-    if (row.key != "a") continue;
+    if (row.key != "b") continue;
     seen = true;
-    EXPECT_EQ(Shortest(row.sum), "11498.189");
+    EXPECT_EQ(Shortest(row.sum), "0.3");
   }
   EXPECT_TRUE(seen);
+}
+
+TEST_P(MetricStoreTest, AValueBeyondTheRangeIsRefusedNamingIt) {
+  auto env = Batch({{"a", 0, "1"}});
+  for (const char* value : {"1.7976931348623157e308", "-1.7976931348623157e308", "1e21", "-1.0000000000000002e20",
+                            "100000000000000016384"}) {
+    const Status s = PutCounts(env, {{"a", 5, "2"}, {"b", 0, value}});
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << value;
+    EXPECT_TRUE(Contains(s.message(), std::string("<value> '") + value + "' is beyond the metric's range of +-1e20"))
+        << s.message();
+  }
+  EXPECT_TRUE(Is(GetBucket(*env, "a", 0), "a", 0, {1, 1, 1, 1}));
+  EXPECT_EQ(GetBucket(*env, "b", 0).code, Code::kNotFound);
 }
 
 TEST_P(MetricStoreTest, MalformedValuesAreRefusedAndWriteNothing) {
@@ -150,13 +232,73 @@ TEST_P(MetricStoreTest, MalformedValuesAreRefusedAndWriteNothing) {
   EXPECT_EQ(GetBucket(*env, "b", 0).code, Code::kNotFound);
 }
 
+// A sum leaves its 128-bit range only after some 1.7e9 values of 1e20 (the range's end), more than a test can
+// load: the shard's sum is set near either end by hand, as that many merges would leave it.
 TEST_P(MetricStoreTest, AnOverflowingSumIsRefusedNamingKeyAndBucket) {
-  auto shard = Batch({{"big", kMinute, "1e308"}});
-  const Status s = MergeInto(Batch({{"big", kMinute + 1, "1e308"}}), shard);
-  EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), "'big'")) << s.message();
-  EXPECT_TRUE(Contains(s.message(), "1970-01-01T00:01:00.000Z")) << s.message();
-  EXPECT_TRUE(Is(GetBucket(*shard, "big", kMinute), "big", kMinute, {1, 1e308, 1e308, 1e308}));
+  for (const bool up : {true, false}) {
+    auto shard = Batch({{"big", kMinute, up ? "1e20" : "-1e20"}});
+    const __int128 near = up ? kMaxUnits : kMinUnits;  // the ends of the range
+    ASSERT_TRUE(SetSums(*shard, near).ok());
+    const double sum = static_cast<double>(static_cast<long double>(near) / 1e9L);
+    const Stats stored = up ? Stats{1, sum, 1e20, 1e20} : Stats{1, sum, -1e20, -1e20};
+    ASSERT_TRUE(Is(GetBucket(*shard, "big", kMinute), "big", kMinute, stored)) << "any 128-bit sum is valid";
+    RawRows before;
+    ASSERT_TRUE(DumpRaw(*shard, &before).ok());
+    const Status s = MergeInto(Batch({{"big", kMinute + 1, up ? "0.000000001" : "-0.000000001"}}), shard);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_TRUE(Contains(s.message(), "'big'")) << s.message();
+    EXPECT_TRUE(Contains(s.message(), "1970-01-01T00:01:00.000Z")) << s.message();
+    EXPECT_TRUE(Contains(s.message(), "the sum leaves its range")) << s.message();
+    RawRows after;
+    ASSERT_TRUE(DumpRaw(*shard, &after).ok());
+    EXPECT_EQ(after, before);
+    // One unit back in range still adds.
+    ASSERT_TRUE(MergeInto(Batch({{"big", kMinute + 2, up ? "-0.000000001" : "0.000000001"}}), shard).ok());
+    EXPECT_EQ(GetBucket(*shard, "big", kMinute).count, 2);
+  }
+}
+
+// Sums in units of 1e-9 add as integers: the same batches merged in any order give the same bytes. None of the
+// values is exact in binary: as doubles added in merge order (format version 1), the first bucket's sum was
+// 123457.79 in four orders and 123457.79000000001 in two. One key only, so that schemes that give keys ids in
+// order of arrival give the same ids; -0 and 0 in two batches check that the min of two zeros does not depend on
+// the order.
+TEST_P(MetricStoreTest, MergesInAnyOrderGiveTheSameBytes) {
+  const std::vector<Events> batches = {
+      {{"k", 0, "0.1"}, {"k", 1, "1e-3"}, {"k", kMinute, "-0"}, {"k", 3 * kMinute, "-2.5e-7"}},
+      {{"k", 2, "0.2"}, {"k", 3, "123456.789"}, {"k", kMinute + 1, "0"}},
+      {{"k", 4, "0.7"}, {"k", kMinute + 2, "0.5"}, {"k", 3 * kMinute, "0.3333333333"}},
+  };
+  std::vector<size_t> order = {0, 1, 2};
+  RawRows first;
+  int orders = 0;
+  do {
+    auto shard = NewEnv();
+    for (const size_t i : order) ASSERT_TRUE(MergeInto(Batch(batches[i]), shard).ok());
+    RawRows rows;
+    ASSERT_TRUE(DumpRaw(*shard, &rows).ok());
+    ASSERT_EQ(rows.size(), 3u);
+    if (orders++ == 0) {
+      first = rows;
+      std::vector<Bucket> buckets;
+      ASSERT_TRUE(DumpBuckets(*shard, &buckets).ok());
+      ASSERT_EQ(buckets.size(), 3u);
+      EXPECT_EQ(buckets[0].count, 5);
+      EXPECT_EQ(Shortest(buckets[0].sum), "123457.79");
+      EXPECT_EQ(Shortest(buckets[0].mean), "24691.558");
+      EXPECT_EQ(buckets[0].min, 1e-3);
+      EXPECT_EQ(buckets[0].max, 123456.789);
+      EXPECT_TRUE(Is(buckets[1], "k", kMinute, {3, 0.5, 0, 0.5}));
+      EXPECT_FALSE(std::signbit(buckets[1].min));
+      EXPECT_EQ(Shortest(buckets[2].sum), "0.333333083");  // 0.3333333333 is 333333333 units of 1e-9, minus 250
+      continue;
+    }
+    for (size_t r = 0; r < rows.size(); ++r) {
+      EXPECT_EQ(rows[r].first, first[r].first) << "order " << order[0] << order[1] << order[2];
+      EXPECT_EQ(rows[r].second, first[r].second) << "order " << order[0] << order[1] << order[2] << ", row " << r;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  EXPECT_EQ(orders, 6);
 }
 
 // A property test: random batches merged one after another equal a model. Values are multiples of 1/8 small
