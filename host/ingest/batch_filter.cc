@@ -5,6 +5,7 @@
 
 #include "host/common/file_util.h"
 #include "host/ingest/delete_merge.h"
+#include "host/ingest/deletion_fields.h"
 #include "host/query/map_scan.h"
 #include "host/storage/dense_copy.h"
 #include "planb/lmdb.h"
@@ -65,7 +66,16 @@ Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins,
                                      MapEnv::kBatchFlags, &copy));
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(copy->env(), 0).WithContext(scratch_dir));
-  for (const Tombstone& tombstone : tombstones) {
+  // Replacements and deletions by identity first: a row they shadow was never a key's value when a deletion by
+  // value came, so that deletion must not take it (and leave an identity tombstone over a replacement's rows).
+  std::vector<const Tombstone*> ordered;
+  for (const Tombstone& t : tombstones) ordered.push_back(&t);
+  const PluginDescriptor& type = plugins->type_descriptor();
+  std::stable_partition(ordered.begin(), ordered.end(), [&](const Tombstone* t) {
+    return t->replacement || NamesIdentityOnly(t->entry, type, plugins->config());
+  });
+  for (const Tombstone* shadowing : ordered) {
+    const Tombstone& tombstone = *shadowing;
     if (tombstone.entry.time_ms <= earliest) continue;  // the batch's rows are all as new as it
     DeleteMergeResult deleted;
     PLANB_RETURN_IF_ERROR(DeleteRowsBefore(*plugins, *copy, txn.get(), tombstone.entry, earliest, &deleted,

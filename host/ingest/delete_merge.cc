@@ -17,16 +17,14 @@
 namespace planb {
 
 namespace {
-ShadowedRow MakeShadowedRow(const MapPlugins& plugins, const Row& row) {
-  const PluginDescriptor& type = plugins.type_descriptor();
+ShadowedRow MakeShadowedRow(const PluginDescriptor& type, const std::vector<FieldSpec>& identity, const Row& row) {
   ShadowedRow out;
-  out.identity = RowIdentity(type, plugins.config(), row);
+  out.identity = RowIdentity(identity, row);
   out.key = std::string(row.key.view());
   out.range_from = row.range_from;
   out.has_addresses = row.has_addresses;
   std::memcpy(out.address_from, row.address_from, sizeof out.address_from);
-  const int64_t t = RowTimeMs(type, row);
-  out.before_ms = t == std::numeric_limits<int64_t>::max() ? t : t + 1;
+  out.version = RowVersion{RowTimeMs(type, row), RowTieHash(row)};
   return out;
 }
 
@@ -85,7 +83,7 @@ Status ShadowIdentity(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* t
   MDB_dbi dbi = 0;
   bool found = false;
   PLANB_RETURN_IF_ERROR(OpenShadowed(txn, /*create=*/true, &dbi, &found));
-  PLANB_RETURN_IF_ERROR(RecordShadowed(txn, dbi, row.identity, row.before_ms, now_ms));
+  PLANB_RETURN_IF_ERROR(RecordShadowed(txn, dbi, row.identity, row.version, now_ms));
   const PluginDescriptor& type = plugins.type_descriptor();
   // Narrowed to the row's key or range start where the type can narrow; the identity decides.
   ScanRequest request;
@@ -106,9 +104,9 @@ Status ShadowIdentity(const MapPlugins& plugins, const MapEnv& shard, MDB_txn* t
     request.bounds.has_number_bounds = true;
     request.bounds.number_min = request.bounds.number_max = row.range_from;
   }
-  const MapConfig& config = plugins.config();
+  const std::vector<FieldSpec> identity = IdentityFields(type, plugins.config());
   request.filter = [&](const Row& r) {
-    return RowTimeMs(type, r) < row.before_ms && RowIdentity(type, config, r) == row.identity;
+    return RowVersion{RowTimeMs(type, r), RowTieHash(r)} <= row.version && RowIdentity(identity, r) == row.identity;
   };
   return DeleteScanned(plugins, shard, txn, request, nullptr, result);
 }
@@ -141,7 +139,9 @@ Status DeleteRowsBefore(const MapPlugins& plugins, const MapEnv& shard, MDB_txn*
   // A deletion by value leaves an identity tombstone for each row it takes (deletion_fields.h).
   std::function<void(const Row&)> on_deleted;
   if (shadowed != nullptr && !NamesIdentityOnly(entry, type, plugins.config())) {
-    on_deleted = [&](const Row& row) { shadowed->push_back(MakeShadowedRow(plugins, row)); };
+    on_deleted = [&, identity = IdentityFields(type, plugins.config())](const Row& row) {
+      shadowed->push_back(MakeShadowedRow(type, identity, row));
+    };
   }
   return DeleteScanned(plugins, shard, txn, request, on_deleted, result);
 }
@@ -164,7 +164,7 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
     bool opened = false;
     PLANB_RETURN_IF_ERROR(OpenShadowed(txn.get(), /*create=*/true, &dbi, &opened));
     for (const ShadowedRow& row : shadowed) {
-      PLANB_RETURN_IF_ERROR(RecordShadowed(txn.get(), dbi, row.identity, row.before_ms, now_ms));
+      PLANB_RETURN_IF_ERROR(RecordShadowed(txn.get(), dbi, row.identity, row.version, now_ms));
     }
   }
   // The tombstone shadows matching older rows of batches merged after this one, whatever order they come in.

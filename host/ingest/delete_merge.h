@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "host/ingest/tombstones.h"
 #include "host/storage/map_env.h"
 #include "host/transfer/delete_entry.h"
 #include "planb/status.h"
@@ -29,15 +30,15 @@ struct DeleteMergeResult {
   bool batch_at_fault = false;
 };
 
-// A row a deletion by value took (deletion_fields.h): its identity, where a scan finds it, and the bound below
-// which rows of that identity are shadowed from now on (its time + 1).
+// A row a deletion by value took (deletion_fields.h): its identity, where a scan finds it, and its version: rows
+// of that identity at or below it are shadowed from now on.
 struct ShadowedRow {
   std::string identity;  // RowIdentity
   std::string key;       // Row::key (text-key types)
   int64_t range_from = 0;
   bool has_addresses = false;
   uint8_t address_from[16] = {};
-  int64_t before_ms = 0;
+  RowVersion version;
 };
 
 // Deletes what `entry` names from `shard` (the map of `plugins`), records its tombstone and `batch_id`, in one

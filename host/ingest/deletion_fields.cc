@@ -1,5 +1,7 @@
 #include "host/ingest/deletion_fields.h"
 
+#include <xxhash.h>
+
 #include <memory>
 
 #include "host/plugin_host/key_format.h"
@@ -59,9 +61,9 @@ Status CheckDeletionExpression(const DeleteEntry& entry, const PluginDescriptor&
                          "reach each node; delete by the key and time fields (docs/storage-nodes.md, 'Order')");
 }
 
-std::string RowIdentity(const PluginDescriptor& type, const MapConfig& config, const Row& row) {
+std::string RowIdentity(const std::vector<FieldSpec>& identity_fields, const Row& row) {
   std::string out;
-  for (const FieldSpec& f : IdentityFields(type, config)) {
+  for (const FieldSpec& f : identity_fields) {
     switch (f.field) {
       case RowField::kKey: {
         uint8_t size[4];
@@ -91,6 +93,10 @@ std::string RowIdentity(const PluginDescriptor& type, const MapConfig& config, c
     }
   }
   return out;
+}
+
+uint64_t RowTieHash(const Row& row) {
+  return XXH3_64bits_withSeed(row.value.data, row.value.size, static_cast<uint8_t>(row.value_type));
 }
 
 }  // namespace planb

@@ -32,8 +32,14 @@ bool NamesIdentityOnly(const DeleteEntry& entry, const PluginDescriptor& type, c
 // kInvalidArgument naming the field's kind and the remedy. OK for `all`.
 Status CheckDeletionExpression(const DeleteEntry& entry, const PluginDescriptor& type, const MapConfig& config);
 
-// The identity of `row` as bytes (a key for the "shadowed" table): each identity field's value, text with a
-// 4-byte length, numbers and dates as 8 bytes, addresses as 16, in field order.
-std::string RowIdentity(const PluginDescriptor& type, const MapConfig& config, const Row& row);
+// The identity of `row` as bytes (a key for the "shadowed" table): each of `identity_fields`' values
+// (IdentityFields, computed once by the caller), text with a 4-byte length, numbers and dates as 8 bytes,
+// addresses as 16, in field order.
+std::string RowIdentity(const std::vector<FieldSpec>& identity_fields, const Row& row);
+
+// The tie-break of two values of one identity at the same time, as every built-in type with a value breaks it
+// (docs/plugins.md, "Merges must commute"): XXH3-64 of the value seeded with the value type's byte; the higher
+// wins.
+uint64_t RowTieHash(const Row& row);
 
 }  // namespace planb

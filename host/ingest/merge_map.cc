@@ -41,6 +41,12 @@ Status ApplyReplacement(const MapPlugins& plugins, const MapEnv& shard, MDB_txn*
     DeleteMergeResult deleted;
     PLANB_RETURN_IF_ERROR(
         DeleteRowsBefore(plugins, shard, txn, mine.entry, std::numeric_limits<int64_t>::min(), &deleted));
+    // Identity tombstones of rows at or before the replacement's newest: it shadows those rows itself, and its
+    // own rows are exempt (they must not lose to a deletion of an older value).
+    MDB_dbi shadowed = 0;
+    bool has_shadowed = false;
+    PLANB_RETURN_IF_ERROR(OpenShadowed(txn, /*create=*/false, &shadowed, &has_shadowed));
+    if (has_shadowed) PLANB_RETURN_IF_ERROR(DropShadowedBefore(txn, shadowed, mine.entry.time_ms));
   }
   return RecordTombstone(txn, dbi, mine);
 }

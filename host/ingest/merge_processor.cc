@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
@@ -259,16 +260,20 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
                               .WithContext(shard_path));
   }
   const PluginDescriptor& type = plugins->type_descriptor();
+  const std::vector<FieldSpec> identity_fields = IdentityFields(type, plugins->config());
+  // A replacement's rows are exempt from identity tombstones of rows it shadows itself (at or before its newest):
+  // those rows were gone under the replacement whatever the deletion did.
+  const int64_t exempt_below = replace && any ? ReplacementTombstoneTime(latest) : std::numeric_limits<int64_t>::min();
   Status identity_failure;
   std::function<bool(const Row&)> by_identity;
   if (has_shadowed) {
     by_identity = [&](const Row& row) {
-      int64_t before = 0;
+      RowVersion taken;
       bool found = false;
-      Status s = ShadowedBefore(shard_read.get(), shadowed_dbi, RowIdentity(type, plugins->config(), row), &before,
-                                &found);
+      Status s = ShadowedVersion(shard_read.get(), shadowed_dbi, RowIdentity(identity_fields, row), &taken, &found);
       if (!s.ok()) identity_failure = s;
-      return s.ok() && found && RowTimeMs(type, row) < before;
+      return s.ok() && found && taken.time_ms >= exempt_below &&
+             RowVersion{RowTimeMs(type, row), RowTieHash(row)} <= taken;
     };
   }
   std::shared_ptr<MapEnv> filtered;
@@ -276,8 +281,11 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   std::vector<ShadowedRow> value_shadowed;
   Txn filtered_txn;
   if (any && !tombstones.empty()) {
+    // What the store type's DeleteRow refuses on the copy is the batch's rows (an I/O error stays the disk's).
+    *blame = Blame::kBatch;
     PLANB_RETURN_IF_ERROR(FilterBatchByTombstones(plugins, *batch, earliest, tombstones, by_identity,
                                                   map_dir + ".filtered", &filtered, &shadowed, &value_shadowed));
+    *blame = Blame::kNode;
     PLANB_RETURN_IF_ERROR(identity_failure.WithContext(shard_path));
     if (filtered) PLANB_RETURN_IF_ERROR(filtered_txn.Begin(filtered->env(), MDB_RDONLY));
   }

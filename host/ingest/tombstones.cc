@@ -94,19 +94,6 @@ Status ReadTombstones(MDB_txn* txn, MDB_dbi dbi, std::vector<Tombstone>* out) {
   return Status::Ok();
 }
 
-Status CarryTombstones(MDB_txn* from_txn, MDB_dbi from, MDB_txn* to_txn, MDB_dbi to) {
-  Cursor cursor;
-  PLANB_RETURN_IF_ERROR(cursor.Open(from_txn, from));
-  MDB_val k;
-  MDB_val v;
-  for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
-       rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
-    if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading table 'tombstones'");
-    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_put(to_txn, to, &k, &v, 0), "carrying table 'tombstones'"));
-  }
-  return Status::Ok();
-}
-
 Status PruneTombstones(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned) {
   *pruned = 0;
   Cursor cursor;
@@ -143,7 +130,7 @@ Status OpenShadowed(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found) {
   return LmdbStatus(rc, "opening table 'shadowed'");
 }
 
-Status ShadowedBefore(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t* before_ms, bool* found) {
+Status ShadowedVersion(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, RowVersion* version, bool* found) {
   const std::string key = IdentityKey(identity);
   MDB_val k = Bytes(key).mdb();
   MDB_val v;
@@ -151,27 +138,32 @@ Status ShadowedBefore(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, in
   *found = rc == MDB_SUCCESS;
   if (rc == MDB_NOTFOUND) return Status::Ok();
   PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "reading table 'shadowed'"));
-  if (v.mv_size != 16) return Status::Corruption("table 'shadowed': a row of " + std::to_string(v.mv_size) + " bytes");
-  *before_ms = static_cast<int64_t>(GetU64(static_cast<const uint8_t*>(v.mv_data)));
+  if (v.mv_size != 24) return Status::Corruption("table 'shadowed': a row of " + std::to_string(v.mv_size) + " bytes");
+  const auto* data = static_cast<const uint8_t*>(v.mv_data);
+  version->time_ms = static_cast<int64_t>(GetU64(data));
+  version->tie = GetU64(data + 8);
   return Status::Ok();
 }
 
-Status RecordShadowed(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t before_ms, int64_t merged_ms) {
-  int64_t old = 0;
+Status RecordShadowed(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, RowVersion version, int64_t merged_ms) {
+  RowVersion old;
   bool found = false;
-  PLANB_RETURN_IF_ERROR(ShadowedBefore(txn, dbi, identity, &old, &found));
-  if (found && old >= before_ms) return Status::Ok();
-  uint8_t value[16];
-  PutU64(value, static_cast<uint64_t>(before_ms));
-  PutU64(value + 8, static_cast<uint64_t>(merged_ms));
+  PLANB_RETURN_IF_ERROR(ShadowedVersion(txn, dbi, identity, &old, &found));
+  if (found && version <= old) return Status::Ok();
+  uint8_t value[24];
+  PutU64(value, static_cast<uint64_t>(version.time_ms));
+  PutU64(value + 8, version.tie);
+  PutU64(value + 16, static_cast<uint64_t>(merged_ms));
   const std::string key = IdentityKey(identity);
   MDB_val k = Bytes(key).mdb();
   MDB_val v = Bytes(value, sizeof value).mdb();
   return LmdbStatus(mdb_put(txn, dbi, &k, &v, 0), "writing table 'shadowed'");
 }
 
-Status PruneShadowed(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned) {
-  *pruned = 0;
+namespace {
+// Deletes the rows of "shadowed" that `drop` picks from their time and merge time.
+template <typename Drop>
+Status DropShadowed(MDB_txn* txn, MDB_dbi dbi, Drop drop, uint64_t* dropped) {
   Cursor cursor;
   PLANB_RETURN_IF_ERROR(cursor.Open(txn, dbi));
   MDB_val k;
@@ -179,12 +171,24 @@ Status PruneShadowed(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pru
   for (int rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_FIRST); rc != MDB_NOTFOUND;
        rc = mdb_cursor_get(cursor.get(), &k, &v, MDB_NEXT)) {
     if (rc != MDB_SUCCESS) return LmdbStatus(rc, "reading table 'shadowed'");
-    if (v.mv_size != 16) return Status::Corruption("table 'shadowed': a row of " + std::to_string(v.mv_size) + " bytes");
-    if (static_cast<int64_t>(GetU64(static_cast<const uint8_t*>(v.mv_data) + 8)) >= before_ms) continue;
-    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_del(cursor.get(), 0), "pruning table 'shadowed'"));
-    ++*pruned;
+    if (v.mv_size != 24) return Status::Corruption("table 'shadowed': a row of " + std::to_string(v.mv_size) + " bytes");
+    const auto* data = static_cast<const uint8_t*>(v.mv_data);
+    if (!drop(static_cast<int64_t>(GetU64(data)), static_cast<int64_t>(GetU64(data + 16)))) continue;
+    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_cursor_del(cursor.get(), 0), "deleting from table 'shadowed'"));
+    ++*dropped;
   }
   return Status::Ok();
+}
+}  // namespace
+
+Status PruneShadowed(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned) {
+  *pruned = 0;
+  return DropShadowed(txn, dbi, [before_ms](int64_t, int64_t merged_ms) { return merged_ms < before_ms; }, pruned);
+}
+
+Status DropShadowedBefore(MDB_txn* txn, MDB_dbi dbi, int64_t time_ms) {
+  uint64_t dropped = 0;
+  return DropShadowed(txn, dbi, [time_ms](int64_t row_time, int64_t) { return row_time < time_ms; }, &dropped);
 }
 
 }  // namespace planb

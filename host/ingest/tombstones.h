@@ -10,8 +10,8 @@
 //                       'r' (a replacement), then a delete entry's text (host/transfer/delete_entry.h: the time
 //                       and what it matches; a replacement's is "all").
 // Written in the deletion's own write transaction, so a tombstone never disagrees with the rows it took; carried
-// into a replacement's new shard and into snapshots (it is a table of the shard), pruned by maintenance with the
-// records of merged batches (a batch it could shadow no longer comes after that).
+// into snapshots and compacted copies (it is a table of the shard), pruned by maintenance with the records of
+// merged batches (a batch it could shadow no longer comes after that) while no batch is staged or quarantined.
 // Thread-safety: plain functions; the caller's transaction decides what they see.
 #pragma once
 
@@ -30,7 +30,8 @@ namespace planb {
 
 inline constexpr const char* kTombstonesTableName = "tombstones";
 // Identity tombstones (on-disk format as above): key: XXH3-128 of a row's identity (deletion_fields.h RowIdentity);
-// value: i64 big-endian time (rows of that identity older than it are shadowed), i64 big-endian merge time (ms).
+// value: the version of the row taken, i64 big-endian time and u64 big-endian tie hash (RowTieHash), then i64
+// big-endian merge time (ms). Rows of that identity whose (time, tie hash) is at most that version are shadowed.
 // Left by deletions whose expression names a value, for each row they take (deletion_fields.h says why).
 inline constexpr const char* kShadowedTableName = "shadowed";
 
@@ -67,18 +68,23 @@ Status ReadShardTombstones(MDB_env* shard, std::vector<Tombstone>* out);
 // Every tombstone of `dbi`, in batch id order. kCorruption naming the id for a value that does not parse.
 Status ReadTombstones(MDB_txn* txn, MDB_dbi dbi, std::vector<Tombstone>* out);
 
-// Copies every tombstone of `from` (read in `from_txn`) into `to` (write transaction `to_txn`): a replacement's
-// new shard keeps shadowing what the old one did.
-Status CarryTombstones(MDB_txn* from_txn, MDB_dbi from, MDB_txn* to_txn, MDB_dbi to);
-
 // Deletes the tombstones merged before `before_ms` (in the write transaction `txn`); `*pruned` counts them.
 Status PruneTombstones(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned);
 
-// The "shadowed" table: opened like OpenTombstones; an identity's bound recorded (the higher of the old and the
-// new), looked up (*found false when none), and pruned by merge time.
+// A row's version as identity tombstones compare it.
+struct RowVersion {
+  int64_t time_ms = 0;
+  uint64_t tie = 0;
+  bool operator<=(const RowVersion& o) const { return time_ms < o.time_ms || (time_ms == o.time_ms && tie <= o.tie); }
+};
+
+// The "shadowed" table: opened like OpenTombstones; an identity's version recorded (the higher of the old and
+// the new), looked up (*found false when none), pruned by merge time, and (a replacement) dropped where a
+// replacement tombstone of time `time_ms` shadows at least as much.
 Status OpenShadowed(MDB_txn* txn, bool create, MDB_dbi* dbi, bool* found);
-Status RecordShadowed(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t before_ms, int64_t merged_ms);
-Status ShadowedBefore(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, int64_t* before_ms, bool* found);
+Status RecordShadowed(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, RowVersion version, int64_t merged_ms);
+Status ShadowedVersion(MDB_txn* txn, MDB_dbi dbi, const std::string& identity, RowVersion* version, bool* found);
 Status PruneShadowed(MDB_txn* txn, MDB_dbi dbi, int64_t before_ms, uint64_t* pruned);
+Status DropShadowedBefore(MDB_txn* txn, MDB_dbi dbi, int64_t time_ms);
 
 }  // namespace planb

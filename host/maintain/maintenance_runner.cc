@@ -158,7 +158,7 @@ std::string DescribeMapMaintenance(const MapMaintenanceReport& map, bool dry_run
             (dry_run ? "would be pruned" : "pruned");
   }
   if (map.rows.tombstones_pruned != 0) {
-    line += "; " + std::to_string(map.rows.tombstones_pruned) + " deletion tombstones " +
+    line += "; " + std::to_string(map.rows.tombstones_pruned) + " tombstones " +
             (dry_run ? "would be pruned" : "pruned");
   }
   const int percent = static_cast<int>(map.free_share * 100 + 0.5);

@@ -59,17 +59,19 @@ Status MaintainShardRows(const MapEnv& shard, int64_t now_ms, bool dry_run,
                                              &out->batches_pruned)
                               .WithContext(shard.path()));
     // A deletion's tombstone shadows batches that may still come; after the records' window none is recognised
-    // as merged either, so both go together.
+    // as merged either, so both go together, but only while no batch waits here (staged or quarantined: it may
+    // be older than the deletion and merge later).
     MDB_dbi tombstones = 0;
     bool found = false;
     PLANB_RETURN_IF_ERROR(OpenTombstones(txn.get(), /*create=*/false, &tombstones, &found).WithContext(shard.path()));
+    if (!keep_batch_ids->empty()) found = false;
     if (found) {
       PLANB_RETURN_IF_ERROR(
           PruneTombstones(txn.get(), tombstones, before, &out->tombstones_pruned).WithContext(shard.path()));
     }
     MDB_dbi shadowed = 0;
     PLANB_RETURN_IF_ERROR(OpenShadowed(txn.get(), /*create=*/false, &shadowed, &found).WithContext(shard.path()));
-    if (found) {
+    if (found && keep_batch_ids->empty()) {
       uint64_t pruned = 0;
       PLANB_RETURN_IF_ERROR(PruneShadowed(txn.get(), shadowed, before, &pruned).WithContext(shard.path()));
       out->tombstones_pruned += pruned;

@@ -322,6 +322,73 @@ TEST_P(DeletionOrder, ADeletionByValueCommutesWithOlderValuesThatComeLater) {
 
 // Maintenance prunes tombstones and identity tombstones with the records of merged batches: after that window a
 // batch older than the deletion is no longer shadowed (docs/storage-nodes.md says so).
+// The types whose rows have a value (deletions by value apply to them).
+class ValueDeletionOrder : public DeletionOrder {
+ protected:
+  void ExpectEveryOrderGives(std::vector<std::string> order, const std::string& expected) {
+    std::sort(order.begin(), order.end());
+    do {
+      std::string names;
+      for (const std::string& name : order) names += name + ",";
+      SCOPED_TRACE(names);
+      EXPECT_EQ(MergeInOrder(order), expected);
+    } while (std::next_permutation(order.begin(), order.end()));
+  }
+};
+
+// Two loads give key 2 values at the same time: the higher tie hash is the value. A deletion by value of either
+// gives, in every order, what it gives in time order: the key gone when it matched the value, kept when it
+// matched the loser.
+TEST_P(ValueDeletionOrder, ADeletionByValueOfOneOfTwoValuesAtTheSameTimeCommutes) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "a", kBase + kHour, 2, 2);
+  MakeLoad(*maker, "b", kBase + kHour, 2, 2);
+  MakeDeletion(*maker, "dela", DeleteEntry{kBase + 5 * kHour, false, "Value = 'a-k2'"});
+  MakeDeletion(*maker, "delb", DeleteEntry{kBase + 5 * kHour, false, "Value = 'b-k2'"});
+  const std::string both = MergeInOrder({"a", "b"});
+  for (const char* deletion : {"dela", "delb"}) {
+    SCOPED_TRACE(deletion);
+    const std::string expected = MergeInOrder({"a", "b", deletion});
+    EXPECT_TRUE(expected.empty() || expected == both) << expected;
+    ExpectEveryOrderGives({"a", "b", deletion}, expected);
+  }
+}
+
+// A replacement whose row of key 2 is older than a value it replaces, and a deletion of that replaced value: the
+// replacement's row stays in every order (the deletion found nothing when it came, in time order).
+TEST_P(ValueDeletionOrder, AReplacementsOwnRowsAreNotTakenByADeletionOfAValueItReplaced) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "a", kBase + 2 * kHour, 2, 2);
+  MakeLoad(*maker, "r", kBase + 2 * kHour, 2, 3, /*replace=*/true, kBase + kHour);
+  MakeDeletion(*maker, "d", DeleteEntry{kBase + 5 * kHour, false, "Value = 'a-k2'"});
+  const std::string expected = MergeInOrder({"r"});
+  EXPECT_NE(expected.find("r-k2"), std::string::npos) << expected;
+  ExpectEveryOrderGives({"a", "d", "r"}, expected);
+}
+
+// A load older than a replacement, of a value a deletion names: the replacement shadows it before the deletion
+// can take it, whatever the batch ids' order, so the replacement's older row of that key stays.
+TEST_P(ValueDeletionOrder, ARowAReplacementShadowsIsNotTakenByADeletionByValue) {
+  std::unique_ptr<Runtime> maker = Open(maker_dir_);
+  MakeLoad(*maker, "r1", kBase + 10 * kHour, 2, 3, /*replace=*/true, kBase + 3 * kHour);
+  MakeDeletion(*maker, "del", DeleteEntry{kBase + 8 * kHour, false, "Value = 'l-k2'"});
+  MakeLoad(*maker, "l", kBase + 5 * kHour, 2, 2);
+  const std::string expected = MergeInOrder({"r1"});
+  EXPECT_NE(expected.find("r1-k2"), std::string::npos) << expected;
+  ExpectEveryOrderGives({"del", "l", "r1"}, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(ValueTypes, ValueDeletionOrder,
+                         ::testing::ValuesIn([] {
+                           std::vector<TypeCase> with_values;
+                           for (const TypeCase& c : Types()) {
+                             const std::string n = c.name;
+                             if (n != "session" && n != "histogram" && n != "metric") with_values.push_back(c);
+                           }
+                           return with_values;
+                         }()),
+                         [](const ::testing::TestParamInfo<TypeCase>& info) { return std::string(info.param.name); });
+
 // Pruning is the host's, whatever the type: one type is enough.
 class DeletionPruning : public DeletionOrder {};
 
