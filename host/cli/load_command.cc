@@ -75,6 +75,11 @@ void PrintEarlierTrouble(const LoadReport& report, std::ostream& err) {
   if (held > 0) err << "planb: note: " << held << " earlier staged batch(es) held back (see planb stores)\n";
 }
 
+// load --no-wait: what was staged to wait behind a quarantined (or, single node, a failing) batch.
+void PrintHeldBack(const LoadReport& report, std::ostream& err) {
+  for (const std::string& line : report.held_back) err << "planb: note: " << line << "\n";
+}
+
 // Splits "a,b,c" (the --value-json and --columns lists); empty names are left for CheckTabularSpec to refuse.
 std::vector<std::string> SplitList(const std::string& text) {
   std::vector<std::string> names;
@@ -205,6 +210,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
     options.batch_id = cli.batch_id;
   }
   options.replace = cli.replace;
+  options.no_wait = cli.no_wait;
   if (Status s = TabularOptions(cli, &options); !s.ok()) {
     err << "planb: load: " << s.message() << "\n";
     return kExitError;
@@ -239,6 +245,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   if (!s.ok() && report.staged) {
     PrintLocalOutcome(report, out);
     PrintEarlierTrouble(report, err);
+    PrintHeldBack(report, err);
     err << "planb: load staged its streams, but not every stream merged: " << s.message()
         << "\nThe streams merged and not merged are listed on stdout; those not merged stay queued in "
         << runtime.home().staging() << " (or quarantined, as said above; see planb stores) and merge once the "
@@ -257,6 +264,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
     PrintVersions(report, out);
     PrintShadowed(report, err);
     PrintEarlierTrouble(report, err);
+    PrintHeldBack(report, err);
     return kExitOk;
   }
   for (const StreamReport& stream : report.streams) {
@@ -277,6 +285,7 @@ int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, 
   if (options.replace) PrintReplaced(report, out, err);
   PrintVersions(report, out);
   PrintDivergence(report, err);
+  PrintHeldBack(report, err);
   return kExitOk;
 }
 

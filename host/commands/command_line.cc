@@ -29,7 +29,7 @@ const std::vector<CommandSpec>& Commands() {
        "load reference-data XML files (or, with --format csv|jsonl, CSV or JSON lines rows into --map; '-' = "
        "stdin) (one stream each) and merge them into the shards",
        {"effective-time", "format", "map", "key", "from", "to", "time", "timeout", "value", "value-json", "columns",
-        "comments", "batch-id", "replace"},
+        "comments", "batch-id", "replace", "no-wait"},
        1, kMany},
       {"lookup", "MAP KEY...",
        "print the value of KEY in MAP (sessions: start end); KEY is a number for ranged maps; several keys (or "
@@ -132,6 +132,9 @@ po::options_description CommandOptions() {
       ("all", "delete: every row of the map (instead of --where)")
       ("replace", "load: after the load, each map the files write holds exactly their rows (all files are one batch; "
                   "each node builds the new content beside the old and switches in one step)")
+      ("no-wait", "load: succeed once the batches are staged: a map held back behind a quarantined batch (which "
+                  "otherwise fails the load, staging nothing) takes them, to merge once it is released, and "
+                  "synchronise_merge maps are not waited for")
       ("cluster", "stores: ask every storage node of node_list for its content version of each map and show them "
                   "side by side, naming the nodes behind (exit 1 when nodes differ, 2 when one cannot answer)")
       ("dry-run", "delete: print the rows that would go (as query does) and their count; maintain: report what "
@@ -295,6 +298,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   out->all = vm.count("all") > 0;
   out->cluster = vm.count("cluster") > 0;
   out->replace = vm.count("replace") > 0;
+  out->no_wait = vm.count("no-wait") > 0;
   out->dry_run = vm.count("dry-run") > 0;
   out->quiet = vm.count("quiet") > 0;
   if (vm.count("keys-from")) out->keys_from = vm["keys-from"].as<std::string>();

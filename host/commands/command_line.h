@@ -31,6 +31,7 @@ struct CommandLine {
   bool all = false;                           // delete: every row of the map
   bool cluster = false;                       // stores: every storage node's versions
   bool replace = false;                       // load --replace
+  bool no_wait = false;                       // load --no-wait: succeed once staged, merged or not
   bool dry_run = false;                       // delete, maintain: report what would go, change nothing
   std::string bind;                           // serve: endpoint override
   std::string ready_file;                     // serve

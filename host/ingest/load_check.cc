@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "host/common/disk_room.h"
+#include "host/ingest/quarantine.h"
 #include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 
@@ -23,6 +24,31 @@ Status ShardUse(const MapEnv& shard, uint64_t* used, ContentVersion* version) {
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), MDB_RDONLY));
   return ReadContentVersion(txn.get(), shard.meta(), version);
+}
+
+// A map that would take the batch but is held back behind a quarantined batch (quarantine.h): its batch would
+// stay staged until an operator releases that one, so the sender hears which batch and how. The other verdicts
+// come first: a map full or unknown here could not take the batch even once released. A quarantine that cannot
+// be read is left to the merge, which reports it.
+void MarkHeldBack(const Home& home, protocol::PrepareReply* reply) {
+  std::vector<QuarantinedBatch> quarantined;
+  std::vector<HeldBatch> held;
+  MergeBlocks blocks;
+  if (!InspectQuarantine(home, &quarantined, &held, &blocks).ok() || blocks.empty()) return;
+  for (protocol::PrepareMapReply& answer : reply->maps) {
+    std::string map;
+    std::string by;
+    if (answer.verdict != PrepareVerdict::kOk || !blocks.Blocks({answer.map}, true, &map, &by)) continue;
+    std::string reason;
+    for (const QuarantinedBatch& batch : quarantined) {
+      if (batch.name == by) reason = batch.reason;
+    }
+    answer.verdict = PrepareVerdict::kHeldBack;
+    answer.message = "map '" + answer.map + "' is held back behind quarantined batch " + QuarantineDir(home) + "/" +
+                     by + (reason.empty() ? "" : " (" + reason + ")") +
+                     ": a batch of the map would stay staged, not merged, until it is released; " +
+                     QuarantineReleaseHint(home, by);
+  }
 }
 
 }  // namespace
@@ -79,6 +105,7 @@ Status CheckLoadLocally(Runtime& runtime, const protocol::PrepareRequest& reques
                        " bytes (its batches staged and unpacked); " + room.Describe();
     }
   }
+  MarkHeldBack(runtime.home(), reply);
   return Status::Ok();
 }
 

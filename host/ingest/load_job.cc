@@ -178,8 +178,12 @@ Status CheckNodes(Runtime& runtime, const LoadOptions& options, LoadReport* repo
   // load's versions (CountDeliveredVersions).
   PLANB_RETURN_IF_ERROR(JudgeNodeChecks(
       checks, runtime.config().cluster.single_node() ? 1 : runtime.config().cluster.WriteQuorum(), "load",
-      &report->node_versions));
-  if (runtime.config().cluster.single_node()) report->node_versions.clear();  // read from the shards once merged
+      &report->node_versions, options.no_wait ? &report->held_back : nullptr,
+      "load --no-wait stages it anyway: its batches then merge once the quarantined batch is released"));
+  if (runtime.config().cluster.single_node()) {
+    report->node_versions.clear();  // read from the shards once merged
+    report->held_back.clear();      // this process merges: its streams held back are named (JudgeLocalMerge)
+  }
   return Status::Ok();
 }
 
@@ -250,6 +254,24 @@ Status ZipStreams(Runtime& runtime, const std::vector<std::unique_ptr<StreamWrit
 // Merge errors and reasons can quote a batch's bytes: escaped (one line each), capped like quarantine's.
 constexpr size_t kReasonCap = 1000;
 
+// Why a stream's batch is held back: the batch at the root of the block, quarantined (then how to release it) or
+// still failing (it is tried again by the next merge).
+std::string HeldBackWhy(Runtime& runtime, const HeldBatch& held, const MergeReport& merge) {
+  std::vector<QuarantinedBatch> quarantined = merge.quarantined;
+  std::vector<QuarantinedBatch> earlier;
+  if (ListQuarantine(runtime.home(), &earlier).ok()) {
+    quarantined.insert(quarantined.end(), earlier.begin(), earlier.end());
+  }
+  for (const QuarantinedBatch& batch : quarantined) {
+    if (batch.name != held.by) continue;
+    return "held back: map " + held.map + " is blocked by quarantined batch " + QuarantineDir(runtime.home()) + "/" +
+           held.by + " (see planb stores); " + QuarantineReleaseHint(runtime.home(), held.by);
+  }
+  return "held back: map " + held.map + " is blocked by batch " + held.by +
+         ", whose merge is failing (it is tried again by the next load or merge, and quarantined after " +
+         std::to_string(kMaxMergeAttempts) + " failures; see planb stores)";
+}
+
 // Why stream `stream` (staged, not merged) did not merge, from the merge's report; `merged` is what the merge
 // run returned (a failure before or outside the batches, e.g. the merge lock).
 std::string WhyNotMerged(Runtime& runtime, const StreamReport& stream, const Status& merged, const MergeReport& merge,
@@ -268,10 +290,7 @@ std::string WhyNotMerged(Runtime& runtime, const StreamReport& stream, const Sta
     }
   }
   for (const HeldBatch& batch : merge.held) {
-    if (batch.sequence == stream.sequence) {
-      return "held back: map " + batch.map + " is blocked by batch " + batch.by +
-             " (quarantined or failing; see planb stores)";
-    }
+    if (batch.sequence == stream.sequence) return HeldBackWhy(runtime, batch, merge);
   }
   if (!merged.ok()) {
     *code = merged.code();
@@ -280,9 +299,11 @@ std::string WhyNotMerged(Runtime& runtime, const StreamReport& stream, const Sta
   return "not merged (still staged)";
 }
 
-// A single-node load succeeds only when every stream it staged merged. A failure of an earlier batch that held
-// none of this load's streams back is the report's to show, not this load's failure.
-Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadReport& report) {
+// A single-node load succeeds only when every stream it staged merged (with no_wait: or is held back behind
+// another batch, staged). A failure of an earlier batch that held none of this load's streams back is the
+// report's to show, not this load's failure.
+Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadOptions& options, LoadReport* report_out) {
+  const LoadReport& report = *report_out;
   std::string problems;
   size_t count = 0;
   Code code = Code::kInvalidArgument;  // the first stream's; held or quarantined: a batch was refused
@@ -291,6 +312,13 @@ Status JudgeLocalMerge(Runtime& runtime, const Status& merged, const LoadReport&
     if (report.Merged(i) || stream.same_as) continue;  // a repeat is judged as the stream it repeats
     Code why_code = Code::kInvalidArgument;
     const std::string why = WhyNotMerged(runtime, stream, merged, report.merge, &why_code);
+    const bool held = std::any_of(report.merge.held.begin(), report.merge.held.end(),
+                                  [&stream](const HeldBatch& b) { return b.sequence == stream.sequence; });
+    if (held && options.no_wait) {
+      report_out->held_back.push_back(stream.file + " (batch " + std::to_string(stream.sequence) +
+                                      "): staged, not merged: " + why);
+      continue;
+    }
     if (count == 0) code = why_code;
     ++count;
     problems += "\n  " + stream.file + " (batch " + std::to_string(stream.sequence) + "): " + why;
@@ -319,7 +347,7 @@ Status StoreLocally(Runtime& runtime, const std::vector<std::string>& zips, cons
   const auto merge_start = std::chrono::steady_clock::now();
   const Status merged = merger.MergePending(&report->merge, options.stop);
   report->merge_time = std::chrono::steady_clock::now() - merge_start;
-  return JudgeLocalMerge(runtime, merged, *report);
+  return JudgeLocalMerge(runtime, merged, options, report);
 }
 
 Status Distribute(Runtime& runtime, const std::vector<std::string>& zips, const LoadOptions& options,
@@ -336,7 +364,7 @@ Status Distribute(Runtime& runtime, const std::vector<std::string>& zips, const 
         options.upload_progress(stream.file, nodes[node], bytes, stream.batch_bytes);
       };
     }
-    Status s = options.delivery->Deliver(zips[i], batch_id, NeedsSynchronisedMerge(runtime, stream),
+    Status s = options.delivery->Deliver(zips[i], batch_id, !options.no_wait && NeedsSynchronisedMerge(runtime, stream),
                                          &stream.deliveries, progress);
     stream.already_merged = !stream.deliveries.empty();
     for (const NodeDelivery& d : stream.deliveries) {

@@ -9,6 +9,9 @@
 // as the report says, stream by stream; loading the same files again completes it: loads are idempotent.
 // A single-node load succeeds only when every stream it staged merged: one failed, quarantined or held back
 // behind another batch (quarantine.h) fails the load, naming the file and why.
+// A map held back behind a quarantined batch on a node that will merge fails the load's checks (nothing staged),
+// naming the map, the batch and how to release it, unless LoadOptions::no_wait asks only for the batches to be
+// staged (`load --no-wait`).
 #pragma once
 
 #include <atomic>
@@ -56,6 +59,10 @@ struct LoadOptions {
   // Replace the content of every map the files write (docs/storage-nodes.md, "Replacing a map's content"): all
   // files go into ONE stream and batch, which each node merges into a new shard exchanged with the old in one step.
   bool replace = false;
+  // `load --no-wait`: the load succeeds once its batches are staged. A map held back behind a quarantined batch
+  // then does not fail it (its batches wait behind that batch; LoadReport::held_back says so), a single node's
+  // stream held back behind another batch is left staged, and maps with synchronise_merge are not waited for.
+  bool no_wait = false;
 };
 
 struct StreamReport {
@@ -86,6 +93,9 @@ struct LoadReport {
   // With a node_list: per storage node, per map, the content version count it reported before the load plus the
   // batches of this load it staged (not those it had merged already). Nodes that differ have missed batches.
   std::map<std::string, std::map<std::string, uint64_t>> node_versions;
+  // With no_wait: the maps held back behind a quarantined batch ("NODE: message", one per map and node, from the
+  // checks) and, single node, the streams left staged behind another batch ("FILE (batch N): why").
+  std::vector<std::string> held_back;
   // Wall time spent reading the files and writing the streams' LMDB files, and (single node) merging them.
   std::chrono::nanoseconds write_time{0};
   std::chrono::nanoseconds merge_time{0};

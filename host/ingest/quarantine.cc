@@ -160,11 +160,14 @@ bool MergeBlocks::Blocks(const std::vector<std::string>& maps, bool maps_known, 
   return false;
 }
 
-Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quarantined, std::vector<HeldBatch>* held) {
+Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quarantined, std::vector<HeldBatch>* held,
+                         MergeBlocks* out_blocks) {
   held->clear();
+  MergeBlocks own;
+  MergeBlocks& blocks = out_blocks != nullptr ? *out_blocks : own;
+  blocks = MergeBlocks();
   PLANB_RETURN_IF_ERROR(ListQuarantine(home, quarantined));
   if (quarantined->empty()) return Status::Ok();
-  MergeBlocks blocks;
   for (const QuarantinedBatch& batch : *quarantined) blocks.Block(batch.maps, batch.maps_known, batch.name);
   std::vector<StagedBatch> staged;
   PLANB_RETURN_IF_ERROR(StagingStore(home).List(&staged));
@@ -180,6 +183,13 @@ Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quaran
     }
   }
   return Status::Ok();
+}
+
+std::string QuarantineReleaseHint(const Home& home, const std::string& name) {
+  const std::string zip = QuarantineDir(home) + "/" + name;
+  return "to release it, fix its cause and move it back: mv " + zip + " " + home.staging() +
+         "/ (it merges first again, with fresh attempts); or drop it: rm " + zip + " " + zip + kReasonSuffix +
+         " (its rows are lost unless loaded again)";
 }
 
 }  // namespace planb

@@ -66,8 +66,14 @@ struct HeldBatch {
   std::string by;    // the batch at the root of the block
 };
 
-// Quarantine and staging as they are now (for `planb stores`): the quarantined batches and the staged batches
-// held back behind them. Reads only; creates nothing.
-Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quarantined, std::vector<HeldBatch>* held);
+// Quarantine and staging as they are now (for `planb stores` and a load's checks): the quarantined batches and
+// the staged batches held back behind them; `blocks` (may be null) gets every map a new batch would be held back
+// on, each with the quarantined batch at the root. Reads only; creates nothing.
+Status InspectQuarantine(const Home& home, std::vector<QuarantinedBatch>* quarantined, std::vector<HeldBatch>* held,
+                         MergeBlocks* blocks = nullptr);
+
+// How an operator releases quarantined batch `name` (its file name in quarantine/), as docs/storage-nodes.md
+// says: the two commands, with this home's paths ("to release it, fix its cause and move it back: mv ...").
+std::string QuarantineReleaseHint(const Home& home, const std::string& name);
 
 }  // namespace planb

@@ -456,6 +456,8 @@ const char* PrepareVerdictName(PrepareVerdict verdict) {
       return "not enough disk";
     case PrepareVerdict::kShardUnusable:
       return "shard unusable";
+    case PrepareVerdict::kHeldBack:
+      return "held back behind a quarantined batch";
   }
   return "unknown verdict";
 }
@@ -510,7 +512,7 @@ Status DecodePrepareReply(std::string_view payload, PrepareReply* m) {
     uint8_t verdict = 0;
     reader.String("map", &map.map).U8("verdict", &verdict).U64("batches", &map.batches).U64("digest", &map.digest);
     reader.String("message", &map.message);
-    if (reader.ok() && verdict > static_cast<uint8_t>(PrepareVerdict::kShardUnusable)) {
+    if (reader.ok() && verdict > static_cast<uint8_t>(PrepareVerdict::kHeldBack)) {
       reader.Fail("PREPARE_REPLY payload: unknown verdict " + std::to_string(verdict));
     }
     map.verdict = static_cast<PrepareVerdict>(verdict);

@@ -201,6 +201,10 @@ enum class PrepareVerdict : uint8_t {
   kNoRoomInMap = 2,      // the shard's used size plus `bytes` exceeds the map's max_store_size
   kNoDiskSpace = 3,      // the node's disk has not room for the batches (and their merge scratch)
   kShardUnusable = 4,    // the shard does not open (the message says why)
+  // The map is held back behind a quarantined batch (quarantine.h): a batch of it would stay staged, unmerged,
+  // until an operator releases that batch (the message names both and how). Added without a version bump: a
+  // sender that predates it fails to decode the reply and counts the node as not answering.
+  kHeldBack = 5,
 };
 const char* PrepareVerdictName(PrepareVerdict verdict);
 inline constexpr size_t kMaxPrepareMaps = 4096;  // maps in one PREPARE (a decoder refuses more)

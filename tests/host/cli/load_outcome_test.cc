@@ -60,24 +60,91 @@ uint64_t StageForeignBatch(const CliEnv& env) {
   return sequence;
 }
 
+bool StagingHoldsABatch(const CliEnv& env) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(env.home() + "/staging", ec)) {
+    if (entry.path().extension() == ".zip") return true;
+  }
+  return false;
+}
+
 // The issue's scenario: a batch of a fails 3 times across 3 loads and is quarantined by the 3rd. Every load of a
-// stages a batch that is held back behind it: none merges, so none may say it succeeded.
+// stages a batch that is held back behind it: none merges, so none may say it succeeded. Once the batch is in
+// quarantine/, a load of a is refused before it stages anything, saying how to release the map (issue 40).
 TEST(LoadOutcome, ALoadHeldBehindAFailingOrQuarantinedBatchFailsNamingTheFileAndWhy) {
   CliEnv env(kConfig);
   const std::string file = env.Write("a.xml", ReferenceData(Ref("a", "k1", "mine")));
   const uint64_t foreign = StageForeignBatch(env);
   const std::string foreign_name = StagingStore::BatchFileName(foreign);
-  for (int load = 1; load <= kMaxMergeAttempts + 1; ++load) {
+  const std::string quarantined = env.home() + "/quarantine/" + foreign_name;
+  for (int load = 1; load <= kMaxMergeAttempts; ++load) {
     SCOPED_TRACE("load " + std::to_string(load));
     const ProcessResult r = env.Load({file});
     EXPECT_EQ(r.exit_code, 2) << r.out;
     EXPECT_THAT(r.out, Not(HasSubstr("merged 0 batch(es)")));
     EXPECT_THAT(r.out, HasSubstr(file + ": staged as batch " + std::to_string(foreign + load) + ", not merged"));
-    EXPECT_THAT(r.err, HasSubstr(file + " (batch " + std::to_string(foreign + load) + "): held back: map a is "
-                                 "blocked by batch " + foreign_name));
+    const std::string held = file + " (batch " + std::to_string(foreign + load) + "): held back: map a is blocked by ";
+    if (load < kMaxMergeAttempts) {
+      EXPECT_THAT(r.err, HasSubstr(held + "batch " + foreign_name + ", whose merge is failing"));
+    } else {  // this run quarantined it
+      EXPECT_THAT(r.err, HasSubstr(held + "quarantined batch " + quarantined));
+      EXPECT_THAT(r.err, HasSubstr("mv " + quarantined + " " + env.home() + "/staging/"));
+    }
   }
-  EXPECT_TRUE(fs::exists(env.home() + "/quarantine/" + foreign_name));
+  EXPECT_TRUE(fs::exists(quarantined));
+  const ProcessResult refused = env.Load({file});
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_THAT(refused.err, HasSubstr("nothing was staged or merged"));
+  EXPECT_THAT(refused.err, HasSubstr("map 'a' is held back behind quarantined batch " + quarantined));
   EXPECT_THAT(env.Lookup("a", "k1").err, HasSubstr("map a has no data on this node"));  // nothing merged
+}
+
+// Issue 40: a load into a map held back by a quarantined batch used to stage a batch that could not merge. It
+// fails (exit 2) naming the map, the batch and the commands that release it, and stages nothing; --no-wait
+// stages it behind the batch, saying so, and it merges once the batch is released.
+TEST(LoadOutcome, ALoadIntoAMapHeldBackByAQuarantinedBatchFailsUnlessNoWait) {
+  CliEnv env(kConfig);
+  const std::string a = env.Write("a.xml", ReferenceData(Ref("a", "k1", "mine")));
+  const std::string b = env.Write("b.xml", ReferenceData(Ref("b", "k1", "v1")));
+  const std::string foreign_name = StagingStore::BatchFileName(StageForeignBatch(env));
+  // Every merge run tries the foreign batch: loads of b quarantine it after kMaxMergeAttempts failures.
+  for (int load = 1; load <= kMaxMergeAttempts; ++load) ASSERT_EQ(env.Load({b}).exit_code, 0);
+  const std::string quarantined = env.home() + "/quarantine/" + foreign_name;
+  ASSERT_TRUE(fs::exists(quarantined));
+  ASSERT_FALSE(StagingHoldsABatch(env));
+
+  const ProcessResult r = env.Load({a});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.out, Not(HasSubstr("content version of a")));
+  EXPECT_THAT(r.err, HasSubstr("planb: load failed, nothing was staged or merged"));
+  EXPECT_THAT(r.err, HasSubstr("map 'a' is held back behind quarantined batch " + quarantined +
+                               " (merge failed 3 times; last: "));
+  EXPECT_THAT(r.err, HasSubstr("to release it, fix its cause and move it back: mv " + quarantined + " " +
+                               env.home() + "/staging/"));
+  EXPECT_THAT(r.err, HasSubstr("or drop it: rm " + quarantined + " " + quarantined + ".reason"));
+  EXPECT_THAT(r.err, HasSubstr("load --no-wait stages it anyway"));
+  EXPECT_FALSE(StagingHoldsABatch(env));
+  EXPECT_EQ(env.Load({b}).exit_code, 0);  // maps of no quarantined batch load as before
+  // A deletion would wait behind it just the same: asked first like a load, it stages nothing.
+  const ProcessResult deletion = env.Run({"delete", "a", "--all"});
+  EXPECT_EQ(deletion.exit_code, 2) << deletion.out;
+  EXPECT_THAT(deletion.err, HasSubstr("map 'a' is held back behind quarantined batch " + quarantined));
+  EXPECT_FALSE(StagingHoldsABatch(env));
+
+  const ProcessResult staged = env.Load({"--no-wait", a});
+  EXPECT_EQ(staged.exit_code, 0) << staged.err;
+  EXPECT_THAT(staged.err, HasSubstr("planb: note: " + a + " (batch "));
+  EXPECT_THAT(staged.err, HasSubstr("staged, not merged: held back: map a is blocked by quarantined batch " +
+                                    quarantined));
+  EXPECT_TRUE(StagingHoldsABatch(env));
+  EXPECT_THAT(env.Lookup("a", "k1").err, HasSubstr("map a has no data on this node"));
+
+  // Dropping the quarantined batch, as the hint says, releases the map: the next merge run takes the held batch.
+  ASSERT_TRUE(fs::remove(quarantined));
+  ASSERT_TRUE(fs::remove(quarantined + ".reason"));
+  EXPECT_EQ(env.Load({b}).exit_code, 0);
+  EXPECT_FALSE(StagingHoldsABatch(env));
+  EXPECT_EQ(env.Lookup("a", "k1").out, "mine\n");
 }
 
 // The batch of the first load is the one failing: that load says why; the loads after it are held back behind
@@ -100,7 +167,8 @@ TEST(LoadOutcome, LoadsBehindABatchThatOverflowsTheMapFailUntilItIsQuarantinedAn
       continue;
     }
     EXPECT_THAT(r.err, HasSubstr(file + " (batch " + std::to_string(load + 1) + "): held back: map a is blocked by "
-                                 "batch " + overflowing));
+                                 + (load < kMaxMergeAttempts ? "batch " : "quarantined batch " + env.home() +
+                                                                              "/quarantine/") + overflowing));
     EXPECT_THAT(r.err, HasSubstr("planb: note: earlier staged batch " + overflowing +
                                  (load < kMaxMergeAttempts ? " did not merge: " : " was quarantined: ")));
   }

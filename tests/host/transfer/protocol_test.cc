@@ -482,10 +482,13 @@ TEST(Protocol, PrepareAndItsReplyRoundTrip) {
 
   PrepareReply reply;
   reply.maps = {{"city_to_country", PrepareVerdict::kOk, 7, 0xfedcba9876543210ull, ""},
-                {"m", PrepareVerdict::kNoRoomInMap, 0, 0, "map m: 10 bytes used + 20 > max_store_size 25"}};
+                {"m", PrepareVerdict::kNoRoomInMap, 0, 0, "map m: 10 bytes used + 20 > max_store_size 25"},
+                {"h", PrepareVerdict::kHeldBack, 3, 4, "map 'h' is held back behind quarantined batch Q"}};
   PrepareReply reply_out;
   ASSERT_TRUE(DecodePrepareReply(EncodePrepareReply(reply), &reply_out).ok());
-  ASSERT_EQ(reply_out.maps.size(), 2u);
+  ASSERT_EQ(reply_out.maps.size(), 3u);
+  EXPECT_EQ(reply_out.maps[2].verdict, PrepareVerdict::kHeldBack);
+  EXPECT_EQ(reply_out.maps[2].batches, 3u);
   EXPECT_EQ(reply_out.maps[0].verdict, PrepareVerdict::kOk);
   EXPECT_EQ(reply_out.maps[0].batches, 7u);
   EXPECT_EQ(reply_out.maps[0].digest, 0xfedcba9876543210ull);
