@@ -8,6 +8,7 @@
 #include "host/ingest/deletion_fields.h"
 #include "host/query/map_scan.h"
 #include "host/storage/dense_copy.h"
+#include "host/storage/map_full.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -32,11 +33,12 @@ Status BatchTimeSpan(const MapEnv& batch, MDB_txn* txn, int64_t* earliest, int64
       &stats);
 }
 
-Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins, const MapEnv& batch, int64_t earliest,
-                               const std::vector<Tombstone>& tombstones,
-                               const std::function<bool(const Row&)>& shadowed_by_identity,
-                               const std::string& scratch_dir, std::shared_ptr<MapEnv>* filtered,
-                               uint64_t* rows_shadowed, std::vector<ShadowedRow>* value_shadowed) {
+namespace {
+
+Status FilterCopy(const std::shared_ptr<const MapPlugins>& plugins, const MapEnv& batch, int64_t earliest,
+                  const std::vector<Tombstone>& tombstones, const std::function<bool(const Row&)>& shadowed_by_identity,
+                  const std::string& scratch_dir, std::shared_ptr<MapEnv>* filtered, uint64_t* rows_shadowed,
+                  std::vector<ShadowedRow>* value_shadowed) {
   filtered->reset();
   *rows_shadowed = 0;
   bool shadows = std::any_of(tombstones.begin(), tombstones.end(),
@@ -93,6 +95,20 @@ Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins,
   PLANB_RETURN_IF_ERROR(txn.Commit().WithContext(scratch_dir));
   *filtered = std::move(copy);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status FilterBatchByTombstones(const std::shared_ptr<const MapPlugins>& plugins, const MapEnv& batch, int64_t earliest,
+                               const std::vector<Tombstone>& tombstones,
+                               const std::function<bool(const Row&)>& shadowed_by_identity,
+                               const std::string& scratch_dir, std::shared_ptr<MapEnv>* filtered,
+                               uint64_t* rows_shadowed, std::vector<ShadowedRow>* value_shadowed) {
+  // The copy has the map's max_store_size as its map size, as the batch had; deleting from it writes new pages.
+  return DescribeMapFull(FilterCopy(plugins, batch, earliest, tombstones, shadowed_by_identity, scratch_dir, filtered,
+                                    rows_shadowed, value_shadowed),
+                         plugins->config(), "the copy of the batch filtered by the shard's tombstones,",
+                         scratch_dir + "/data.mdb");
 }
 
 }  // namespace planb

@@ -12,6 +12,7 @@
 #include "host/query/expression.h"
 #include "host/query/map_scan.h"
 #include "host/storage/content_version.h"
+#include "host/storage/map_full.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -146,8 +147,10 @@ Status DeleteRowsBefore(const MapPlugins& plugins, const MapEnv& shard, MDB_txn*
   return DeleteScanned(plugins, shard, txn, request, on_deleted, result);
 }
 
-Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const DeleteEntry& entry,
-                       const std::string& batch_id, int64_t now_ms, DeleteMergeResult* result) {
+namespace {
+
+Status DeleteInOneTxn(const MapPlugins& plugins, const MapEnv& shard, const DeleteEntry& entry,
+                      const std::string& batch_id, int64_t now_ms, DeleteMergeResult* result) {
   *result = DeleteMergeResult();
   Txn txn;
   PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), 0));
@@ -180,6 +183,15 @@ Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const Del
   PLANB_RETURN_IF_ERROR(RecordMergedBatch(txn.get(), shard.meta(), batches, batch_id, now_ms, &counted));
   FaultPoint("merge.before_commit");
   return txn.Commit();
+}
+
+}  // namespace
+
+Status DeleteFromShard(const MapPlugins& plugins, const MapEnv& shard, const DeleteEntry& entry,
+                       const std::string& batch_id, int64_t now_ms, DeleteMergeResult* result) {
+  // Deleting rows writes pages too (copy-on-write), and the tombstones and the batch's record are new rows.
+  return DescribeMapFull(DeleteInOneTxn(plugins, shard, entry, batch_id, now_ms, result), plugins.config(),
+                         "the shard", shard.path() + "/data.mdb");
 }
 
 }  // namespace planb

@@ -5,6 +5,7 @@
 #include "host/common/disk_room.h"
 #include "host/ingest/quarantine.h"
 #include "host/storage/content_version.h"
+#include "host/storage/map_full.h"
 #include "planb/lmdb.h"
 
 namespace planb {
@@ -89,7 +90,8 @@ Status CheckLoadLocally(Runtime& runtime, const protocol::PrepareRequest& reques
       answer.message = "map '" + need.map + "' would not fit in its max_store_size of " + std::to_string(limit) +
                        " bytes: the shard uses " + std::to_string(used) + " and the load adds " +
                        std::to_string(need.bytes) + " bytes of batches (about " + std::to_string(needed) +
-                       " once merged); raise max_store_size for the map";
+                       " once merged); raise max_store_size in [map." + need.map + "] (now " +
+                       ByteSizeText(limit) + ")";
     }
     reply->maps.push_back(std::move(answer));
   }

@@ -6,13 +6,17 @@
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/tombstones.h"
 #include "host/storage/content_version.h"
+#include "host/storage/map_full.h"
 #include "planb/lmdb.h"
 
 namespace planb {
 
 namespace {
-// A map full (MDB_MAP_FULL) while merging: the batch does not fit in what the config allows, so it counts.
-Status MapFull(const Status& s, const MapConfig& config) {
+// A map full (MDB_MAP_FULL) while merging: the batch does not fit in what the config allows, so it counts. Said
+// naming the shard's file and the limit (map_full.h); another kFull of the store (a transaction too big) keeps
+// its text with the same advice.
+Status MapFull(const Status& s, const MapConfig& config, const MapEnv& shard) {
+  if (IsMapFull(s)) return DescribeMapFull(s, config, "the shard", shard.path() + "/data.mdb");
   return Status(Code::kFull, s.message() + " (max_store_size is " + std::to_string(config.max_store_size) +
                                  " bytes; raise max_store_size in [map." + config.name + "])");
 }
@@ -51,12 +55,9 @@ Status ApplyReplacement(const MapPlugins& plugins, const MapEnv& shard, MDB_txn*
   return RecordTombstone(txn, dbi, mine);
 }
 
-}  // namespace
-
-Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
-                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
-                      const ReplacementMerge* replacement, const std::vector<ShadowedRow>* shadowed) {
-  result->batch_at_fault = false;
+Status MergeInOneTxn(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
+                     const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
+                     const ReplacementMerge* replacement, const std::vector<ShadowedRow>* shadowed) {
   result->already_merged = false;
   Txn shard_txn;
   PLANB_RETURN_IF_ERROR(shard_txn.Begin(shard.env(), 0));
@@ -88,9 +89,7 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
   if (code != Code::kOk) {
     // What the store refuses is the batch's rows (an I/O error aside, counted as the disk's by the caller).
     result->batch_at_fault = true;
-    Status failed = Status::FromPlugin(code, error);
-    if (code == Code::kFull) failed = MapFull(failed, plugins.config());
-    return failed;  // the write transaction aborts: the shard is as it was
+    return Status::FromPlugin(code, error);  // the write transaction aborts: the shard is as it was
   }
   // In the same transaction as the rows: the version can never disagree with them. MDB_MAP_FULL here or at the
   // commit (where LMDB writes the free list) is still the batch's rows not fitting.
@@ -100,13 +99,26 @@ Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* b
     FaultPoint("merge.before_commit");
     recorded = shard_txn.Commit();
   }
-  if (recorded.code() == Code::kFull) {
-    result->batch_at_fault = true;
-    recorded = MapFull(recorded, plugins.config());
-  }
+  if (recorded.code() == Code::kFull) result->batch_at_fault = true;
   PLANB_RETURN_IF_ERROR(recorded);
   result->rows_read = stats.rows_read;
   return Status::Ok();
+}
+
+}  // namespace
+
+Status MergeIntoShard(const MapPlugins& plugins, const MapEnv& batch, MDB_txn* batch_txn, const MapEnv& shard,
+                      const std::string& batch_id, int64_t now_ms, MapMergeResult* result,
+                      const ReplacementMerge* replacement, const std::vector<ShadowedRow>* shadowed) {
+  result->batch_at_fault = false;
+  Status s = MergeInOneTxn(plugins, batch, batch_txn, shard, batch_id, now_ms, result, replacement, shadowed);
+  // MDB_MAP_FULL anywhere in the transaction (the replacement's deletions, identity tombstones, the rows, the
+  // version, the commit's free list) is the batch not fitting; another kFull the store returned is the rows' too.
+  if (IsMapFull(s) || (result->batch_at_fault && s.code() == Code::kFull)) {
+    result->batch_at_fault = true;
+    return MapFull(s, plugins.config(), shard);
+  }
+  return s;
 }
 
 }  // namespace planb

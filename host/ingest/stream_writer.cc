@@ -11,6 +11,7 @@
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/storage/map_full.h"
 
 namespace planb {
 namespace {
@@ -74,7 +75,11 @@ Status StreamWriter::BatchFor(std::string_view map, MapBatch** out) {
 }
 
 Status StreamWriter::OnDisk(const MapBatch& batch, const Status& s) const {
-  return DescribeDiskFull(s, batch.env->path() + "/data.mdb", dir_, 0);
+  // The batch's LMDB file has the map's max_store_size as its map size, like the map's shard: a loader whose
+  // own config gives the map less room than its records need fails here, before anything is staged.
+  const std::string file = batch.env->path() + "/data.mdb";
+  return DescribeMapFull(DescribeDiskFull(s, file, dir_, 0), batch.plugins->config(), "the batch being written,",
+                         file);
 }
 
 Status StreamWriter::Add(std::string_view map, const Record& record) {
@@ -91,7 +96,9 @@ Status StreamWriter::Add(std::string_view map, const Record& record) {
   Code code = batch.plugins->store()->Put(table, record, &error);
   if (code != Code::kOk) {
     // A large write transaction spills dirty pages to disk, so a Put can meet a full disk too.
-    return OnDisk(batch, Status::FromPlugin(code, error).WithContext("map " + batch.plugins->config().name));
+    const Status failed = Status::FromPlugin(code, error);
+    return IsMapFull(failed) ? OnDisk(batch, failed)
+                             : OnDisk(batch, failed.WithContext("map " + batch.plugins->config().name));
   }
   ++batch.records;
   ++batch.records_in_txn;

@@ -47,7 +47,8 @@ class StreamWriter {
   Status Begin(MapBatch* batch);
   // The open batch of `map` (any spelling), opening it on first use.
   Status BatchFor(std::string_view map, MapBatch** out);
-  // `s` said as "disk full: ..." when it is a write that met a full disk (host/common/disk_room.h).
+  // `s` said as "disk full: ..." when it is a write that met a full disk (host/common/disk_room.h), or naming the
+  // map, the file and its max_store_size when it met the LMDB map size (host/storage/map_full.h).
   Status OnDisk(const MapBatch& batch, const Status& s) const;
 
   const MapCatalog& catalog_;

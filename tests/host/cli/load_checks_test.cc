@@ -130,5 +130,40 @@ TEST(LoadChecks, ALoadThatFailsMidwaySaysWhichStreamsEachNodeStored) {
   EXPECT_THAT(r.out, HasSubstr(b + ": not stored on any node"));
 }
 
+// Issue 40: a loader whose own max_store_size is too small for a file used to fail with LMDB's bare
+// "MDB_MAP_FULL: Environment mapsize limit reached". The batch it writes has the map's max_store_size as its LMDB
+// map size: the error names the map, the batch's file, the limit, and what to raise.
+void ExpectBatchFullSaysWhatToRaise(const ProcessResult& r, const std::string& home) {
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_THAT(r.err, HasSubstr("nothing was staged"));
+  EXPECT_THAT(r.err, HasSubstr("map city_to_country: the batch being written, " + home + "/writer/"));
+  EXPECT_THAT(r.err, HasSubstr("/city_to_country/data.mdb is full: it reached max_store_size = 1MiB (1048576 bytes, "
+                               "the LMDB map size of the map's files) in this node's config; raise max_store_size "
+                               "in [map.city_to_country] (LMDB: "));
+  EXPECT_THAT(r.err, HasSubstr("MDB_MAP_FULL"));
+}
+
+TEST(LoadChecks, ABatchBeyondTheLoadersOwnMaxStoreSizeNamesTheMapTheFileAndTheLimit) {
+  CliEnv env("[map.city_to_country]\ntype = state\nmax_store_size = 1MiB\n");
+  const ProcessResult r = env.Load({env.Write("big.xml", BigValues("city_to_country", "k", 3000))});
+  ExpectBatchFullSaysWhatToRaise(r, env.home());
+  EXPECT_THAT(Staged(env.home()), IsEmpty());
+  // The same rows as CSV go through the same writer.
+  std::string csv = "key,value\n";
+  for (int i = 0; i < 3000; ++i) csv += "k" + std::to_string(i) + "," + std::string(1000, 'v') + "\n";
+  ExpectBatchFullSaysWhatToRaise(env.Run({"load", "--format", "csv", "--map", "city_to_country", "--key", "key",
+                                          "--value", "value", env.Write("big.csv", csv)}),
+                                 env.home());
+}
+
+// A processing node writes the batch with its own config before any storage node is asked (none listens here).
+TEST(LoadChecks, AProcessingNodesBatchBeyondItsMaxStoreSizeFailsBeforeAnyNodeIsAsked) {
+  CliEnv env("node_name = proc\nnode_list = ,node1\n[node.node1]\nendpoint = tcp://127.0.0.1:9\n"
+             "[map.city_to_country]\ntype = state\nmax_store_size = 1MiB\n");
+  const ProcessResult r = env.Load({env.Write("big.xml", BigValues("city_to_country", "k", 3000))});
+  ExpectBatchFullSaysWhatToRaise(r, env.home());
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("node1")));
+}
+
 }  // namespace
 }  // namespace planb

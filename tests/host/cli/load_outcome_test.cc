@@ -164,6 +164,9 @@ TEST(LoadOutcome, LoadsBehindABatchThatOverflowsTheMapFailUntilItIsQuarantinedAn
     if (load == 1) {
       EXPECT_THAT(r.err, HasSubstr(file + " (batch 2): its merge failed"));
       EXPECT_THAT(r.err, HasSubstr("raise max_store_size in [map.a]"));
+      // Issue 40: which file, which limit (the merge's MDB_MAP_FULL said no more than LMDB's text).
+      EXPECT_THAT(r.err, HasSubstr("map a: the shard " + env.home() + "/shards/a/data.mdb is full: it reached "
+                                   "max_store_size = 1MiB (1048576 bytes"));
       continue;
     }
     EXPECT_THAT(r.err, HasSubstr(file + " (batch " + std::to_string(load + 1) + "): held back: map a is blocked by "
