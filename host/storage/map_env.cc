@@ -64,6 +64,31 @@ unsigned ReadOnlyFlags(const std::string& path, unsigned env_flags) {
                                                           : ::access(path.c_str(), W_OK | X_OK) == 0;
   return writable ? env_flags : env_flags | MDB_NOLOCK;
 }
+
+// A map file written with another layout than the config's: said in the config's terms, with what to do. A
+// shard (HOME/shards/MAP) is loaded again, as docs/maintenance.md ("A layout changed") says; any other file (a
+// batch, a snapshot) came from a node whose planb or config for the map differs.
+Status LayoutRefusal(const std::string& path, const ShardMeta& found, const ShardMeta& expected,
+                     const MapConfig& config) {
+  bool config_changed = false;
+  const std::string differences = expected.Differences(found, &config_changed);
+  std::string text = path + ": written as " + found.Describe() + ", but the config's [map." + config.name +
+                     "] says " + expected.ConfigTerms(!config.scheme.empty()) + " (this planb writes " +
+                     expected.Describe() + "): " + differences + "; a map file is never read with another layout. ";
+  const fs::path where(path);
+  if (where.parent_path().filename() == "shards") {
+    text += "To load the map again: stop what serves this home (planb serve, its readers), move the shard away (mv " +
+            path + " /somewhere/" + where.filename().string() + ".old, kept until the reload is checked), then " +
+            "planb load the map's files again (a storage node whose peers hold the map may instead just start " +
+            "planb serve: it fetches the map from them)" +
+            (config_changed ? "; or set the config back to what wrote the shard" : "") +
+            " (docs/maintenance.md, 'A layout changed')";
+  } else {
+    text += "It was written by a node with another planb version or config for the map: run the same planb, "
+            "configured alike, on every node (docs/storage-nodes.md)";
+  }
+  return Status::Invalid(text);
+}
 }  // namespace
 
 Status MapEnv::OpenTables(Txn* txn, unsigned create_flag) {
@@ -138,13 +163,7 @@ Status MapEnv::Open(const std::string& path, std::shared_ptr<const MapPlugins> p
     ShardMeta found;
     PLANB_RETURN_IF_ERROR(ShardMeta::Read(txn.get(), meta, &found).WithContext(path));
     found.FillLegacy(expected);
-    if (!(found == expected)) {
-      return Status::Invalid(path + ": written as " + found.Describe() + ", but the config says " +
-                             expected.Describe() + "; it will not be read with another layout. When a newer planb "
-                             "changed the type's or scheme's layout (the number after '/'), load the map again: "
-                             "move this shard away and load its files again (docs/maintenance.md, 'A layout "
-                             "changed')");
-    }
+    if (!(found == expected)) return LayoutRefusal(path, found, expected, config);
     PLANB_RETURN_IF_ERROR(map->OpenTables(&txn, 0));
     // "batches" too when the shard has it, here where no other transaction of this env can be opening tables: a
     // check whether a batch was merged (an upload's "already merged" answer) may then run beside a merge.

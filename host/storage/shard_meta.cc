@@ -23,6 +23,56 @@ constexpr const char* kKeyFormatLayout = "key_format=";
 
 std::string Versioned(const PluginDescriptor& d) { return std::string(d.name) + "/" + std::to_string(d.version); }
 
+// "state/2" -> "state", "2"; without a '/' the whole text is the name.
+void SplitVersioned(const std::string& text, std::string* name, std::string* version) {
+  const size_t slash = text.rfind('/');
+  *name = text.substr(0, slash);
+  *version = slash == std::string::npos ? std::string() : text.substr(slash + 1);
+}
+
+// A layout as the config options that made it: "hash_bits=64" -> "hash_bits = 64" (several: ", " between).
+std::string AsOptions(const std::string& layout) {
+  std::string text;
+  for (char c : layout) {
+    if (c == '=') {
+      text += " = ";
+    } else if (c == ',') {
+      text += ", ";
+    } else {
+      text += c;
+    }
+  }
+  return text;
+}
+
+// One plugin's part of ShardMeta::Differences: its name, its version, then its layout.
+void PluginDifference(const char* kind, const std::string& found, const std::string& expected,
+                      const std::string& found_layout, const std::string& expected_layout, std::string* out,
+                      bool* config_changed) {
+  std::string found_name, found_version, expected_name, expected_version;
+  SplitVersioned(found, &found_name, &found_version);
+  SplitVersioned(expected, &expected_name, &expected_version);
+  const auto add = [out](const std::string& text) { *out += (out->empty() ? "" : "; ") + text; };
+  if (found_name != expected_name) {
+    add(std::string("the map's ") + kind + " changed (" + (found_name.empty() ? "none" : found_name) + " to " +
+        (expected_name.empty() ? "none" : expected_name) + ")");
+    *config_changed = true;
+    return;
+  }
+  if (found_version != expected_version) {
+    const bool older = found_version.size() < expected_version.size() ||
+                       (found_version.size() == expected_version.size() && found_version < expected_version);
+    add(std::string("the layout of ") + kind + " " + expected_name + " changed (version " + found_version + " to " +
+        expected_version + ": the file was written by " + (older ? "an older" : "a newer") + " planb)");
+  }
+  if (found_layout != expected_layout) {
+    add(std::string("the ") + kind + "'s options changed (the file's " +
+        (found_layout.empty() ? "none" : AsOptions(found_layout)) + ", the config's " +
+        (expected_layout.empty() ? "none" : AsOptions(expected_layout)) + ")");
+    *config_changed = true;
+  }
+}
+
 }  // namespace
 
 ShardMeta ShardMeta::Expected(const MapPlugins& plugins) {
@@ -76,6 +126,34 @@ void ShardMeta::FillLegacy(const ShardMeta& expected) {
   if (type_layout.empty() && expected.type_layout.rfind(kKeyFormatLayout, 0) == 0) {
     type_layout = std::string(kKeyFormatLayout) + "number";
   }
+}
+
+std::string ShardMeta::ConfigTerms(bool scheme_given) const {
+  std::string name, version;
+  SplitVersioned(type, &name, &version);
+  std::string text = "type = " + name + (type_layout.empty() ? "" : ", " + AsOptions(type_layout));
+  if (!scheme.empty()) {
+    SplitVersioned(scheme, &name, &version);
+    text += ", scheme = " + name + (scheme_given ? "" : " (the default)") +
+            (scheme_layout.empty() ? "" : ", " + AsOptions(scheme_layout));
+  }
+  return text;
+}
+
+std::string ShardMeta::Differences(const ShardMeta& found, bool* config_changed) const {
+  *config_changed = false;
+  std::string text;
+  if (found.map != map) {
+    text = "the file is map " + found.map + "'s, not map " + map + "'s";
+    *config_changed = true;
+  }
+  if (found.format != format) {
+    text += (text.empty() ? "" : "; ") + std::string("the file's format is '") + found.format + "', this planb's '" +
+            format + "'";
+  }
+  PluginDifference("type", found.type, type, found.type_layout, type_layout, &text, config_changed);
+  PluginDifference("scheme", found.scheme, scheme, found.scheme_layout, scheme_layout, &text, config_changed);
+  return text;
 }
 
 std::string ShardMeta::Describe() const {

@@ -173,7 +173,13 @@ TEST(IpKeysCli, RefusesAKeyFormatChangeOfAMapWithData) {
   ProcessResult r = env.Run({"lookup", "geo", "10.1.2.3"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_THAT(r.err, HasSubstr("map geo, type ranged/3 (key_format=ip)"));
-  EXPECT_THAT(r.err, HasSubstr("the config says map geo, type ranged/3 (key_format=ipv4)"));
+  EXPECT_THAT(r.err, HasSubstr("the config's [map.geo] says type = ranged, key_format = ipv4"));
+  EXPECT_THAT(r.err, HasSubstr("the type's options changed (the file's key_format = ip, the config's key_format = "
+                               "ipv4)"));
+  // A home's shard: how to load the map again, or to undo the config change (issue 40).
+  EXPECT_THAT(r.err, HasSubstr("To load the map again: stop what serves this home"));
+  EXPECT_THAT(r.err, HasSubstr("mv " + env.home() + "/shards/geo /somewhere/geo.old"));
+  EXPECT_THAT(r.err, HasSubstr("or set the config back to what wrote the shard"));
   testing::WriteFile(env.config(), "[map.geo]\ntype = ranged\nkey_format = ipv6\n");
   r = env.Run({"lookup", "geo", "10.1.2.3"});
   EXPECT_EQ(r.exit_code, 2) << r.out;

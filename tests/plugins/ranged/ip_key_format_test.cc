@@ -315,7 +315,10 @@ TEST(IpKeyFormat, AShardIsNeverOpenedUnderAnotherKeyFormat) {
         ASSERT_FALSE(s.ok()) << written << " as " << config;
         EXPECT_TRUE(Contains(s.message(), "written as map geo, type ranged/3 (key_format=" + written + ")"))
             << s.message();
-        EXPECT_TRUE(Contains(s.message(), "the config says map geo, type ranged/3 (key_format=" + config + ")"))
+        EXPECT_TRUE(Contains(s.message(), "the config's [map.geo] says type = ranged, key_format = " + config +
+                                              " (this planb writes map geo, type ranged/3 (key_format=" + config +
+                                              ")): the type's options changed (the file's key_format = " + written +
+                                              ", the config's key_format = " + config + ")"))
             << s.message();
       }
       env.reset();
