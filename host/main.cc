@@ -4,11 +4,13 @@
 
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "host/commands/command_line.h"
+#include "host/cli/command_log.h"
 #include "host/cli/commands.h"
+#include "host/commands/command_line.h"
 #include "host/common/standard_descriptors.h"
 #include "host/runtime.h"
 
@@ -43,7 +45,8 @@ int Run(int argc, char** argv) {
   options.plugin_dirs = cli.plugin_dirs;
   // Reads work on a home this user may not write (issue 11): they create nothing and open shards read-only.
   options.read_only = cli.command == "lookup" || cli.command == "query" || cli.command == "stores" ||
-                      cli.command == "plugins" || cli.command == "bench";  // bench writes only its scratch home
+                      cli.command == "plugins" || cli.command == "bench" ||  // bench writes only its scratch home
+                      cli.command == "backup";  // reads the home, writes only DEST
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
     options.fetch_progress = [](uint64_t done, uint64_t total) {
@@ -58,6 +61,23 @@ int Run(int argc, char** argv) {
     std::cerr << "planb: " << s.message() << "\n";
     return kExitError;
   }
+  // docs/operations.md "Logs": a command's stderr lines as log lines (log_format, log_level); serve formats its
+  // own log. The plain stream is back before the wrapper goes, which writes what it still holds.
+  const OperationsConfig& operations = runtime->config().operations;
+  std::unique_ptr<CommandLogBuf> log_lines;
+  struct RestoreStderr {
+    std::streambuf* plain;
+    ~RestoreStderr() {
+      std::cerr.flush();
+      std::cerr.rdbuf(plain);
+    }
+  } restore{std::cerr.rdbuf()};
+  if (cli.command != "serve" &&
+      (operations.log_format == LogFormat::kJson || operations.log_level < LogLevel::kInfo)) {
+    log_lines = std::make_unique<CommandLogBuf>(restore.plain, cli.command, operations.log_level,
+                                                operations.log_format);
+    std::cerr.rdbuf(log_lines.get());
+  }
   if (cli.command == "delete") return RunDeleteCommand(*runtime, cli, std::cout, std::cerr);  // --remote: its own
   if (cli.remote) return RunRemoteCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "load") return RunLoadCommand(*runtime, cli, std::cout, std::cerr);
@@ -67,6 +87,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "stores") return RunStoresCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "maintain") return RunMaintainCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "cleanup") return RunCleanupCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "backup") return RunBackupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "plugins") return RunPluginsCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "refresh") return RunRefreshCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "bench") return RunBenchCommand(*runtime, cli, std::cout, std::cerr);

@@ -9,6 +9,8 @@ packages=(
   libexpat1-dev libzip-dev zlib1g-dev libzmq3-dev cppzmq-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsimdjson-dev librocksdb-dev
   clang libclang-rt-14-dev
+  libmicrohttpd-dev prometheus-cpp-dev libsystemd-dev python3-prometheus-client
+  systemd dpkg-dev  # systemd-analyze verify and dpkg-shlibdeps for the packaging test
 )
 
 missing=()

@@ -216,15 +216,19 @@ void PeerCatchUp::RunPass(const std::atomic<bool>& stop) {
       if (peer == cluster.node_name) continue;
       MapPass pass;
       const Status asked = CatchUpMap(peer, map, stop, &pass);
+      const std::string peer_key = peer + "\n" + map;
       if (!asked.ok()) {
-        // A peer that is down is no reason to be behind; said once until the failure changes.
-        if (unreachable_[peer] != asked.message()) {
+        // A peer that is down is no reason to become behind, nor to stop being behind it: what it had merged when
+        // it last answered is still not merged here. Said once until the failure changes.
+        if (unreachable_[peer_key] != asked.message()) {
           log_("catch-up: cannot compare map " + map + " with node " + peer + ": " + asked.message());
         }
-        unreachable_[peer] = asked.message();
+        unreachable_[peer_key] = asked.message();
+        const auto last = behind_peer_.find(peer_key);
+        if (last != behind_peer_.end() && behind.empty()) behind = last->second;
         continue;
       }
-      unreachable_.erase(peer);
+      unreachable_.erase(peer_key);
       if (pass.fetched > 0) {
         log_("catch-up: fetched " + std::to_string(pass.fetched) + " batch(es) of map " + map + " from node " + peer +
              " and staged them");
@@ -233,24 +237,23 @@ void PeerCatchUp::RunPass(const std::atomic<bool>& stop) {
         log_("catch-up: " + std::to_string(pass.failed) + " batch(es) of map " + map + " from node " + peer +
              " could not be fetched or staged (retried next pass); first: " + pass.first_failure);
       }
-      const std::string unfetchable_key = peer + "\n" + map;
-      if (pass.unfetchable > 0 && !pass.empty_here && unfetchable_[unfetchable_key] != pass.unfetchable) {
+      if (pass.unfetchable > 0 && !pass.empty_here && unfetchable_[peer_key] != pass.unfetchable) {
         log_("catch-up: node " + peer + " merged " + std::to_string(pass.unfetchable) + " batch(es) of map " + map +
              " that this node lacks and " + peer + " no longer retains (older than batch_retention, or merged "
              "before retention): this node will not converge on " + map + " by itself (docs/storage-nodes.md, "
              "'A node gone longer than batch_retention')");
       }
       if (pass.unfetchable > 0) {
-        unfetchable_[unfetchable_key] = pass.unfetchable;
+        unfetchable_[peer_key] = pass.unfetchable;
       } else {
-        unfetchable_.erase(unfetchable_key);
+        unfetchable_.erase(peer_key);
       }
       // Nothing here and batches the peer no longer retains: start from the peer's snapshot; the next pass
       // fetches what was merged after it.
       if (pass.empty_here && pass.unfetchable > 0) {
         bool installed = false;
         ContentVersion version;
-        const Status booted = BootstrapFromPeer(runtime_, context_, peer, map, &installed, &version);
+        const Status booted = BootstrapFromPeer(runtime_, context_, peer, map, stop, &installed, &version);
         if (!booted.ok()) {
           log_("catch-up: map " + map + " has nothing merged here and node " + peer + " no longer retains " +
                std::to_string(pass.unfetchable) + " of its batches; its snapshot could not be installed (retried "
@@ -259,16 +262,22 @@ void PeerCatchUp::RunPass(const std::atomic<bool>& stop) {
           log_("catch-up: map " + map + " had nothing merged here and node " + peer + " no longer retains " +
                std::to_string(pass.unfetchable) + " of its batches: installed " + peer + "'s snapshot at content "
                "version " + std::to_string(version.batches) + " (verified in a child process)");
-          unfetchable_.erase(unfetchable_key);
+          unfetchable_.erase(peer_key);
           behind = "catching up after installing node " + peer + "'s snapshot";
+          behind_peer_[peer_key] = behind;
           continue;
         }
       }
       // An empty shard is no replica yet, whatever it can fetch; a non-empty one that lacks only batches nobody
       // retains serves what it has (the line above says it will not converge by itself).
       const uint64_t pending = pass.missing - pass.unfetchable;
-      if ((pending > 0 || pass.empty_here) && behind.empty()) {
-        behind = std::to_string(pass.missing) + " batch(es) merged on node " + peer + " are not merged here yet";
+      if (pending > 0 || pass.empty_here) {
+        const std::string why =
+            std::to_string(pass.missing) + " batch(es) merged on node " + peer + " are not merged here yet";
+        behind_peer_[peer_key] = why;
+        if (behind.empty()) behind = why;
+      } else {
+        behind_peer_.erase(peer_key);
       }
     }
     SetBehind(map, behind);

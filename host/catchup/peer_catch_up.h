@@ -4,7 +4,8 @@
 // Merges are exactly-once by batch id, so a batch fetched while its upload also arrives changes nothing twice.
 // While a node lacks batches a peer merged at least one catch-up interval ago and could still fetch, or its shard
 // of a map is empty where a peer's is not, it is "behind" on that map: it refuses remote reads and snapshots of it
-// (readers go to another node) until those batches are merged here.
+// (readers go to another node) until those batches are merged here. A peer that stops answering leaves the node
+// as behind as it last was on that peer's batches: going down proves nothing merged.
 // Thread-safety: RunPass on one thread; Behind from any.
 #pragma once
 
@@ -63,8 +64,11 @@ class PeerCatchUp {
   uint64_t next_request_id_ = 1;
   std::map<std::string, std::string> id_of_file_;  // staged or quarantined zip path -> its batch id
   std::set<std::string> local_ids_;                // the ids of id_of_file_
-  std::map<std::string, std::string> unreachable_;  // peer -> the last failure logged
+  std::map<std::string, std::string> unreachable_;  // "peer\nmap" -> the last failure logged
   std::map<std::string, uint64_t> unfetchable_;     // "peer\nmap" -> the count of unfetchable batches logged
+  // "peer\nmap" -> why this node was behind that peer on that map when the peer last answered: a peer that stops
+  // answering leaves the node as far behind as it was, never caught up.
+  std::map<std::string, std::string> behind_peer_;
   mutable std::mutex mutex_;
   std::map<std::string, std::string> behind_;  // map -> why (guarded by mutex_)
 };

@@ -13,7 +13,7 @@
 namespace planb {
 
 Status BootstrapFromPeer(Runtime& runtime, zmq::context_t& context, const std::string& peer, const std::string& map,
-                         bool* installed, ContentVersion* version) {
+                         const std::atomic<bool>& stop, bool* installed, ContentVersion* version) {
   *installed = false;
   *version = ContentVersion();
   const MapConfig* config = runtime.config().FindMap(map);
@@ -40,11 +40,14 @@ Status BootstrapFromPeer(Runtime& runtime, zmq::context_t& context, const std::s
   ::unlink(zip.c_str());
   if (status.ok()) {
     FileLock merging;
-    status = merging.Acquire(runtime.home().merging() + "/.lock");
+    bool locked = false;
+    status = merging.AcquireUnless(runtime.home().merging() + "/.lock", &stop, &locked);
     std::shared_ptr<MapEnv> shard;
-    const Status opened = status.ok() ? runtime.OpenShard(map, &shard) : status;
+    const Status opened = status.ok() && locked ? runtime.OpenShard(map, &shard) : status;
     shard.reset();
-    if (status.ok() && opened.code() != Code::kNotFound) {
+    if (status.ok() && !locked) {
+      // stopping: nothing installed; the next start's catch-up tries again
+    } else if (status.ok() && opened.code() != Code::kNotFound) {
       status = opened;  // a shard appeared meanwhile (OK: installed stays false), or it does not open
     } else if (status.ok()) {
       const std::string target = runtime.home().ShardPath(map);

@@ -5,6 +5,8 @@
 // so catch-up then fetches only the batches merged after it.
 #pragma once
 
+#include <atomic>
+
 #include <string>
 #include <zmq.hpp>
 
@@ -17,8 +19,9 @@ namespace planb {
 // Fetches `peer`'s snapshot of `map` and installs it as this node's shard, holding the merge lock (merging/.lock)
 // for the install so that no merge makes the shard meanwhile. `*installed` false (and OK) when a shard of `map`
 // appeared here before the install: what it holds is merged, not replaced. `version` gets the installed copy's.
-// On error nothing is installed and nothing is left in receive/.
+// On error nothing is installed and nothing is left in receive/. Once `stop` is true it stops waiting for the
+// merge lock (another process may hold it for long) and installs nothing (OK, `installed` false).
 Status BootstrapFromPeer(Runtime& runtime, zmq::context_t& context, const std::string& peer, const std::string& map,
-                         bool* installed, ContentVersion* version);
+                         const std::atomic<bool>& stop, bool* installed, ContentVersion* version);
 
 }  // namespace planb

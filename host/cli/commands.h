@@ -20,6 +20,7 @@ int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
 int RunRemoteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // maintain [--once] [--dry-run] [--map MAP]: condensation and retention of the shards (maintain_command.cc).
 int RunMaintainCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+int RunBackupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunCleanupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunPluginsCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // refresh [MAP...]: fetches newer snapshots now (refresh_command.cc).

@@ -49,6 +49,10 @@ const std::vector<CommandSpec>& Commands() {
        "and reclaimed; --cluster: every storage node's content version of each map side by side; --format table "
        "(default) or json",
        {"cluster", "format"}, 0, 0},
+      {"backup", "DEST",
+       "copy this node's home (shards, staged, quarantined and retained batches) into DEST, a new or empty "
+       "directory, while the node runs; the copy is verified before DEST appears (docs/operations.md)",
+       {}, 1, 1},
       {"cleanup", "",
        "delete superseded snapshots that no process holds and abandoned partial fetches (also run by serve and "
        "by readers on a schedule)", {}, 0, 0},

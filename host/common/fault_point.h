@@ -23,6 +23,8 @@
 //   snapshot.corrupt       one byte of every FETCH_DATA payload is flipped (the requester's checksum must catch it)
 //   snapshot.truncate      snapshot zips are served as if they ended at half their size: FETCH_DATA past the half
 //                          carries 0 bytes (the requester must notice the short zip)
+//   merge.thread_exit      `planb serve`'s merge thread ends after its first pass that merged a batch, as a thread
+//                          that died would (/readyz and the metrics must say so; staged batches wait)
 #pragma once
 
 #include <string_view>

@@ -8,10 +8,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 namespace planb {
@@ -196,7 +198,7 @@ FileLock::~FileLock() {
 
 Status FileLock::TryAcquire(const std::string& path, bool* acquired) {
   *acquired = false;
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, HomeFileMode());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, HomeFileMode());
   if (fd < 0) return Errno("opening lock file " + path);
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
@@ -214,7 +216,7 @@ Status FileLock::TryAcquire(const std::string& path, bool* acquired) {
 }
 
 Status FileLock::Acquire(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, HomeFileMode());
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, HomeFileMode());
   if (fd < 0) return Errno("opening lock file " + path);
   while (::flock(fd, LOCK_EX) != 0) {
     if (errno == EINTR) continue;
@@ -223,6 +225,22 @@ Status FileLock::Acquire(const std::string& path) {
     return s;
   }
   fd_ = fd;
+  return Status::Ok();
+}
+
+Status FileLock::AcquireUnless(const std::string& path, const std::atomic<bool>* stop, bool* acquired) {
+  *acquired = false;
+  if (stop == nullptr) {
+    PLANB_RETURN_IF_ERROR(Acquire(path));
+    *acquired = true;
+    return Status::Ok();
+  }
+  // flock has no timeout and no way to be woken: polling it is the portable way to keep waiting interruptible.
+  while (!stop->load()) {
+    PLANB_RETURN_IF_ERROR(TryAcquire(path, acquired));
+    if (*acquired) return Status::Ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(kLockPollMs));
+  }
   return Status::Ok();
 }
 

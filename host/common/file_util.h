@@ -3,6 +3,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <string>
 
 #include "planb/status.h"
@@ -45,6 +46,11 @@ class FileLock {
   Status Acquire(const std::string& path);
   // Takes the lock only if nobody holds it; `acquired` says whether it did.
   Status TryAcquire(const std::string& path, bool* acquired);
+  // Waits for the lock until it is held or `stop` becomes true (then `acquired` is false and nothing is held):
+  // a lock another process may hold for minutes (`planb maintain` holds merging/.lock) must not keep a node
+  // from stopping. Looks at `stop` every kLockPollMs; null `stop`: as Acquire.
+  static constexpr int kLockPollMs = 50;
+  Status AcquireUnless(const std::string& path, const std::atomic<bool>* stop, bool* acquired);
 
  private:
   int fd_ = -1;

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "host/common/http_bind.h"
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
 #include "host/config/cluster_config.h"
@@ -98,6 +99,40 @@ constexpr TopLevelKey kTopLevelKeys[] = {
        return ParseMinDuration(value, 0, &config->delete_orphans_after_ms);
      }},
     {"secret_key_file", false, ApplySecretKeyFile},
+    {"metrics_bind", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       HttpBind parsed;
+       PLANB_RETURN_IF_ERROR(ParseHttpBind(value, &parsed));
+       config->operations.metrics_bind = value;
+       return Status::Ok();
+     }},
+    {"ready_min_free_disk", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       uint64_t bytes = 0;
+       if (!ParseByteSize(value, &bytes)) return Status::Invalid("'" + value + "' is not a size (e.g. 1GiB, 512MiB)");
+       config->operations.ready_min_free_disk = bytes;
+       return Status::Ok();
+     }},
+    {"log_level", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       if (!ParseLogLevel(value, &config->operations.log_level)) {
+         return Status::Invalid("'" + value + "' is not a log level (error, warn, info, debug)");
+       }
+       return Status::Ok();
+     }},
+    {"log_format", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       if (!ParseLogFormat(value, &config->operations.log_format)) {
+         return Status::Invalid("'" + value + "' is not a log format (text, json)");
+       }
+       return Status::Ok();
+     }},
+    {"log_file", false,
+     [](const std::string& value, const std::string& base_dir, Config* config) {
+       PLANB_RETURN_IF_ERROR(RequireValue(value));
+       config->operations.log_file = Resolve(base_dir, value);
+       return Status::Ok();
+     }},
     {"allow_plaintext", false,
      [](const std::string& value, const std::string&, Config* config) {
        if (value != "true" && value != "false") return Status::Invalid("'" + value + "' is not true or false");

@@ -62,6 +62,7 @@
 #include <optional>
 #include <set>
 
+#include "host/common/log_format.h"
 #include "host/security/curve_key.h"
 #include "planb/status.h"
 
@@ -171,6 +172,22 @@ struct ClusterConfig {
   int64_t MergedBatchesKeepMs() const;
 };
 
+// How a node is run and watched (docs/operations.md): top-level keys of the config.
+struct OperationsConfig {
+  // metrics_bind = HOST:PORT: `planb serve` serves /metrics (Prometheus), /healthz and /readyz there; absent: off.
+  std::optional<std::string> metrics_bind;
+  // ready_min_free_disk: /readyz answers not ready below this much free on the home's filesystem; absent: the
+  // margin every write keeps (the larger of 64 MiB and 1% of the filesystem).
+  std::optional<uint64_t> ready_min_free_disk;
+  // log_file: `planb serve` appends its log there (reopened on SIGHUP) instead of writing it to stderr; relative
+  // paths resolve against the config's directory.
+  std::optional<std::string> log_file;
+  // log_level: the least severe lines written (error, warn, info, debug); log_format: text or json (one object
+  // per line), for `serve`'s log and every command's messages on stderr.
+  LogLevel log_level = LogLevel::kInfo;
+  LogFormat log_format = LogFormat::kText;
+};
+
 struct Config {
   std::string path;  // the file read ("" when none)
   std::string home;  // "" when not set; relative paths (home, plugin_dir) resolve against the file's directory
@@ -180,6 +197,7 @@ struct Config {
   uint32_t file_mode = 0640;
   std::map<std::string, MapConfig> maps;  // by name
   ClusterConfig cluster;
+  OperationsConfig operations;
   int64_t maintain_interval_ms = 60 * 60 * 1000;
   int64_t delete_orphans_after_ms = 24 * 60 * 60 * 1000;
 

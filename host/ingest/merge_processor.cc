@@ -56,7 +56,11 @@ Status DurableUnlink(const std::string& path) {
 Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>* stop) {
   const Home& home = runtime_.home();
   FileLock lock;
-  PLANB_RETURN_IF_ERROR(lock.Acquire(home.merging() + "/" + kLockName));
+  bool locked = false;
+  // Another process (`planb maintain`, a load merging in-process) may hold the lock for long: a stop ends the
+  // wait, and the batches stay staged for the next run.
+  PLANB_RETURN_IF_ERROR(lock.AcquireUnless(home.merging() + "/" + kLockName, stop, &locked));
+  if (!locked) return Status::Ok();
   PLANB_RETURN_IF_ERROR(ClearScratch(home.merging()));
   // A compaction that died leaves shards/.<map>.compact: the new shard not exchanged yet, or the old one after the
   // exchange (a replacement of an older planb too). Either way nothing needs it once the lock is ours.

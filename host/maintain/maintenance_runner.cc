@@ -118,7 +118,9 @@ Status RunMaintenance(Runtime& runtime, const MaintenanceOptions& options, Maint
     for (const auto& [name, config] : runtime.config().maps) maps.push_back(name);
   }
   FileLock lock;  // the merge processor's: maintenance and merges take turns
-  PLANB_RETURN_IF_ERROR(lock.Acquire(runtime.home().merging() + "/.lock"));
+  bool locked = false;
+  PLANB_RETURN_IF_ERROR(lock.AcquireUnless(runtime.home().merging() + "/.lock", options.stop, &locked));
+  if (!locked) return Status::Ok();  // stopped while another process held it
   if (!options.dry_run) {
     PLANB_RETURN_IF_ERROR(RemoveCompactionLeftovers(runtime.home(), &report->leftovers_removed));
   }

@@ -178,7 +178,10 @@ void UploadReceiver::Impl::HandleChunk(const std::string& routing_id, uint64_t r
     FailUpload(upload, status);
     return ReplyError(routing_id, request_id, upload->error, upload->batch_id(), &status);
   }
-  if (upload->received() > received_before) upload->last_touch = Clock::now();
+  if (upload->received() > received_before) {
+    upload->last_touch = Clock::now();
+    if (settings_.metrics != nullptr) settings_.metrics->UploadBytesReceived(upload->received() - received_before);
+  }
   if (upload->received() < upload->begin().total_size) FaultPoint("receive.mid_upload");
   Reply(routing_id, Command::kChunkAck, request_id, protocol::EncodeChunkAck({upload->token(), upload->received()}));
 }
@@ -254,7 +257,7 @@ void UploadReceiver::Impl::HandlePrepare(const std::string& routing_id, uint64_t
   MapScope scope;
   for (size_t i = 0; status.ok() && i < request.maps.size(); ++i) {
     status = access_.Check(from, Right::kUpload, &request.maps[i].map, &scope);
-    if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
+    if (!status.ok()) return ReplyRefused(routing_id, request_id, status, Right::kUpload);
   }
   protocol::PrepareReply reply;
   if (status.ok()) status = sink_.CheckLoad(request, &reply);

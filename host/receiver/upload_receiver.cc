@@ -123,6 +123,7 @@ Status UploadReceiver::Impl::Serve(const std::atomic<bool>& stop) {
     try {
       zmq::poll(items, zap == nullptr ? 5 : 6, wait);
       connections_->TakeEvents(Clock::now());  // new connections counted (or refused) before their requests
+      if (settings_.metrics != nullptr) settings_.metrics->ConnectionsHeld(connections_->Open());
       access_.ServeZap();  // handshakes first: a connection waits for its answer before it sends anything
       TakeAcceptResults();  // these also drain the wake-up sockets
       TakeReadResults();
@@ -148,6 +149,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (frames.empty()) return;
   std::string routing_id(View(frames[0]));
   SetSender("");  // until the header is read and checked, the sender is its routing id (Sender())
+  handling_upload_ = false;
   if (frames.size() < 2) {
     ReplyError(routing_id, 0, Status::Invalid("message has no header frame"), "");
     return;
@@ -178,6 +180,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
                       "");
   }
   const auto command = static_cast<Command>(header.command);
+  handling_upload_ = command == Command::kBegin || command == Command::kChunk || command == Command::kCommit;
   const size_t expected = command == Command::kChunk ? 3 : 2;  // frames after the routing id
   if (frames.size() - 1 != expected) {
     return ReplyError(routing_id, header.request_id,
@@ -188,7 +191,7 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   }
   MapScope scope;
   status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
-  if (!status.ok()) return ReplyRefused(routing_id, header.request_id, status);
+  if (!status.ok()) return ReplyRefused(routing_id, header.request_id, status, RightOf(command));
   SetSender(access_.Identify(frames[1], routing_id));
   sender_client_ = access_.ClientName(frames[1]);
   std::string_view payload = View(frames[2]);
@@ -255,6 +258,7 @@ void UploadReceiver::Impl::ReplyWithData(const std::string& routing_id, Command 
 void UploadReceiver::Impl::ReplyError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                       const std::string& batch_id, const Status* logged) {
   const Status& line = logged != nullptr ? *logged : status;
+  if (handling_upload_ && settings_.metrics != nullptr) settings_.metrics->UploadRefused(status);
   if (batch_id.empty()) {
     LogPeerError("upload error", line, "from " + Sender(routing_id), "");
   } else {
@@ -284,7 +288,9 @@ std::string UploadReceiver::Impl::ForSenderText(std::string message, const Uploa
   return message;
 }
 
-void UploadReceiver::Impl::ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status) {
+void UploadReceiver::Impl::ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status,
+                                        Right right) {
+  if (settings_.metrics != nullptr) settings_.metrics->ClientRefused(RightName(right));
   Reply(routing_id, Command::kError, request_id,
         protocol::EncodeError({static_cast<uint16_t>(status.code()), status.message()}));
 }
@@ -317,11 +323,13 @@ void UploadReceiver::Impl::TakeAcceptResults() {
       upload->RemovePart();
       upload->state = UploadState::kAlreadyMerged;
       upload->merged_as = result.already_merged;
+      if (settings_.metrics != nullptr) settings_.metrics->UploadAlreadyMerged();
       Log("batch (id " + LogValue(upload->batch_id()) + ") from " + upload->client +
           " is already merged here (as " + LogValue(result.already_merged) + "); not staged again");
     } else if (result.status.ok()) {
       upload->state = UploadState::kStaged;
       upload->sequence = result.sequence;
+      if (settings_.metrics != nullptr) settings_.metrics->UploadStaged();
       // Named by who sent it, not by the batch id, which is the sender's to choose.
       Log("staged batch " + std::to_string(result.sequence) + " (id " + LogValue(upload->batch_id()) + ") from " +
           upload->client + " (" + std::to_string(upload->begin().total_size) + " bytes)");
@@ -331,12 +339,14 @@ void UploadReceiver::Impl::TakeAcceptResults() {
       upload->RemovePart();
       upload->state = UploadState::kFailed;
       upload->error = ForSender(result.status, upload);
+      if (settings_.metrics != nullptr) settings_.metrics->UploadRefused(result.status);
       LogPeerError("upload error", result.status, "for batch " + LogValue(upload->batch_id()), upload->client);
     }
   }
 }
 
 void UploadReceiver::Impl::TakeReadResults() {
+  handling_upload_ = false;
   for (ReadWorker::Result& result : read_worker_.TakeResults()) {
     reads_.Finished(result.client);
     SetSender(result.client);  // for the log line of an error: the message being answered is that client's

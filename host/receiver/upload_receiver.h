@@ -81,7 +81,11 @@ class BatchSink {
   }
 };
 
+class NodeMetrics;
+
 struct ReceiverSettings {
+  // Counted into when set (`planb serve`'s metrics); the receiver's outcomes, refusals and bytes.
+  NodeMetrics* metrics = nullptr;
   std::string receive_dir;  // the home's receive/; cleared of stale parts at start
   // The node's home: its path is named "<home>" in what peers are told (errors, a READ's stderr); "" = none.
   std::string home_dir;

@@ -20,7 +20,7 @@ void UploadReceiver::Impl::HandleListMerged(const std::string& routing_id, uint6
   }
   MapScope scope;
   status = access_.Check(from, Right::kNode, &request.map, &scope);
-  if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
+  if (!status.ok()) return ReplyRefused(routing_id, request_id, status, Right::kNode);
   protocol::MergedList reply;
   status = sink_.ListMerged(request, &reply);
   if (!status.ok()) return ReplyError(routing_id, request_id, status.WithContext("LIST_MERGED"), "");
@@ -34,7 +34,7 @@ void UploadReceiver::Impl::HandleOfferBatch(const std::string& routing_id, uint6
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
   MapScope scope;
   status = access_.Check(from, Right::kNode, nullptr, &scope);
-  if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
+  if (!status.ok()) return ReplyRefused(routing_id, request_id, status, Right::kNode);
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
     const std::string message = "busy: " + std::to_string(pending) + " SNAPSHOT requests in progress, retry later";

@@ -24,6 +24,7 @@
 #include "host/receiver/snapshot_worker.h"
 #include "host/receiver/upload_receiver.h"
 #include "host/receiver/upload_session.h"
+#include "host/monitoring/node_metrics.h"
 #include "host/transfer/protocol.h"
 
 namespace planb {
@@ -88,7 +89,10 @@ class UploadReceiver::Impl {
   // The same for any text sent to a peer (a READ's stderr): the home's path as "<home>".
   std::string ForSenderText(std::string message, const UploadSession* upload) const;
   // Answers ERROR for a request access_ refused (and logged, once a minute per client, right and map).
-  void ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status);
+  // `right`: the right checked, counted in the metrics.
+  void ReplyRefused(const std::string& routing_id, uint64_t request_id, const Status& status, Right right);
+  // The request being handled is an upload's (BEGIN, CHUNK, COMMIT): its errors count as upload refusals.
+  bool handling_upload_ = false;
   void Log(const std::string& line) {
     if (log_) log_(line);
   }

@@ -30,7 +30,7 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
   }
   MapScope scope;
   status = access_.Check(from, Right::kSnapshot, &request.map, &scope);
-  if (!status.ok()) return ReplyRefused(routing_id, request_id, status);
+  if (!status.ok()) return ReplyRefused(routing_id, request_id, status, Right::kSnapshot);
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
     // The requester treats "busy:" like a node that does not answer: it tries the next node.
@@ -60,6 +60,7 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.digest = prepared.version.digest;
   if (prepared.not_modified) {
     offer.not_modified = 1;
+    if (settings_.metrics != nullptr) settings_.metrics->SnapshotNotModified();
     return Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
   }
   if (served_.size() >= settings_.max_served_snapshots) {
@@ -82,6 +83,7 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.checksum = prepared.checksum;
   offer.create_time_ms = prepared.create_time_ms;
   offer.chunk_size = settings_.chunk_size;
+  if (settings_.metrics != nullptr && result.batch_id.empty()) settings_.metrics->SnapshotOffered();
   if (result.batch_id.empty()) {
     Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
         std::to_string(prepared.size) + " bytes) to " + result.client + " as token " + token.Shown());
@@ -135,6 +137,10 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
   const bool first = !entry->fetched;
   entry->fetched = true;
   entry->served += length;
+  if (settings_.metrics != nullptr) {
+    settings_.metrics->SnapshotBytesSent(length);
+    if (length > 0 && fetch.offset + length == entry->size) settings_.metrics->SnapshotSent();
+  }
   ReplyWithData(routing_id, Command::kFetchData, request_id, protocol::EncodeFetchData({fetch.token, fetch.offset}),
                 std::move(data));
   if (first) FaultPoint("snapshot.mid_transfer");
@@ -142,6 +148,7 @@ void UploadReceiver::Impl::HandleFetch(const std::string& routing_id, uint64_t r
 
 void UploadReceiver::Impl::ReplySnapshotError(const std::string& routing_id, uint64_t request_id, const Status& status,
                                               const std::string& map) {
+  if (settings_.metrics != nullptr) settings_.metrics->SnapshotRefused(status);
   if (map.empty()) {
     LogPeerError("snapshot error", status, "from " + Sender(routing_id), "");
   } else {

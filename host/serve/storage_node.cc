@@ -1,6 +1,7 @@
 #include "host/serve/storage_node.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -31,7 +32,13 @@
 #include "host/ingest/staging_store.h"
 #include "host/maintain/maintenance_runner.h"
 #include "host/query/lexer.h"
+#include "host/serve/node_state_collector.h"
+#include "host/serve/node_log_events.h"
+#include "host/serve/node_readiness.h"
 #include "host/serve/open_files_limit.h"
+
+#include <prometheus/text_serializer.h>
+#include <systemd/sd-daemon.h>
 
 namespace planb {
 
@@ -108,19 +115,127 @@ bool ListensBeyondThisHost(const std::string& endpoint) {
 StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log)
     : runtime_(runtime), options_(std::move(options)), log_(log), snapshots_(runtime) {}
 
-StorageNode::~StorageNode() {
-  stopping_ = true;
+StorageNode::~StorageNode() { StopThreads(); }
+
+void StorageNode::StopThreads() {
+  {
+    // Under the lock the threads wait with: a wake-up between a thread's look at stopping_ and its wait is not
+    // lost (the catch-up thread would sleep a whole catch_up_interval, past the 10 s a stop may take).
+    std::lock_guard<std::mutex> lock(merge_mutex_);
+    stopping_ = true;
+  }
   merge_wakeup_.notify_all();
   catch_up_wakeup_.notify_all();
+  ops_wakeup_.notify_all();
   if (merger_.joinable()) merger_.join();
   if (catcher_.joinable()) catcher_.join();
+  if (ops_.joinable()) ops_.join();
+  http_.Stop();
 }
 
 void StorageNode::Log(const std::string& line) {
-  std::lock_guard<std::mutex> lock(log_mutex_);
+  const OperationsConfig& operations = runtime_.config().operations;
+  const NodeLogEvent event = ClassifyNodeLine(line);
+  if (event.level > operations.log_level) return;
   // Every line escaped and capped here too (log_text.h), whatever its callers did: one line per event, always.
-  log_ << FormatIsoTime(CurrentTimeMs()) << " " << runtime_.config().cluster.node_name << ": "
-       << LogValue(line, kMaxLogLine) << std::endl;
+  const std::string message = LogValue(line, kMaxLogLine);
+  LogRecord record;
+  record.time_ms = CurrentTimeMs();
+  record.level = event.level;
+  record.event = event.event;
+  record.node = runtime_.config().cluster.node_name;
+  record.map = MapNamedIn(message);
+  record.client = ClientNamedIn(message);
+  record.message = message;
+  const std::string text = FormatLogLine(record, operations.log_format);
+  if (options_.log_file != nullptr) return options_.log_file->Write(text);
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  log_ << text << std::endl;
+}
+
+Status StorageNode::StartHttp() {
+  const OperationsConfig& operations = runtime_.config().operations;
+  if (!operations.metrics_bind) return Status::Ok();
+  NodeStateSources sources;
+  sources.runtime = &runtime_;
+  sources.merge_thread_running = [this] { return merge_running_.load(); };
+  if (catch_up_ != nullptr) {
+    sources.catching_up = [this](const std::string& map) {
+      std::string why;
+      return catch_up_->Behind(map, &why);
+    };
+  }
+  sources.ready_min_free_bytes = operations.ready_min_free_disk ? *operations.ready_min_free_disk
+                                                                : MeasureDiskRoom(runtime_.home().root()).margin;
+  sources.started_ms = CurrentTimeMs();
+  auto state = std::make_shared<NodeStateCollector>(std::move(sources));
+  std::map<std::string, HttpHandler> routes;
+  routes["/metrics"] = [this, state] {
+    std::vector<prometheus::MetricFamily> families = metrics_.registry().Collect();
+    std::vector<prometheus::MetricFamily> now = state->Collect();
+    families.insert(families.end(), std::make_move_iterator(now.begin()), std::make_move_iterator(now.end()));
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                        prometheus::TextSerializer().Serialize(families)};
+  };
+  routes["/healthz"] = [] { return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"}; };
+  routes["/readyz"] = [this] { return Readyz(); };
+  std::string bound;
+  PLANB_RETURN_IF_ERROR(http_.Start(*operations.metrics_bind, std::move(routes), HttpLimits(),
+                                    [this](const std::string& line) { Log(line); }, &bound)
+                            .WithContext("serve: metrics_bind"));
+  Log("metrics: serving http://" + bound + "/metrics, /healthz and /readyz");
+  return Status::Ok();
+}
+
+HttpResponse StorageNode::Readyz() const {
+  const OperationsConfig& operations = runtime_.config().operations;
+  ReadinessInputs inputs;
+  inputs.home = runtime_.home().root();
+  inputs.min_free_bytes = operations.ready_min_free_disk ? *operations.ready_min_free_disk
+                                                         : MeasureDiskRoom(inputs.home).margin;
+  inputs.merge_thread_running = merge_running_.load();
+  if (catch_up_ != nullptr) {
+    for (const auto& [map, config] : runtime_.config().maps) {
+      std::string why;
+      if (catch_up_->Behind(map, &why)) inputs.catching_up.push_back(map);
+    }
+  }
+  const std::vector<std::string> problems = ReadinessProblems(inputs);
+  if (problems.empty()) return HttpResponse{200, "text/plain; charset=utf-8", "ready\n"};
+  std::string body;
+  for (const std::string& problem : problems) body += "not ready: " + problem + "\n";
+  return HttpResponse{503, "text/plain; charset=utf-8", body};
+}
+
+void StorageNode::OpsLoop() {
+  constexpr int64_t kOpsTickMs = 200;
+  uint64_t watchdog_usec = 0;
+  const bool watchdog = sd_watchdog_enabled(0, &watchdog_usec) > 0 && watchdog_usec > 0;
+  const auto ping_every = std::chrono::microseconds(watchdog_usec / 2);
+  auto next_ping = std::chrono::steady_clock::now();
+  // From 0, not the count when this thread starts: a SIGHUP between the handler's installation and this line
+  // must not be missed (a reopen too many is harmless).
+  uint64_t hangups_seen = 0;
+  std::unique_lock<std::mutex> lock(merge_mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    if (options_.hangups != nullptr && options_.hangups->load() != hangups_seen) {
+      hangups_seen = options_.hangups->load();
+      if (options_.log_file == nullptr) {
+        Log("SIGHUP: no log_file to reopen (the log goes to stderr); still serving");
+      } else {
+        const Status reopened = options_.log_file->Reopen();
+        Log(reopened.ok() ? "SIGHUP: reopened log_file " + options_.log_file->path()
+                          : "SIGHUP: " + reopened.message() + "; still logging to the file open before");
+      }
+    }
+    if (watchdog && merge_running_ && std::chrono::steady_clock::now() >= next_ping) {
+      sd_notify(0, "WATCHDOG=1");
+      next_ping = std::chrono::steady_clock::now() + ping_every;
+    }
+    lock.lock();
+    ops_wakeup_.wait_for(lock, std::chrono::milliseconds(kOpsTickMs), [this] { return stopping_.load(); });
+  }
 }
 
 Status StorageNode::Run(const std::atomic<bool>& stop) {
@@ -171,6 +286,7 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
                            std::to_string(cluster.remote_read_timeout_ms) + " ms): a client waits that long for a read");
   }
   settings.idle_connection_timeout_ms = cluster.idle_connection_timeout_ms;
+  settings.metrics = &metrics_;
   // Descriptors: the soft limit raised to the hard one, and connections kept to half of what the shards (an
   // environment and its lock each), uploads, served snapshots and merges leave of it.
   uint64_t open_files_before = 0;
@@ -206,35 +322,36 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   std::string bound;
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
 
-  merger_ = std::thread([this] { MergeLoop(); });
   const bool has_peers = std::any_of(cluster.node_list.begin(), cluster.node_list.end(),
                                      [&cluster](const std::string& node) { return node != cluster.node_name; });
   if (has_peers && cluster.catch_up_interval_ms > 0) {
     catch_up_ = std::make_unique<PeerCatchUp>(
         runtime_, [this](const std::string& zip, const std::string& id) { return StageFetched(zip, id); },
         [this](const std::string& line) { Log(line); });
-    catcher_ = std::thread([this] { CatchUpLoop(); });
   }
+  // Before any thread starts: a metrics_bind in use is a configuration error the node refuses to start with.
+  PLANB_RETURN_IF_ERROR(StartHttp());
+  merge_running_ = true;
+  merger_ = std::thread([this] { MergeLoop(); });
+  if (catch_up_ != nullptr) catcher_ = std::thread([this] { CatchUpLoop(); });
+  ops_ = std::thread([this] { OpsLoop(); });
   if (!options_.ready_file.empty()) {
     Status ready = WriteFileAtomically(options_.ready_file, bound + "\n");
     if (!ready.ok()) {
-      stopping_ = true;
-      merge_wakeup_.notify_all();
-      catch_up_wakeup_.notify_all();
-      merger_.join();
-      if (catcher_.joinable()) catcher_.join();
+      StopThreads();
       return ready.WithContext("serve: --ready-file");
     }
   }
   Log("serving " + bound + " (home " + runtime_.home().root() + ", " +
       (cluster.curve() ? "CURVE, " + std::to_string(cluster.clients.size()) + " client(s) allowed" : "plaintext") + ")");
+  sd_notify(0, "READY=1");  // Type=notify: systemd starts what depends on the node now; a no-op elsewhere
   Status served = receiver.Run(stop);
   Log("stopping");
-  stopping_ = true;
-  merge_wakeup_.notify_all();
-  catch_up_wakeup_.notify_all();
-  merger_.join();
-  if (catcher_.joinable()) catcher_.join();
+  sd_notify(0, "STOPPING=1");
+  StopThreads();
+  // --ready-file says the node serves: a stopped node must not leave it behind (kill -9 does; a supervisor
+  // should use /healthz or the unit's state for liveness, docs/operations.md).
+  if (!options_.ready_file.empty()) ::unlink(options_.ready_file.c_str());
   Log("stopped");
   return served;
 }
@@ -357,6 +474,17 @@ BatchSink::MergeState StorageNode::MergeStateOf(uint64_t sequence, std::string* 
 
 Status StorageNode::ExecuteRead(const protocol::ReadRequest& request, const MapScope& scope,
                                 protocol::ReadResult* result) {
+  const auto started = std::chrono::steady_clock::now();
+  const Status read = RunRead(request, scope, result);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::string_view outcome = RefusalReason(read);
+  if (read.ok()) outcome = result->exit_code == kExitOk ? "ok" : result->exit_code == 1 ? "no_match" : "error";
+  metrics_.RemoteRead(outcome, seconds);
+  return read;
+}
+
+Status StorageNode::RunRead(const protocol::ReadRequest& request, const MapScope& scope,
+                            protocol::ReadResult* result) {
   if (!ScopeAllows(scope, request.map)) return Status::PermissionDenied("not authorised for read on " + LogValue(request.map));
   PLANB_RETURN_IF_ERROR(RefuseWhileBehind(request.map, "remote reads"));
   const ClusterConfig& cluster = runtime_.config().cluster;
@@ -458,12 +586,39 @@ void StorageNode::MaintainIfDue() {
   if (!maintained.ok()) Log("maintenance failed (next try in maintain_interval): " + maintained.message());
 }
 
+namespace {
+
+// A failure's text without its figures (free bytes, sizes, counts): what "the same failure" means for logging it
+// once, since the free-bytes figure in a disk-full message changes with every retry.
+std::string FailureKind(const std::string& message) {
+  std::string kind;
+  for (const char c : message) {
+    if (c >= '0' && c <= '9') {
+      if (kind.empty() || kind.back() != '#') kind += '#';
+    } else {
+      kind += c;
+    }
+  }
+  return kind;
+}
+
+}  // namespace
+
 void StorageNode::MergeLoop() {
+  struct Running {  // /readyz and the watchdog see a merge thread that ended, however it ended
+    std::atomic<bool>& flag;
+    ~Running() { flag = false; }
+  } running{merge_running_};
   MergeProcessor merger(runtime_, UnzipLimits{runtime_.config().cluster.max_batch_size});
   std::string last_error;
   while (!stopping_) {
     MergeReport report;
     const Status merged = merger.MergePending(&report, &stopping_);
+    if (!merged.ok()) metrics_.MergeFailed();
+    metrics_.BatchesMerged(report.batches);
+    for (const auto& [map, rows] : report.rows_merged) metrics_.RowsMerged(map, rows);
+    for (const auto& [map, rows] : report.rows_deleted) metrics_.RowsDeleted(map, rows);
+    for (size_t i = 0; i < report.quarantined.size(); ++i) metrics_.BatchQuarantined();
     if (report.batches > 0) {
       uint64_t rows = 0;
       for (const auto& entry : report.rows_merged) rows += entry.second;
@@ -497,9 +652,14 @@ void StorageNode::MergeLoop() {
       }
       if (!merged.ok()) wait_ms = options_.merge_retry_ms;
     }
-    // The same failure every retry is logged once, not every few seconds.
-    if (!merged.ok() && merged.message() != last_error) Log("merge failed (will retry): " + merged.message());
-    last_error = merged.ok() ? std::string() : merged.message();
+    // The same failure every retry is logged once, not every few seconds, whatever its figures say meanwhile.
+    const std::string error_kind = merged.ok() ? std::string() : FailureKind(merged.message());
+    if (!merged.ok() && error_kind != last_error) Log("merge failed (will retry): " + merged.message());
+    last_error = error_kind;
+    if (report.batches > 0 && FaultPointActive("merge.thread_exit")) {
+      Log("merge thread: ending at fault point merge.thread_exit (staged batches are no longer merged)");
+      return;
+    }
     CleanUpSnapshotsIfDue();
     MaintainIfDue();
     std::unique_lock<std::mutex> lock(merge_mutex_);

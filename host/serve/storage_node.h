@@ -19,7 +19,10 @@
 #include <vector>
 
 #include "host/catchup/peer_catch_up.h"
+#include "host/common/log_file.h"
 #include "host/common/read_budget.h"
+#include "host/monitoring/http_endpoint.h"
+#include "host/monitoring/node_metrics.h"
 #include "host/receiver/upload_receiver.h"
 #include "host/runtime.h"
 #include "host/serve/snapshot_source.h"
@@ -33,6 +36,10 @@ struct ServeOptions {
   int64_t merge_poll_ms = 500;
   // After a failed merge, the queue is retried this often (the cause may be fixed meanwhile: disk space).
   int64_t merge_retry_ms = 5000;
+  // When set, log lines go to this file (log_file) instead of the stream given to the node.
+  LogFile* log_file = nullptr;
+  // When set: counts SIGHUPs; each new one reopens log_file (logrotate) and is logged. The node never stops on it.
+  const std::atomic<uint64_t>* hangups = nullptr;
 };
 
 // Whether binding `endpoint` may be reached from other machines: a tcp:// address other than 127.x.x.x,
@@ -66,7 +73,17 @@ class StorageNode final : public BatchSink {
   Status PrepareRetainedBatch(const std::string& batch_id, PreparedSnapshot* out) override;
 
  private:
+  // ExecuteRead's work; ExecuteRead times it for the metrics.
+  Status RunRead(const protocol::ReadRequest& request, const MapScope& scope, protocol::ReadResult* result);
   void MergeLoop();
+  // Starts /metrics, /healthz and /readyz on metrics_bind when configured (docs/operations.md).
+  Status StartHttp();
+  HttpResponse Readyz() const;
+  // Every kOpsTickMs until the stop: reopens log_file after a SIGHUP, and pings systemd's watchdog while the merge
+  // thread runs (WATCHDOG_USEC; a node whose merges died is restarted).
+  void OpsLoop();
+  // Sets stopping_ and joins the merge, catch-up and ops threads, then stops the HTTP listener. Idempotent.
+  void StopThreads();
   // Every catch_up_interval: one catch-up pass (peer_catch_up.h) over the peers and maps.
   void CatchUpLoop();
   // Catch-up's Stage: a fetched batch verified and staged as an upload from a client allowed every map.
@@ -86,6 +103,11 @@ class StorageNode final : public BatchSink {
 
   Runtime& runtime_;
   const ServeOptions options_;
+  NodeMetrics metrics_;
+  HttpEndpoint http_;
+  std::atomic<bool> merge_running_{false};  // true from the merge thread's start until its loop ends
+  std::thread ops_;
+  std::condition_variable ops_wakeup_;  // with merge_mutex_: the stop
   std::ostream& log_;
   std::mutex log_mutex_;
 

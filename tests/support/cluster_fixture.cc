@@ -134,6 +134,12 @@ ProcessResult ClusterFixture::RunOnReader(const std::string& name, const std::ve
   return RunPlanb(all);
 }
 
+std::string ClusterFixture::WriteProcessingConfig() {
+  const std::string path = dir_ / "proc.ini";
+  WriteFile(path, ClusterKeys("proc", true) + MapSections());
+  return path;
+}
+
 ProcessResult ClusterFixture::Load(const std::vector<std::string>& files, int from_node) {
   std::string config_path = dir_ / "proc.ini";
   std::string home_path = dir_ / "proc-home";

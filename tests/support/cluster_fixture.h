@@ -75,6 +75,8 @@ class ClusterFixture {
   ProcessResult RunOnReader(const std::string& name, const std::vector<std::string>& args) const;
   // `planb load` on the processing node "proc" (not a storage node), or from storage node `from_node`'s config.
   ProcessResult Load(const std::vector<std::string>& files, int from_node = -1);
+  // Writes the processing node's config (as Load does) and returns its path; its home is dir()/proc-home.
+  std::string WriteProcessingConfig();
   // Waits until node `i` has merged everything staged (staging/ holds no batch).
   bool WaitMerged(int i);
   // Loads `files` through the processing node, then waits until storage nodes 0 to `nodes` - 1 merged them. A

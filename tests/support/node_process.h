@@ -42,6 +42,8 @@ class ServeProcess {
   bool running();
   std::string log() const;
   const std::string& log_file() const { return log_file_; }
+  const std::string& ready_file() const { return ready_file_; }
+  pid_t pid() const { return pid_; }
 
  private:
   bool Reap(int options);

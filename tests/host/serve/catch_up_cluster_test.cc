@@ -221,7 +221,13 @@ TEST(CatchUpCluster, ANodeBehindRefusesRemoteReadsAndACorruptBatchFromAPeerIsRef
     }
   }
   // With node1 gone, the only node left has not caught up: it refuses the read rather than answer "no key".
+  // Its catch-up passes go on failing to reach node1, and a peer that stops answering is no proof of being caught
+  // up: wait for such a pass so that the reads below always follow one (they once raced it).
   ASSERT_EQ(cluster.process(0).Stop(), 0);
+  ASSERT_TRUE(WaitUntil([&] { return cluster.process(1).log().find("catch-up: cannot compare map city_to_country "
+                                                                   "with node node1") != std::string::npos; },
+                        {cluster.process(1).log_file()}))
+      << cluster.process(1).log();
   const ProcessResult read = testing::RunPlanb({"--config", cluster.dir() + "/proc.ini", "--home",
                                                 cluster.dir() + "/proc-home", "lookup", "--remote",
                                                 "city_to_country", "Paris"});
