@@ -66,6 +66,13 @@ Status Runtime::OpenShard(std::string_view map, std::shared_ptr<MapEnv>* out) {
 }
 
 Status Runtime::OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out) {
+  std::optional<int64_t> snapshot_created_ms;
+  return OpenForReading(map, stale, out, &snapshot_created_ms);
+}
+
+Status Runtime::OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out,
+                               std::optional<int64_t>* snapshot_created_ms) {
+  snapshot_created_ms->reset();
   Status s;
   if (config_.cluster.IsStorageNode()) {
     s = OpenShard(map, out);
@@ -73,7 +80,10 @@ Status Runtime::OpenForReading(std::string_view map, StaleSnapshot stale, std::s
     std::shared_ptr<const OpenSnapshot> snapshot;
     s = snapshots()->Current(map, stale, &snapshot);
     // Aliasing: the caller holds the environment, and through it the snapshot's lock.
-    if (s.ok()) *out = std::shared_ptr<MapEnv>(snapshot, snapshot->env().get());
+    if (s.ok()) {
+      *out = std::shared_ptr<MapEnv>(snapshot, snapshot->env().get());
+      *snapshot_created_ms = snapshot->create_time_ms();
+    }
   }
   if (s.code() != Code::kNotFound) return s;
   // Not a miss: every key of a map with no data would "miss", and a pipeline pointed at the wrong home (or

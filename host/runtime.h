@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ class Runtime {
   // a different pointer on a later call means a newer snapshot. kNoData, naming the map and the home, when the
   // map has no data here (nothing merged into it yet, or this is another home): an error, never a miss.
   Status OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out);
+  // The same, and when `out` is a snapshot the time it was installed here (left empty for a shard).
+  Status OpenForReading(std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out,
+                        std::optional<int64_t>* snapshot_created_ms);
   // The snapshots of this node (storage nodes read their shards, but `planb cleanup` still tidies snapshots/).
   // Created on first use.
   SnapshotManager* snapshots();

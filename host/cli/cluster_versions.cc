@@ -11,6 +11,7 @@
 
 #include "host/cli/commands.h"
 #include "host/cluster/cluster_delivery.h"
+#include "host/common/csv.h"
 #include "host/common/hex.h"
 #include "host/common/log_text.h"
 #include "host/storage/content_version.h"
@@ -54,7 +55,7 @@ std::string StateOf(const std::vector<std::string>& nodes, const std::vector<con
 
 }  // namespace
 
-int PrintClusterVersions(Runtime& runtime, bool json, std::ostream& out, std::ostream& err) {
+int PrintClusterVersions(Runtime& runtime, StoresFormat format, std::ostream& out, std::ostream& err) {
   const ClusterConfig& cluster = runtime.config().cluster;
   if (cluster.single_node()) {
     err << "planb: stores --cluster: the config has no node_list (a single node has no peers to compare)\n";
@@ -116,9 +117,25 @@ int PrintClusterVersions(Runtime& runtime, bool json, std::ostream& out, std::os
     maps.push_back({{"map", name}, {"versions", by_node}, {"state", state}});
   }
   if (exit_code == kExitOk && divergent) exit_code = kExitNotFound;
-  if (json) {
+  if (format == StoresFormat::kJson) {
     const Json doc = {{"nodes", nodes}, {"maps", maps}, {"errors", errors}};
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return exit_code;
+  }
+  if (format == StoresFormat::kCsv) {
+    std::string text;
+    for (size_t l = 0; l < table.size(); ++l) {
+      for (size_t i = 0; i < table[l].size(); ++i) {
+        if (i > 0) text += ",";
+        // The header as the other formats name things (map, state); "?" (no answer) as an empty field.
+        std::string cell = table[l][i];
+        if (l == 0 && (i == 0 || i + 1 == table[l].size())) cell = i == 0 ? "map" : "state";
+        if (l > 0 && cell == "?") cell.clear();
+        AppendCsvField(cell, &text);
+      }
+      text += "\n";
+    }
+    out << text;
     return exit_code;
   }
   std::vector<size_t> widths(header.size(), 0);

@@ -47,7 +47,7 @@ const std::vector<CommandSpec>& Commands() {
       {"stores", "",
        "list each configured map: type, scheme, rows, content version, bytes on disk, free share, last condensed "
        "and reclaimed; --cluster: every storage node's content version of each map side by side; --format table "
-       "(default) or json",
+       "(default), json (one document) or csv (a header, one record per map)",
        {"cluster", "format"}, 0, 0},
       {"backup", "DEST",
        "copy this node's home (shards, staged, quarantined and retained batches) into DEST, a new or empty "
@@ -125,7 +125,7 @@ po::options_description CommandOptions() {
        "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json; "
-       "plugins, stores: table (default) or json; load: xml (default), csv or jsonl")
+       "plugins: table (default) or json; stores: table (default), json or csv; load: xml (default), csv or jsonl")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),

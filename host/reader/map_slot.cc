@@ -49,7 +49,8 @@ void MapSlot::OpenLocked(Runtime& runtime, bool force) {
   const int64_t now = CurrentTimeMs();
   if (!force && !failure_.ok() && now < retry_after_ms_) return;
   std::shared_ptr<MapEnv> opened;
-  Status s = OpenMapForReading(runtime, name(), StaleSnapshot::kUseCurrent, &opened);
+  std::optional<int64_t> created;
+  Status s = OpenMapForReading(runtime, name(), StaleSnapshot::kUseCurrent, &opened, &created);
   if (!s.ok()) {
     failure_ = std::move(s);
     retry_after_ms_ = now + kRetryIntervalMs;
@@ -57,7 +58,7 @@ void MapSlot::OpenLocked(Runtime& runtime, bool force) {
   }
   failure_ = Status::Ok();
   last_used_ms_ = now;
-  PublishLocked(std::move(opened));
+  PublishLocked(std::move(opened), created);
 }
 
 // Opening under the lock: threads that all find no environment cause one open (one snapshot fetch).
@@ -82,14 +83,15 @@ Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, u
   return Code::kOk;
 }
 
-void MapSlot::Publish(std::shared_ptr<MapEnv> env) {
+void MapSlot::Publish(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (env != nullptr) last_used_ms_ = CurrentTimeMs();
-  PublishLocked(std::move(env));
+  PublishLocked(std::move(env), snapshot_created_ms);
 }
 
-void MapSlot::PublishLocked(std::shared_ptr<MapEnv> env) {
+void MapSlot::PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms) {
   env_ = std::move(env);
+  snapshot_created_ms_ = env_ == nullptr ? std::nullopt : snapshot_created_ms;
   // Release: a lookup that sees the new generation and comes for the environment finds it (under the mutex
   // anyway); the order matters for nothing else.
   generation_.fetch_add(1, std::memory_order_release);
@@ -100,11 +102,29 @@ std::shared_ptr<MapEnv> MapSlot::env() const {
   return env_;
 }
 
-bool MapSlot::ReplaceIfChanged(const std::shared_ptr<MapEnv>& env) {
+SlotFacts MapSlot::Facts() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  SlotFacts facts;
+  facts.env = env_;
+  facts.snapshot_created_ms = snapshot_created_ms_;
+  facts.refreshes = refreshes_;
+  facts.refresh_failures = refresh_failures_;
+  facts.last_refresh_error = last_refresh_error_;
+  return facts;
+}
+
+bool MapSlot::ReplaceIfChanged(const std::shared_ptr<MapEnv>& env, std::optional<int64_t> snapshot_created_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (env_ == nullptr || env == nullptr || env_ == env) return false;
-  PublishLocked(env);
+  PublishLocked(env, snapshot_created_ms);
+  ++refreshes_;
   return true;
+}
+
+void MapSlot::NoteRefreshFailure(const Status& why) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++refresh_failures_;
+  last_refresh_error_ = why.message();
 }
 
 bool MapSlot::DropIfIdle(int64_t now_ms, int64_t keep_ms) {
@@ -114,7 +134,7 @@ bool MapSlot::DropIfIdle(int64_t now_ms, int64_t keep_ms) {
     return false;
   }
   if (env_ == nullptr || now_ms - last_used_ms_ < keep_ms) return false;
-  PublishLocked(nullptr);
+  PublishLocked(nullptr, std::nullopt);
   return true;
 }
 

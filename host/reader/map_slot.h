@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,15 @@
 #include "host/storage/map_env.h"
 
 namespace planb {
+
+// What a slot serves and how its refreshes went, as Reader::Stats reports them.
+struct SlotFacts {
+  std::shared_ptr<MapEnv> env;                 // null when none is open
+  std::optional<int64_t> snapshot_created_ms;  // the snapshot env belongs to; none for a shard
+  uint64_t refreshes = 0;                      // environments replaced by newer ones
+  uint64_t refresh_failures = 0;
+  std::string last_refresh_error;              // the last failure's message ("" when none failed)
+};
 
 class MapSlot {
  public:
@@ -54,19 +64,26 @@ class MapSlot {
   // The same for lookups: an error's message goes into `error`, and answering a failure again within the retry
   // interval allocates nothing.
   Code AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, uint64_t* generation, ErrorBuffer* error);
-  // Makes `env` the one lookups use from their next lookup on.
-  void Publish(std::shared_ptr<MapEnv> env);
+  // Makes `env` the one lookups use from their next lookup on; `snapshot_created_ms`: the snapshot it belongs to.
+  void Publish(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms);
   // The environment held now (null when none).
   std::shared_ptr<MapEnv> env() const;
+  SlotFacts Facts() const;
 
-  // Maintenance. Replaces the environment with `env` when one is held and it differs; true when it did.
-  bool ReplaceIfChanged(const std::shared_ptr<MapEnv>& env);
+  // Maintenance. Replaces the environment with `env` when one is held and it differs (a refresh, counted); true
+  // when it did.
+  bool ReplaceIfChanged(const std::shared_ptr<MapEnv>& env, std::optional<int64_t> snapshot_created_ms);
+  // A refresh (a fetch of a newer snapshot, a reopen) that failed, for Stats.
+  void NoteRefreshFailure(const Status& why);
+  // Keys refused before any thread context was involved (a key of the wrong kind): counted here, rare.
+  void CountRefusedKey() { refused_keys_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t refused_keys() const { return refused_keys_.load(std::memory_order_relaxed); }
   // Notes whether lookups ran since the last call and lets go of the environment when none ran for `keep_ms`;
   // true when it let go.
   bool DropIfIdle(int64_t now_ms, int64_t keep_ms);
 
  private:
-  void PublishLocked(std::shared_ptr<MapEnv> env);
+  void PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms);
   // REQUIRES: mutex_ held. Opens the environment when none is held (unless a failure is still fresh and not
   // `force`); on return either env_ is set or failure_ says why not.
   void OpenLocked(Runtime& runtime, bool force);
@@ -82,9 +99,13 @@ class MapSlot {
 
   alignas(64) std::atomic<uint64_t> generation_{1};
   std::atomic<bool> used_{false};
+  std::atomic<uint64_t> refused_keys_{0};
 
   alignas(64) mutable std::mutex mutex_;
   std::shared_ptr<MapEnv> env_;
+  std::optional<int64_t> snapshot_created_ms_;
+  uint64_t refreshes_ = 0, refresh_failures_ = 0;
+  std::string last_refresh_error_;
   Status failure_;  // the last failed open, answered until retry_after_ms_
   int64_t retry_after_ms_ = 0;
   int64_t last_used_ms_ = 0;  // when maintenance last saw lookups (or the environment was opened)

@@ -2,8 +2,9 @@
 
 namespace planb {
 
-Status OpenMapForReading(Runtime& runtime, std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out) {
-  return runtime.OpenForReading(map, stale, out);
+Status OpenMapForReading(Runtime& runtime, std::string_view map, StaleSnapshot stale, std::shared_ptr<MapEnv>* out,
+                         std::optional<int64_t>* snapshot_created_ms) {
+  return runtime.OpenForReading(map, stale, out, snapshot_created_ms);
 }
 
 Status RefreshSnapshotIfDue(Runtime& runtime, std::string_view map) {

@@ -7,6 +7,8 @@
 #include "host/plugin_host/key_format.h"
 #include "host/reader/open_map.h"
 #include "host/reader/reader_impl.h"
+#include "host/storage/content_version.h"
+#include "planb/lmdb.h"
 
 namespace planb {
 namespace {
@@ -36,6 +38,13 @@ void Get(const MapContext& context, const LookupKey& key, LookupResult* result, 
     result->code = code;
     result->error = error->message;
   }
+}
+
+// The content version of what lookups of `env` read.
+Status ReadServedVersion(const MapEnv& env, ContentVersion* out) {
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY));
+  return ReadContentVersion(txn.get(), env.meta(), out);
 }
 
 }  // namespace
@@ -139,17 +148,28 @@ Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
 // `lookup` carries the text key or the number (`number_key` says which); its time is filled here.
 LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, bool number_key, LookupTime time) {
   MapSlot* slot = FindSlot(map);
-  if (slot == nullptr) return UnknownMap(map);
+  if (slot == nullptr) {
+    unknown_map_lookups_.fetch_add(1, std::memory_order_relaxed);
+    return UnknownMap(map);
+  }
   if (slot->number_keys() != number_key) {
+    slot->CountRefusedKey();
     return ErrorResult(Code::kInvalidArgument, number_key ? slot->number_key_error() : slot->text_key_error());
   }
-  if (!time.is_now() && !slot->uses_time()) return ErrorResult(Code::kInvalidArgument, slot->time_error());
+  if (!time.is_now() && !slot->uses_time()) {
+    slot->CountRefusedKey();
+    return ErrorResult(Code::kInvalidArgument, slot->time_error());
+  }
   MapContext* ctx = nullptr;
   const Code code = Begin(*slot, &ctx);  // a map with no data here is kNoData, an error like any other
-  if (code != Code::kOk) return ErrorResult(code, ctx->error.message);
+  if (code != Code::kOk) {
+    ctx->counters.Count(code);
+    return ErrorResult(code, ctx->error.message);
+  }
   if (slot->uses_time()) lookup.time_ms = time.is_now() ? CurrentTimeMs() : time.ms();
   LookupResult result;
   Get(*ctx, lookup, &result, &ctx->error);
+  ctx->counters.Count(result.code);
   return result;
 }
 
@@ -158,10 +178,16 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   LookupResult failed;
   MapContext* ctx = nullptr;
   if (slot == nullptr) {
+    unknown_map_lookups_.fetch_add(count, std::memory_order_relaxed);
     failed = UnknownMap(map);
   } else {
     const Code code = Begin(*slot, &ctx);  // kNoData (a map with no data here) included
-    if (code != Code::kOk) failed = ErrorResult(code, ctx->error.message);
+    if (code != Code::kOk) {
+      LookupTotals all_failed;
+      all_failed.errors = count;
+      ctx->counters.Add(all_failed);
+      failed = ErrorResult(code, ctx->error.message);
+    }
   }
   if (failed.code != Code::kNotFound) {
     for (size_t i = 0; i < count; ++i) results[i] = failed;
@@ -172,6 +198,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   ctx->many_errors.clear();
   std::optional<int64_t> now;  // read once per batch, when a key asks about now
   Code first_error = Code::kOk;
+  LookupTotals tally;  // counted once per batch: one store per counter, not one per key
   for (size_t i = 0; i < count; ++i) {
     const ReaderKey& key = keys[i];
     const char* wrong = nullptr;
@@ -183,6 +210,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
     if (wrong != nullptr) {
       results[i] = ErrorResult(Code::kInvalidArgument, wrong);
       if (first_error == Code::kOk) first_error = Code::kInvalidArgument;
+      ++tally.errors;
       continue;
     }
     LookupKey lookup;
@@ -206,14 +234,19 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       ctx->many_errors.emplace_back(results[i].error);
       results[i].error = ctx->many_errors.back().c_str();
       if (first_error == Code::kOk) first_error = Code::kInvalidArgument;
+      ++tally.errors;
       continue;
     }
     if (results[i].code != Code::kOk && results[i].code != Code::kNotFound) {
       // The store failed (a corrupt row, an I/O error): the rest of the batch would read the same transaction.
       for (size_t j = i + 1; j < count; ++j) results[j] = results[i];
+      tally.errors += count - i;
+      ctx->counters.Add(tally);
       return first_error != Code::kOk ? first_error : results[i].code;
     }
+    ++(results[i].code == Code::kOk ? tally.found : tally.misses);
   }
+  ctx->counters.Add(tally);
   return first_error;
 }
 
@@ -230,13 +263,18 @@ Status Reader::Impl::Refresh(std::string_view map) {
   if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
   if (runtime_->config().cluster.IsStorageNode()) return ReopenIfReplaced(*slot);
   bool changed = false;
-  PLANB_RETURN_IF_ERROR(runtime_->snapshots()->Refresh(slot->name(), &changed));
+  Status fetched = runtime_->snapshots()->Refresh(slot->name(), &changed);
+  if (!fetched.ok()) {
+    slot->NoteRefreshFailure(fetched);
+    return fetched;
+  }
   std::shared_ptr<MapEnv> env;
-  PLANB_RETURN_IF_ERROR(OpenMapForReading(*runtime_, slot->name(), StaleSnapshot::kUseCurrent, &env));
+  std::optional<int64_t> created;
+  PLANB_RETURN_IF_ERROR(OpenMapForReading(*runtime_, slot->name(), StaleSnapshot::kUseCurrent, &env, &created));
   if (slot->env() == nullptr) {
-    slot->Publish(std::move(env));
+    slot->Publish(std::move(env), created);
   } else {
-    slot->ReplaceIfChanged(env);
+    slot->ReplaceIfChanged(env, created);
   }
   return Status::Ok();
 }
@@ -247,8 +285,13 @@ Status Reader::Impl::ReopenIfReplaced(MapSlot& slot) {
   const std::shared_ptr<MapEnv> held = slot.env();
   if (held == nullptr || !held->Replaced()) return Status::Ok();
   std::shared_ptr<MapEnv> env;
-  PLANB_RETURN_IF_ERROR(OpenMapForReading(*runtime_, slot.name(), StaleSnapshot::kUseCurrent, &env));
-  slot.ReplaceIfChanged(env);
+  std::optional<int64_t> created;
+  Status s = OpenMapForReading(*runtime_, slot.name(), StaleSnapshot::kUseCurrent, &env, &created);
+  if (!s.ok()) {
+    slot.NoteRefreshFailure(s);
+    return s;
+  }
+  slot.ReplaceIfChanged(env, created);
   return Status::Ok();
 }
 
@@ -292,11 +335,14 @@ Status Reader::Impl::Maintain() {
       (void)slot->DropIfIdle(now, cluster.min_time_to_keep_env_open_ms);  // clears the used flag
       continue;
     }
-    note(RefreshSnapshotIfDue(*runtime_, slot->name()));
+    Status fetched = RefreshSnapshotIfDue(*runtime_, slot->name());
+    if (!fetched.ok()) slot->NoteRefreshFailure(fetched);
+    note(std::move(fetched));
     std::shared_ptr<MapEnv> env;
-    Status s = OpenMapForReading(*runtime_, slot->name(), StaleSnapshot::kUseCurrent, &env);
+    std::optional<int64_t> created;
+    Status s = OpenMapForReading(*runtime_, slot->name(), StaleSnapshot::kUseCurrent, &env, &created);
     if (s.ok()) {
-      slot->ReplaceIfChanged(env);
+      slot->ReplaceIfChanged(env, created);
     } else {
       note(std::move(s));
     }
@@ -305,6 +351,35 @@ Status Reader::Impl::Maintain() {
   }
   note(CleanupSnapshots(*runtime_));
   return first;
+}
+
+ReaderStats Reader::Impl::Stats() const {
+  ReaderStats stats;
+  const bool storage_node = runtime_->config().cluster.IsStorageNode();
+  for (const std::unique_ptr<MapSlot>& slot : slots_) {
+    MapStats map;
+    map.map = slot->name();
+    const LookupTotals totals = contexts_->Sum(slot->index());
+    map.found = totals.found;
+    map.misses = totals.misses;
+    map.errors = totals.errors + slot->refused_keys();
+    map.lookups = map.found + map.misses + map.errors;
+    SlotFacts facts = slot->Facts();
+    map.serving = facts.env != nullptr;
+    map.reads_snapshot = !storage_node;
+    map.snapshot_created_ms = facts.snapshot_created_ms;
+    map.refreshes = facts.refreshes;
+    map.refresh_failures = facts.refresh_failures;
+    map.last_refresh_error = std::move(facts.last_refresh_error);
+    if (facts.env != nullptr) {
+      // A transaction of its own (the environments are MDB_NOTLS): a thread's lookup transaction is its own.
+      ContentVersion version;
+      if (ReadServedVersion(*facts.env, &version).ok()) map.content_version = version.batches;
+    }
+    stats.maps.push_back(std::move(map));
+  }
+  stats.unknown_map_lookups = unknown_map_lookups_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 void Reader::Impl::MaintenanceLoop(int64_t interval_ms) {
@@ -323,7 +398,7 @@ void Reader::Impl::MaintenanceLoop(int64_t interval_ms) {
 Status Reader::Impl::TEST_Publish(std::string_view map, std::shared_ptr<MapEnv> env) {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
-  slot->Publish(std::move(env));
+  slot->Publish(std::move(env), std::nullopt);
   return Status::Ok();
 }
 
@@ -354,6 +429,7 @@ Status Reader::Prepare(std::string_view map) { return impl_->Prepare(map); }
 Status Reader::Refresh(std::string_view map) { return impl_->Refresh(map); }
 Status Reader::Describe(std::string_view map, MapInfo* out) const { return impl_->Describe(map, out); }
 Status Reader::Maintain() { return impl_->Maintain(); }
+ReaderStats Reader::Stats() const { return impl_->Stats(); }
 bool Reader::ParseTime(std::string_view text, int64_t* ms) { return ParseIsoTime(text, ms); }
 std::string Reader::FormatTime(int64_t ms) { return FormatIsoTime(ms); }
 

@@ -19,6 +19,7 @@ struct planb_reader_options_t {
 
 struct planb_reader_t {
   std::unique_ptr<planb::Reader> reader;
+  std::vector<std::string> map_names;  // the configured maps, in Stats' order: planb_map_stats_t::map points here
 };
 
 namespace {
@@ -99,6 +100,7 @@ planb_reader_t* planb_reader_open(const planb_reader_options_t* options, char* e
       CopyError(s.message(), error, error_len);
       return nullptr;
     }
+    for (planb::MapStats& map : handle->reader->Stats().maps) handle->map_names.push_back(std::move(map.map));
     return handle.release();
   } catch (const std::exception& e) {
     CopyError(std::string("planb_reader_open: ") + e.what(), error, error_len);
@@ -176,6 +178,37 @@ int planb_reader_describe(planb_reader_t* reader, const char* map, size_t map_le
   info->has_value = described.has_value ? 1 : 0;
   info->has_session = described.has_session ? 1 : 0;
   return PLANB_OK;
+}
+
+int planb_reader_stats(planb_reader_t* reader, planb_map_stats_t* stats, size_t capacity, size_t* count,
+                       uint64_t* unknown_map_lookups) {
+  try {
+    const planb::ReaderStats figures = reader->reader->Stats();
+    const size_t n = std::min(capacity, figures.maps.size());
+    for (size_t i = 0; i < n; ++i) {
+      const planb::MapStats& from = figures.maps[i];
+      planb_map_stats_t& to = stats[i];
+      to = planb_map_stats_t();
+      to.map = reader->map_names[i].c_str();  // the same maps in the same order as at open: the config's
+      to.lookups = from.lookups;
+      to.found = from.found;
+      to.misses = from.misses;
+      to.errors = from.errors;
+      to.serving = from.serving ? 1 : 0;
+      to.reads_snapshot = from.reads_snapshot ? 1 : 0;
+      to.has_content_version = from.content_version.has_value() ? 1 : 0;
+      to.content_version = from.content_version.value_or(0);
+      to.has_snapshot_created = from.snapshot_created_ms.has_value() ? 1 : 0;
+      to.snapshot_created_ms = from.snapshot_created_ms.value_or(0);
+      to.refreshes = from.refreshes;
+      to.refresh_failures = from.refresh_failures;
+    }
+    if (count != nullptr) *count = figures.maps.size();
+    if (unknown_map_lookups != nullptr) *unknown_map_lookups = figures.unknown_map_lookups;
+    return PLANB_OK;
+  } catch (const std::exception&) {
+    return PLANB_INTERNAL;  // out of memory copying the figures; nothing was written to a half-filled entry
+  }
 }
 
 int planb_parse_time(const char* text, size_t len, int64_t* ms) {

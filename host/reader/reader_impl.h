@@ -5,6 +5,7 @@
 // lock); per thread and map a MapContext (thread_contexts.h); a background thread for Maintain.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,7 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   Status Refresh(std::string_view map);
   Status Describe(std::string_view map, MapInfo* out) const;
   Status Maintain();
+  ReaderStats Stats() const;
 
   // Tests.
   static Impl* Of(Reader& reader) { return reader.impl_.get(); }
@@ -63,6 +65,7 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   std::unique_ptr<Runtime> runtime_;
   std::vector<std::unique_ptr<MapSlot>> slots_;
   std::string known_maps_;  // "a, b, c" for unknown-map messages
+  mutable std::atomic<uint64_t> unknown_map_lookups_{0};
   uint64_t serial_ = 0;
   std::shared_ptr<ContextRegistry> contexts_ = std::make_shared<ContextRegistry>();
 

@@ -36,7 +36,7 @@ class ThreadContexts {
                                   [](const ThreadEntry& entry) { return entry.registry->closed(); }),
                    entries_.end());
     entries_.reserve(entries_.size() + 1);  // so that push_back cannot throw after the context exists
-    MapContext* context = registry->Add();
+    MapContext* context = registry->Add(map);
     entries_.push_back(ThreadEntry{serial, map, context, registry});
     return context;
   }
@@ -53,8 +53,9 @@ thread_local ThreadContexts thread_contexts;
 
 }  // namespace
 
-MapContext* ContextRegistry::Add() {
+MapContext* ContextRegistry::Add(uint32_t map) {
   auto context = std::make_unique<MapContext>();
+  context->map = map;
   MapContext* raw = context.get();
   std::lock_guard<std::mutex> lock(mutex_);
   contexts_.push_back(std::move(context));
@@ -69,6 +70,8 @@ void ContextRegistry::Release(MapContext* context) {
     auto it = std::find_if(contexts_.begin(), contexts_.end(),
                            [context](const std::unique_ptr<MapContext>& c) { return c.get() == context; });
     if (it == contexts_.end()) return;
+    if (retired_.size() <= context->map) retired_.resize(context->map + 1);
+    retired_[context->map] += context->counters.Read();  // its thread is exiting: nothing counts any more
     doomed = std::move(*it);
     contexts_.erase(it);
   }
@@ -81,6 +84,15 @@ void ContextRegistry::CloseAll() {
     closed_.store(true, std::memory_order_release);
     doomed.swap(contexts_);
   }
+}
+
+LookupTotals ContextRegistry::Sum(uint32_t map) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  LookupTotals totals = map < retired_.size() ? retired_[map] : LookupTotals();
+  for (const std::unique_ptr<MapContext>& context : contexts_) {
+    if (context->map == map) totals += context->counters.Read();
+  }
+  return totals;
 }
 
 size_t ContextRegistry::size() const {

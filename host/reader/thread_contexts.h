@@ -5,7 +5,8 @@
 // Ownership: a Reader's ContextRegistry owns its contexts. The Reader closes all of them when it is destroyed
 // (no lookup can be running then); a thread that exits first frees its own. Entries of destroyed Readers are
 // dropped by the thread the next time it adds one, and at its exit.
-// Thread-safety: a MapContext is used only by its thread (and by ~Reader); the registry is locked.
+// Thread-safety: a MapContext is used only by its thread (and by ~Reader), but for its counters, which Stats reads
+// from any thread (lookup_counters.h); the registry is locked.
 #pragma once
 
 #include <atomic>
@@ -17,12 +18,15 @@
 #include <string>
 #include <vector>
 
+#include "host/reader/lookup_counters.h"
 #include "host/storage/map_reader.h"
 #include "planb/status.h"
 
 namespace planb {
 
 struct MapContext {
+  uint32_t map = 0;                 // the map's index in its Reader
+  LookupCounters counters;          // this thread's answers for the map
   std::optional<MapReader> reader;  // open on the environment of `generation`
   uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
   ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
@@ -37,10 +41,12 @@ struct MapContext {
 
 class ContextRegistry {
  public:
-  // A new context, owned here.
-  MapContext* Add();
-  // Frees `context` unless CloseAll already did.
+  // A new context for the map of index `map`, owned here.
+  MapContext* Add(uint32_t map);
+  // Frees `context` unless CloseAll already did, keeping its counts in the retired totals of its map.
   void Release(MapContext* context);
+  // The counts of map `map`: its live contexts' and those of contexts released before.
+  LookupTotals Sum(uint32_t map) const;
   // Frees every context; later Release calls do nothing.
   void CloseAll();
   bool closed() const { return closed_.load(std::memory_order_acquire); }
@@ -50,6 +56,7 @@ class ContextRegistry {
   mutable std::mutex mutex_;
   std::atomic<bool> closed_{false};
   std::vector<std::unique_ptr<MapContext>> contexts_;
+  std::vector<LookupTotals> retired_;  // by map index
 };
 
 // A serial number for a new Reader (1, 2, ...; never reused in a process).

@@ -11,6 +11,7 @@
 #include "host/common/iso_time.h"
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
+#include "host/maintain/shard_figures.h"
 #include "host/storage/content_version.h"
 #include "host/storage/shard_space.h"
 #include "planb/lmdb.h"
@@ -73,30 +74,6 @@ uint64_t ResidentBytes() {
   return resident * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
-struct ShardFigures {
-  bool has_shard = false;
-  bool measured = false;
-  ShardSpace space;
-  ContentVersion version;
-};
-
-ShardFigures MeasureMap(Runtime& runtime, const std::string& map) {
-  ShardFigures figures;
-  std::shared_ptr<MapEnv> shard;
-  const Status opened = runtime.OpenShard(map, &shard);
-  if (opened.code() == Code::kNotFound) {
-    figures.measured = true;
-    return figures;
-  }
-  if (!opened.ok()) return figures;
-  figures.has_shard = true;
-  if (!MeasureShard(*shard, &figures.space).ok()) return figures;
-  Txn txn;
-  if (!txn.Begin(shard->env(), MDB_RDONLY).ok()) return figures;
-  figures.measured = ReadContentVersion(txn.get(), shard->meta(), &figures.version).ok();
-  return figures;
-}
-
 }  // namespace
 
 std::vector<MetricFamily> NodeStateCollector::Collect() const {
@@ -143,14 +120,16 @@ std::vector<MetricFamily> NodeStateCollector::Collect() const {
                                "and snapshots of it)");
   for (const auto& [map, config] : runtime.config().maps) {
     const std::vector<ClientMetric::Label> labels = {{"map", map}};
-    const ShardFigures figures = MeasureMap(runtime, map);
-    AddSample(&measured, figures.measured ? 1 : 0, labels);
-    if (figures.has_shard && figures.measured) {
+    ShardFigures figures;
+    const Status measure = MeasureShardFigures(runtime, map, &figures);
+    const bool no_shard = measure.code() == Code::kNotFound;  // nothing merged yet: 0 rows at version 0
+    AddSample(&measured, measure.ok() || no_shard ? 1 : 0, labels);
+    if (measure.ok()) {
       AddSample(&bytes, static_cast<double>(figures.space.file_bytes), labels);
       AddSample(&rows, static_cast<double>(figures.space.rows), labels);
       AddSample(&free_share, figures.space.free_share, labels);
       AddSample(&version, static_cast<double>(figures.version.batches), labels);
-    } else if (!figures.has_shard && figures.measured) {
+    } else if (no_shard) {
       AddSample(&rows, 0, labels);
       AddSample(&version, 0, labels);
     }

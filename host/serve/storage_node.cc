@@ -165,8 +165,9 @@ Status StorageNode::StartHttp() {
       return catch_up_->Behind(map, &why);
     };
   }
-  sources.ready_min_free_bytes = operations.ready_min_free_disk ? *operations.ready_min_free_disk
-                                                                : MeasureDiskRoom(runtime_.home().root()).margin;
+  ready_floor_bytes_ = operations.ready_min_free_disk ? *operations.ready_min_free_disk
+                                                      : MeasureDiskRoom(runtime_.home().root()).margin;
+  sources.ready_min_free_bytes = ready_floor_bytes_;
   sources.started_ms = CurrentTimeMs();
   auto state = std::make_shared<NodeStateCollector>(std::move(sources));
   std::map<std::string, HttpHandler> routes;
@@ -188,11 +189,9 @@ Status StorageNode::StartHttp() {
 }
 
 HttpResponse StorageNode::Readyz() const {
-  const OperationsConfig& operations = runtime_.config().operations;
   ReadinessInputs inputs;
   inputs.home = runtime_.home().root();
-  inputs.min_free_bytes = operations.ready_min_free_disk ? *operations.ready_min_free_disk
-                                                         : MeasureDiskRoom(inputs.home).margin;
+  inputs.min_free_bytes = ready_floor_bytes_;
   inputs.merge_thread_running = merge_running_.load();
   if (catch_up_ != nullptr) {
     for (const auto& [map, config] : runtime_.config().maps) {

@@ -105,6 +105,8 @@ class StorageNode final : public BatchSink {
   const ServeOptions options_;
   NodeMetrics metrics_;
   HttpEndpoint http_;
+  // /readyz's disk floor: ready_min_free_disk, else the margin loads keep free (measured once, at StartHttp).
+  uint64_t ready_floor_bytes_ = 0;
   std::atomic<bool> merge_running_{false};  // true from the merge thread's start until its loop ends
   std::thread ops_;
   std::condition_variable ops_wakeup_;  // with merge_mutex_: the stop

@@ -1,8 +1,9 @@
 /* Drives planb/reader_c.h from C (C99): reader_c_check CONFIG HOME EMPTY_HOME. Prints one line per lookup, in a
    form the test (reader_c_test.cc) compares with what `planb lookup` prints for the same keys, then the errors,
-   then a lookup through EMPTY_HOME (the same config, no data: PLANB_NO_DATA, not a miss). */
+   then the figures planb_reader_stats gives, then a lookup through EMPTY_HOME (the same config, no data: PLANB_NO_DATA, not a miss). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "planb/reader_c.h"
@@ -72,6 +73,25 @@ int main(int argc, char** argv) {
   printf("describe unknown: %d %s\n", code, error);
   int64_t ms = 0;
   printf("bad time: %d\n", planb_parse_time(S("yesterday"), &ms));
+
+  /* Stats: the count first (capacity 0), then every map; each answer above counted once. */
+  size_t maps = 0;
+  uint64_t unknown = 0;
+  code = planb_reader_stats(reader, NULL, 0, &maps, NULL);
+  planb_map_stats_t* stats = calloc(maps, sizeof *stats);
+  if (stats == NULL) return 1;
+  code = planb_reader_stats(reader, stats, maps, &maps, &unknown);
+  printf("stats: %d maps %zu unknown map lookups %llu\n", code, maps, (unsigned long long)unknown);
+  for (size_t i = 0; i < maps; ++i) {
+    const planb_map_stats_t* m = &stats[i];
+    printf("stats %s: lookups %llu found %llu misses %llu errors %llu serving %d snapshot %d version %d %llu "
+           "created %d refreshes %llu failures %llu\n",
+           m->map, (unsigned long long)m->lookups, (unsigned long long)m->found, (unsigned long long)m->misses,
+           (unsigned long long)m->errors, m->serving, m->reads_snapshot, m->has_content_version,
+           (unsigned long long)m->content_version, m->has_snapshot_created, (unsigned long long)m->refreshes,
+           (unsigned long long)m->refresh_failures);
+  }
+  free(stats);
   planb_reader_close(reader);
 
   options = planb_reader_options_create();

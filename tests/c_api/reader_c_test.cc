@@ -85,6 +85,17 @@ TEST_F(ReaderCTest, FromCEveryAnswerIsPlanbLookupsAndErrorsSayWhy) {
   EXPECT_THAT(r.out, HasSubstr("\ndescribe unknown: 2 "));
   EXPECT_THAT(r.out, HasSubstr("\nbad time: 2\n"));
   EXPECT_THAT(r.out, HasSubstr("\nopen missing config: NULL, message cut to 15 bytes\n"));
+  // Stats: every configured map, each answer above counted once (Japan twice found, Albania found, Atlantis
+  // missed; the text key on a number map an error; the unknown map apart), on a single node reading its shards
+  // (one load of two files: content version 1 on each map they hold).
+  size_t configured = 0;
+  const std::string config = testing::ReadFile(config_);
+  for (size_t at = config.find("\n[map."); at != std::string::npos; at = config.find("\n[map.", at + 1)) ++configured;
+  EXPECT_THAT(r.out, HasSubstr("\nstats: 0 maps " + std::to_string(configured) + " unknown map lookups 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nstats country_to_capital: lookups 4 found 3 misses 1 errors 0 serving 1 snapshot 0 "
+                               "version 1 1 created 0 refreshes 0 failures 0\n"));
+  EXPECT_THAT(r.out, HasSubstr("\nstats employeeidtooffice: lookups 2 found 1 misses 0 errors 1 serving 1 "));
+  EXPECT_THAT(r.out, HasSubstr("\nstats city_to_country: lookups 1 found 0 misses 1 errors 0 "));
 }
 
 TEST_F(ReaderCTest, FromPythonThroughCtypes) {

@@ -108,6 +108,10 @@ TEST(CliMaintain, AKillBeforeTheCommitLeavesTheOldShardAndTheNextPassFinishes) {
   EXPECT_EQ(QueryAll(env, "tm").find("old"), std::string::npos);
 }
 
+// The columns of `planb stores`' table that say when maintenance last condensed and reclaimed a map.
+constexpr size_t kCondensed = 11;
+constexpr size_t kReclaimed = 12;
+
 // The words of `map`'s line in `planb stores`.
 std::vector<std::string> StoresLine(const CliEnv& env, const std::string& map) {
   const ProcessResult r = env.Run({"stores"});
@@ -138,9 +142,9 @@ TEST(CliMaintain, ReclaimsAShardPastItsFreeShareAndStoresShowsWhen) {
   }
   const uintmax_t before = std::filesystem::file_size(env.shard_data("st"));
   std::vector<std::string> stores = StoresLine(env, "st");
-  ASSERT_EQ(stores.size(), 9u);
-  EXPECT_EQ(stores[7], "-");
-  EXPECT_EQ(stores[8], "-");
+  ASSERT_EQ(stores.size(), 13u);
+  EXPECT_EQ(stores[kCondensed], "-");
+  EXPECT_EQ(stores[kReclaimed], "-");
   ProcessResult r = env.Run({"maintain", "--once", "--dry-run", "--map", "st"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("st: no condense or retain_for configured; would reclaim "), std::string::npos) << r.out;
@@ -153,13 +157,13 @@ TEST(CliMaintain, ReclaimsAShardPastItsFreeShareAndStoresShowsWhen) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "value 2\n");
   stores = StoresLine(env, "st");
-  ASSERT_EQ(stores.size(), 9u);
+  ASSERT_EQ(stores.size(), 13u);
   EXPECT_EQ(stores[3], "2000");
-  EXPECT_EQ(stores[7], "-");  // State is never condensed
-  EXPECT_NE(stores[8], "-");
+  EXPECT_EQ(stores[kCondensed], "-");  // State is never condensed
+  EXPECT_NE(stores[kReclaimed], "-");
   stores = StoresLine(env, "tm");
-  ASSERT_EQ(stores.size(), 9u);
-  EXPECT_NE(stores[7], "-");  // retention ran
+  ASSERT_EQ(stores.size(), 13u);
+  EXPECT_NE(stores[kCondensed], "-");  // retention ran
   r = env.Run({"maintain", "--once", "--map", "st"});  // compact now: nothing more to reclaim
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.find("reclaimed"), std::string::npos) << r.out;

@@ -49,21 +49,29 @@ std::map<std::string, StoreLine> Stores(const CliEnv& env) {
   std::map<std::string, StoreLine> lines;
   bool header = true;
   while (std::getline(in, line)) {
+    if (line.rfind("disk: ", 0) == 0) continue;  // the footer: the home's free disk
     std::istringstream words(line);
     std::string map;
     StoreLine l;
-    std::string extra, free, condensed, reclaimed;
-    words >> map >> l.type >> l.scheme >> l.rows >> l.version >> l.bytes >> free >> condensed >> reclaimed;
-    EXPECT_FALSE(words >> extra) << "more than nine columns: " << line;
+    std::string extra, free, max_size, room, staged, quarantined, condensed, reclaimed;
+    words >> map >> l.type >> l.scheme >> l.rows >> l.version >> l.bytes >> free >> max_size >> room >> staged >>
+        quarantined >> condensed >> reclaimed;
+    EXPECT_FALSE(words >> extra) << "more than thirteen columns: " << line;
     if (header) {
       EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.version + " " + l.bytes + " " + free +
-                    " " + condensed + " " + reclaimed,
-                "MAP TYPE SCHEME ROWS VERSION BYTES FREE LAST_CONDENSED LAST_RECLAIMED");
+                    " " + max_size + " " + room + " " + staged + " " + quarantined + " " + condensed + " " + reclaimed,
+                "MAP TYPE SCHEME ROWS VERSION BYTES FREE MAX_SIZE ROOM STAGED QUARANTINED LAST_CONDENSED "
+                "LAST_RECLAIMED");
       header = false;
       continue;
     }
-    // Free share: a percentage once there is a shard; maintenance marks: "-" until maintenance ran.
+    // Free share and room in max_store_size: percentages once there is a shard; maintenance marks: "-" until
+    // maintenance ran; nothing waits in staging/ or quarantine/ after a load that merged.
     EXPECT_TRUE(l.rows == "-" ? free == "-" : !free.empty() && free.back() == '%') << line;
+    EXPECT_TRUE(l.rows == "-" ? room == "-" : !room.empty() && room.back() == '%') << line;
+    EXPECT_EQ(max_size, "10GiB") << line;  // the default
+    EXPECT_EQ(staged, "0") << line;
+    EXPECT_EQ(quarantined, "0") << line;
     EXPECT_EQ(condensed, "-") << line;
     EXPECT_EQ(reclaimed, "-") << line;
     EXPECT_EQ(lines.count(map), 0u) << "listed twice: " << map;
@@ -218,7 +226,7 @@ TEST(CliStores, JsonSaysWhatTheTableSaysTyped) {
 
   const testing::ProcessResult bad = env.Run({"stores", "--format", "yaml"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_THAT(bad.err, ::testing::HasSubstr("planb: stores: --format: 'yaml' is not one of table, json"));
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("planb: stores: --format: 'yaml' is not one of table, json, csv"));
   EXPECT_EQ(bad.out, "");
 }
 

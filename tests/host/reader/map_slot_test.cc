@@ -83,24 +83,35 @@ TEST_F(MapSlotTest, PublishAndReplaceBumpTheGeneration) {
   std::shared_ptr<MapEnv> shard;
   uint64_t generation = 0;
   ASSERT_TRUE(slot_->Acquire(*runtime_, false, &shard, &generation).ok());
-  EXPECT_FALSE(slot_->ReplaceIfChanged(shard)) << "same environment";
+  EXPECT_FALSE(slot_->ReplaceIfChanged(shard, std::nullopt)) << "same environment";
   EXPECT_EQ(slot_->generation(), generation);
+  EXPECT_EQ(slot_->Facts().refreshes, 0u);
 
   TempDir copy_dir;
   std::shared_ptr<MapEnv> copy;
   std::shared_ptr<const MapPlugins> plugins;
   ASSERT_TRUE(runtime_->catalog().Get("m", &plugins).ok());
   ASSERT_TRUE(testing::CreateMapEnv(copy_dir.path(), plugins, &copy).ok());
-  EXPECT_TRUE(slot_->ReplaceIfChanged(copy));
+  EXPECT_TRUE(slot_->ReplaceIfChanged(copy, int64_t{1234}));
   EXPECT_EQ(slot_->generation(), generation + 1);
   EXPECT_EQ(slot_->env(), copy);
-  slot_->Publish(shard);
+  SlotFacts facts = slot_->Facts();
+  EXPECT_EQ(facts.refreshes, 1u) << "a replacement is a refresh";
+  EXPECT_EQ(facts.snapshot_created_ms, std::optional<int64_t>(1234));
+  slot_->Publish(shard, std::nullopt);
   EXPECT_EQ(slot_->generation(), generation + 2);
   EXPECT_EQ(slot_->env(), shard);
-  slot_->Publish(nullptr);
+  EXPECT_FALSE(slot_->Facts().snapshot_created_ms.has_value()) << "a shard has no snapshot time";
+  EXPECT_EQ(slot_->Facts().refreshes, 1u) << "publishing is not a refresh";
+  slot_->Publish(nullptr, int64_t{99});
   EXPECT_EQ(slot_->generation(), generation + 3);
-  EXPECT_FALSE(slot_->ReplaceIfChanged(copy)) << "maintenance does not reopen a dropped environment";
+  EXPECT_FALSE(slot_->ReplaceIfChanged(copy, std::nullopt)) << "maintenance does not reopen a dropped environment";
   EXPECT_EQ(slot_->env(), nullptr);
+  EXPECT_FALSE(slot_->Facts().snapshot_created_ms.has_value()) << "nothing served, no snapshot time";
+  slot_->NoteRefreshFailure(Status::IOError("node1 did not answer"));
+  facts = slot_->Facts();
+  EXPECT_EQ(facts.refresh_failures, 1u);
+  EXPECT_EQ(facts.last_refresh_error, "node1 did not answer");
 }
 
 TEST_F(MapSlotTest, DropsAnEnvironmentOnlyAfterAWholeIdleInterval) {

@@ -421,7 +421,9 @@ TEST(CommandLogs, WithJsonLogsACommandsMessagesAreJsonObjectsWithTheirLevel) {
 
 TEST(CommandLogs, UnknownLogLevelOrFormatIsRefusedNamingTheKey) {
   TempDir dir;
-  for (const std::string& line : {"log_level = loud", "log_format = xml", "log_level =", "metrics_bind = x:y"}) {
+  for (const std::string& line : {"log_level = loud", "log_format = xml", "log_level =", "metrics_bind = x:y",
+                                  "ready_min_free_disk = lots", "ready_min_free_disk = -1GiB",
+                                  "ready_min_free_disk = 99999999999999999999", "log_file = "}) {
     WriteFile(dir / "planb.ini", line + "\n[map.sample]\ntype = state\n");
     const ProcessResult refused = ::planb::testing::RunPlanb({"--config", dir / "planb.ini", "stores"});
     EXPECT_EQ(refused.exit_code, 2) << line;

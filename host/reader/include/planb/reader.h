@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -111,6 +112,30 @@ struct MapInfo {
                                   // when any is `own`
 };
 
+// One configured map's figures (Reader::Stats), for the host program to export (as Prometheus counters and
+// gauges, say). Counters count from the Reader's Open and only grow; each key of a LookupMany counts once.
+struct MapStats {
+  std::string map;
+  uint64_t lookups = 0;  // found + misses + errors
+  uint64_t found = 0;
+  uint64_t misses = 0;
+  uint64_t errors = 0;   // every other answer: a key of the wrong kind or refused, no data, the environment...
+  // What lookups read now. `serving` is false before the first lookup, while the map has no data, and after an
+  // idle environment was let go of (min_time_to_keep_env_open); the next lookup opens it again.
+  bool serving = false;
+  bool reads_snapshot = false;                 // a local snapshot (not a storage node), else the shard itself
+  std::optional<uint64_t> content_version;     // batches merged into what lookups read (when serving)
+  std::optional<int64_t> snapshot_created_ms;  // when that snapshot was installed here: its age is now minus this
+  uint64_t refreshes = 0;         // times lookups moved to a newer snapshot (or a compacted shard)
+  uint64_t refresh_failures = 0;  // refreshes that failed; the snapshot held kept serving
+  std::string last_refresh_error; // the last failure's message ("" when none failed)
+};
+
+struct ReaderStats {
+  std::vector<MapStats> maps;        // every configured map, in the config's order
+  uint64_t unknown_map_lookups = 0;  // lookups of a map the config does not have (errors of no map)
+};
+
 class PLANB_EXPORT Reader {
  public:
   // Reads the config, loads the plugins and opens the home. Maps are opened (and snapshots fetched) on first use
@@ -156,6 +181,11 @@ class PLANB_EXPORT Reader {
   // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds; on a
   // storage node, reopens shards that maintenance compacted and swapped in.
   Status Maintain();
+
+  // The figures of every map now (MapStats). Takes each map's lock briefly and one read transaction per map
+  // served; lookups on other threads go on meanwhile and never wait for it. Counts are each thread's own, summed:
+  // a lookup that runs during the call may or may not be in them.
+  ReaderStats Stats() const;
 
   // ISO-8601 times as `planb lookup --time` reads and `planb lookup` prints them (one parser for both): parses
   // "2024-01-01T08:10:22.023Z", "2024-01-01T09:10:22.5+01:00", "2024-01-01T08:10Z", "2024-01-01" (midnight UTC),

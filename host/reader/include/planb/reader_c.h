@@ -121,6 +121,31 @@ typedef struct {
 PLANB_C_EXPORT int planb_reader_describe(planb_reader_t* reader, const char* map, size_t map_len,
                                          planb_map_info_t* info, char* error, size_t error_len);
 
+/* One configured map's figures (planb::MapStats in planb/reader.h): counters since planb_reader_open, which only
+   grow (each key of a batch counts once), and what lookups read now. A has_* field of 0 means the value beside it
+   is absent (and set to 0): no sentinels. */
+typedef struct {
+  const char* map; /* NUL-terminated; valid until planb_reader_close */
+  uint64_t lookups; /* found + misses + errors */
+  uint64_t found;
+  uint64_t misses;
+  uint64_t errors;
+  int serving;        /* an environment is open for lookups (0 before the first lookup, with no data, when idle) */
+  int reads_snapshot; /* a local snapshot (not a storage node), else the shard itself */
+  int has_content_version;
+  uint64_t content_version; /* batches merged into what lookups read */
+  int has_snapshot_created;
+  int64_t snapshot_created_ms; /* when the snapshot read was installed here; its age is now minus this */
+  uint64_t refreshes;          /* times lookups moved to a newer snapshot (or a compacted shard) */
+  uint64_t refresh_failures;   /* refreshes that failed while the snapshot held kept serving */
+} planb_map_stats_t;
+
+/* Fills stats[0 .. min(capacity, maps)) in the config's order and sets *count (when not NULL) to the number of
+   configured maps: call with capacity 0 to learn it. *unknown_map_lookups (when not NULL): lookups of maps the
+   config does not have. Any thread, while lookups run. PLANB_OK, or PLANB_INTERNAL when out of memory. */
+PLANB_C_EXPORT int planb_reader_stats(planb_reader_t* reader, planb_map_stats_t* stats, size_t capacity,
+                                      size_t* count, uint64_t* unknown_map_lookups);
+
 /* ISO-8601 text to milliseconds since the epoch, as `planb lookup --time` reads it: PLANB_OK, or
    PLANB_INVALID_ARGUMENT when `text` is not such a time. */
 PLANB_C_EXPORT int planb_parse_time(const char* text, size_t len, int64_t* ms);
