@@ -107,14 +107,33 @@ NodeMetrics::NodeMetrics()
                                .Add({}, ReadBuckets())),
       client_refusals_(BuildCounter()
                            .Name("planb_client_refusals_total")
-                           .Help("Requests refused because the client's key lacks the right (or is unknown: right "
-                                 "\"key\")")
+                           .Help("Requests refused because the client's key lacks the right")
                            .Register(*registry_)),
       connections_(BuildGauge()
                        .Name("planb_connections")
                        .Help("Client connections held by the node's socket")
                        .Register(*registry_)
-                       .Add({})) {}
+                       .Add({})) {
+  for (Code code : {Code::kNotFound, Code::kInvalidArgument, Code::kCorruption, Code::kIOError, Code::kNotSupported,
+                    Code::kInternal, Code::kPermissionDenied, Code::kNoData}) {
+    const std::string reason(RefusalReason(Status(code, "")));
+    upload_refusals_.Add({{"reason", reason}});
+    snapshot_refusals_.Add({{"reason", reason}});
+  }
+  for (const char* reason : {"busy", "disk_full"}) {
+    upload_refusals_.Add({{"reason", reason}});
+    snapshot_refusals_.Add({{"reason", reason}});
+  }
+  for (const char* outcome : {"ok", "no_match", "error"}) remote_reads_.Add({{"outcome", outcome}});
+  for (const char* right : {"upload", "read", "snapshot", "node"}) client_refusals_.Add({{"right", right}});
+}
+
+void NodeMetrics::AddMaps(const std::vector<std::string>& maps) {
+  for (const std::string& map : maps) {
+    rows_merged_.Add({{"map", map}});
+    rows_deleted_.Add({{"map", map}});
+  }
+}
 
 void NodeMetrics::UploadRefused(const Status& why) {
   upload_refusals_.Add({{"reason", std::string(RefusalReason(why))}}).Increment();

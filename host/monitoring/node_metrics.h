@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 #include <string_view>
 
 #include <prometheus/counter.h>
@@ -28,6 +29,11 @@ class NodeMetrics {
   NodeMetrics();
   NodeMetrics(const NodeMetrics&) = delete;
   NodeMetrics& operator=(const NodeMetrics&) = delete;
+
+  // Every labelled series starts at 0 (reasons, rights and outcomes at construction, maps here), as Prometheus
+  // asks of counters that may appear: rate() and alerts see the first refusal as an increase from 0, not a new
+  // series, and a dashboard shows 0 rather than "no data".
+  void AddMaps(const std::vector<std::string>& maps);
 
   const prometheus::Registry& registry() const { return *registry_; }
 
@@ -55,7 +61,8 @@ class NodeMetrics {
   // `outcome`: "ok" (exit 0), "no_match" (exit 1: no key, no row), "error" (exit 2), or a RefusalReason.
   void RemoteRead(std::string_view outcome, double seconds);
 
-  // Requests refused for lack of a right ("upload", "read", "snapshot", "node") or an unknown key ("key").
+  // Requests refused for lack of a right ("upload", "read", "snapshot", "node"). An unknown CURVE key never gets
+  // as far as a request: the handshake refuses it (the log says so).
   void ClientRefused(std::string_view right);
   void ConnectionsHeld(uint64_t connections) { connections_.Set(static_cast<double>(connections)); }
 

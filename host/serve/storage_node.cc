@@ -156,6 +156,9 @@ void StorageNode::Log(const std::string& line) {
 Status StorageNode::StartHttp() {
   const OperationsConfig& operations = runtime_.config().operations;
   if (!operations.metrics_bind) return Status::Ok();
+  std::vector<std::string> maps;
+  for (const auto& [map, config] : runtime_.config().maps) maps.push_back(map);
+  metrics_.AddMaps(maps);
   NodeStateSources sources;
   sources.runtime = &runtime_;
   sources.merge_thread_running = [this] { return merge_running_.load(); };

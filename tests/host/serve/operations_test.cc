@@ -19,6 +19,7 @@
 #include <optional>
 #include <regex>
 #include <sstream>
+#include <set>
 #include <string>
 #include <vector>
 #include <nlohmann/json.hpp>
@@ -180,6 +181,34 @@ TEST_F(OperationsTest, MetricsParseAsPrometheusTextAndMoveWithUploadsMergesAndRe
   EXPECT_EQ(Sample(read, "planb_remote_reads_total{outcome=\"ok\"}"), 1);
   EXPECT_EQ(Sample(read, "planb_remote_read_duration_seconds_count{}"), 1);
   EXPECT_EQ(Sample(read, "planb_remote_read_duration_seconds_bucket{le=\"+Inf\"}"), 1);
+  // Labelled counters start at 0 for every value they can take, before anything happened to them.
+  EXPECT_EQ(Sample(read, "planb_client_refusals_total{right=\"read\"}"), 0);
+  EXPECT_EQ(Sample(read, "planb_upload_refusals_total{reason=\"busy\"}"), 0);
+  EXPECT_EQ(Sample(read, "planb_snapshot_refusals_total{reason=\"permission_denied\"}"), 0);
+  EXPECT_EQ(Sample(read, "planb_remote_reads_total{outcome=\"no_match\"}"), 0);
+  EXPECT_EQ(Sample(read, "planb_rows_deleted_total{map=\"country_to_capital\"}"), 0);
+
+  // The shipped alert rules: YAML, the same as docs/operations.md shows, and every planb_ metric they name is one
+  // this node exposes (a renamed metric would leave an alert that never fires).
+  const std::string rules_path = PLANB_SOURCE_DIR "/packaging/prometheus/planb-alerts.yml";
+  const ProcessResult yaml = RunProcess(
+      {"/usr/bin/python3",
+       {"-c", "import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print(len(d['groups'][0]['rules']))",
+        rules_path}});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  EXPECT_GE(std::stoi(yaml.out), 8);
+  const std::string rules = ::planb::testing::ReadFile(rules_path);
+  const std::string body = rules.substr(rules.find("groups:"));
+  EXPECT_THAT(::planb::testing::ReadFile(PLANB_SOURCE_DIR "/docs/operations.md"), HasSubstr("```yaml\n" + body + "```"));
+  std::set<std::string> exposed;
+  for (const auto& [sample, value] : read) exposed.insert(sample.substr(0, sample.find('{')));
+  const std::regex metric("planb_[a-z_]+");
+  size_t named = 0;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), metric); it != std::sregex_iterator(); ++it) {
+    ++named;
+    EXPECT_TRUE(exposed.count(it->str()) == 1) << "the alert rules name " << it->str() << ", which no scrape has";
+  }
+  EXPECT_GE(named, 8u);
 }
 
 TEST_F(OperationsTest, HealthAndReadinessAnswerAndBadRequestsGetClearStatuses) {
