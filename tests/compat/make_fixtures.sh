@@ -92,7 +92,8 @@ cp "$work/stage/home/staging/$(staged)" "$work/fixture/batches/replace.zip"
 "$planb" "${scfg[@]}" delete cities --where "Key = 'Tokyo'" --effective-time 2026-03-01T00:00:00Z >/dev/null
 cp "$work/stage/home/staging/$(staged)" "$work/fixture/batches/delete.zip"
 for zip in load replace delete; do
-  unzip -p "$work/fixture/batches/$zip.zip" planb-batch | head -1 >"$work/manifest-$zip"
+  /usr/bin/python3 -c 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read("planb-batch").decode().split("\n")[0])' \
+    "$work/fixture/batches/$zip.zip" >"$work/manifest-$zip"
 done
 expect "load.zip manifest" "planb-batch 2" "$(cat "$work/manifest-load")"
 expect "replace.zip manifest" "planb-batch 4" "$(cat "$work/manifest-replace")"
