@@ -14,6 +14,7 @@
 #include "host/transfer/remote_read.h"
 #include "planb/encoding.h"
 #include "tests/host/transfer/upload_fixture.h"
+#include "tests/support/recorded_frames.h"
 #include "tests/support/read_requests.h"
 
 namespace planb::testing {
@@ -115,6 +116,31 @@ TEST_F(UploadReceiverTest, AnotherVersionIsAnsweredInTheNodesOwn) {
     EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) + " (this node speaks 3; " +
                                  (version < 3 ? "upgrade the client)" : "upgrade this node)"));
   }
+  ExpectStillServes();
+}
+
+// The frames of release 0.1.0 as they were recorded (tests/compat/0.1.0/protocol/): its BEGIN is answered READY
+// for the same request, and a BEGIN of protocol version 2 an ERROR naming both versions.
+TEST_F(UploadReceiverTest, AnswersTheRecordedFramesOfRelease010) {
+  RawSender raw(context_, endpoint());
+  raw.Send(ReadRecordedFrames("0.1.0/protocol/begin_v3.frames"));
+  RawReply ready = raw.Receive();
+  EXPECT_EQ(ready.header.command, static_cast<uint16_t>(Command::kReady)) << protocol::CommandName(ready.header.command);
+  EXPECT_EQ(ready.header.request_id, 1u);
+  protocol::ReadyReply decoded;
+  ASSERT_TRUE(protocol::DecodeReady(ready.payload, &decoded).ok());
+  EXPECT_EQ(decoded.resume_offset, 0u);
+
+  raw.Send(ReadRecordedFrames("0.1.0/protocol/begin_v2.frames"));
+  RawReply refused = raw.Receive();
+  EXPECT_EQ(refused.header.command, static_cast<uint16_t>(Command::kError));
+  EXPECT_EQ(refused.header.version, 3);
+  EXPECT_EQ(refused.header.request_id, 7u);
+  protocol::ErrorReply error;
+  ASSERT_TRUE(protocol::DecodeError(refused.payload, &error).ok());
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
+  EXPECT_EQ(error.message, "unsupported protocol version 2 (this node speaks 3; upgrade the client)");
+  EXPECT_TRUE(sink_.staged().empty());
   ExpectStillServes();
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "planb/encoding.h"
+#include "tests/support/recorded_frames.h"
 
 namespace planb::protocol {
 namespace {
@@ -28,6 +29,51 @@ TEST(Protocol, HeaderIsMagicVersionCommandRequestIdBigEndian) {
   EXPECT_EQ(decoded.version, 3);
   EXPECT_EQ(decoded.command, static_cast<uint16_t>(Command::kChunkAck));
   EXPECT_EQ(decoded.request_id, 0x0102030405060708ull);
+}
+
+// Messages of release 0.1.0, kept in tests/compat/0.1.0/protocol/: this build decodes them to what they said, and
+// encodes the same fields to the same bytes (so a 0.1.0 node reads what it sends).
+TEST(Protocol, DecodesAndWritesTheFramesOfRelease010) {
+  const std::vector<std::string> begin = testing::ReadRecordedFrames("0.1.0/protocol/begin_v3.frames");
+  ASSERT_EQ(begin.size(), 2u);
+  Header header;
+  ASSERT_TRUE(DecodeHeader(begin[0], &header).ok());
+  EXPECT_EQ(header.version, 3);
+  EXPECT_EQ(header.command, static_cast<uint16_t>(Command::kBegin));
+  EXPECT_EQ(header.request_id, 1u);
+  BeginRequest request;
+  const Status decoded = DecodeBegin(begin[1], &request);
+  ASSERT_TRUE(decoded.ok()) << decoded.message();
+  EXPECT_EQ(request.batch_id, "compat/0.1.0");
+  EXPECT_EQ(request.total_size, 1000u);
+  EXPECT_EQ(request.checksum, 0x0123456789abcdefull);
+  EXPECT_EQ(request.flags, 0u);
+  EXPECT_EQ(EncodeHeader(Command::kBegin, 1), begin[0]);
+  EXPECT_EQ(EncodeBegin({"compat/0.1.0", 1000, 0x0123456789abcdefull, 0}), begin[1]);
+
+  const std::vector<std::string> read = testing::ReadRecordedFrames("0.1.0/protocol/read_v3.frames");
+  ASSERT_EQ(read.size(), 2u);
+  ASSERT_TRUE(DecodeHeader(read[0], &header).ok());
+  EXPECT_EQ(header.version, 3);
+  EXPECT_EQ(header.command, static_cast<uint16_t>(Command::kRead));
+  EXPECT_EQ(header.request_id, 2u);
+  ReadRequest lookup;
+  const Status read_decoded = DecodeRead(read[1], &lookup);
+  ASSERT_TRUE(read_decoded.ok()) << read_decoded.message();
+  EXPECT_EQ(lookup.kind, ReadKind::kLookup);
+  EXPECT_EQ(lookup.map, "cities");
+  EXPECT_EQ(lookup.format, ReadFormat::kWire);
+  EXPECT_EQ(lookup.keys, (std::vector<std::string>{"Paris", "Lyon"}));
+  EXPECT_FALSE(lookup.time_ms.has_value());
+  EXPECT_FALSE(lookup.quiet);
+  EXPECT_EQ(EncodeRead(lookup), read[1]);
+
+  // A version 2 header still decodes (the version is the receiver's to refuse: upload_receiver_test.cc).
+  const std::vector<std::string> old = testing::ReadRecordedFrames("0.1.0/protocol/begin_v2.frames");
+  ASSERT_EQ(old.size(), 2u);
+  ASSERT_TRUE(DecodeHeader(old[0], &header).ok());
+  EXPECT_EQ(header.version, 2);
+  EXPECT_EQ(header.request_id, 7u);
 }
 
 TEST(Protocol, RequestsRoundTrip) {
