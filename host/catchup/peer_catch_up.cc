@@ -156,12 +156,15 @@ Status PeerCatchUp::CatchUpMap(const std::string& peer, const std::string& map, 
   PLANB_RETURN_IF_ERROR(RecordedHere(runtime_, map, {}, &recorded, &own));
   if (own == ContentVersion{page.batches, page.digest}) return Status::Ok();
   const bool own_empty = own.empty();
+  const uint64_t peer_batches = page.batches;
+  uint64_t listed = 0;
   std::vector<std::pair<int64_t, std::string>> to_fetch;  // (the peer's merge time, id)
   std::string after;
   for (;;) {
     if (stop) return Status::Ok();
     PLANB_RETURN_IF_ERROR(AskList(peer, {map, after, protocol::kMaxListedBatches}, &page));
     PLANB_RETURN_IF_ERROR(RecordedHere(runtime_, map, page.ids, &recorded, &own));
+    listed += page.ids.size();
     for (const protocol::MergedBatch& id : page.ids) {
       // Merged on the peer within the last interval: its upload to this node may well be under way.
       if (page.now_ms - id.merged_ms < cluster.catch_up_interval_ms) continue;
@@ -177,6 +180,14 @@ Status PeerCatchUp::CatchUpMap(const std::string& peer, const std::string& map, 
     }
     if (page.more == 0 || page.ids.empty()) break;
     after = page.ids.back().id;
+  }
+  // The peer's version counts batches whose records its maintenance pruned (older than max(7 days, twice
+  // batch_retention plus a day)): it no longer lists them, and nobody can send them one by one. Here, with
+  // nothing merged, they are missing all the same: unfetchable, so that the snapshot bootstrap below covers them
+  // (a node that has merged batches cannot tell which of them it holds, and keeps to the listed ids).
+  if (own_empty && peer_batches > listed) {
+    pass->missing += peer_batches - listed;
+    pass->unfetchable += peer_batches - listed;
   }
   pass->empty_here = own_empty && pass->missing > 0;
   // Nothing here and batches that cannot be fetched one by one: the caller starts from the peer's snapshot

@@ -104,6 +104,13 @@ Status ClientAccess::Check(const zmq::message_t& frame, Right right, const std::
   return Status::Ok();
 }
 
+bool ClientAccess::Holds(const zmq::message_t& frame, Right right) const {
+  if (!curve()) return true;
+  const char* name = zmq_msg_gets(const_cast<zmq_msg_t*>(frame.handle()), "User-Id");
+  const auto client = name == nullptr ? settings_.clients.end() : settings_.clients.find(name);
+  return client != settings_.clients.end() && (client->second.rights & static_cast<uint32_t>(right)) != 0;
+}
+
 std::string ClientAccess::ClientName(const zmq::message_t& frame) const {
   if (!curve()) return "";
   const char* name = zmq_msg_gets(const_cast<zmq_msg_t*>(frame.handle()), "User-Id");

@@ -54,6 +54,8 @@ class ClientAccess {
   std::string ClientName(const zmq::message_t& frame) const;
   // With CURVE: whether `batch_id` is in the namespace of client `client_name` (batch_namespace.h): OK, or
   // kPermissionDenied naming the namespace its ids must start with. Without CURVE every id is every sender's.
+  // Whether the connection's client holds `right` (always, without CURVE), without logging anything.
+  bool Holds(const zmq::message_t& frame, Right right) const;
   Status CheckBatchId(const std::string& client_name, std::string_view batch_id) const;
 
   // Who sent the message carrying `frame` on the connection `routing_id`: with CURVE "client NAME" (every

@@ -190,7 +190,10 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
                       "");
   }
   MapScope scope;
-  status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
+  // PREPARE only reads: a peer (right `node`) may ask it too (`planb stores --cluster` on a storage node); its
+  // maps are checked against `upload` for everyone else (HandlePrepare).
+  const bool peer_prepare = command == Command::kPrepare && access_.Holds(frames[1], Right::kNode);
+  if (!peer_prepare) status = access_.Check(frames[1], RightOf(command), nullptr, &scope);
   if (!status.ok()) return ReplyRefused(routing_id, header.request_id, status, RightOf(command));
   SetSender(access_.Identify(frames[1], routing_id));
   sender_client_ = access_.ClientName(frames[1]);

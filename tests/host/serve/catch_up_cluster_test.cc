@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+#include <lmdb.h>
 #include <zmq.hpp>
 
 #include "host/config/config.h"
@@ -193,6 +194,51 @@ TEST(CatchUpCluster, AnEmptyNodeStartsFromAPeersSnapshotWhenTheBatchesAreNoLonge
   EXPECT_THAT(cluster.process(1).log(), ContainsRegex("catch-up: map hits had nothing merged here and node node1 no "
                                                       "longer retains [12] of its batches: installed node1's snapshot"));
   EXPECT_EQ(cluster.Dump(1), cluster.ReferenceDump(files));
+}
+
+// Removes every record of merged batches from the shards under `home` (what maintenance prunes after max(7 days,
+// twice batch_retention plus a day)), keeping the rows and the content version. The node must be stopped.
+void PruneMergedBatchRecords(const std::string& home) {
+  for (const auto& shard : std::filesystem::directory_iterator(home + "/shards")) {
+    MDB_env* env = nullptr;
+    ASSERT_EQ(mdb_env_create(&env), 0);
+    ASSERT_EQ(mdb_env_set_maxdbs(env, 8), 0);
+    ASSERT_EQ(mdb_env_set_mapsize(env, uint64_t{1} << 30), 0);
+    ASSERT_EQ(mdb_env_open(env, shard.path().c_str(), 0, 0600), 0) << shard.path();
+    MDB_txn* txn = nullptr;
+    ASSERT_EQ(mdb_txn_begin(env, nullptr, 0, &txn), 0);
+    MDB_dbi batches = 0;
+    const int rc = mdb_dbi_open(txn, "batches", 0, &batches);
+    if (rc == 0) ASSERT_EQ(mdb_drop(txn, batches, 0), 0);
+    ASSERT_EQ(mdb_txn_commit(txn), 0);
+    mdb_env_close(env);
+  }
+}
+
+// A map into which nothing was loaded for longer than the records are kept: its peer lists no batch of it, yet
+// counts them in its version. A node on an empty home still starts from the peer's snapshot (it was "ready" with
+// no data, and not behind by its own measure).
+TEST(CatchUpCluster, AnEmptyNodeStartsFromAPeersSnapshotWhenThePeersRecordsWerePruned) {
+  ClusterFixture cluster;
+  cluster.top_level_extra = kQuickCatchUp;
+  cluster.ReserveEndpoints();
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(cluster.LoadAndWaitMerged(ExampleDataFiles(), 2));
+  const std::string rows = cluster.Dump(0);
+
+  ASSERT_EQ(cluster.process(0).Stop(), 0);
+  ASSERT_EQ(cluster.process(1).Stop(), 0);
+  PruneMergedBatchRecords(cluster.home(0));
+  ASSERT_EQ(DumpBatchIds(cluster.home(0)).find("content:"), std::string::npos) << "records pruned";
+  std::filesystem::remove_all(cluster.home(1));
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  PLANB_ASSERT_NODE_STARTS(cluster, 1);
+  ASSERT_TRUE(Converges(cluster, 1, 0));
+  EXPECT_EQ(cluster.Dump(1), rows);
+  EXPECT_THAT(cluster.process(1).log(), ContainsRegex("catch-up: map [a-z_]+ had nothing merged here and node node1 "
+                                                      "no longer retains [0-9]+ of its batches: installed node1's "
+                                                      "snapshot"));
 }
 
 TEST(CatchUpCluster, ANodeBehindRefusesRemoteReadsAndACorruptBatchFromAPeerIsRefused) {
