@@ -76,7 +76,7 @@ test -f "$lib"
 test -f "$work/prefix/include/planb/reader.h"
 test -f "$work/prefix/include/planb/reader_c.h"
 leaked=$(nm -DC --defined-only "$lib" |
-  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Refresh|Describe|Maintain|ParseTime|FormatTime)(\[abi:cxx11\])?\(' |
+  grep -v -E '^[0-9a-f]+ [A-Za-z] planb::Reader::(Reader|~Reader|Open|Lookup|LookupMany|Prepare|Refresh|Describe|Maintain|Stats|ParseTime|FormatTime)(\[abi:cxx11\])?\(' |
   grep -v -E '^[0-9a-f]+ T (planb_reader_[a-z_]+|planb_parse_time)$' ||
   true)
 if [ -n "$leaked" ]; then
