@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -31,6 +32,15 @@ Status BuildSpec(const CommandLine& cli, EnrichSpec* spec) {
     s = Status::Invalid("--output csv needs --input csv: JSON events have no fixed columns to write");
   }
   spec->strict = cli.strict;
+  if (s.ok() && cli.time_unit) {
+    if (!ParseTimeUnit(*cli.time_unit, &spec->time_unit)) {
+      s = Status::Invalid("--time-unit: '" + LogValue(*cli.time_unit) + "' is not s, ms, us or ns");
+    } else if (std::none_of(spec->lookups.begin(), spec->lookups.end(),
+                            [](const EnrichLookup& l) { return l.time_field.has_value(); })) {
+      s = Status::Invalid("--time-unit applies only to lookups with @TIMEFIELD (it is the unit of those fields' "
+                          "numbers)");
+    }
+  }
   return s;
 }
 

@@ -96,11 +96,12 @@ std::vector<std::string> SplitList(const std::string& text) {
 Status TabularOptions(const CommandLine& cli, LoadOptions* options) {
   const std::string format = cli.format.value_or("xml");
   const bool columns_given = cli.map || cli.key_column || cli.from_column || cli.to_column || cli.time ||
-                             cli.timeout_column || cli.value_column || cli.value_json || cli.columns || cli.comments;
+                             cli.time_unit || cli.timeout_column || cli.value_column || cli.value_json ||
+                             cli.columns || cli.comments;
   if (format == "xml") {
     if (columns_given) {
-      return Status::Invalid("--map, --key, --from, --to, --time, --timeout, --value, --value-json, --columns and "
-                             "--comments apply only with --format csv or jsonl");
+      return Status::Invalid("--map, --key, --from, --to, --time, --time-unit, --timeout-column, --value, "
+                             "--value-json, --columns and --comments apply only with --format csv or jsonl");
     }
     return Status::Ok();
   }
@@ -114,6 +115,13 @@ Status TabularOptions(const CommandLine& cli, LoadOptions* options) {
   spec.from = cli.from_column;
   spec.to = cli.to_column;
   spec.time = cli.time;
+  if (cli.time_unit) {
+    TimeUnit unit = TimeUnit::kMilliseconds;
+    if (!ParseTimeUnit(*cli.time_unit, &unit)) {
+      return Status::Invalid("--time-unit: '" + LogValue(*cli.time_unit) + "' is not s, ms, us or ns");
+    }
+    spec.time_unit = unit;
+  }
   spec.timeout = cli.timeout_column;
   spec.value = cli.value_column;
   if (cli.value_json) spec.value_json = SplitList(*cli.value_json);

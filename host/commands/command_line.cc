@@ -28,7 +28,7 @@ const std::vector<CommandSpec>& Commands() {
       {"load", "FILE...",
        "load reference-data XML files (or, with --format csv|jsonl, CSV or JSON lines rows into --map; '-' = "
        "stdin) (one stream each) and merge them into the shards",
-       {"effective-time", "format", "map", "key", "from", "to", "time", "timeout", "value", "value-json", "columns",
+       {"effective-time", "format", "map", "key", "from", "to", "time", "time-unit", "timeout-column", "value", "value-json", "columns",
         "comments", "batch-id", "replace", "no-wait"},
        1, kMany},
       {"lookup", "MAP KEY...",
@@ -79,7 +79,7 @@ const std::vector<CommandSpec>& Commands() {
       {"enrich", "[FILE...]",
        "add the answers of lookups to each event of JSON lines or CSV (FILEs, else standard input) and write them "
        "to standard output; a summary on stderr (docs/enrich.md)",
-       {"lookup", "fallback", "on-miss", "input", "output", "strict"}, 0, kMany},
+       {"lookup", "fallback", "on-miss", "input", "output", "strict", "time-unit"}, 0, kMany},
       {"keygen", "NAME",
        "write a CURVE key pair: DIR/NAME.key (the secret, mode 0600) and DIR/NAME.pub (the Z85 public key); "
        "never overwrites (docs/security.md)",
@@ -191,7 +191,10 @@ po::options_description CommandOptions() {
        "load --format csv|jsonl: the column of the ranges' first keys (with --to; instead of --key)")
       ("to", po::value<std::string>()->value_name("COLUMN"),
        "load --format csv|jsonl: the column of the ranges' last keys")
-      ("timeout", po::value<std::string>()->value_name("COLUMN"),
+      ("time-unit", po::value<std::string>()->value_name("s|ms|us|ns"),
+       "load --format csv|jsonl (with --time) and enrich (with @TIMEFIELD): the unit of numeric times since the "
+       "epoch (default ms; ISO-8601 text is read whatever the unit)")
+      ("timeout-column", po::value<std::string>()->value_name("COLUMN"),
        "load --format csv|jsonl, session maps: the column of the sessions' timeouts (15m, PT15M or milliseconds)")
       ("value", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the values")
       ("value-json", po::value<std::string>()->value_name("A,B"),
@@ -202,9 +205,20 @@ po::options_description CommandOptions() {
   return command;
 }
 
+// Options of earlier releases under another name: parsed so that their use is refused naming the new one
+// (RetiredOptionMessage), never listed in --help.
+const po::options_description& RetiredOptions() {
+  static const po::options_description retired = [] {
+    po::options_description d;
+    d.add_options()("timeout", po::value<std::string>());  // a column, not a duration: now --timeout-column
+    return d;
+  }();
+  return retired;
+}
+
 // Whether the long option `name` takes a value (then the next token is that value, not the command).
 bool TakesValue(const std::string& name) {
-  for (const po::options_description& d : {GlobalOptions(), CommandOptions()}) {
+  for (const po::options_description& d : {GlobalOptions(), CommandOptions(), RetiredOptions()}) {
     const po::option_description* option = d.find_nothrow(name, false);
     if (option != nullptr) return option->semantic()->max_tokens() > 0;
   }
@@ -268,7 +282,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
     }
   }
   po::options_description all;
-  all.add(GlobalOptions()).add(CommandOptions());
+  all.add(GlobalOptions()).add(CommandOptions()).add(RetiredOptions());
   all.add_options()("positional", po::value<std::vector<std::string>>());
   po::positional_options_description positional;
   positional.add("positional", -1);
@@ -332,7 +346,12 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("key")) out->key_column = vm["key"].as<std::string>();
   if (vm.count("from")) out->from_column = vm["from"].as<std::string>();
   if (vm.count("to")) out->to_column = vm["to"].as<std::string>();
-  if (vm.count("timeout")) out->timeout_column = vm["timeout"].as<std::string>();
+  if (vm.count("timeout")) {
+    return Status::Invalid("option --timeout is now --timeout-column COLUMN (load --format csv|jsonl: the column of "
+                           "the sessions' timeouts)");
+  }
+  if (vm.count("timeout-column")) out->timeout_column = vm["timeout-column"].as<std::string>();
+  if (vm.count("time-unit")) out->time_unit = vm["time-unit"].as<std::string>();
   if (vm.count("value")) out->value_column = vm["value"].as<std::string>();
   if (vm.count("value-json")) out->value_json = vm["value-json"].as<std::string>();
   if (vm.count("columns")) out->columns = vm["columns"].as<std::string>();

@@ -59,7 +59,8 @@ struct CommandLine {
   std::optional<std::string> key_column;      // --key
   std::optional<std::string> from_column;     // --from
   std::optional<std::string> to_column;       // --to
-  std::optional<std::string> timeout_column;  // --timeout
+  std::optional<std::string> timeout_column;  // --timeout-column
+  std::optional<std::string> time_unit;       // --time-unit (load --format csv|jsonl, enrich)
   std::optional<std::string> value_column;    // --value
   std::optional<std::string> value_json;      // --value-json A,B
   std::optional<std::string> columns;         // --columns A,B,C: CSV without a header line

@@ -204,18 +204,4 @@ std::string FormatIsoTime(int64_t ms) {
   return std::string(buf, FormatIsoTime(ms, buf));
 }
 
-bool ParseTimeOrEpochMs(std::string_view text, int64_t* ms) {
-  if (ParseIsoTime(text, ms)) return true;
-  const size_t digits = !text.empty() && text[0] == '-' ? 1 : 0;
-  if (text.size() == digits) return false;
-  for (size_t i = digits; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-  }
-  int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return false;  // out of range
-  *ms = value;
-  return true;
-}
-
 }  // namespace planb

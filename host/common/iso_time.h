@@ -16,8 +16,6 @@ namespace planb {
 // Returns false on anything else.
 bool ParseIsoTime(std::string_view text, int64_t* ms);
 
-// An ISO-8601 date-time (as ParseIsoTime) or a signed integer count of milliseconds since the epoch.
-bool ParseTimeOrEpochMs(std::string_view text, int64_t* ms);
 // The current time, in milliseconds since the Unix epoch.
 int64_t CurrentTimeMs();
 

@@ -57,7 +57,7 @@ void EventEnricher::AskCsv(size_t e, const std::string_view* cells) {
     LookupTime time = LookupTime::Now();
     if (spec_.lookups[j].time_field) {
       int64_t ms = 0;
-      if (csv_.time[j] < 0 || !ParseTimeOrEpochMs(cells[csv_.time[j]], &ms)) {
+      if (csv_.time[j] < 0 || !ParseTimeOrEpoch(cells[csv_.time[j]], spec_.time_unit, &ms)) {
         skipped_[slot] = 1;
         continue;
       }

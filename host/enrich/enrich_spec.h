@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/common/epoch_time.h"
 #include "host/common/json_text.h"
 #include "planb/status.h"
 
@@ -32,6 +33,7 @@ struct EnrichSpec {
   EventFormat input = EventFormat::kJson;
   EventFormat output = EventFormat::kJson;
   bool strict = false;
+  TimeUnit time_unit = TimeUnit::kMilliseconds;  // of numeric @TIMEFIELD values (--time-unit)
 };
 
 // Errors name the argument ("--lookup 'x': ...") and say what form is expected.

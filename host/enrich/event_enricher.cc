@@ -71,7 +71,7 @@ void EventEnricher::AskJson(size_t e, size_t j, std::string_view line) {
     std::string_view text;
     int64_t ms = 0;
     if (!FindJsonValue(line, *lookup.time_field, &raw) || !KeyOf(raw, &time_scratch_, &text) ||
-        !ParseTimeOrEpochMs(text, &ms)) {
+        !ParseTimeOrEpoch(text, spec_.time_unit, &ms)) {
       skipped_[slot] = 1;
       return;
     }
@@ -93,7 +93,7 @@ void EventEnricher::AskFromDocument(size_t e, size_t j, std::string_view line) {
     const JsonFind found = checker_.Find(*lookup.time_field, &text);
     int64_t ms = 0;
     if (found == JsonFind::kNumber) (void)FindJsonValue(line, *lookup.time_field, &text);
-    if ((found != JsonFind::kString && found != JsonFind::kNumber) || !ParseTimeOrEpochMs(text, &ms)) {
+    if ((found != JsonFind::kString && found != JsonFind::kNumber) || !ParseTimeOrEpoch(text, spec_.time_unit, &ms)) {
       skipped_[slot] = 1;
       return;
     }

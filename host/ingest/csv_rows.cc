@@ -50,7 +50,7 @@ Status ReadCsvRows(std::istream& in, TabularRows* rows) {
   PLANB_RETURN_IF_ERROR(index_of(spec.from, "--from", &from));
   PLANB_RETURN_IF_ERROR(index_of(spec.to, "--to", &to));
   PLANB_RETURN_IF_ERROR(index_of(spec.time, "--time", &time));
-  PLANB_RETURN_IF_ERROR(index_of(spec.timeout, "--timeout", &timeout));
+  PLANB_RETURN_IF_ERROR(index_of(spec.timeout, "--timeout-column", &timeout));
   PLANB_RETURN_IF_ERROR(index_of(spec.value, "--value", &value));
   std::vector<size_t> json_columns;
   for (const std::string& column : spec.value_json) {

@@ -90,7 +90,7 @@ Status ReadJsonLines(std::istream& in, TabularRows* rows) {
   };
   Role roles[] = {{&spec.key, "--key", Use::kText, {}, {}},         {&spec.from, "--from", Use::kText, {}, {}},
                   {&spec.to, "--to", Use::kText, {}, {}},           {&spec.time, "--time", Use::kText, {}, {}},
-                  {&spec.timeout, "--timeout", Use::kText, {}, {}}, {&spec.value, "--value", Use::kValue, {}, {}}};
+                  {&spec.timeout, "--timeout-column", Use::kText, {}, {}}, {&spec.value, "--value", Use::kValue, {}, {}}};
   for (Role& role : roles) {
     if (*role.column) PLANB_RETURN_IF_ERROR(MakeColumn(**role.column, role.flag, &role.parsed));
   }

@@ -44,7 +44,7 @@ Status CheckTabularSpec(const TabularSpec& spec) {
                                      {&spec.from, "--from"},
                                      {&spec.to, "--to"},
                                      {&spec.time, "--time"},
-                                     {&spec.timeout, "--timeout"},
+                                     {&spec.timeout, "--timeout-column"},
                                      {&spec.value, "--value"}}) {
     PLANB_RETURN_IF_ERROR(CheckName(*column, flag));
   }
@@ -54,6 +54,7 @@ Status CheckTabularSpec(const TabularSpec& spec) {
     return Status::Invalid("--columns and --comments apply only to --format csv");
   }
   if (spec.value && !spec.value_json.empty()) return Status::Invalid("give --value or --value-json, not both");
+  if (spec.time_unit && !spec.time) return Status::Invalid("--time-unit applies only with --time COLUMN");
   const bool range = spec.from || spec.to;
   if (spec.kind == RecordKind::kSession) {
     if (range) return Status::Invalid("map " + spec.map + " is a session map: it takes --key, not --from/--to");
@@ -63,7 +64,7 @@ Status CheckTabularSpec(const TabularSpec& spec) {
     }
     return Status::Ok();
   }
-  if (spec.timeout) return Status::Invalid("--timeout applies only to session maps");
+  if (spec.timeout) return Status::Invalid("--timeout-column applies only to session maps");
   if (spec.key && range) return Status::Invalid("give --key or --from with --to, not both");
   if (!spec.key && !range) return Status::Invalid("give --key COLUMN, or --from COLUMN --to COLUMN for a range");
   if (range && (!spec.from || !spec.to)) return Status::Invalid("--from and --to go together");
@@ -99,9 +100,11 @@ Status TabularRows::Hand(uint64_t line, const RowTexts& texts) {
   }
   r.time_ms = effective_time_ms_;
   if (spec_.time) {
-    if (!ParseTimeOrEpochMs(texts.time, &r.time_ms)) {
+    const TimeUnit unit = spec_.time_unit.value_or(TimeUnit::kMilliseconds);
+    if (!ParseTimeOrEpoch(texts.time, unit, &r.time_ms)) {
       return Fail(line, "unreadable time " + QuoteText(texts.time) + " (column '" + *spec_.time +
-                            "'): expected ISO-8601 such as 2024-01-01T08:10:22.023Z or epoch milliseconds");
+                            "'): expected ISO-8601 such as 2024-01-01T08:10:22.023Z or " + EpochUnitWords(unit) +
+                            " (--time-unit " + TimeUnitName(unit) + ")");
     }
     r.time_given = true;
   }

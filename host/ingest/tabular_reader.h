@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host/common/epoch_time.h"
 #include "host/xml/reference_reader.h"
 #include "planb/status.h"
 #include "planb/store.h"
@@ -36,7 +37,8 @@ struct TabularSpec {
   std::optional<std::string> key;
   std::optional<std::string> from;
   std::optional<std::string> to;
-  std::optional<std::string> time;     // ISO-8601 or epoch milliseconds
+  std::optional<std::string> time;     // ISO-8601, or a number of `time_unit`s since the epoch
+  std::optional<TimeUnit> time_unit;   // --time-unit (only with --time); absent: milliseconds
   std::optional<std::string> timeout;  // sessions: a duration (15m, PT15M) or milliseconds
   std::optional<std::string> value;
   std::vector<std::string> value_json;  // empty: not given

@@ -125,6 +125,38 @@ TEST_F(EnrichCommand, EachEventIsLookedUpAtItsOwnTime) {
   EXPECT_THAT(r.err, HasSubstr("d=dept:u@t: 2 hits, 1 miss, 2 skipped (no time)"));
 }
 
+// Unix seconds in the event, read as such with --time-unit s (as milliseconds they would be January 1970).
+TEST_F(EnrichCommand, NumericEventTimesInTheUnitTheFlagNames) {
+  const std::string input = R"({"u":"u1","t":1717200000})"
+                            "\n"
+                            R"({"u":"u1","t":"1704067200.5"})"
+                            "\n"
+                            R"({"u":"u1","t":"2024-01-01T00:00:00Z"})"
+                            "\n";
+  const ProcessResult seconds = Enrich({"--lookup", "d=dept:u@t", "--time-unit", "s"}, input);
+  ASSERT_EQ(seconds.exit_code, 0) << seconds.err;
+  EXPECT_EQ(seconds.out, R"({"u":"u1","t":1717200000,"d":"Research"})"
+                         "\n"
+                         R"({"u":"u1","t":"1704067200.5","d":"Engineering"})"
+                         "\n"
+                         R"({"u":"u1","t":"2024-01-01T00:00:00Z","d":"Engineering"})"
+                         "\n");
+  const ProcessResult millis = Enrich({"--lookup", "d=dept:u@t"}, input);  // the default: 1717200000 ms is 1970
+  ASSERT_EQ(millis.exit_code, 0) << millis.err;
+  EXPECT_THAT(millis.out, HasSubstr(R"({"u":"u1","t":1717200000})"));
+  const ProcessResult csv = Enrich({"--input", "csv", "--lookup", "d=dept:u@t", "--time-unit", "ns"},
+                                   "u,t\nu1,1717200000000000000\n");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_EQ(csv.out, "u,t,d\r\nu1,1717200000000000000,Research\r\n");
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--lookup", "d=dept:u@t", "--time-unit", "minutes"}, "--time-unit: 'minutes' is not s, ms, us or ns"},
+           {{"--lookup", "a=city_to_country:f", "--time-unit", "s"}, "--time-unit applies only to lookups with @TIMEFIELD"}}) {
+    const ProcessResult r = Enrich(args, "{}\n");
+    EXPECT_EQ(r.exit_code, 2) << message;
+    EXPECT_THAT(r.err, HasSubstr(message));
+  }
+}
+
 TEST_F(EnrichCommand, MissesFallbacksAndOnMiss) {
   const std::string input = R"({"city":"Ankara"})"
                             "\n"

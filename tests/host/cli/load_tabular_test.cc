@@ -111,12 +111,58 @@ TEST_F(LoadTabular, TemporalRowsWithTheirTimes) {
   ExpectLookup({"rates", "EUR", "--time", "2024-06-02T00:00:00Z"}, "1.08\n");
 }
 
+// Unix seconds (with a fraction), microseconds and nanoseconds, each with its --time-unit; ISO text beside them
+// whatever the unit. Read as milliseconds, the seconds would land in January 1970.
+TEST_F(LoadTabular, NumericTimesInTheUnitTheFlagNames) {
+  const std::string secs = env_.Write("s.csv", "cur,t,rate\nEUR,1704067200,1.10\nEUR,1717200000.5,1.08\n"
+                                               "USD,2024-02-01T00:00:00Z,0.9\n");
+  ExpectLoaded(Load({"--format", "csv", "--map", "rates", "--key", "cur", "--time", "t", "--time-unit", "s",
+                     "--value", "rate", secs}),
+               3);
+  ExpectLookup({"rates", "EUR", "--time", "2024-03-01T00:00:00Z"}, "1.10\n");
+  ExpectLookup({"rates", "EUR", "--time", "2024-06-01T00:00:00.500Z"}, "1.08\n");
+  ExpectLookup({"rates", "EUR", "--time", "2024-06-01T00:00:00.499Z"}, "1.10\n");
+  ExpectLookup({"rates", "USD", "--time", "2024-02-01T00:00:00Z"}, "0.9\n");
+  const std::string micros = env_.Write("u.jsonl", "{\"c\":\"GBP\",\"t\":1704067200000000,\"r\":\"0.8\"}\n");
+  ExpectLoaded(Load({"--format", "jsonl", "--map", "rates", "--key", "c", "--time", "t", "--time-unit", "us",
+                     "--value", "r", micros}),
+               1);
+  const std::string nanos = env_.Write("n.jsonl", "{\"c\":\"JPY\",\"t\":\"1704067200000000000\",\"r\":\"150\"}\n");
+  ExpectLoaded(Load({"--format", "jsonl", "--map", "rates", "--key", "c", "--time", "t", "--time-unit", "ns",
+                     "--value", "r", nanos}),
+               1);
+  ExpectLookup({"rates", "GBP", "--time", "2024-01-01T00:00:00Z"}, "0.8\n");
+  ExpectLookup({"rates", "JPY", "--time", "2024-01-01T00:00:00Z"}, "150\n");
+  const ProcessResult before = env_.Run({"lookup", "rates", "JPY", "--time", "2023-12-31T23:59:59.999Z"});
+  EXPECT_EQ(before.exit_code, 1) << before.out;
+
+  const ProcessResult unit = Load({"--format", "csv", "--map", "rates", "--key", "cur", "--time", "t", "--time-unit",
+                                   "sec", "--value", "rate", secs});
+  EXPECT_EQ(unit.exit_code, 2);
+  EXPECT_THAT(unit.err, HasSubstr("--time-unit: 'sec' is not s, ms, us or ns"));
+  ExpectRefused(Load({"--format", "csv", "--map", "cities", "--key", "cur", "--time-unit", "s", "--value", "rate",
+                      secs}),
+                "--time-unit applies only with --time COLUMN");
+  const std::string bad = env_.Write("bad.csv", "cur,t,rate\nEUR,12.5.1,1\n");
+  ExpectRefused(Load({"--format", "csv", "--map", "rates", "--key", "cur", "--time", "t", "--time-unit", "s",
+                      "--value", "rate", bad}),
+                "bad.csv:2: unreadable time '12.5.1' (column 't'): expected ISO-8601 such as "
+                "2024-01-01T08:10:22.023Z or epoch seconds (--time-unit s)");
+  const ProcessResult xml = env_.Run({"load", "--time-unit", "s", env_.Write("x.xml", "<referenceData/>")});
+  EXPECT_EQ(xml.exit_code, 2);
+  EXPECT_THAT(xml.err, HasSubstr("apply only with --format csv or jsonl"));
+  const ProcessResult retired = Load({"--format", "csv", "--map", "logins", "--key", "u", "--time", "t",
+                                      "--timeout", "idle", secs});
+  EXPECT_EQ(retired.exit_code, 2);
+  EXPECT_THAT(retired.err, HasSubstr("option --timeout is now --timeout-column COLUMN"));
+}
+
 TEST_F(LoadTabular, SessionsFromJsonLines) {
   const std::string file = env_.Write("s.jsonl",
                                       "{\"user\":\"bob\",\"t\":\"2024-01-01T00:00:00Z\",\"idle\":\"15m\"}\n{\"user\":"
                                       "\"bob\",\"t\":1704067500000,\"idle\":\"15m\"}\n");
   ExpectLoaded(
-      Load({"--format", "jsonl", "--map", "logins", "--key", "user", "--time", "t", "--timeout", "idle", file}), 2);
+      Load({"--format", "jsonl", "--map", "logins", "--key", "user", "--time", "t", "--timeout-column", "idle", file}), 2);
   ExpectLookup({"logins", "bob", "--time", "2024-01-01T00:02:00Z"},
                "2024-01-01T00:00:00.000Z 2024-01-01T00:15:00.000Z\n");
   ExpectLookup({"logins", "bob", "--time", "2024-01-01T00:10:00Z"},

@@ -121,6 +121,12 @@ TEST(CliCommandLine, RefusesTheWrongArgumentCount) {
 
 TEST(CliCommandLine, RefusesAnUnknownCommandByName) {
   EXPECT_THAT(ParseError({"frob", "x"}), HasSubstr("unknown command 'frob'"));
+  // A retired name is refused naming the new one, however it is given, and takes its value with it.
+  for (const std::vector<std::string>& retired : std::vector<std::vector<std::string>>{
+           {"load", "--format", "csv", "--map", "s", "--timeout", "idle", "f.csv"},
+           {"load", "--timeout=idle", "f.csv"}}) {
+    EXPECT_THAT(ParseError(retired), HasSubstr("option --timeout is now --timeout-column COLUMN"));
+  }
   EXPECT_THAT(ParseError({"LOOKUP", "m", "k"}), HasSubstr("unknown command 'LOOKUP'"));
 }
 
@@ -191,7 +197,7 @@ TEST(CliCommandLine, TakesDashHAfterTheFirstArgumentAsAnArgument) {
 
 TEST(CliCommandLine, ReadsLoadsColumnOptionsAndStdin) {
   const CommandLine cli = Parse({"load", "--format", "csv", "--map", "geo", "--from", "a", "--to", "b", "--time", "t",
-                                 "--timeout", "o", "--key", "k", "--value", "v", "--value-json", "x,y", "--columns",
+                                 "--timeout-column", "o", "--key", "k", "--value", "v", "--value-json", "x,y", "--columns",
                                  "a,b,c", "--comments", "-"});
   EXPECT_EQ(cli.command, "load");
   EXPECT_EQ(cli.args, std::vector<std::string>{"-"});

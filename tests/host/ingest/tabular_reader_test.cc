@@ -421,7 +421,7 @@ TEST(TabularSpecCheck, RefusesBadCombinations) {
   EXPECT_EQ(check(empty_key), "--key: an empty column name");
   TabularSpec timeout = spec;
   timeout.timeout = "t";
-  EXPECT_EQ(check(timeout), "--timeout applies only to session maps");
+  EXPECT_EQ(check(timeout), "--timeout-column applies only to session maps");
   TabularSpec json_columns = Jsonl("k", "v");
   json_columns.columns = {"k", "v"};
   EXPECT_EQ(check(json_columns), "--columns and --comments apply only to --format csv");
@@ -432,19 +432,6 @@ TEST(TabularSpecCheck, RefusesBadCombinations) {
   EXPECT_THAT(check(session), HasSubstr("takes no --value"));
   session.value.reset();
   EXPECT_EQ(check(session), "");
-}
-
-TEST(TabularTime, IsoOrEpochMilliseconds) {
-  int64_t ms = 42;
-  EXPECT_TRUE(ParseTimeOrEpochMs("2024-01-01T00:00:00.001Z", &ms));
-  EXPECT_EQ(ms, 1704067200001);
-  EXPECT_TRUE(ParseTimeOrEpochMs("0", &ms));
-  EXPECT_EQ(ms, 0);
-  EXPECT_TRUE(ParseTimeOrEpochMs("-9223372036854775808", &ms));
-  EXPECT_EQ(ms, INT64_MIN);
-  for (const char* bad : {"", "-", "+5", "1.5", "1e3", "12a", " 12", "9223372036854775808", "2024-13-01"}) {
-    EXPECT_FALSE(ParseTimeOrEpochMs(bad, &ms)) << bad;
-  }
 }
 
 }  // namespace
