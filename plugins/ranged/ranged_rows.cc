@@ -75,7 +75,15 @@ Code LookupBound(const LookupKey& lookup, KeyFormat format, Bound* out, ErrorBuf
     *out = FromNumber(lookup.number);
     return Code::kOk;
   }
-  return ParseBound(lookup.key, format, "lookup key", out, error);
+  // Exact, as every other type's keys are: " 10.0.0.1" is no address (a load trims XML's text around a
+  // <key>, which belongs to the markup, not to the address; an event's field is the key as it came).
+  const Bytes key = lookup.key;
+  if (key.size > 0 && (IsSpace(key.data[0]) || IsSpace(key.data[key.size - 1]))) {
+    const int shown = static_cast<int>(key.size < kQuoted ? key.size : kQuoted);
+    return Fail(error, Code::kInvalidArgument, "lookup key '%.*s%s' has blanks around it: addresses are matched as "
+                "given", shown, reinterpret_cast<const char*>(key.data), key.size > kQuoted ? "..." : "");
+  }
+  return ParseBound(key, format, "lookup key", out, error);
 }
 
 void MakeVersion(uint32_t version_size, int64_t time_ms, ValueType type, Bytes value, uint8_t* out) {

@@ -97,6 +97,27 @@ TEST(IpKeysCli, ABadKeyFromAFileNamesTheFileAndLine) {
   EXPECT_THAT(r.err, Not(HasSubstr("/shards/")));
 }
 
+// Keys are matched as given: blanks around an address are refused by lookup (exit 2) and a miss for enrich,
+// never trimmed into an answer.
+TEST(IpKeysCli, BlanksAroundAnAddressAreNotTrimmed) {
+  CliEnv env(kConfig);
+  LoadGeo(env);
+  const ProcessResult exact = env.Run({"lookup", "geo", "10.1.2.3"});
+  ASSERT_EQ(exact.exit_code, 0) << exact.err;
+  for (const char* blank : {" 10.1.2.3", "10.1.2.3 ", "10.1.2.3\t"}) {
+    const ProcessResult r = env.Run({"lookup", "geo", blank});
+    EXPECT_EQ(r.exit_code, 2) << blank;
+    EXPECT_EQ(r.out, "");
+    EXPECT_THAT(r.err, HasSubstr("has blanks around it: addresses are matched as given (map geo)"));
+  }
+  const std::string events = env.Write("events.jsonl", "{\"ip\":\" 10.1.2.3\"}\n{\"ip\":\"10.1.2.3\"}\n");
+  const ProcessResult enriched = env.Run({"enrich", "--lookup", "g=geo:ip", "--on-miss", "tag", events});
+  ASSERT_EQ(enriched.exit_code, 0) << enriched.err;
+  const std::string value = exact.out.substr(0, exact.out.size() - 1);  // a plain word: no JSON escapes needed
+  EXPECT_EQ(enriched.out, "{\"ip\":\" 10.1.2.3\",\"planb_miss\":[\"g\"]}\n{\"ip\":\"10.1.2.3\",\"g\":\"" +
+                              value + "\"}\n");
+}
+
 TEST(IpKeysCli, QueryPrintsAddresses) {
   CliEnv env(kConfig);
   LoadGeo(env);

@@ -201,6 +201,12 @@ TEST_P(IpKeyFormatTest, RefusesMalformedAddressesNamingThem) {
   for (const char* bad : {"10.1", "10.0.0.0/8", " 10.0.0.1x", "::g"}) {
     EXPECT_TRUE(Contains(At(shard, bad), std::string("lookup key '") + bad + "'")) << bad << ": " << At(shard, bad);
   }
+  // Blanks around an address: refused, not trimmed (a load's XML <key> text is trimmed; a lookup key is exact).
+  for (const char* blank : {" 10.0.0.1", "10.0.0.1 ", "\t10.0.0.1", "10.0.0.1\n"}) {
+    EXPECT_TRUE(Contains(At(shard, blank), "has blanks around it: addresses are matched as given"))
+        << blank << ": " << At(shard, blank);
+  }
+  EXPECT_EQ(At(shard, "10.0.0.1"), "a [10.0.0.0, 10.255.255.255]");
 }
 
 class TemporalIpKeyFormatTest : public IpKeyFormatTest {};
