@@ -59,6 +59,16 @@ XML
 "$planb" --config "$work/planb.ini" load "$work/cities.xml" >/dev/null
 test "$("$planb" --config "$work/planb.ini" lookup city_to_country Paris)" = France
 
+# The Python module: installed where python3 looks, naming the directory the package put the library in.
+pydir="$root/usr/lib/python3/dist-packages"
+libdir=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$pydir'); from planb import _installed; print(_installed.LIBRARY_DIR)")
+test -f "$root$libdir/libplanb_reader.so" || { echo "planb/_installed.py names $libdir, which holds no libplanb_reader.so" >&2; exit 1; }
+answer=$(PYTHONPATH="$pydir" PLANB_LIBRARY_PATH="$root$libdir" /usr/bin/python3 -c "
+import planb
+with planb.Reader(config='$work/planb.ini') as reader:
+    print(reader.lookup('city_to_country', 'Paris'), reader.lookup('city_to_country', 'Atlantis'))")
+test "$answer" = "France None" || { echo "python: $answer" >&2; exit 1; }
+
 # An out-of-tree plugin against the unpacked SDK, loaded by the unpacked planb.
 cmake -S "$source_dir/examples/plugins/casefold_key" -B "$work/example" -DCMAKE_PREFIX_PATH="$root/usr" >/dev/null
 cmake --build "$work/example" >/dev/null
@@ -69,4 +79,4 @@ mkdir "$work/unit"
 sed "s|/usr/bin/planb|$planb|" "$root/usr/lib/systemd/system/planb.service" >"$work/unit/planb.service"
 verdict=$(systemd-analyze verify "$work/unit/planb.service" 2>&1) || { echo "$verdict" >&2; exit 1; }
 if [ -n "$verdict" ]; then echo "systemd-analyze verify: $verdict" >&2; exit 1; fi
-echo "Debian packages: $(basename "$runtime_deb") and $(basename "$dev_deb") built, unpacked, planb loaded and looked up, a plugin built against the SDK, the unit verified"
+echo "Debian packages: $(basename "$runtime_deb") and $(basename "$dev_deb") built, unpacked, planb loaded and looked up (also from Python), a plugin built against the SDK, the unit verified"
