@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/example_home.h"
 #include "planb/reader.h"
 
 namespace planb {
@@ -22,14 +23,7 @@ using ::testing::HasSubstr;
 class ReaderCTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string config = testing::ReadFile(std::string(PLANB_SOURCE_DIR) + "/examples/planb.ini");
-    config.replace(config.find("home = ../planb-home"), 20, "home = " + dir_ / "home");
-    testing::WriteFile(config_, config);
-    std::vector<std::string> args = {"--config", config_, "load"};
-    for (const char* file : {"reference-data.xml", "store-types.xml"}) {
-      args.push_back(std::string(PLANB_SOURCE_DIR) + "/examples/data/" + file);
-    }
-    const ProcessResult load = RunPlanb(args);
+    const ProcessResult load = testing::WriteAndLoadExampleHome(config_, dir_ / "home");
     ASSERT_EQ(load.exit_code, 0) << load.err;
   }
 

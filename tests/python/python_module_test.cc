@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/example_home.h"
 #include "planb/reader.h"
 
 namespace planb {
@@ -32,14 +33,7 @@ class PythonModule : public ::testing::Test {
     GTEST_SKIP() << "python3 is not instrumented: an instrumented libplanb_reader.so cannot be loaded into it";
 #endif
     if (!std::filesystem::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3 here";
-    std::string config = testing::ReadFile(std::string(PLANB_SOURCE_DIR) + "/examples/planb.ini");
-    config.replace(config.find("home = ../planb-home"), 20, "home = " + dir_ / "home");
-    testing::WriteFile(config_, config);
-    std::vector<std::string> args = {"--config", config_, "load"};
-    for (const char* file : {"reference-data.xml", "store-types.xml"}) {
-      args.push_back(std::string(PLANB_SOURCE_DIR) + "/examples/data/" + file);
-    }
-    const ProcessResult load = RunPlanb(args);
+    const ProcessResult load = testing::WriteAndLoadExampleHome(config_, dir_ / "home");
     ASSERT_EQ(load.exit_code, 0) << load.err;
   }
 
