@@ -59,6 +59,13 @@ class JsonWriter final : public LookupWriter {
   void Found(const std::string& key, int64_t number, const Row& row) override {
     if (!shape_.shown.empty()) return PrintShown(key, number, &row);
     nlohmann::ordered_json object = Key(key, number);
+    if (!shape_.session && row.value_type == ValueType::kJson) {
+      // The value as the JSON it is (checked at load and in the verifier); parsed again it would lose its
+      // numbers' text (1.50, integers past 2^64).
+      std::string text = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      text.pop_back();  // the object's '}'
+      return Print(text + ",\"value\":" + std::string(row.value.view()) + ",\"found\":true}");
+    }
     if (shape_.session) {
       object["start"] = FormatIsoTime(row.session_start_ms);
       object["end"] = FormatIsoTime(row.session_end_ms);

@@ -80,6 +80,8 @@ void AppendAnswerJson(const MapInfo& info, const LookupResult& result, std::stri
     out->append(",\"end\":");
     AppendTimeString(result.session_end_ms, out);
     out->push_back('}');
+  } else if (result.value_type == ValueType::kJson) {
+    out->append(result.value.view());  // the nested object (array, number...) it was loaded as
   } else {
     AppendJsonString(result.value.view(), out);
   }

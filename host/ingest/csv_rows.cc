@@ -88,6 +88,7 @@ Status ReadCsvRows(std::istream& in, TabularRows* rows) {
       }
       json += '}';
       texts.value = json;
+      texts.value_is_json = true;
     }
     PLANB_RETURN_IF_ERROR(rows->Hand(reader.line(), texts));
   }

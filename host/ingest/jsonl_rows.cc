@@ -47,8 +47,10 @@ Status MakeColumn(const std::string& name, const char* flag, Column* out) {
   return Status::Ok();
 }
 
-// Puts the text of `column` in `line` for `use` into *out; "" when all is well, else why not.
-std::string Extract(std::string_view line, const Column& column, Use use, std::string* scratch, std::string* out) {
+// Puts the text of `column` in `line` for `use` into *out; "" when all is well, else why not. `*is_json` (when
+// given): whether *out is JSON text (anything but a string, whose unescaped text *out then holds).
+std::string Extract(std::string_view line, const Column& column, Use use, std::string* scratch, std::string* out,
+                    bool* is_json = nullptr) {
   std::string_view raw;
   if (!FindJsonValue(line, column.path, &raw)) {
     for (const JsonPath& parent : column.parents) {
@@ -70,6 +72,7 @@ std::string Extract(std::string_view line, const Column& column, Use use, std::s
   } else {
     out->assign(raw);
   }
+  if (is_json != nullptr) *is_json = use == Use::kJson || first != '"';
   return "";
 }
 
@@ -126,12 +129,15 @@ Status ReadJsonLines(std::istream& in, TabularRows* rows) {
       if (number == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);  // a BOM, as CSV's
       if (line.empty() || line == "\r") continue;  // a wholly empty line, as in CSV
       if (!checker.Check(line, true, &why)) return rows->Fail(number, "not a JSON object: " + why);
+      bool value_is_json = false;
       for (Role& role : roles) {
         if (!*role.column) continue;
-        const std::string problem = Extract(line, role.parsed, role.use, &scratch, &role.text);
+        const std::string problem = Extract(line, role.parsed, role.use, &scratch, &role.text,
+                                            role.use == Use::kValue ? &value_is_json : nullptr);
         if (!problem.empty()) return rows->Fail(number, problem);
       }
       RowTexts texts;
+      texts.value_is_json = value_is_json;
       texts.key = roles[0].text;
       texts.from = roles[1].text;
       texts.to = roles[2].text;
@@ -148,6 +154,7 @@ Status ReadJsonLines(std::istream& in, TabularRows* rows) {
         }
         json += '}';
         texts.value = json;
+        texts.value_is_json = true;
       }
       PLANB_RETURN_IF_ERROR(rows->Hand(number, texts));
     }

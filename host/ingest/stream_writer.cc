@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "host/common/disk_room.h"
+#include "planb/plugin.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
 #include "host/storage/map_full.h"
@@ -86,6 +87,16 @@ Status StreamWriter::Add(std::string_view map, const Record& record) {
   MapBatch* found = nullptr;
   PLANB_RETURN_IF_ERROR(BatchFor(map, &found));
   MapBatch& batch = *found;
+  if (record.value_type == ValueType::kJson && batch.plugins->type_abi_minor() < kJsonValuesMinor) {
+    // Its inline value checks (planb/keyed_rows.h) would read the row back as corrupt.
+    const MapPlugins& plugins = *batch.plugins;
+    return Status::NotSupported("map " + plugins.config().name + ": store type '" +
+                                plugins.type_descriptor().name + "' (" + plugins.type_file() +
+                                ") was built against SDK " + std::to_string(kAbiMajor) + "." +
+                                std::to_string(plugins.type_abi_minor()) + ", before JSON values (" +
+                                std::to_string(kAbiMajor) + "." + std::to_string(kJsonValuesMinor) +
+                                "): rebuild it, or load the values as text");
+  }
   if (batch.records_in_txn == kRecordsPerTxn) {
     batch.cursor.Close();
     PLANB_RETURN_IF_ERROR(OnDisk(batch, batch.txn.Commit().WithContext(batch.env->path())));

@@ -117,7 +117,7 @@ Status TabularRows::Hand(uint64_t line, const RowTexts& texts) {
   }
   if (spec_.value || !spec_.value_json.empty()) {
     r.has_value = true;
-    r.value_type = ValueType::kString;
+    r.value_type = texts.value_is_json ? ValueType::kJson : ValueType::kString;
     r.value = Bytes(texts.value);
   }
   Status s = handler_(out);

@@ -20,6 +20,7 @@ struct RowTexts {
   std::string_view time;
   std::string_view timeout;
   std::string_view value;  // --value, or the built --value-json object
+  bool value_is_json = false;  // `value` is JSON text: --value-json's object, a JSON line's non-string --value
 };
 
 class TabularRows {

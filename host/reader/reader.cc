@@ -29,6 +29,7 @@ void Get(const MapContext& context, const LookupKey& key, LookupResult* result, 
   if (code == Code::kOk) {
     result->code = Code::kOk;
     result->value = row.value;
+    result->value_type = row.value_type;
     result->session_start_ms = row.session_start_ms;
     result->session_end_ms = row.session_end_ms;
     result->fields = row.own_fields;  // the context's MapReader's array: valid until its next lookup

@@ -47,6 +47,7 @@ void Fill(const planb::LookupResult& from, planb_result_t* to) {
   to->session_start_ms = from.session_start_ms;
   to->session_end_ms = from.session_end_ms;
   to->error = from.error == nullptr ? "" : from.error;
+  to->value_type = static_cast<int>(from.value_type);
 }
 
 planb::LookupTime TimeOf(const int64_t* time_ms) {
@@ -62,7 +63,8 @@ struct BatchBuffers {
 // An exception (std::bad_alloc growing the buffers) as a result rather than a crash in the caller's process.
 int Internal(const char* what, planb_result_t* results, size_t count) {
   for (size_t i = 0; i < count; ++i) {
-    results[i] = planb_result_t{static_cast<int>(planb::Code::kInternal), nullptr, 0, 0, 0, what};
+    results[i] = planb_result_t{static_cast<int>(planb::Code::kInternal), nullptr, 0, 0, 0, what,
+                                static_cast<int>(planb::ValueType::kString)};
   }
   return static_cast<int>(planb::Code::kInternal);
 }

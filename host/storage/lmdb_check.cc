@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "host/common/json_value_check.h"
 #include "host/storage/lmdb_pages.h"
 #include "host/storage/map_env.h"
 #include "host/storage/own_fields.h"
@@ -113,6 +114,7 @@ Status DecodeRows(const MapEnv& env) {
   const GuardedStore& store = *env.plugins().store();
   ErrorBuffer error;
   OwnFieldValues own(env.plugins().type_descriptor());
+  JsonValueCheck json;
   uint64_t number = 0;
   MDB_val k, v;
   int rc = mdb_cursor_get(walk.get(), &k, &v, MDB_FIRST);
@@ -125,6 +127,12 @@ Status DecodeRows(const MapEnv& env) {
     if (code != Code::kOk) {
       return Status::Corruption("row " + std::to_string(number) + " of the data table is not a " + type +
                                 " row: " + Status::FromPlugin(code, error).message());
+    }
+    // Output embeds a JSON value as it is: one that is not JSON would break every document it goes into.
+    std::string why;
+    if (row.value_type == ValueType::kJson && !json.Check(row.value.view(), &why)) {
+      return Status::Corruption("row " + std::to_string(number) + " of the data table has a JSON value that is "
+                                "not JSON: " + why);
     }
   }
   if (rc != MDB_NOTFOUND) return Lmdb(rc, "reading the data table");

@@ -6,6 +6,7 @@ from planb import _library
 # planb_code_t (planb/reader_c.h)
 OK, NOT_FOUND, INVALID_ARGUMENT, CORRUPTION, IO_ERROR, NOT_SUPPORTED, FULL, INTERNAL, PERMISSION_DENIED, NO_DATA = \
     range(10)
+VALUE_JSON = 3  # planb_result_t.value_type of a JSON value
 CODE_NAMES = ["OK", "NOT_FOUND", "INVALID_ARGUMENT", "CORRUPTION", "IO_ERROR", "NOT_SUPPORTED", "FULL", "INTERNAL",
               "PERMISSION_DENIED", "NO_DATA"]
 
@@ -23,7 +24,7 @@ class Error(Exception):
 class Result(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("value", ctypes.c_void_p), ("value_len", ctypes.c_size_t),
                 ("session_start_ms", ctypes.c_int64), ("session_end_ms", ctypes.c_int64),
-                ("error", ctypes.c_char_p)]
+                ("error", ctypes.c_char_p), ("value_type", ctypes.c_int)]
 
 
 class Key(ctypes.Structure):

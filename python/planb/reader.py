@@ -3,6 +3,7 @@ once, so they stay valid whatever the thread does next; the library itself is sa
 import collections
 import ctypes
 import datetime
+import json
 
 from planb import _capi
 from planb._capi import Error
@@ -125,7 +126,9 @@ class Reader:
         if info.has_session:
             return Session(result.session_start_ms, result.session_end_ms)
         if info.has_value:
-            return ctypes.string_at(result.value, result.value_len).decode("utf-8", "surrogateescape")
+            text = ctypes.string_at(result.value, result.value_len).decode("utf-8", "surrogateescape")
+            # A JSON value comes back as the Python object it is (a dict, a list, a number...).
+            return json.loads(text) if result.value_type == _capi.VALUE_JSON else text
         return True  # found, in a type whose answers are fields of its own (not in the C API yet)
 
     def lookup(self, map_name, key, time=None):

@@ -7,7 +7,7 @@ import sys
 class Result(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("value", ctypes.c_void_p), ("value_len", ctypes.c_size_t),
                 ("session_start_ms", ctypes.c_int64), ("session_end_ms", ctypes.c_int64),
-                ("error", ctypes.c_char_p)]
+                ("error", ctypes.c_char_p), ("value_type", ctypes.c_int)]
 
 
 class Key(ctypes.Structure):

@@ -109,6 +109,20 @@ TEST_F(PythonModule, AnswersAsPlanbLookupDoesOnEveryStoreType) {
   EXPECT_THAT(r.out, HasSubstr("\nopen missing config: code 2\n"));
 }
 
+// A JSON value comes back as the Python object it is; a string value stays a str.
+TEST_F(PythonModule, JsonValuesAreDecodedToPythonObjects) {
+  const std::string events = dir_ / "hosts.jsonl";
+  testing::WriteFile(events, "{\"h\":\"web-json\",\"v\":{\"role\":\"web\",\"ports\":[80,443],\"ratio\":1.5}}\n"
+                             "{\"h\":\"web-text\",\"v\":\"rack 4\"}\n");
+  const ProcessResult load = RunPlanb({"--config", config_, "load", "--format", "jsonl", "--map", "host_to_location",
+                                       "--key", "h", "--value", "v", events});
+  ASSERT_EQ(load.exit_code, 0) << load.err;
+  const std::string library_dir = std::filesystem::path(PLANB_READER_LIBRARY).parent_path();
+  const ProcessResult r = RunDriver(library_dir, {{"host_to_location", "web-json", ""}, {"host_to_location", "web-text", ""}});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("\nmany:")), "{'role': 'web', 'ports': [80, 443], 'ratio': 1.5}\nrack 4");
+}
+
 TEST_F(PythonModule, ALibraryPathThatHoldsNoLibraryIsAnErrorNamingIt) {
   const std::string wrong = dir_ / "nowhere/libplanb_reader.so";
   const ProcessResult r = RunDriver(wrong, {{"country_to_capital", "Japan", ""}});

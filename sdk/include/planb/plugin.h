@@ -42,11 +42,13 @@ namespace planb {
 // 7.7: KeyFormKind::kHybrid and kVariable: lookups on the built-in hybrid scheme's two forms (direct and hashed,
 //    told apart by a tag byte), and on the variable scheme's direct and hashed ones, make no scheme calls either.
 //    A 7.6 host does not know the kinds and calls the scheme.
+// 7.8: ValueType::kJson (planb/value_type.h): JSON values, stored and answered as their text. The host writes
+//    them only into maps whose store type was built against 7.8 or later.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 7;
+inline constexpr uint32_t kAbiMinor = 8;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

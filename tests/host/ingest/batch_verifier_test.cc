@@ -393,6 +393,28 @@ TEST_F(BatchVerifierTest, RefusesStateRowWithUnknownValueType) {
       << s.message();
 }
 
+// Output embeds JSON values as they are: a batch whose JSON value is not JSON is refused, one that is passes.
+TEST_F(BatchVerifierTest, RefusesAJsonValueThatIsNotJson) {
+  const std::string good = WriteStream(NodeConfig(), [](StreamWriter* writer) {
+    for (const char* json : {"{\"a\":[1,2.50,\"x\"]}", "1.50", "\"text\"", "null", "123456789012345678901234567890"}) {
+      const Status s = writer->Add("m", StateRecord(json, json, ValueType::kJson));
+      EXPECT_TRUE(s.ok()) << s.message();
+    }
+  });
+  EXPECT_TRUE(Verify(Zip(good)).ok());
+  for (const char* bad : {"{\"a\":", "{\"a\":1}}", "'single'", "", "[1,]", "\"\xff\""}) {
+    const std::string batch = WriteStream(NodeConfig(), [bad](StreamWriter* writer) {
+      const Status s = writer->Add("m", StateRecord("k", bad, ValueType::kJson));
+      EXPECT_TRUE(s.ok()) << s.message();
+    });
+    const std::string zip = Zip(batch);
+    const Status s = Verify(zip);
+    EXPECT_EQ(s.code(), Code::kCorruption) << bad << ": " << s.message();
+    EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': row 1 of the data table has a JSON value that is not JSON: "))
+        << bad << ": " << s.message();
+  }
+}
+
 class TypedBatchVerifierTest : public BatchVerifierTest {
  protected:
   void SetUp() override {

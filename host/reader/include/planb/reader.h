@@ -57,6 +57,7 @@ struct ReaderOptions {
 struct LookupResult {
   Code code = Code::kNotFound;
   Bytes value;                   // state, temporal, ranged types: the value
+  ValueType value_type = ValueType::kString;  // how `value` is written: text, an XML fragment, JSON
   int64_t session_start_ms = 0;  // session types: the session holding the instant asked about
   int64_t session_end_ms = 0;
   const char* error = "";

@@ -76,6 +76,7 @@ typedef struct {
   int64_t session_start_ms;
   int64_t session_end_ms;
   const char* error; /* "" unless code is an error */
+  int value_type;    /* how value is written (found, types with a value): 1 text, 2 an XML fragment, 3 JSON */
 } planb_result_t;
 
 /* A text key (state, temporal, session types) of `map`, asked about now (`time_ms` NULL) or at *time_ms (types
