@@ -55,6 +55,8 @@ Status MmdbFile::Open(const std::string& path, MmdbLimits limits, std::unique_pt
     return Status::IOError(path + ": cannot open the MaxMind DB file: " + std::strerror(errno));
   }
   if (!S_ISREG(st.st_mode)) return Status::IOError(path + ": not a regular file (a MaxMind DB file is expected)");
+  // An empty file cannot be mapped: libmaxminddb would call that an I/O error.
+  if (st.st_size == 0) return Status::Corruption(path + ": not a valid MaxMind DB file: the file is empty");
   std::unique_ptr<MmdbFile> file(new MmdbFile(path, limits));
   errno = 0;
   const int rc = MMDB_open(path.c_str(), MMDB_MODE_MMAP, &file->mmdb_);
@@ -174,9 +176,10 @@ Status MmdbFile::ForEachNetwork(const std::function<Status(const MmdbNetwork&)>&
         continue;
       }
       if (type != MMDB_RECORD_TYPE_SEARCH_NODE) {
+        // libmaxminddb calls a record INVALID past the data section, and also at 0 (the root again).
         return Status::Corruption(path_ + ": corrupt search tree: node " + std::to_string(frame.node) + "'s " +
-                                  (side ? "right" : "left") + " record (" + std::to_string(record) +
-                                  ") points outside the file");
+                                  (side ? "right" : "left") + " record (" + std::to_string(record) + ") points " +
+                                  (record == 0 ? "back to the root node" : "outside the file"));
       }
       if (prefix_len >= total_bits) {
         return Status::Corruption(path_ + ": corrupt search tree: deeper than " + std::to_string(total_bits) +
