@@ -377,7 +377,7 @@ TEST(MmdbNetworks, UndecodableRecordIsAnError) {
 
 TEST(MmdbNetworks, InvalidUtf8IsAnError) {
   TempDir dir;
-  Layout layout = MakeLayout(dir, {Named("1.2.3.0/24", "BADUTF8X")});
+  Layout layout = MakeLayout(dir, json::array({Named("1.2.3.0/24", "BADUTF8X")}));
   const size_t at = layout.bytes.find("BADUTF8X");
   ASSERT_NE(at, std::string::npos);
   layout.bytes[at + 7] = '\xff';
@@ -417,7 +417,7 @@ TEST(MmdbNetworks, RecordDeeperThanTheLimitIsAnError) {
 
 TEST(MmdbNetworks, RecordLargerThanTheLimitIsAnError) {
   TempDir dir;
-  const Layout layout = MakeLayout(dir, {Named("1.2.3.0/24", std::string(3000, 'x'))});
+  const Layout layout = MakeLayout(dir, json::array({Named("1.2.3.0/24", std::string(3000, 'x'))}));
   const size_t json_size = 3000 + std::string("{\"name\":\"\"}").size();
   std::vector<MmdbNetwork> got;
   MmdbLimits limits;
