@@ -121,16 +121,36 @@ class Encoder {
         }
         out_->push_back(']');
         break;
-      case MMDB_DATA_TYPE_UTF8_STRING: PLANB_RETURN_IF_ERROR(AppendString(data, "a string", out_)); break;
-      case MMDB_DATA_TYPE_DOUBLE: PLANB_RETURN_IF_ERROR(AppendReal(data.double_value, out_)); break;
-      case MMDB_DATA_TYPE_FLOAT: PLANB_RETURN_IF_ERROR(AppendReal(data.float_value, out_)); break;
-      case MMDB_DATA_TYPE_BYTES: AppendBase64(data.bytes, data.data_size, out_); break;
-      case MMDB_DATA_TYPE_UINT16: out_->append(std::to_string(data.uint16)); break;
-      case MMDB_DATA_TYPE_UINT32: out_->append(std::to_string(data.uint32)); break;
-      case MMDB_DATA_TYPE_INT32: out_->append(std::to_string(data.int32)); break;
-      case MMDB_DATA_TYPE_UINT64: out_->append(std::to_string(data.uint64)); break;
-      case MMDB_DATA_TYPE_UINT128: AppendUint128(Uint128Of(data), out_); break;
-      case MMDB_DATA_TYPE_BOOLEAN: out_->append(data.boolean ? "true" : "false"); break;
+      case MMDB_DATA_TYPE_UTF8_STRING:
+        PLANB_RETURN_IF_ERROR(AppendString(data, "a string", out_));
+        break;
+      case MMDB_DATA_TYPE_DOUBLE:
+        PLANB_RETURN_IF_ERROR(AppendReal(data.double_value, out_));
+        break;
+      case MMDB_DATA_TYPE_FLOAT:
+        PLANB_RETURN_IF_ERROR(AppendReal(data.float_value, out_));
+        break;
+      case MMDB_DATA_TYPE_BYTES:
+        AppendBase64(data.bytes, data.data_size, out_);
+        break;
+      case MMDB_DATA_TYPE_UINT16:
+        out_->append(std::to_string(data.uint16));
+        break;
+      case MMDB_DATA_TYPE_UINT32:
+        out_->append(std::to_string(data.uint32));
+        break;
+      case MMDB_DATA_TYPE_INT32:
+        out_->append(std::to_string(data.int32));
+        break;
+      case MMDB_DATA_TYPE_UINT64:
+        out_->append(std::to_string(data.uint64));
+        break;
+      case MMDB_DATA_TYPE_UINT128:
+        AppendUint128(Uint128Of(data), out_);
+        break;
+      case MMDB_DATA_TYPE_BOOLEAN:
+        out_->append(data.boolean ? "true" : "false");
+        break;
       default:  // pointers, containers and end markers never reach a decoded list
         return Status::Corruption("a value of unknown data type " + std::to_string(data.type));
     }

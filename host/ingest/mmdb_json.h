@@ -20,8 +20,8 @@
 namespace planb {
 
 struct MmdbJsonLimits {
-  size_t max_depth = 32;         // maps and arrays inside each other; the record itself is depth 1
-  size_t max_bytes = 1u << 20;   // bytes of JSON text for one record
+  size_t max_depth = 32;        // maps and arrays inside each other; the record itself is depth 1
+  size_t max_bytes = 1u << 20;  // bytes of JSON text for one record
 };
 
 // Appends the value that starts at *list (a map, an array or a scalar, with everything inside it) to *out and moves

@@ -63,14 +63,15 @@ Status MmdbFile::Open(const std::string& path, MmdbLimits limits, std::unique_pt
   if (rc != MMDB_SUCCESS) {
     std::string what = "not a valid MaxMind DB file";
     if (rc == MMDB_FILE_OPEN_ERROR || rc == MMDB_IO_ERROR) {
-      what = std::string("cannot read the MaxMind DB file") + (errno != 0 ? std::string(" (") + std::strerror(errno) + ")" : "");
+      what = std::string("cannot read the MaxMind DB file") +
+             (errno != 0 ? std::string(" (") + std::strerror(errno) + ")" : "");
     }
     return file->Error(what, rc);
   }
   file->open_ = true;
   if (file->ip_version() != 4 && file->ip_version() != 6) {
-    return Status::Corruption(path + ": not a valid MaxMind DB file: ip_version " +
-                              std::to_string(file->ip_version()) + " (4 or 6 expected)");
+    return Status::Corruption(path + ": not a valid MaxMind DB file: ip_version " + std::to_string(file->ip_version()) +
+                              " (4 or 6 expected)");
   }
   *out = std::move(file);
   return Status::Ok();
@@ -172,7 +173,8 @@ Status MmdbFile::ForEachNetwork(const std::function<Status(const MmdbNetwork&)>&
       if (side) bits[frame.depth / 8] |= static_cast<uint8_t>(0x80 >> (frame.depth % 8));
       if (type == MMDB_RECORD_TYPE_EMPTY) continue;
       if (type == MMDB_RECORD_TYPE_DATA) {
-        stack.push_back(Frame{Frame::kData, 0, prefix_len, bits, side ? node.right_record_entry : node.left_record_entry});
+        stack.push_back(
+            Frame{Frame::kData, 0, prefix_len, bits, side ? node.right_record_entry : node.left_record_entry});
         continue;
       }
       if (type != MMDB_RECORD_TYPE_SEARCH_NODE) {

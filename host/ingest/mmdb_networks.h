@@ -28,8 +28,8 @@
 namespace planb {
 
 struct MmdbLimits {
-  MmdbJsonLimits record;              // nesting depth (32) and JSON bytes (1 MiB) of one record
-  uint64_t max_networks = 50000000;   // networks yielded by one walk (GeoLite2-City has about 5M)
+  MmdbJsonLimits record;             // nesting depth (32) and JSON bytes (1 MiB) of one record
+  uint64_t max_networks = 50000000;  // networks yielded by one walk (GeoLite2-City has about 5M)
 };
 
 struct MmdbNetwork {

@@ -17,13 +17,13 @@
 namespace planb {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using testing::MakeMmdb;
 using testing::MmdblookupLines;
 using testing::MmdblookupLinesFor;
 using testing::ReadFile;
+using ::testing::StartsWith;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -54,7 +54,8 @@ Status ReadAll(const std::string& path, MmdbLimits limits, std::vector<MmdbNetwo
 std::vector<std::string> Samples(const MmdbNetwork& n) {
   std::array<uint8_t, 16> mid = n.first;
   const int bytes = n.ipv6 ? 16 : 4;
-  if (n.prefix_len < bytes * 8) mid[static_cast<size_t>(n.prefix_len / 8)] ^= static_cast<uint8_t>(0x80 >> (n.prefix_len % 8));
+  if (n.prefix_len < bytes * 8)
+    mid[static_cast<size_t>(n.prefix_len / 8)] ^= static_cast<uint8_t>(0x80 >> (n.prefix_len % 8));
   return {AddressText(n.ipv6, n.first), AddressText(n.ipv6, mid), AddressText(n.ipv6, n.last)};
 }
 
@@ -88,10 +89,14 @@ TEST(MmdbNetworks, Ipv4FileYieldsNestedAndAdjacentNetworksInOrder) {
   TempDir dir;
   const std::string path = dir / "v4.mmdb";
   // 1.2.3.0/24 inside 1.0.0.0/8 (inserted later, so it splits the /8); 5.6.7.0/24 and 5.6.8.0/24 adjacent.
-  const json description = {{"ip_version", 4}, {"record_size", 24}, {"database_type", "Test-V4"},
-                            {"languages", {"en", "de"}}, {"types", NameTypes()},
-                            {"networks", {Named("1.0.0.0/8", "outer"), Named("1.2.3.0/24", "inner"),
-                                          Named("5.6.7.0/24", "seven"), Named("5.6.8.0/24", "eight")}}};
+  const json description = {{"ip_version", 4},
+                            {"record_size", 24},
+                            {"database_type", "Test-V4"},
+                            {"languages", {"en", "de"}},
+                            {"types", NameTypes()},
+                            {"networks",
+                             {Named("1.0.0.0/8", "outer"), Named("1.2.3.0/24", "inner"), Named("5.6.7.0/24", "seven"),
+                              Named("5.6.8.0/24", "eight")}}};
   ASSERT_EQ(MakeMmdb(path, description), "");
   const std::time_t before = std::time(nullptr);
   std::unique_ptr<MmdbFile> file;
@@ -108,15 +113,24 @@ TEST(MmdbNetworks, Ipv4FileYieldsNestedAndAdjacentNetworksInOrder) {
   ASSERT_TRUE(ReadAll(path, MmdbLimits{}, &got).ok());
   const std::string outer = NameJson("outer");
   ExpectNetworks(path, got,
-                 {{"1.0.0.0", "1.1.255.255", 15, outer},     {"1.2.0.0", "1.2.1.255", 23, outer},
-                  {"1.2.2.0", "1.2.2.255", 24, outer},       {"1.2.3.0", "1.2.3.255", 24, NameJson("inner")},
-                  {"1.2.4.0", "1.2.7.255", 22, outer},       {"1.2.8.0", "1.2.15.255", 21, outer},
-                  {"1.2.16.0", "1.2.31.255", 20, outer},     {"1.2.32.0", "1.2.63.255", 19, outer},
-                  {"1.2.64.0", "1.2.127.255", 18, outer},    {"1.2.128.0", "1.2.255.255", 17, outer},
-                  {"1.3.0.0", "1.3.255.255", 16, outer},     {"1.4.0.0", "1.7.255.255", 14, outer},
-                  {"1.8.0.0", "1.15.255.255", 13, outer},    {"1.16.0.0", "1.31.255.255", 12, outer},
-                  {"1.32.0.0", "1.63.255.255", 11, outer},   {"1.64.0.0", "1.127.255.255", 10, outer},
-                  {"1.128.0.0", "1.255.255.255", 9, outer},  {"5.6.7.0", "5.6.7.255", 24, NameJson("seven")},
+                 {{"1.0.0.0", "1.1.255.255", 15, outer},
+                  {"1.2.0.0", "1.2.1.255", 23, outer},
+                  {"1.2.2.0", "1.2.2.255", 24, outer},
+                  {"1.2.3.0", "1.2.3.255", 24, NameJson("inner")},
+                  {"1.2.4.0", "1.2.7.255", 22, outer},
+                  {"1.2.8.0", "1.2.15.255", 21, outer},
+                  {"1.2.16.0", "1.2.31.255", 20, outer},
+                  {"1.2.32.0", "1.2.63.255", 19, outer},
+                  {"1.2.64.0", "1.2.127.255", 18, outer},
+                  {"1.2.128.0", "1.2.255.255", 17, outer},
+                  {"1.3.0.0", "1.3.255.255", 16, outer},
+                  {"1.4.0.0", "1.7.255.255", 14, outer},
+                  {"1.8.0.0", "1.15.255.255", 13, outer},
+                  {"1.16.0.0", "1.31.255.255", 12, outer},
+                  {"1.32.0.0", "1.63.255.255", 11, outer},
+                  {"1.64.0.0", "1.127.255.255", 10, outer},
+                  {"1.128.0.0", "1.255.255.255", 9, outer},
+                  {"5.6.7.0", "5.6.7.255", 24, NameJson("seven")},
                   {"5.6.8.0", "5.6.8.255", 24, NameJson("eight")}},
                  NameTypes());
   // An address outside every network is a miss there too, so the file holds only what the walk yielded.
@@ -129,11 +143,13 @@ TEST(MmdbNetworks, Ipv6FileYieldsIpv4NetworksOnceAndSkipsTheAliases) {
   TempDir dir;
   const std::string path = dir / "v6.mmdb";
   // The writer's aliases point ::ffff:0:0/96, 2001::/32 and 2002::/16 at the IPv4 subtree (::/96).
-  const json description = {{"ip_version", 6}, {"record_size", 28}, {"alias_ipv6_to_ipv4", true},
+  const json description = {{"ip_version", 6},
+                            {"record_size", 28},
+                            {"alias_ipv6_to_ipv4", true},
                             {"types", NameTypes()},
-                            {"networks", {Named("1.2.3.0/24", "three"), Named("1.2.4.0/24", "four"),
-                                          Named("2001:db8::/32", "doc"), Named("2001:db8:1::/48", "one"),
-                                          Named("2a02::/16", "wide")}}};
+                            {"networks",
+                             {Named("1.2.3.0/24", "three"), Named("1.2.4.0/24", "four"), Named("2001:db8::/32", "doc"),
+                              Named("2001:db8:1::/48", "one"), Named("2a02::/16", "wide")}}};
   ASSERT_EQ(MakeMmdb(path, description), "");
   std::unique_ptr<MmdbFile> file;
   ASSERT_TRUE(MmdbFile::Open(path, MmdbLimits{}, &file).ok());
@@ -178,24 +194,47 @@ TEST(MmdbNetworks, Ipv6FileYieldsIpv4NetworksOnceAndSkipsTheAliases) {
 TEST(MmdbNetworks, RecordsKeepEveryTypeAsJson) {
   TempDir dir;
   const std::string path = dir / "types.mmdb";
-  const json types = {{"name", "utf8_string"}, {"names", "map"},       {"en", "utf8_string"},
-                      {"ja", "utf8_string"},   {"tags", {"array", "utf8_string"}},
-                      {"items", {"array", "map"}}, {"id", "uint16"},   {"ratio", "double"},
-                      {"one", "double"},       {"tiny", "float"},      {"half", "float"},
-                      {"u16", "uint16"},       {"u32", "uint32"},      {"u64", "uint64"},
-                      {"u128", "uint128"},     {"small128", "uint128"}, {"neg", "int32"},
-                      {"yes", "boolean"},      {"no", "boolean"},      {"raw", "bytes"},
+  const json types = {{"name", "utf8_string"},
+                      {"names", "map"},
+                      {"en", "utf8_string"},
+                      {"ja", "utf8_string"},
+                      {"tags", {"array", "utf8_string"}},
+                      {"items", {"array", "map"}},
+                      {"id", "uint16"},
+                      {"ratio", "double"},
+                      {"one", "double"},
+                      {"tiny", "float"},
+                      {"half", "float"},
+                      {"u16", "uint16"},
+                      {"u32", "uint32"},
+                      {"u64", "uint64"},
+                      {"u128", "uint128"},
+                      {"small128", "uint128"},
+                      {"neg", "int32"},
+                      {"yes", "boolean"},
+                      {"no", "boolean"},
+                      {"raw", "bytes"},
                       {"empty", {"array", "uint32"}}};
-  const json record = {
-      {"name", "say \"hi\" \\ back\nslash \u00e9\u4e16"},
-      {"names", {{"en", "Zurich"}, {"ja", "\u30c1\u30e5\u30fc\u30ea\u30c3\u30d2"}}},
-      {"tags", {"a", "b,c"}},
-      {"items", {{{"id", 1}, {"ratio", 0.1}}, {{"id", 2}, {"ratio", -1.2345e103}}}},
-      {"one", 1.0}, {"tiny", 2.5e-7}, {"half", 0.5},
-      {"u16", 65535}, {"u32", 4294967295u}, {"u64", "18446744073709551615"},
-      {"u128", "340282366920938463463374607431768211455"}, {"small128", "1"},
-      {"neg", -2147483647}, {"yes", true}, {"no", false}, {"raw", "00ff10"}, {"empty", json::array()}};
-  const json description = {{"ip_version", 4}, {"record_size", 32}, {"types", types},
+  const json record = {{"name", "say \"hi\" \\ back\nslash \u00e9\u4e16"},
+                       {"names", {{"en", "Zurich"}, {"ja", "\u30c1\u30e5\u30fc\u30ea\u30c3\u30d2"}}},
+                       {"tags", {"a", "b,c"}},
+                       {"items", {{{"id", 1}, {"ratio", 0.1}}, {{"id", 2}, {"ratio", -1.2345e103}}}},
+                       {"one", 1.0},
+                       {"tiny", 2.5e-7},
+                       {"half", 0.5},
+                       {"u16", 65535},
+                       {"u32", 4294967295u},
+                       {"u64", "18446744073709551615"},
+                       {"u128", "340282366920938463463374607431768211455"},
+                       {"small128", "1"},
+                       {"neg", -2147483647},
+                       {"yes", true},
+                       {"no", false},
+                       {"raw", "00ff10"},
+                       {"empty", json::array()}};
+  const json description = {{"ip_version", 4},
+                            {"record_size", 32},
+                            {"types", types},
                             {"networks", {{{"network", "9.9.9.0/24"}, {"record", record}}}}};
   ASSERT_EQ(MakeMmdb(path, description), "");
   std::vector<MmdbNetwork> got;
@@ -226,8 +265,8 @@ TEST(MmdbNetworks, RecordsKeepEveryTypeAsJson) {
 struct Layout {
   std::string path;
   std::string bytes;
-  size_t tree_size = 0;   // node_count * 8
-  size_t data_start = 0;  // after the tree and its 16 zero bytes
+  size_t tree_size = 0;       // node_count * 8
+  size_t data_start = 0;      // after the tree and its 16 zero bytes
   size_t metadata_start = 0;  // the last "\xab\xcd\xefMaxMind.com"
 };
 
@@ -296,7 +335,8 @@ TEST(MmdbNetworks, BadMetadataMarkerIsAnError) {
   ASSERT_NE(layout.metadata_start, std::string::npos);
   layout.bytes.replace(layout.metadata_start + kMarker.size() - 3, 3, "org");
   const Status s = ReadBytes(dir, "marker.mmdb", layout.bytes);
-  EXPECT_EQ(s.message(), dir / "marker.mmdb" + ": not a valid MaxMind DB file: " + Strerror(MMDB_INVALID_METADATA_ERROR));
+  EXPECT_EQ(s.message(),
+            dir / "marker.mmdb" + ": not a valid MaxMind DB file: " + Strerror(MMDB_INVALID_METADATA_ERROR));
 }
 
 TEST(MmdbNetworks, NotAnMmdbFileIsAnError) {
@@ -327,8 +367,8 @@ TEST(MmdbNetworks, TreeRecordPointingOutsideTheFileIsAnError) {
   PutRecord(&layout.bytes, 0, 0xfffffff0u);  // node 0's left record, far past the data section
   const Status s = ReadBytes(dir, "outside.mmdb", layout.bytes);
   EXPECT_EQ(s.code(), Code::kCorruption);
-  EXPECT_EQ(s.message(), dir / "outside.mmdb" +
-                             ": corrupt search tree: node 0's left record (4294967280) points outside the file");
+  EXPECT_EQ(s.message(),
+            dir / "outside.mmdb" + ": corrupt search tree: node 0's left record (4294967280) points outside the file");
 }
 
 uint32_t GetRecord(const std::string& bytes, size_t offset) {
@@ -352,8 +392,9 @@ TEST(MmdbNetworks, TreeWithACycleIsAnError) {
   layout = MakeLayout(dir);
   PutRecord(&layout.bytes, 0, 0);
   s = ReadBytes(dir, "root.mmdb", layout.bytes);
-  EXPECT_EQ(s.message(), dir / "root.mmdb" + ": corrupt search tree: node 0's left record (0) points back to the "
-                                             "root node");
+  EXPECT_EQ(s.message(), dir / "root.mmdb" +
+                             ": corrupt search tree: node 0's left record (0) points back to the "
+                             "root node");
 }
 
 TEST(MmdbNetworks, UndecodableRecordIsAnError) {
@@ -396,9 +437,12 @@ TEST(MmdbNetworks, RecordDeeperThanTheLimitIsAnError) {
   TempDir dir;
   const std::string path = dir / "deep.mmdb";
   const json types = {{"name", "utf8_string"}, {"n", "map"}};
-  const json description = {{"ip_version", 4}, {"record_size", 24}, {"types", types},
-                            {"networks", {{{"network", "1.2.3.0/24"}, {"record", Nested(5)}},
-                                          {{"network", "1.2.4.0/24"}, {"record", Nested(40)}}}}};
+  const json description = {
+      {"ip_version", 4},
+      {"record_size", 24},
+      {"types", types},
+      {"networks",
+       {{{"network", "1.2.3.0/24"}, {"record", Nested(5)}}, {{"network", "1.2.4.0/24"}, {"record", Nested(40)}}}}};
   ASSERT_EQ(MakeMmdb(path, description), "");
   std::vector<MmdbNetwork> got;
   MmdbLimits limits;
