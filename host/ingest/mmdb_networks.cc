@@ -126,12 +126,13 @@ Status MmdbFile::Yield(const uint8_t* bits, uint32_t prefix_len, MMDB_entry_s en
 
   DataList list;
   const int rc = MMDB_get_entry_data_list(&entry, &list.head);
-  const std::string where = " (the record at data offset " + std::to_string(entry.offset) + ")";
-  if (rc != MMDB_SUCCESS) return Error("corrupt data section" + where, rc);
+  // Built only on error: a file has millions of records.
+  const auto where = [&entry] { return " (the record at data offset " + std::to_string(entry.offset) + ")"; };
+  if (rc != MMDB_SUCCESS) return Error("corrupt data section" + where(), rc);
   network->record_json.clear();
   const MMDB_entry_data_list_s* cursor = list.head;
   const Status s = AppendMmdbJson(&cursor, limits_.record, &network->record_json);
-  if (!s.ok()) return Status(s.code(), path_ + ": " + s.message() + where);
+  if (!s.ok()) return Status(s.code(), path_ + ": " + s.message() + where());
   return visit(*network);
 }
 
