@@ -10,6 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsimdjson-dev librocksdb-dev
   clang libclang-rt-14-dev
   libmicrohttpd-dev prometheus-cpp-dev libsystemd-dev python3-prometheus-client
+  libmaxminddb-dev mmdb-bin libmaxmind-db-writer-perl  # .mmdb import; mmdblookup and the Perl writer for tests
   systemd dpkg-dev  # systemd-analyze verify and dpkg-shlibdeps for the packaging test
 )
 
