@@ -15,6 +15,7 @@ struct LookupCounts {
   uint64_t fallbacks = 0;  // misses answered by --fallback
   uint64_t skipped = 0;    // TIMEFIELD absent or not a time: the lookup was not made
   uint64_t blocked = 0;    // TARGET could not be written (a member on its path is not an object)
+  uint64_t no_member = 0;  // #MEMBER: found, but the answer has no such member (or is not JSON): counted as misses
 };
 
 struct EnrichCounts {

@@ -38,10 +38,16 @@ Status ParseLookup(std::string_view text, EnrichLookup* out) {
   const std::string_view map = rest.substr(0, colon);
   std::string_view field = rest.substr(colon + 1);
   std::optional<std::string_view> time_field;
+  std::optional<std::string_view> member;
   const size_t at = field.find('@');  // the first: time fields are often named @timestamp
   if (at != std::string_view::npos) {
     time_field = field.substr(at + 1);
     field = field.substr(0, at);
+  }
+  const size_t hash = field.find('#');  // FIELD#MEMBER: the member of the answer to write
+  if (hash != std::string_view::npos) {
+    member = field.substr(hash + 1);
+    field = field.substr(0, hash);
   }
   if (map.empty()) return LookupError(text, std::string("no map named: ") + kLookupForm);
   EnrichLookup lookup;
@@ -50,6 +56,10 @@ Status ParseLookup(std::string_view text, EnrichLookup* out) {
   if (s.ok() && time_field) {
     lookup.time_field.emplace();
     s = ParseJsonPath(*time_field, &*lookup.time_field);
+  }
+  if (s.ok() && member) {
+    lookup.member.emplace();
+    s = ParseJsonPath(*member, &*lookup.member).WithContext("#member");
   }
   if (!s.ok()) return LookupError(text, s.message() + "; " + kLookupForm);
   lookup.map = Lower(map);

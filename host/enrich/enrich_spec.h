@@ -13,14 +13,16 @@
 
 namespace planb {
 
-// --lookup TARGET=MAP:FIELD[@TIMEFIELD]: look FIELD of each event up in MAP (at the instant TIMEFIELD holds, for
-// maps with time) and write the answer at TARGET. For CSV, FIELD, TARGET and TIMEFIELD name columns (a dotted
+// --lookup TARGET=MAP:FIELD[#MEMBER][@TIMEFIELD]: look FIELD of each event up in MAP (at the instant TIMEFIELD
+// holds, for maps with time) and write the answer at TARGET: the whole answer, or with #MEMBER the member at that
+// path of a JSON value (absent, or a value that is not JSON: a miss). For CSV, FIELD, TARGET and TIMEFIELD name columns (a dotted
 // name is one column's name).
 struct EnrichLookup {
   JsonPath target;
   std::string map;  // lower-cased, as the config names maps
   JsonPath field;
   std::optional<JsonPath> time_field;   // absent: the lookup asks about now
+  std::optional<JsonPath> member;       // #MEMBER: absent, the whole answer is written
   std::optional<std::string> fallback;  // --fallback TARGET=VALUE: written as a string when the lookup misses
 };
 

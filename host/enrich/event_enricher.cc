@@ -128,7 +128,9 @@ bool EventEnricher::AnswerRow(size_t e, bool json) {
       ++c.skipped;
       continue;
     }
-    if (const LookupResult* r = batch_.Answer(e, j)) {
+    const LookupResult* r = batch_.Answer(e, j);
+    const std::optional<JsonPath>& member = spec_.lookups[j].member;
+    if (r != nullptr && !member) {
       ++c.hits;
       if (json) {
         AppendAnswerJson(batch_.info(j), *r, &cell_answers_[j]);
@@ -137,6 +139,20 @@ bool EventEnricher::AnswerRow(size_t e, bool json) {
       }
       cell_written_[j] = 1;
       continue;
+    }
+    if (r != nullptr) {
+      std::string_view raw;
+      if (r->value_type == ValueType::kJson && FindJsonValue(r->value.view(), *member, &raw)) {
+        ++c.hits;
+        if (json || raw[0] != '"') {
+          cell_answers_[j].assign(raw);  // JSON as it is; a CSV cell takes a number's text as written
+        } else {
+          cell_answers_[j].assign(JsonStringText(raw, &member_scratch_));
+        }
+        cell_written_[j] = 1;
+        continue;
+      }
+      ++c.no_member;  // found, but not with that member: a miss for this target
     }
     ++c.misses;
     if (spec_.lookups[j].fallback) {

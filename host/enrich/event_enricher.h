@@ -109,6 +109,7 @@ class EventEnricher {
   std::function<void(uint64_t)> progress_;
   CsvState csv_;
   std::vector<std::string> cell_answers_;  // per lookup, the row being written
+  std::string member_scratch_;             // a #MEMBER string's unescaped text
   std::vector<char> cell_written_;
   std::string misses_;
 };

@@ -90,5 +90,30 @@ TEST_F(JsonValues, EnrichWritesTheWholeRecord) {
   EXPECT_EQ(second["geo"], "plain text");
 }
 
+// #MEMBER writes one member of a JSON answer; a record without it (or an answer that is not JSON) is a miss for
+// that target, counted, not an error.
+TEST_F(JsonValues, EnrichWritesOneMemberWithHash) {
+  const std::string events = env_.Write("events.jsonl", "{\"ip\":\"a\"}\n{\"ip\":\"b\"}\n");
+  const ProcessResult r = env_.Run({"enrich", "--lookup", "cc=geo:ip#country.iso_code", "--lookup", "lat=geo:ip#lat",
+                                    "--lookup", "name=geo:ip#country.names", "--lookup", "none=geo:ip#nope",
+                                    "--on-miss", "tag", events});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "{\"ip\":\"a\",\"cc\":\"GB\",\"lat\":51.50,\"name\":[\"UK\",\"Britain\"],\"planb_miss\":[\"none\"]}\n"
+            "{\"ip\":\"b\",\"planb_miss\":[\"cc\",\"lat\",\"name\",\"none\"]}\n");
+  EXPECT_THAT(r.err, HasSubstr("cc=geo:ip#country.iso_code: 1 hit, 1 miss (1 found without #country.iso_code)"));
+  EXPECT_THAT(r.err, HasSubstr("none=geo:ip#nope: 0 hits, 2 misses (2 found without #nope)"));
+
+  const std::string csv = env_.Write("events.csv", "ip\ne\n");
+  const ProcessResult cells =
+      env_.Run({"enrich", "--input", "csv", "--lookup", "city=geo:ip#city", "--lookup", "cc=geo:ip#cc", csv});
+  ASSERT_EQ(cells.exit_code, 0) << cells.err;
+  EXPECT_EQ(cells.out, "ip,city,cc\r\ne,\"Paris \"\"centre\"\"\",FR\r\n") << "a string member's text, unescaped";
+
+  const ProcessResult bad = env_.Run({"enrich", "--lookup", "cc=geo:ip#", events});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--lookup 'cc=geo:ip#': #member"));
+}
+
 }  // namespace
 }  // namespace planb
