@@ -136,7 +136,7 @@ TEST(ReaderStats, ConcurrentLookupsAddUp) {
     last = now;
   }
   for (std::thread& t : threads) t.join();
-  const MapStats& st = Of(reader->Stats(), "st_hashed");
+  const MapStats st = Of(reader->Stats(), "st_hashed");  // a copy: the ReaderStats is a temporary
   EXPECT_EQ(st.found, uint64_t{kThreads} * kRounds);
   EXPECT_EQ(st.misses, uint64_t{kThreads} * kRounds);
   EXPECT_EQ(st.errors, 0u);
