@@ -8,8 +8,8 @@
 
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
+#include "host/config/merged_batch_records.h"
 #include "host/config/security_config.h"
-#include "host/storage/content_version.h"
 
 namespace planb {
 namespace {

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "host/config/merged_batch_records.h"
 #include "planb/status.h"
 
 namespace planb {
@@ -60,10 +61,8 @@ Status WriteContentVersion(MDB_txn* txn, MDB_dbi meta, const ContentVersion& ver
 Status CarryMergedBatches(MDB_txn* from_txn, MDB_dbi from_meta, MDB_dbi from_batches, MDB_txn* to_txn,
                           MDB_dbi to_meta, MDB_dbi to_batches);
 
-// How long a merged batch stays recognisable: rows of "batches" merged longer ago than this are pruned
-// (docs/maintenance.md). A batch comes again only while it is staged or quarantined (kept whatever its age) or
-// when a sender retries an upload, which it gives up long before a week.
-inline constexpr int64_t kMergedBatchesKeepMs = int64_t{7} * 24 * 60 * 60 * 1000;
+// Rows of "batches" merged longer ago than kMergedBatchesKeepMs (host/config/merged_batch_records.h) are pruned
+// (docs/maintenance.md).
 
 // In a write transaction `txn` of the shard: deletes the rows of `batches` merged before `before_ms` (typically
 // now - kMergedBatchesKeepMs), except those whose id is in `keep_ids` (this node's staged and quarantined

@@ -55,9 +55,9 @@ class Reader:
     config's), `plugin_dirs`, `maintenance_interval_ms` (0: call maintain() yourself)."""
 
     def __init__(self, config=None, home=None, plugin_dirs=(), maintenance_interval_ms=1000):
-        self._lib = _capi.lib()
-        self._handle = None
+        self._handle = None  # first: __del__ runs even when loading the library below fails
         self._infos = {}
+        self._lib = _capi.lib()
         options = self._lib.planb_reader_options_create()
         if not options:
             raise MemoryError("planb: planb_reader_options_create failed")

@@ -112,12 +112,11 @@ cp -a "$work/fixture/home" "$work/served"
 } >"$work/serve.ini"
 "$planb" --config "$work/serve.ini" serve --ready-file "$work/ready" 2>"$work/serve.log" &
 serve_pid=$!
-for _ in $(seq 1 200); do
-  [[ -e "$work/ready" ]] && break
-  kill -0 "$serve_pid" 2>/dev/null || { cat "$work/serve.log" >&2; fail "planb serve stopped"; }
-  sleep 0.05
-done
-[[ -e "$work/ready" ]] || fail "planb serve did not get ready in 10 s"
+# Waits for the node's "serving" line (tail -f follows the log as it grows), at most 10 s; the node writes its
+# ready file before that line.
+grep -q -m1 "serving tcp://" < <(timeout 10 tail -n +1 -f "$work/serve.log") || true  # grep returns at the line
+kill -0 "$serve_pid" 2>/dev/null || { cat "$work/serve.log" >&2; fail "planb serve stopped"; }
+[[ -e "$work/ready" ]] || { cat "$work/serve.log" >&2; fail "planb serve did not get ready in 10 s"; }
 {
   echo "home = reader-home"
   echo "node_name = reader1"

@@ -11,6 +11,7 @@
 
 #include "planb/reader.h"
 #include "support/cluster_fixture.h"
+#include "support/reader_fixture.h"
 #include "support/test_env.h"
 
 namespace planb {
@@ -18,30 +19,14 @@ namespace {
 
 using testing::ClusterFixture;
 using ::testing::HasSubstr;
+using testing::LoadAtlantis;
 using testing::ProcessResult;
 
 constexpr char kMap[] = "country_to_capital";
 
-void LoadAtlantis(ClusterFixture& cluster, const std::string& capital) {
-  const std::string update = cluster.dir() + "/atlantis-" + capital + ".xml";
-  testing::WriteFile(update,
-                     "<referenceData xmlns=\"reference-data:2\">\n  <reference><map>country_to_capital</map>"
-                     "<key>Atlantis</key><value>" +
-                         capital + "</value></reference>\n</referenceData>\n");
-  const ProcessResult load = cluster.Load({update});
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
-}
 
 std::unique_ptr<Reader> OpenReader(ClusterFixture& cluster, const std::string& extra, int64_t interval_ms) {
-  ReaderOptions options;
-  options.config_path = cluster.WriteReaderConfig("reader", extra);
-  options.home = cluster.ReaderHome("reader");
-  options.maintenance_interval_ms = interval_ms;
-  std::unique_ptr<Reader> reader;
-  Status s = Reader::Open(options, &reader);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return reader;
+  return testing::OpenTestReader(cluster.WriteReaderConfig("reader", extra), cluster.ReaderHome("reader"), interval_ms);
 }
 
 std::string Capital(Reader& reader, const std::string& country) {

@@ -13,6 +13,7 @@
 #include "host/common/iso_time.h"
 #include "planb/reader.h"
 #include "support/cluster_fixture.h"
+#include "support/reader_fixture.h"
 #include "support/typed_maps.h"
 
 namespace planb {
@@ -35,16 +36,6 @@ const MapStats& Of(const ReaderStats& stats, const std::string& map) {
   return none;
 }
 
-std::unique_ptr<Reader> OpenReader(const std::string& config, const std::string& home) {
-  ReaderOptions options;
-  options.config_path = config;
-  options.home = home;
-  options.maintenance_interval_ms = 0;
-  std::unique_ptr<Reader> reader;
-  Status s = Reader::Open(options, &reader);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return reader;
-}
 
 TEST(ReaderStats, EveryAnswerIsCountedOnceAsFoundMissOrError) {
   CliEnv env(testing::kTypedMapsConfig);
@@ -53,7 +44,7 @@ TEST(ReaderStats, EveryAnswerIsCountedOnceAsFoundMissOrError) {
                                         TimedRef("st_hashed", "", "Lyon", "France"),
                                         RangeRef("rg", "", "1", "100", "outer")})))});
   ASSERT_EQ(load.exit_code, 0) << load.err;
-  std::unique_ptr<Reader> reader = OpenReader(env.config(), env.home());
+  std::unique_ptr<Reader> reader = testing::OpenTestReader(env.config(), env.home());
   ASSERT_NE(reader, nullptr);
 
   ReaderStats before = reader->Stats();
@@ -115,7 +106,7 @@ TEST(ReaderStats, ConcurrentLookupsAddUp) {
   const ProcessResult load = env.Load(
       {env.Write("one.xml", ReferenceData(Lines({TimedRef("st_hashed", "", "Paris", "France")})))});
   ASSERT_EQ(load.exit_code, 0) << load.err;
-  std::unique_ptr<Reader> reader = OpenReader(env.config(), env.home());
+  std::unique_ptr<Reader> reader = testing::OpenTestReader(env.config(), env.home());
   ASSERT_NE(reader, nullptr);
   constexpr int kThreads = 4, kRounds = 5000;
   std::vector<std::thread> threads;
@@ -144,23 +135,13 @@ TEST(ReaderStats, ConcurrentLookupsAddUp) {
 
 constexpr char kMap[] = "country_to_capital";
 
-void LoadCapital(testing::ClusterFixture& cluster, const std::string& capital) {
-  const std::string update = cluster.dir() + "/atlantis-" + capital + ".xml";
-  testing::WriteFile(update,
-                     "<referenceData xmlns=\"reference-data:2\">\n  <reference><map>country_to_capital</map>"
-                     "<key>Atlantis</key><value>" +
-                         capital + "</value></reference>\n</referenceData>\n");
-  const ProcessResult load = cluster.Load({update});
-  ASSERT_EQ(load.exit_code, 0) << load.err;
-  ASSERT_TRUE(cluster.WaitMerged(0)) << cluster.process(0).log();
-}
 
 TEST(ReaderStats, ASnapshotReaderSaysWhatItServesAndCountsRefreshes) {
   testing::ClusterFixture cluster(1);
   PLANB_ASSERT_NODE_STARTS(cluster, 0);
-  LoadCapital(cluster, "Poseidonia");
+  testing::LoadAtlantis(cluster, "Poseidonia");
   std::unique_ptr<Reader> reader =
-      OpenReader(cluster.WriteReaderConfig("reader", "min_time_to_keep_snapshots = 0s\n"), cluster.ReaderHome("reader"));
+      testing::OpenTestReader(cluster.WriteReaderConfig("reader", "min_time_to_keep_snapshots = 0s\n"), cluster.ReaderHome("reader"));
   ASSERT_NE(reader, nullptr);
   const int64_t before_fetch = CurrentTimeMs();
   ASSERT_EQ(reader->Lookup(kMap, "Atlantis").value.view(), "Poseidonia");
@@ -174,7 +155,7 @@ TEST(ReaderStats, ASnapshotReaderSaysWhatItServesAndCountsRefreshes) {
   EXPECT_EQ(st.refreshes, 0u);
   const int64_t first_created = *st.snapshot_created_ms;
 
-  LoadCapital(cluster, "Metropolis");
+  testing::LoadAtlantis(cluster, "Metropolis");
   ASSERT_TRUE(reader->Refresh(kMap).ok());
   EXPECT_EQ(reader->Lookup(kMap, "Atlantis").value.view(), "Metropolis");
   st = Of(reader->Stats(), kMap);

@@ -16,6 +16,7 @@
 #include "host/common/iso_time.h"
 #include "host/common/numbers.h"
 #include "host/reader/reader_impl.h"
+#include "support/reader_fixture.h"
 #include "support/typed_maps.h"
 
 namespace planb {
@@ -30,21 +31,15 @@ using testing::ReferenceData;
 using testing::SessionEvent;
 using testing::TimedRef;
 
+std::unique_ptr<Reader> OpenReader(const CliEnv& env, int64_t maintenance_interval_ms = 0) {
+  return testing::OpenTestReader(env.config(), env.home(), maintenance_interval_ms);
+}
+
 void Load(const CliEnv& env, const std::string& name, const std::vector<std::string>& elements) {
   const ProcessResult r = env.Load({env.Write(name, ReferenceData(Lines(elements)))});
   ASSERT_EQ(r.exit_code, 0) << r.err;
 }
 
-std::unique_ptr<Reader> OpenReader(const CliEnv& env, int64_t maintenance_interval_ms = 0) {
-  ReaderOptions options;
-  options.config_path = env.config();
-  options.home = env.home();
-  options.maintenance_interval_ms = maintenance_interval_ms;
-  std::unique_ptr<Reader> reader;
-  Status s = Reader::Open(options, &reader);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return reader;
-}
 
 struct Query {
   std::string map;
