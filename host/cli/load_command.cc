@@ -105,8 +105,18 @@ Status TabularOptions(const CommandLine& cli, LoadOptions* options) {
     }
     return Status::Ok();
   }
+  if (format == "mmdb") {
+    // Every network of the file into one map: nothing else to name (the records are the file's own).
+    if (cli.key_column || cli.from_column || cli.to_column || cli.time || cli.time_unit || cli.timeout_column ||
+        cli.value_column || cli.value_json || cli.columns || cli.comments) {
+      return Status::Invalid("--format mmdb takes --map only: the networks are the ranges, their records the "
+                             "values (--key, --from, --to, --time, --value... apply to csv and jsonl)");
+    }
+    options->mmdb = MmdbLoadSpec{cli.map.value_or(""), false};
+    return Status::Ok();
+  }
   if (format != "csv" && format != "jsonl") {
-    return Status::Invalid("--format: '" + format + "' is not xml, csv or jsonl");
+    return Status::Invalid("--format: '" + format + "' is not xml, csv, jsonl or mmdb");
   }
   TabularSpec spec;
   spec.format = format == "csv" ? TabularFormat::kCsv : TabularFormat::kJsonLines;

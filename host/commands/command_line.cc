@@ -27,7 +27,8 @@ const std::vector<CommandSpec>& Commands() {
   static const std::vector<CommandSpec> commands = {
       {"load", "FILE...",
        "load reference-data XML files (or, with --format csv|jsonl, CSV or JSON lines rows into --map; '-' = "
-       "stdin) (one stream each) and merge them into the shards",
+       "stdin; with --format mmdb, every network of MaxMind DB files into --map) (one stream each) and merge them "
+       "into the shards",
        {"effective-time", "format", "map", "key", "from", "to", "time", "time-unit", "timeout-column", "value", "value-json", "columns",
         "comments", "batch-id", "replace", "no-wait"},
        1, kMany},
@@ -120,12 +121,13 @@ po::options_description CommandOptions() {
        "files again merges nothing twice; a new ID loads identical content as new data")
       ("time", po::value<std::string>()->value_name("ISO8601"),
        "lookup: the instant asked about, for temporal types and sessions (default: now); load --format csv|jsonl: "
-       "the column of the records' times (ISO-8601 or epoch milliseconds)")
+       "the column of the records' times (ISO-8601, or a number in --time-unit, default ms)")
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json; "
-       "plugins: table (default) or json; stores: table (default), json or csv; load: xml (default), csv or jsonl")
+       "plugins: table (default) or json; stores: table (default), json or csv; load: xml (default), csv, jsonl or "
+       "mmdb (a MaxMind DB file's networks into --map)")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
@@ -163,7 +165,7 @@ po::options_description CommandOptions() {
        "than the snapshot held (a snapshot ahead of every node: planb stores says so)")
       ("map", po::value<std::string>()->value_name("MAP"),
        "maintain: only this map; conform, bench --type: the map the data's records name (default sample); load "
-       "--format csv|jsonl: the map every row goes to")
+       "--format csv|jsonl: the map every row goes to; --format mmdb: the map of the networks")
       ("scratch", po::value<std::string>()->value_name("DIR"),
        "bench, conform: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards")
       ("type", po::value<std::string>()->value_name("TYPE"),
@@ -198,7 +200,7 @@ po::options_description CommandOptions() {
        "load --format csv|jsonl, session maps: the column of the sessions' timeouts (15m, PT15M or milliseconds)")
       ("value", po::value<std::string>()->value_name("COLUMN"), "load --format csv|jsonl: the column of the values")
       ("value-json", po::value<std::string>()->value_name("A,B"),
-       "load --format csv|jsonl: store these columns as one JSON object text value {\"A\":..,\"B\":..}")
+       "load --format csv|jsonl: store these columns as one JSON object value {\"A\":..,\"B\":..}")
       ("columns", po::value<std::string>()->value_name("A,B,C"),
        "load --format csv: the file's columns, when it has no header line (line 1 is then data)")
       ("comments", "load --format csv: skip lines starting with '#'");

@@ -45,7 +45,9 @@ Status FileModificationTime(const std::string& file, int64_t* ms) {
 Status ReadInto(const std::string& file, const LoadOptions& options, StreamWriter* writer,
                 BatchFingerprint* fingerprint, StreamReport* report) {
   int64_t effective_time = 0;
-  if (options.effective_time_ms) {
+  if (options.mmdb) {
+    // The file's own build time, unless --effective-time says otherwise (mmdb_records.h).
+  } else if (options.effective_time_ms) {
     effective_time = *options.effective_time_ms;
   } else if (file == "-" && options.tabular) {
     effective_time = CurrentTimeMs();  // standard input has no modification time
@@ -66,6 +68,7 @@ Status ReadInto(const std::string& file, const LoadOptions& options, StreamWrite
     if (++records % kProgressEvery == 0 && options.progress) options.progress(file, records);
     return Status::Ok();
   };
+  if (options.mmdb) return ReadMmdbRecords(file, *options.mmdb, options.effective_time_ms, handler);
   return options.tabular ? ReadTabularFile(file, *options.tabular, effective_time, handler)
                          : ReadReferenceDataFile(file, effective_time, handler);
 }
@@ -394,6 +397,31 @@ Status PrepareTabular(const Runtime& runtime, const std::vector<std::string>& fi
   return Status::Ok();
 }
 
+// The --format mmdb map: configured, ranged with IP address keys (ipv4_only for key_format = ipv4); no stdin.
+Status PrepareMmdb(const Runtime& runtime, const std::vector<std::string>& files, LoadOptions* options) {
+  if (!options->mmdb) return Status::Ok();
+  MmdbLoadSpec& spec = *options->mmdb;
+  if (spec.map.empty()) return Status::Invalid("--map: the map the networks go to is required with --format mmdb");
+  for (char& c : spec.map) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  const MapConfig* config = runtime.config().FindMap(spec.map);
+  if (config == nullptr) return Status::Invalid("--map " + spec.map + ": no such map in the config");
+  std::string key_format = "number";
+  for (const auto& [key, value] : config->plugin_options) {
+    if (key == "key_format") key_format = value;
+  }
+  const bool ranged = config->type == "ranged" || config->type == "temporal_ranged";
+  if (!ranged || (key_format != "ip" && key_format != "ipv4")) {
+    return Status::Invalid("--format mmdb: map " + spec.map + " is a " + config->type + " map with key_format " +
+                           key_format + "; networks go into a ranged (or temporal_ranged) map with key_format = "
+                           "ip, or ipv4 for an IPv4-only file");
+  }
+  spec.ipv4_only = key_format == "ipv4";
+  if (std::count(files.begin(), files.end(), "-") > 0) {
+    return Status::Invalid("--format mmdb reads files, not standard input ('-'): libmaxminddb maps the file");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const LoadOptions& given,
@@ -402,6 +430,7 @@ Status RunLoad(Runtime& runtime, const std::vector<std::string>& files, const Lo
   if (given.batch_id) PLANB_RETURN_IF_ERROR(CheckGivenBatchId(*given.batch_id));
   LoadOptions options = given;
   PLANB_RETURN_IF_ERROR(PrepareTabular(runtime, files, &options));
+  PLANB_RETURN_IF_ERROR(PrepareMmdb(runtime, files, &options));
   PLANB_RETURN_IF_ERROR(StreamWriter::RemoveAbandoned(runtime.home().writer()));
   std::vector<std::unique_ptr<StreamWriter>> writers;
   std::vector<std::string> zips;

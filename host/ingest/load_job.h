@@ -26,6 +26,7 @@
 
 #include "host/ingest/batch_delivery.h"
 #include "host/ingest/merge_processor.h"
+#include "host/ingest/mmdb_records.h"
 #include "host/ingest/tabular_reader.h"
 #include "host/runtime.h"
 #include "host/storage/content_version.h"
@@ -52,6 +53,9 @@ struct LoadOptions {
   // reference-data XML; a file "-" is standard input (at most once; its effective time defaults to now). The
   // record kind follows the map's type (session maps: <session> records).
   std::optional<TabularSpec> tabular;
+  // When set, the files are MaxMind DB files whose networks all go to mmdb->map (mmdb_records.h); PrepareMmdb
+  // fills ipv4_only from the map's key_format.
+  std::optional<MmdbLoadSpec> mmdb;
   // The batches' ids (batch_ids.h): by default each stream's content id, so that loading the same files again
   // merges nothing twice; given, the pipeline's own key (checked by CheckGivenBatchId; a new key loads identical
   // content as new data).

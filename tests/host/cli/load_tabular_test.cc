@@ -208,7 +208,7 @@ TEST_F(LoadTabular, RefusesBadFlags) {
   EXPECT_THAT(xml_with_columns.err, HasSubstr("apply only with --format csv or jsonl"));
   const ProcessResult unknown_format = Load({"--format", "tsv", "--map", "cities", "--key", "name", file});
   EXPECT_EQ(unknown_format.exit_code, 2);
-  EXPECT_THAT(unknown_format.err, HasSubstr("--format: 'tsv' is not xml, csv or jsonl"));
+  EXPECT_THAT(unknown_format.err, HasSubstr("--format: 'tsv' is not xml, csv, jsonl or mmdb"));
   EXPECT_THAT(ShardDataFiles(env_.home()), IsEmpty());
 }
 
@@ -238,7 +238,7 @@ TEST_F(LoadTabular, HelpNamesTheFormats) {
   const ProcessResult r = env_.Run({"load", "--help"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_THAT(r.out, HasSubstr("--value-json A,B"));
-  EXPECT_THAT(r.out, HasSubstr("csv or jsonl"));
+  EXPECT_THAT(r.out, HasSubstr("csv, jsonl or mmdb"));
 }
 
 // The shared data set's world cities (RFC 4180, a header, non-ASCII names, repeated names: the last row wins),
