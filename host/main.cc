@@ -46,7 +46,8 @@ int Run(int argc, char** argv) {
   // Reads work on a home this user may not write (issue 11): they create nothing and open shards read-only.
   options.read_only = cli.command == "lookup" || cli.command == "query" || cli.command == "stores" ||
                       cli.command == "plugins" || cli.command == "bench" ||  // bench writes only its scratch home
-                      cli.command == "backup";  // reads the home, writes only DEST
+                      cli.command == "backup" ||  // reads the home, writes only DEST
+                      cli.command == "export";    // reads a map, writes only OUT
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
     options.fetch_progress = [](uint64_t done, uint64_t total) {
@@ -83,6 +84,7 @@ int Run(int argc, char** argv) {
   if (cli.command == "load") return RunLoadCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "lookup") return RunLookupCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "query") return RunQueryCommand(*runtime, cli, std::cout, std::cerr);
+  if (cli.command == "export") return RunExportCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "serve") return RunServeCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "stores") return RunStoresCommand(*runtime, cli, std::cout, std::cerr);
   if (cli.command == "maintain") return RunMaintainCommand(*runtime, cli, std::cout, std::cerr);

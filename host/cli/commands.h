@@ -13,6 +13,8 @@ namespace planb {
 int RunLoadCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // delete MAP --where EXPR | --all [--dry-run]: a deletion batch, merged like a load's (delete_command.cc).
 int RunDeleteCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
+// export MAP OUT --format mmdb [--time T] [--database-type NAME]: a MaxMind DB file (export_command.cc).
+int RunExportCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunServeCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err);
 // lookup or query with --remote: runs the command on a storage node (host/transfer/remote_read.h) and prints

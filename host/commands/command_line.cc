@@ -38,6 +38,11 @@ const std::vector<CommandSpec>& Commands() {
        {"time", "remote", "keys-from", "min-version", "format", "quiet"}, 1, kMany},
       {"query", "MAP", "print the rows of MAP that match --where, as a table, CSV or JSON",
        {"where", "format", "limit", "explain", "remote"}, 1, 1},
+      {"export", "MAP OUT",
+       "write MAP to the file OUT: --format mmdb writes a ranged map with IP address keys as a MaxMind DB file "
+       "that libmaxminddb, Vector, Logstash and Fluent Bit read, every address answering as lookup does "
+       "(docs/maxmind.md); written beside OUT, then renamed over it",
+       {"format", "time", "database-type"}, 2, 2},
       {"delete", "MAP",
        "delete the rows of MAP that match --where (or --all) on every storage node, as a batch merged in order "
        "with loads; --dry-run prints them instead",
@@ -120,14 +125,16 @@ po::options_description CommandOptions() {
        "bytes; several files: ID/1, ID/2, ...). Default: derived from each file's records, so loading the same "
        "files again merges nothing twice; a new ID loads identical content as new data")
       ("time", po::value<std::string>()->value_name("ISO8601"),
-       "lookup: the instant asked about, for temporal types and sessions (default: now); load --format csv|jsonl: "
+       "lookup, export: the instant asked about, for temporal types and sessions (default: now); load --format csv|jsonl: "
        "the column of the records' times (ISO-8601, or a number in --time-unit, default ms)")
       ("where", po::value<std::string>()->value_name("EXPR"),
        "query, delete: a filter, e.g. \"Key startsWith 'ca' and EffectiveTime >= '2024-01-01T00:00:00Z'\"")
       ("format", po::value<std::string>()->value_name("FORMAT"),
        "query: table (default), csv or json; lookup: text (default), json or csv; bench: table (default), csv or json; "
        "plugins: table (default) or json; stores: table (default), json or csv; load: xml (default), csv, jsonl or "
-       "mmdb (a MaxMind DB file's networks into --map)")
+       "mmdb (a MaxMind DB file's networks into --map); export: mmdb (required)")
+      ("database-type", po::value<std::string>()->value_name("NAME"),
+       "export --format mmdb: the file's database_type, which some readers check (default: PlanB-MAP)")
       ("limit", po::value<std::string>()->value_name("N"), "query: print at most N rows")
       ("explain", "query: print the LMDB key range scanned and the rows examined (on stderr)")
       ("keys-from", po::value<std::string>()->value_name("FILE"),
@@ -311,6 +318,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("batch-id")) out->batch_id = vm["batch-id"].as<std::string>();
   if (vm.count("time")) out->time = vm["time"].as<std::string>();
   if (vm.count("where")) out->where = vm["where"].as<std::string>();
+  if (vm.count("database-type")) out->database_type = vm["database-type"].as<std::string>();
   if (vm.count("format")) out->format = vm["format"].as<std::string>();
   if (vm.count("limit")) out->limit = vm["limit"].as<std::string>();
   out->explain = vm.count("explain") > 0;

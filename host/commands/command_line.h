@@ -23,6 +23,7 @@ struct CommandLine {
   std::optional<std::string> keys_from;       // lookup: a file of keys, one per line ("-" = stdin)
   std::optional<std::string> min_version;     // lookup: wait for a content version at least this (load prints it)
   std::optional<std::string> where;           // query
+  std::optional<std::string> database_type;   // export --format mmdb: the file's metadata database_type
   std::optional<std::string> format;          // query: table (default), csv, json; lookup: text (default), json, csv
   bool quiet = false;                         // lookup: absent keys are not named on stderr
   std::optional<std::string> limit;           // query: text, checked by the command

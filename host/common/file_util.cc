@@ -29,6 +29,17 @@ Status Errno(const std::string& what) {
 }
 
 std::atomic<mode_t> home_file_mode{0640};
+
+// The process's umask, read from /proc (Linux 4.7+) rather than by umask(2), which would set it for a moment
+// under every other thread; 022 when /proc does not say.
+mode_t CurrentUmask() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8) & 0777);
+  }
+  return 022;
+}
 }  // namespace
 
 void SetHomeFileMode(mode_t file_mode) { home_file_mode.store(file_mode & 0777); }
@@ -98,6 +109,33 @@ Status WriteFileAtomically(const std::string& path, const std::string& contents)
   }
   ::close(fd);
   return DurableRename(temp, path);
+}
+
+Status ReplaceUserFile(const std::string& path, const std::string& contents) {
+  const fs::path target(path);
+  const std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..") return Status::Invalid(path + " does not name a file");
+  const fs::path parent = target.parent_path();
+  std::string temp = (parent / ("." + name + ".tmp-XXXXXX")).string();
+  const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return Errno("cannot create a temporary file beside " + path);
+  const mode_t umask_now = CurrentUmask();
+  Status s;
+  if (::fchmod(fd, 0644 & ~umask_now) != 0) s = Errno("setting the mode of " + temp);
+  for (size_t written = 0; s.ok() && written < contents.size();) {
+    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      s = Errno("writing " + temp);
+    } else {
+      written += static_cast<size_t>(n);
+    }
+  }
+  if (s.ok() && ::fsync(fd) != 0) s = Errno("syncing " + temp);
+  if (::close(fd) != 0 && s.ok()) s = Errno("closing " + temp);
+  if (s.ok()) s = DurableRename(temp, path);
+  if (!s.ok()) ::unlink(temp.c_str());
+  return s;
 }
 
 Status ReadSmallFile(const std::string& path, std::string* contents) {

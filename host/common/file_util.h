@@ -28,6 +28,11 @@ Status SyncPath(const std::string& path);
 Status DurableRename(const std::string& from, const std::string& to);
 // Writes `contents` to `path` atomically: temp file, fsync, rename.
 Status WriteFileAtomically(const std::string& path, const std::string& contents);
+// Writes `contents` to `path`, a file outside the home that a user named (an export): a new temporary file beside
+// it (O_EXCL: an existing file or symlink there is never opened), fsync, then a rename over `path`, so a reader of
+// `path` sees the old file or the new one, never a part. Mode 0644 less the umask, as a new file gets. The temporary
+// file is removed on any failure.
+Status ReplaceUserFile(const std::string& path, const std::string& contents);
 Status ReadSmallFile(const std::string& path, std::string* contents);
 // Removes a file or directory tree; a missing path is not an error. Symlinks are removed, never followed: a
 // symlink at `path` or anywhere inside it goes as a link and its target is left alone.

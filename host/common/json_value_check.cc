@@ -26,4 +26,14 @@ bool JsonValueCheck::Check(std::string_view text, std::string* why) {
   return false;
 }
 
+void MinifyJson(std::string_view valid, std::string* out) {
+  out->resize(valid.size());
+  size_t size = 0;
+  if (simdjson::minify(valid.data(), valid.size(), out->data(), size) != simdjson::SUCCESS) {
+    out->assign(valid);  // minify refuses only unterminated strings, which Check never accepts
+    return;
+  }
+  out->resize(size);
+}
+
 }  // namespace planb

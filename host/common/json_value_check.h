@@ -26,4 +26,8 @@ class JsonValueCheck {
   std::string copy_;
 };
 
+// `valid` (one JSON value, as Check accepts) without the white space between tokens; strings and numbers keep
+// their exact text.
+void MinifyJson(std::string_view valid, std::string* out);
+
 }  // namespace planb

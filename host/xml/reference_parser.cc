@@ -187,6 +187,10 @@ void XMLCALL ReferenceParser::OnNamespaceDecl(void* self, const XML_Char* prefix
 
 void ReferenceParser::StartElement(const char* name, const char** attrs) {
   if (in_value_) {
+    if (pending_.value_is_json) {
+      FailHere("<value type=\"json\"> holds JSON text, found element " + Describe(SplitExpatName(name)));
+      return;
+    }
     if (!pending_.value_is_xml) {
       fragment_.Reset(pending_.value);
       pending_.value_is_xml = true;
@@ -203,7 +207,7 @@ void ReferenceParser::StartElement(const char* name, const char** attrs) {
         StartRecord(n);
         break;
       case 2:
-        StartField(n);
+        StartField(n, attrs);
         break;
       case 3:
         if (field_ == Field::kRange) {
@@ -242,9 +246,10 @@ void ReferenceParser::StartRecord(const ExpatName& n) {
   pending_.column = Column();
   std::fill(std::begin(pending_.seen), std::end(pending_.seen), false);
   pending_.value_is_xml = false;
+  pending_.value_is_json = false;
 }
 
-void ReferenceParser::StartField(const ExpatName& n) {
+void ReferenceParser::StartField(const ExpatName& n, const char** attrs) {
   const bool reference = pending_.kind == RecordKind::kReference;
   Field f = Field::kNone;
   if (n.uri == kNamespace) {
@@ -301,10 +306,27 @@ void ReferenceParser::StartField(const ExpatName& n) {
   if (!BeginField(f, RecordName(), text)) return;
   field_ = f;
   if (f == Field::kValue) {
+    if (!ReadValueType(attrs)) return;
     text_ = nullptr;  // Text() routes value content itself: it may turn into a fragment
     in_value_ = true;
     value_depth_ = 0;
   }
+}
+
+// <value type="json">: the value is JSON text (ValueType::kJson). Other attributes of <value> are ignored, as
+// Stroom's files may carry their own; an unknown type is an error, never silently a string.
+bool ReferenceParser::ReadValueType(const char** attrs) {
+  pending_.value_is_json = false;
+  for (const char** a = attrs; a != nullptr && a[0] != nullptr; a += 2) {
+    if (std::string_view(a[0]) != "type") continue;
+    if (std::string_view(a[1]) == "json") {
+      pending_.value_is_json = true;
+    } else {
+      FailHere("<value type=" + Quote(a[1]) + ">: unknown value type; the one known is type=\"json\"");
+      return false;
+    }
+  }
+  return true;
 }
 
 void ReferenceParser::StartRangeChild(const ExpatName& n) {
@@ -380,6 +402,18 @@ void ReferenceParser::EndField(Field f) {
       break;
     case Field::kValue:
       in_value_ = false;
+      if (pending_.value_is_json) {
+        // Checked once here, so stored JSON is always one value; minified, so that output embedding it
+        // (enrich's JSON lines, lookup --format json) stays one line whatever the file's layout.
+        if (json_check_ == nullptr) json_check_ = std::make_unique<JsonValueCheck>();
+        const std::string_view text = Trim(pending_.value);
+        if (!json_check_->Check(text, &json_why_)) {
+          FailAtField(f, "<value type=\"json\"> is not one JSON value (" + json_why_ + "): " + Quote(text));
+          break;
+        }
+        MinifyJson(text, &json_minified_);
+        pending_.value.swap(json_minified_);
+      }
       break;
     default:
       break;
@@ -437,7 +471,9 @@ void ReferenceParser::EndRecord() {
   if (r.has_timeout) r.timeout_ms = pending_.timeout_ms;
   r.has_value = has(Field::kValue);
   if (r.has_value) {
-    r.value_type = pending_.value_is_xml ? ValueType::kXmlFragment : ValueType::kString;
+    r.value_type = pending_.value_is_xml    ? ValueType::kXmlFragment
+                   : pending_.value_is_json ? ValueType::kJson
+                                            : ValueType::kString;
     r.value = pending_.value_is_xml ? Bytes(fragment_.Finish()) : Bytes(pending_.value);
   }
   Status s = handler_(out);

@@ -4,12 +4,15 @@
 
 #include <expat.h>
 
+#include <memory>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "host/common/json_value_check.h"
 #include "host/xml/reference_reader.h"
 #include "host/xml/xml_fragment_writer.h"
 #include "planb/status.h"
@@ -42,6 +45,7 @@ class ReferenceParser {
     int64_t time_ms = 0;
     int64_t timeout_ms = 0;
     bool value_is_xml = false;  // the value is in fragment_
+    bool value_is_json = false;  // <value type="json">: text that must be one JSON value, stored minified
   };
 
   static void XMLCALL OnStartElement(void* self, const XML_Char* name, const XML_Char** attrs);
@@ -60,7 +64,8 @@ class ReferenceParser {
   void Text(std::string_view text);
   void StartRoot(const ExpatName& n);
   void StartRecord(const ExpatName& n);
-  void StartField(const ExpatName& n);
+  void StartField(const ExpatName& n, const char** attrs);
+  bool ReadValueType(const char** attrs);
   void StartRangeChild(const ExpatName& n);
   void EndField(Field f);
   void EndRecord();
@@ -93,6 +98,9 @@ class ReferenceParser {
   std::string lower_map_;
   std::vector<NamespaceDecl> decls_;  // declarations on the element expat is about to start
   XmlFragmentWriter fragment_;
+  std::unique_ptr<JsonValueCheck> json_check_;  // made by the first <value type="json">
+  std::string json_why_;
+  std::string json_minified_;
 };
 
 }  // namespace planb
