@@ -9,6 +9,9 @@
 #include "fuzz/fuzz_support.h"
 #include "host/commands/lookup_wire.h"
 #include "host/common/file_util.h"
+#include "host/export/mmdb_data_encoder.h"
+#include "host/export/mmdb_file.h"
+#include "host/export/mmdb_search_tree.h"
 #include "host/ingest/stream_writer.h"
 #include "host/transfer/batch_zip.h"
 #include "host/transfer/delete_entry.h"
@@ -166,6 +169,40 @@ void ZipSeeds() {
   Write("fuzz_batch", "delete.zip", ReadAll(scratch + "/delete.zip"));
 }
 
+// MaxMind DB files as `planb export` writes them: an IPv4 tree and an IPv6 one whose ::ffff:0:0/96 leads to the
+// IPv4 subtree, records of every JSON type.
+void MmdbSeeds() {
+  for (const uint32_t bits : {32u, 128u}) {
+    planb::MmdbSearchTree tree(bits);
+    std::string data;
+    std::vector<uint32_t> offsets;
+    for (const char* json : {R"({"country":{"iso_code":"GB","names":["UK","Britain"]},"pop":8900000,"lat":51.5})",
+                             R"({"eu":true,"neg":-7,"big":340282366920938463463374607431768211455,"small":3})",
+                             R"("a plain string")"}) {
+      offsets.push_back(static_cast<uint32_t>(data.size()));
+      const planb::Status s = planb::AppendMmdbJson(json, &data);
+      if (!s.ok()) Fail(s.message());
+    }
+    const unsigned __int128 ten = static_cast<unsigned __int128>(10u) << 24;  // 10.0.0.0 (under ::/96 in IPv6)
+    planb::Status s = tree.Insert(ten, bits - 24, 0);
+    if (s.ok()) s = tree.Insert(static_cast<unsigned __int128>(11u) << 24, bits - 16, 1);  // 11.0.0.0/16
+    if (s.ok() && bits == 128) {
+      s = tree.Insert(static_cast<unsigned __int128>(0x20010db8u) << 96, 32, 2);
+      if (s.ok()) s = tree.Alias(static_cast<unsigned __int128>(0xFFFFu) << 32, 0, 96);
+    }
+    if (!s.ok()) Fail(s.message());
+    planb::MmdbMetadata metadata;
+    metadata.ip_version = bits == 32 ? 4 : 6;
+    metadata.database_type = "PlanB-seed";
+    metadata.description = "fuzz seed";
+    metadata.build_epoch = 1700000000;
+    std::string file;
+    s = planb::AssembleMmdb(tree, data, offsets, metadata, &file);
+    if (!s.ok()) Fail(s.message());
+    Write("fuzz_mmdb", bits == 32 ? "ipv4.mmdb" : "ipv6.mmdb", file);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,5 +210,6 @@ int main(int argc, char** argv) {
   out_dir = argv[1];
   ProtocolSeeds();
   ZipSeeds();
+  MmdbSeeds();
   return 0;
 }
