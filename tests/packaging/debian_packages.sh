@@ -19,7 +19,7 @@ dev_deb=$(ls "$work"/pkgs/planb-dev_*_amd64.deb)
 test "$(dpkg-deb -f "$runtime_deb" Package)" = planb
 test "$(dpkg-deb -f "$dev_deb" Package)" = planb-dev
 depends=$(dpkg-deb -f "$runtime_deb" Depends)
-for lib in liblmdb0 libzmq5 libzip4 libmicrohttpd12 libprometheus-cpp-core1.0 libsystemd0 adduser; do
+for lib in liblmdb0 libzmq5 libzip4 libmicrohttpd12 libprometheus-cpp-core1.0 libsystemd0 libmaxminddb0 adduser; do
   grep -q "$lib" <<<"$depends" || { echo "planb does not depend on $lib: $depends" >&2; exit 1; }
 done
 dev_depends=$(dpkg-deb -f "$dev_deb" Depends)

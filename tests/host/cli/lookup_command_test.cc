@@ -219,6 +219,10 @@ TEST(CliLookup, TheReadmeExampleWorksAsWritten) {
   const ProcessResult load = env.Load({env.Write("readme.xml", ReadmeBlock("xml", "### Input"))});
   ASSERT_EQ(load.exit_code, 0) << load.err;
   ExpectValue(env, "city_to_country", "cardiff", "Wales");
+  // The <value type="json"> record: stored minified, answered nested.
+  ExpectValue(env, "city_to_country", "london", R"({"country":"GB","population":8982000})");
+  const ProcessResult json = env.Run({"lookup", "city_to_country", "london", "--format", "json"});
+  EXPECT_THAT(json.out, HasSubstr(R"("value":{"country":"GB","population":8982000})")) << json.out;
 }
 
 // Issue 11: KEY<TAB>VALUE lines cannot carry a value that spans lines (an XML fragment written over several
