@@ -28,6 +28,7 @@
 #include "host/common/iso_time.h"
 #include "host/enrich/event_enricher.h"
 #include "host/common/json_text.h"
+#include "support/bench_data.h"
 #include "support/ratio_reporter.h"
 #include "support/session_data.h"
 #include "support/shard_setup.h"
@@ -112,25 +113,23 @@ bool Build(const std::string& root) {
   }
   std::set<std::string> ips;
   for (const Event& e : fixture->events) ips.insert(e.ip);
-  std::vector<std::string> geoip;
-  fixture->geoip = ReadGzipLines(SharedDataPath("tor-geoip-ipv4.csv.gz"), &geoip);
+  std::string why_no_geoip;
+  const std::vector<CountryRange> geoip = TorGeoIpIpv4(&why_no_geoip);
+  fixture->geoip = !geoip.empty();
   {
     std::unique_ptr<Runtime> runtime = OpenBenchRuntime(
         root, "[map.owner]\ntype = state\nscheme = hashed\n[map.sessions]\ntype = session\nscheme = direct\n"
               "[map.geo]\ntype = ranged\nkey_format = ipv4\nmax_store_size = 1GiB\n");
     LoadStream(runtime.get(), "bench", [&](StreamWriter* writer) {
-      for (const std::string& line : geoip) {  // from,to,country with decimal addresses; '#' lines of attribution
-        const size_t a = line.find(',');
-        const size_t b = a == std::string::npos ? a : line.find(',', a + 1);
-        if (line.empty() || line[0] == '#' || b == std::string::npos) continue;
-        const std::string from = line.substr(0, a);
-        const std::string to = line.substr(a + 1, b - a - 1);
-        const std::string country = line.substr(b + 1);
+      std::string from, to;
+      for (const CountryRange& r : geoip) {
+        from = std::to_string(r.from);
+        to = std::to_string(r.to);
         Record range;
         range.has_range = range.has_value = true;
         range.range_from = Bytes(from);
         range.range_to = Bytes(to);
-        range.value = Bytes(country);
+        range.value = Bytes(r.country);
         CheckSetup(writer->Add("geo", range));
       }
       Record record;

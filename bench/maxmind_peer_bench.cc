@@ -84,29 +84,27 @@ size_t CheckSameAnswers(const std::vector<std::string>& addresses, const char* s
 }
 
 bool Build(const std::string& root) {
-  std::vector<std::string> lines;
-  if (!ReadGzipLines(SharedDataPath("tor-geoip-ipv4.csv.gz"), &lines)) return false;
+  std::string why_missing;
+  const std::vector<CountryRange> geoip = TorGeoIpIpv4(&why_missing);
+  if (geoip.empty()) return false;
   const std::string ranges_path = root + "/ranges.txt";
   {
     std::ofstream ranges(ranges_path);
     std::unique_ptr<Runtime> runtime =
         OpenBenchRuntime(root, "[map.geo]\ntype = ranged\nkey_format = ipv4\nmax_store_size = 1GiB\n");
     LoadStream(runtime.get(), "bench", [&](StreamWriter* writer) {
-      for (const std::string& line : lines) {  // from,to,country with decimal addresses; '#' lines of attribution
-        const size_t a = line.find(',');
-        const size_t b = a == std::string::npos ? a : line.find(',', a + 1);
-        if (line.empty() || line[0] == '#' || b == std::string::npos) continue;
-        const std::string from = line.substr(0, a);
-        const std::string to = line.substr(a + 1, b - a - 1);
-        const std::string country = line.substr(b + 1);
+      std::string from, to;
+      for (const CountryRange& r : geoip) {
+        from = std::to_string(r.from);
+        to = std::to_string(r.to);
         Record range;
         range.has_range = range.has_value = true;
         range.range_from = Bytes(from);
         range.range_to = Bytes(to);
-        range.value = Bytes(country);
+        range.value = Bytes(r.country);
         CheckSetup(writer->Add("geo", range));
-        ranges << Dotted(static_cast<uint32_t>(std::stoul(from))) << ',' << Dotted(static_cast<uint32_t>(std::stoul(to)))
-               << ',' << country << '\n';
+        ranges << Dotted(static_cast<uint32_t>(r.from)) << ',' << Dotted(static_cast<uint32_t>(r.to)) << ','
+               << r.country << '\n';
       }
     });
   }

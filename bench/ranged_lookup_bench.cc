@@ -213,26 +213,10 @@ std::vector<RangeValue> SyntheticRanges(size_t count) {
   return out;
 }
 
-// tor-geoip-ipv4.csv.gz: range_start_u32,range_end_u32,country_code (no header; '#' comment lines).
+// tor-geoip-ipv4.csv.gz (support/bench_data.h) as this bench's ranges.
 std::vector<RangeValue> TorGeoIp(std::string* why_missing) {
-  const char* env = std::getenv("PLANB_SHARED_DATA");
-  const std::string path = std::string(env != nullptr ? env : PLANB_SHARED_DATA_DIR) + "/tor-geoip-ipv4.csv.gz";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    *why_missing = path + " not found";
-    return {};
-  }
-  std::vector<std::vector<std::string>> rows;
-  if (!ReadGzipCsv(path, &rows)) {
-    *why_missing = path + " could not be read";
-    return {};
-  }
   std::vector<RangeValue> out;
-  for (const auto& row : rows) {
-    if (row.size() != 3 || row[0].empty() || row[0][0] == '#') continue;
-    out.push_back({std::stoll(row[0]), std::stoll(row[1]), row[2]});
-  }
-  if (out.empty()) *why_missing = path + " holds no ranges";
+  for (const CountryRange& r : TorGeoIpIpv4(why_missing)) out.push_back({r.from, r.to, r.country});
   return out;
 }
 

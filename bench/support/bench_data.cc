@@ -90,6 +90,28 @@ KeyValues SharedCsv(const char* file, size_t key, size_t value, std::string* why
 
 }  // namespace
 
+std::vector<CountryRange> TorGeoIpIpv4(std::string* why_missing) {
+  const char* env = std::getenv("PLANB_SHARED_DATA");
+  const std::string path = std::string(env != nullptr ? env : PLANB_SHARED_DATA_DIR) + "/tor-geoip-ipv4.csv.gz";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    *why_missing = path + " not found";
+    return {};
+  }
+  std::vector<std::vector<std::string>> rows;
+  if (!ReadGzipCsv(path, &rows)) {
+    *why_missing = path + " could not be read";
+    return {};
+  }
+  std::vector<CountryRange> out;
+  for (const auto& row : rows) {
+    if (row.size() != 3 || row[0].empty() || row[0][0] == '#') continue;
+    out.push_back({std::stoll(row[0]), std::stoll(row[1]), row[2]});
+  }
+  if (out.empty()) *why_missing = path + " holds no ranges";
+  return out;
+}
+
 KeyValues WorldCities(std::string* why_missing) { return SharedCsv("world-cities.csv.gz", 0, 1, why_missing); }
 
 KeyValues OuiVendors(std::string* why_missing) { return SharedCsv("ieee-oui-all.csv.gz", 1, 2, why_missing); }
