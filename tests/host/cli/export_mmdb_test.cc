@@ -35,6 +35,7 @@ constexpr char kConfig[] =
     "[map.geo4]\ntype = ranged\nkey_format = ipv4\n"
     "[map.hist]\ntype = temporal_ranged\nkey_format = ipv4\n"
     "[map.ok4]\ntype = ranged\nkey_format = ipv4\n"
+    "[map.empty4]\ntype = ranged\nkey_format = ipv4\n"
     "[map.cities]\ntype = state\n"
     "[map.numbers]\ntype = ranged\n";
 
@@ -345,6 +346,7 @@ TEST_F(ExportMmdb, BadInputIsRefusedNamingItAndOutIsLeftAsItWas) {
   expect_refused({"export", "numbers", out, "--format", "mmdb"},
                  "map numbers (type ranged) is not keyed by IP addresses");
   expect_refused({"export", "nowhere", out, "--format", "mmdb"}, "nowhere");
+  expect_refused({"export", "empty4", out, "--format", "mmdb"}, "map empty4 has no data on this node");
   expect_refused({"export", "geo4", out}, "export: give --format mmdb");
   expect_refused({"export", "geo4", out, "--format", "csv"}, "unknown --format 'csv'; expected mmdb");
   expect_refused({"export", "geo4", out, "--format", "mmdb", "--database-type", ""}, "--database-type ''");
