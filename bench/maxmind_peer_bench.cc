@@ -6,8 +6,12 @@
 // Both sides start from the address as text and end with the country code in hand:
 //   raw_libmaxminddb    MMDB_lookup_string + MMDB_get_value(entry, "country_code") (the group's baseline: "x raw"
 //                       is Plan B's time over libmaxminddb's)
-//   reader_lookup       Reader::Lookup("geo", address) per address
+//   reader_lookup       Reader::Lookup("geo", address) per address, answered from the map's read index
+//                       (host/reader/range_answer_index.h; the bench checks one is held and current)
 //   reader_lookup_many  Reader::LookupMany in batches of 256
+//   reader_lookup_store_type  Reader::Lookup through a second Reader on the same home whose config sets
+//                       read_index_max_size = 0: every lookup calls the ranged store type's Get (two LMDB
+//                       tree walks), what reader_lookup cost before the read index
 // on two address sets: 10,000 uniform random IPv4 addresses, and the Apache log's client addresses
 // (../shared/data/apache_logs.gz, 10,000 lines) in log order. Before timing, every address of both sets is
 // looked up both ways and the answers must agree (found or not, and the country): otherwise the bench exits.
@@ -15,6 +19,7 @@
 #include <benchmark/benchmark.h>
 #include <maxminddb.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -35,6 +40,7 @@ constexpr size_t kBatch = 256;
 
 struct Fixture {
   std::unique_ptr<Reader> reader;
+  std::unique_ptr<Reader> store_reader;  // no read index
   MMDB_s mmdb{};
   std::vector<std::string> uniform;
   std::vector<std::string> apache;
@@ -73,10 +79,14 @@ size_t CheckSameAnswers(const std::vector<std::string>& addresses, const char* s
   for (const std::string& a : addresses) {
     std::string_view theirs;
     const bool they_found = MmdbCountry(a, &theirs);
-    const LookupResult ours = fixture->reader->Lookup("geo", a);
-    if (ours.found() != they_found || (they_found && ours.value.view() != theirs)) {
-      Fail(std::string(set) + ": " + a + ": Plan B answers " + (ours.found() ? std::string(ours.value.view()) : "nothing") +
-           ", libmaxminddb " + (they_found ? std::string(theirs) : "nothing"));
+    for (Reader* reader : {fixture->reader.get(), fixture->store_reader.get()}) {
+      const LookupResult ours = reader->Lookup("geo", a);
+      if (ours.found() != they_found || (they_found && ours.value.view() != theirs)) {
+        Fail(std::string(set) + ": " + a + ": Plan B answers " +
+             (ours.found() ? std::string(ours.value.view()) : "nothing") + ", libmaxminddb " +
+             (they_found ? std::string(theirs) : "nothing") +
+             (reader == fixture->store_reader.get() ? " (without the read index)" : ""));
+      }
     }
     found += they_found;
   }
@@ -118,7 +128,21 @@ bool Build(const std::string& root) {
   ReaderOptions options;
   options.config_path = root + "/planb.ini";
   CheckSetup(Reader::Open(options, &fixture->reader));
-  CheckSetup(fixture->reader->Prepare("geo"));
+  const auto started = std::chrono::steady_clock::now();
+  CheckSetup(fixture->reader->Prepare("geo"));  // opens the shard and builds its read index
+  const double prepare_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  for (const MapStats& map : fixture->reader->Stats().maps) {
+    if (!map.read_index_current) Fail("map geo has no current read index: " + map.read_index_error);
+    std::fprintf(stderr, "read index of geo: %llu bytes; Prepare (open + build) took %.0f ms\n",
+                 static_cast<unsigned long long>(map.read_index_bytes), prepare_ms);
+  }
+  std::ofstream(root + "/plain.ini") << "home = " << root << "/home\n"
+                                      << "[map.geo]\ntype = ranged\nkey_format = ipv4\nmax_store_size = 1GiB\n"
+                                      << "read_index_max_size = 0\n";
+  options.config_path = root + "/plain.ini";
+  CheckSetup(Reader::Open(options, &fixture->store_reader));
+  CheckSetup(fixture->store_reader->Prepare("geo"));
 
   std::mt19937 random(42);
   for (int i = 0; i < 10000; ++i) fixture->uniform.push_back(Dotted(static_cast<uint32_t>(random())));
@@ -161,9 +185,8 @@ void RawLibmaxminddb(benchmark::State& state, bool apache) {
   Finish(state, found, apache);
 }
 
-void ReaderLookup(benchmark::State& state, bool apache) {
+void ReaderLookupOn(benchmark::State& state, bool apache, Reader& reader) {
   const std::vector<std::string>& addresses = Addresses(apache);
-  Reader& reader = *fixture->reader;
   size_t found = 0;
   for (auto _ : state) {
     for (const std::string& a : addresses) {
@@ -173,6 +196,11 @@ void ReaderLookup(benchmark::State& state, bool apache) {
     }
   }
   Finish(state, found, apache);
+}
+
+void ReaderLookup(benchmark::State& state, bool apache) { ReaderLookupOn(state, apache, *fixture->reader); }
+void ReaderLookupStoreType(benchmark::State& state, bool apache) {
+  ReaderLookupOn(state, apache, *fixture->store_reader);
 }
 
 void ReaderLookupMany(benchmark::State& state, bool apache) {
@@ -218,6 +246,7 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((group + "/raw_libmaxminddb").c_str(), RawLibmaxminddb, apache);
     benchmark::RegisterBenchmark((group + "/reader_lookup").c_str(), ReaderLookup, apache);
     benchmark::RegisterBenchmark((group + "/reader_lookup_many").c_str(), ReaderLookupMany, apache);
+    benchmark::RegisterBenchmark((group + "/reader_lookup_store_type").c_str(), ReaderLookupStoreType, apache);
   }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

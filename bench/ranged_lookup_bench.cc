@@ -7,7 +7,9 @@
 // raw_cursor_and_get, adds one mdb_get on a second table of one 20-byte row per from (the shape of Plan B's
 // range index): the floor for any design that keeps its index beside the data rather than in them.
 // Plan B's shards are built through the real path (StreamWriter -> staging -> MergeProcessor) and read through
-// MapReader, which keeps its read transaction open between lookups, as the raw baseline does.
+// MapReader, which keeps its read transaction open between lookups, as the raw baseline does. The reader_* rows
+// look the same numbers and addresses up through planb::Reader, which answers ranged maps from its read index
+// (host/reader/range_answer_index.h; the bench checks it holds a current one): what an event processor pays.
 // The *_ip variants load the same ranges into maps with key_format = ip as IPv6 addresses (2001:db8:: plus the
 // number in the low 64 bits, so every one of the 16 bytes of a bound is stored and compared) and look them up by
 // address text, as `planb lookup` and Reader do: each lookup includes parsing the address.
@@ -33,6 +35,7 @@
 #include "planb/encoding.h"
 #include "planb/ip_address.h"
 #include "planb/lmdb.h"
+#include "planb/reader.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
@@ -76,6 +79,7 @@ struct Fixture {
   Cursor raw_cursor;
   MDB_dbi raw_dbi = 0;
   MDB_dbi raw_index = 0;
+  std::unique_ptr<Reader> reader;  // on the same home
 };
 
 void BuildRaw(const std::string& dir, Fixture* f) {
@@ -156,6 +160,20 @@ void BuildPlanB(const std::string& dir, Fixture* f) {
   Check(f->ranged_ip.Open(env));
   Check(f->runtime->OpenShard("temporal_ip", &env));
   Check(f->temporal_ip.Open(env));
+  ReaderOptions reader_options;
+  reader_options.config_path = dir + "/planb.ini";
+  Check(Reader::Open(reader_options, &f->reader));
+  for (const char* map : {"ranged", "ranged_ip"}) {
+    Check(f->reader->Prepare(map));
+    for (const MapStats& stats : f->reader->Stats().maps) {
+      if (stats.map != map) continue;
+      if (!stats.read_index_current) {
+        Check(Status::Internal(std::string("map ") + map + " has no current read index: " + stats.read_index_error));
+      }
+      std::fprintf(stderr, "%s: read index of %s: %llu bytes\n", f->name.c_str(), map,
+                   static_cast<unsigned long long>(stats.read_index_bytes));
+    }
+  }
 }
 
 // Hits: a random number inside a random range; misses: the number after a range that is in no range, and
@@ -296,6 +314,22 @@ void PlanBGetText(benchmark::State& state, MapReader* reader, const std::vector<
   CheckFound(state, found, expect_hit, "Plan B (ip)");
 }
 
+// Reader::Lookup of a number (the ranged map) or an address text (ranged_ip).
+void ReaderGet(benchmark::State& state, Fixture* f, const std::vector<int64_t>* numbers,
+               const std::vector<std::string>* texts, bool expect_hit) {
+  size_t i = 0;
+  size_t found = 0;
+  const size_t n = numbers != nullptr ? numbers->size() : texts->size();
+  for (auto _ : state) {
+    const LookupResult r = numbers != nullptr ? f->reader->Lookup("ranged", (*numbers)[i])
+                                              : f->reader->Lookup("ranged_ip", (*texts)[i]);
+    found += r.found() ? 1 : 0;
+    benchmark::DoNotOptimize(r.value);
+    if (++i == n) i = 0;
+  }
+  CheckFound(state, found, expect_hit, "Reader");
+}
+
 void Register(Fixture* f) {
   for (bool hit : {true, false}) {
     const std::vector<int64_t>* numbers = hit ? &f->hits : &f->misses;
@@ -303,9 +337,11 @@ void Register(Fixture* f) {
     benchmark::RegisterBenchmark((group + "raw_cursor").c_str(), RawCursor, f, numbers, hit, false);
     benchmark::RegisterBenchmark((group + "raw_cursor_and_get").c_str(), RawCursor, f, numbers, hit, true);
     benchmark::RegisterBenchmark((group + "ranged").c_str(), PlanBGet, &f->ranged, numbers, hit);
+    benchmark::RegisterBenchmark((group + "reader_ranged").c_str(), ReaderGet, f, numbers, nullptr, hit);
     benchmark::RegisterBenchmark((group + "temporal_ranged").c_str(), PlanBGet, &f->temporal, numbers, hit);
     const std::vector<std::string>* texts = hit ? &f->hit_texts : &f->miss_texts;
     benchmark::RegisterBenchmark((group + "ranged_ip").c_str(), PlanBGetText, &f->ranged_ip, texts, hit);
+    benchmark::RegisterBenchmark((group + "reader_ranged_ip").c_str(), ReaderGet, f, nullptr, texts, hit);
     benchmark::RegisterBenchmark((group + "temporal_ranged_ip").c_str(), PlanBGetText, &f->temporal_ip, texts, hit);
   }
 }

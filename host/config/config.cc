@@ -211,6 +211,13 @@ constexpr MapKey kMapKeys[] = {
        map->max_store_size = bytes;
        return Status::Ok();
      }},
+    {"read_index_max_size",
+     [](const std::string& value, MapConfig* map) {
+       if (!ParseByteSize(value, &map->read_index_max_size)) {
+         return Status::Invalid("'" + value + "' is not a size (e.g. 256MiB, 0 for no read index)");
+       }
+       return Status::Ok();
+     }},
     {"max_readers",
      [](const std::string& value, MapConfig* map) { return ParseMaxReaders(value, &map->max_readers); }},
     {"synchronise_merge",

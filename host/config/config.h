@@ -69,6 +69,7 @@
 namespace planb {
 
 inline constexpr uint64_t kDefaultMaxStoreSize = uint64_t{10} << 30;
+inline constexpr uint64_t kDefaultReadIndexMaxSize = uint64_t{256} << 20;
 inline constexpr uint32_t kDefaultMaxReaders = 126;
 
 struct MapConfig {
@@ -84,6 +85,8 @@ struct MapConfig {
   bool retain = false;  // retain_for given (not empty)
   int64_t retain_for_ms = 0;
   double reclaim_free_share = 0.5;  // 0..1
+  // The most memory a Reader's read index of the map may take (docs/performance.md); 0: no read index.
+  uint64_t read_index_max_size = kDefaultReadIndexMaxSize;
   // Every other key of the section, in file order: options for the type's or scheme's plugin.
   std::vector<std::pair<std::string, std::string>> plugin_options;
 };

@@ -4,7 +4,7 @@
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
-#include "host/export/ip_map_answers.h"
+#include "host/query/range_map_answers.h"
 #include "host/export/mmdb_data_encoder.h"
 #include "host/export/mmdb_file.h"
 #include "host/export/mmdb_search_tree.h"
@@ -14,7 +14,6 @@
 namespace planb {
 namespace {
 
-constexpr Address128 kIpv4MappedStart = Address128{0xFFFF} << 32;
 constexpr Address128 kIpv4Span = 0xFFFFFFFFu;
 
 uint32_t TrailingZeros(Address128 a) {
@@ -57,8 +56,8 @@ Status ExportMmdb(const MapReader& reader, const MmdbExportSpec& spec, MmdbExpor
   PLANB_RETURN_IF_ERROR(ReadContentVersion(reader.table().txn, env.meta(), &version).WithContext(env.path()));
   summary->content_version = version.ToString();
 
-  IpMapAnswers answers;
-  PLANB_RETURN_IF_ERROR(ReadIpMapAnswers(reader, spec.time_ms, spec.progress, &answers));
+  RangeMapAnswers answers;
+  PLANB_RETURN_IF_ERROR(ReadRangeMapAnswers(reader, spec.time_ms, spec.progress, &answers));
   summary->rows = answers.rows;
   summary->ranges = answers.ranges.size();
 

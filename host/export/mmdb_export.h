@@ -1,6 +1,6 @@
 // `planb export MAP --format mmdb OUT.mmdb`: a ranged map with IP address keys as a MaxMind DB file (format 2.0)
 // that libmaxminddb, and so Vector, Logstash and Fluent Bit, read. Every address gets what `planb lookup` answers
-// for it (ip_map_answers.h); JSON values become MaxMind DB maps, arrays, strings, numbers and booleans
+// for it (range_map_answers.h); JSON values become MaxMind DB maps, arrays, strings, numbers and booleans
 // (mmdb_data_encoder.h), text values strings.
 //
 // An `ipv4` map makes an IPv4 tree (ip_version 4). An `ip` map makes an IPv6 tree; its IPv4 addresses (stored as

@@ -11,7 +11,8 @@ namespace planb {
 namespace {
 
 // The sizes SDK 7.0 built with: a plugin's descriptor and arrays are at least this long.
-constexpr uint32_t kDescriptor70Size = sizeof(PluginDescriptor);  // 7.1 added no descriptor member
+// 7.1 to 7.8 added no descriptor member; 7.9 added answers_by_containing_ranges, after destroy_scheme.
+constexpr uint32_t kDescriptor70Size = offsetof(PluginDescriptor, answers_by_containing_ranges);
 constexpr uint32_t kFieldSpec70Size = offsetof(FieldSpec, flags);
 constexpr uint32_t kOptionSpec70Size = sizeof(OptionSpec);
 constexpr uint32_t kMaxFields = 64;

@@ -1,4 +1,4 @@
-#include "host/export/ip_map_answers.h"
+#include "host/query/range_map_answers.h"
 
 #include <arpa/inet.h>
 
@@ -11,9 +11,9 @@
 namespace planb {
 namespace {
 
-constexpr Address128 kIpv4MappedStart = Address128{0xFFFF} << 32;
-constexpr Address128 kIpv4MappedEnd = kIpv4MappedStart + 0xFFFFFFFFu;
-constexpr Address128 kIpv4CompatibleEnd = 0xFFFFFFFFu;  // ::/96
+// A number's place on the line: its ordered 64-bit form (n ^ 2^63), so positions compare as the numbers do.
+Address128 NumberPosition(int64_t n) { return static_cast<uint64_t>(n) ^ (uint64_t{1} << 63); }
+int64_t NumberAt(Address128 position) { return static_cast<int64_t>(static_cast<uint64_t>(position) ^ (uint64_t{1} << 63)); }
 
 Address128 FromBytes(const uint8_t* b) {
   Address128 a = 0;
@@ -39,11 +39,15 @@ std::string Address128Text(Address128 a) {
   return text;
 }
 
-Status ReadIpMapAnswers(const MapReader& reader, int64_t time_ms,
-                        const std::function<void(uint64_t, uint64_t)>& progress, IpMapAnswers* out) {
-  *out = IpMapAnswers();
+Status ReadRangeMapAnswers(const MapReader& reader, int64_t time_ms,
+                        const std::function<void(uint64_t, uint64_t)>& progress, RangeMapAnswers* out,
+                        uint64_t max_boundaries) {
+  *out = RangeMapAnswers();
   const MapEnv& env = reader.env();
   const std::string& map = env.plugins().config().name;
+  const KeyFormat format = MapKeyFormat(env.plugins().config());
+  const bool number_map = format == KeyFormat::kNumber;
+  const Address128 top = number_map ? Address128{UINT64_MAX} : ~Address128{0};
   std::vector<Address128> boundaries;
   Cursor cursor;
   PLANB_RETURN_IF_ERROR(cursor.Open(reader.table().txn, env.data()).WithContext(env.path()));
@@ -53,22 +57,23 @@ Status ReadIpMapAnswers(const MapReader& reader, int64_t time_ms,
   PLANB_RETURN_IF_ERROR(ScanMapInTxn(
       env, reader.table().txn, cursor.get(), request,
       [&](const Row& row, Bytes, Bytes) {
-        if (!row.has_addresses) {
+        if (!number_map && !row.has_addresses) {
           row_error = Status::Invalid("map " + map + ": a row without IP address bounds");
           return false;
         }
-        const Address128 first = FromBytes(row.address_from);
-        const Address128 last = FromBytes(row.address_to);
+        const Address128 first = number_map ? NumberPosition(row.range_from) : FromBytes(row.address_from);
+        const Address128 last = number_map ? NumberPosition(row.range_to) : FromBytes(row.address_to);
         ++out->rows;
         boundaries.push_back(first);
-        if (last != ~Address128{0}) boundaries.push_back(last + 1);
-        if (last <= kIpv4CompatibleEnd) out->ipv4_compatible_rows.emplace_back(first, last);
+        if (last != top) boundaries.push_back(last + 1);
+        if (!number_map && last <= kIpv4CompatibleEnd) out->ipv4_compatible_rows.emplace_back(first, last);
         return true;
       },
       &stats));
   PLANB_RETURN_IF_ERROR(row_error);
-  const bool ipv4_map = MapKeyFormat(env.plugins().config()) == KeyFormat::kIpv4;
-  if (!ipv4_map) {
+  const bool ipv4_map = format == KeyFormat::kIpv4;
+  const bool ip_map = format == KeyFormat::kIp;
+  if (ip_map) {
     // ::/96 and ::ffff:0:0/96 are where a MaxMind DB keeps and aliases IPv4: ranges must break there.
     for (Address128 b : {Address128{0}, kIpv4CompatibleEnd + 1, kIpv4MappedStart, kIpv4MappedEnd + 1}) {
       boundaries.push_back(b);
@@ -76,6 +81,10 @@ Status ReadIpMapAnswers(const MapReader& reader, int64_t time_ms,
   }
   std::sort(boundaries.begin(), boundaries.end());
   boundaries.erase(std::unique(boundaries.begin(), boundaries.end()), boundaries.end());
+  if (max_boundaries != 0 && boundaries.size() > max_boundaries) {
+    return Status(Code::kFull, "map " + map + ": " + std::to_string(boundaries.size()) +
+                                   " range boundaries, more than the " + std::to_string(max_boundaries) + " allowed");
+  }
 
   std::unordered_map<std::string, uint32_t> value_ids;
   std::string id_key;
@@ -86,8 +95,13 @@ Status ReadIpMapAnswers(const MapReader& reader, int64_t time_ms,
   for (size_t i = 0; i < boundaries.size(); ++i) {
     if (progress && i % 65536 == 0) progress(i, boundaries.size());
     if (ipv4_map && boundaries[i] > kIpv4MappedEnd) continue;  // past 255.255.255.255: nothing, and no key
-    text = Address128Text(boundaries[i]);
-    key.key = Bytes(text);
+    if (number_map) {
+      key.number = NumberAt(boundaries[i]);
+      text = std::to_string(key.number);
+    } else {
+      text = Address128Text(boundaries[i]);
+      key.key = Bytes(text);
+    }
     ErrorBuffer error;
     const Code code = reader.Lookup(key, &row, &error);
     ++out->lookups;
@@ -99,10 +113,11 @@ Status ReadIpMapAnswers(const MapReader& reader, int64_t time_ms,
     id_key.append(row.value.view());
     auto [it, added] = value_ids.emplace(id_key, static_cast<uint32_t>(out->values.size()));
     if (added) out->values.push_back(AnswerValue{row.value_type, std::string(row.value.view())});
-    const Address128 last = i + 1 < boundaries.size() ? boundaries[i + 1] - 1 : ~Address128{0};
+    const Address128 last = i + 1 < boundaries.size() ? boundaries[i + 1] - 1 : top;
+    const bool ipv4_block_edge = ip_map && (boundaries[i] == kIpv4CompatibleEnd + 1 ||
+                                            boundaries[i] == kIpv4MappedStart || boundaries[i] == kIpv4MappedEnd + 1);
     if (!out->ranges.empty() && out->ranges.back().value == it->second && out->ranges.back().last + 1 == boundaries[i] &&
-        boundaries[i] != kIpv4CompatibleEnd + 1 && boundaries[i] != kIpv4MappedStart &&
-        boundaries[i] != kIpv4MappedEnd + 1) {
+        !ipv4_block_edge) {
       out->ranges.back().last = last;  // the same answer goes on
     } else {
       out->ranges.push_back(AnsweredRange{boundaries[i], last, it->second});

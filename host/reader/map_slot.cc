@@ -1,5 +1,7 @@
 #include "host/reader/map_slot.h"
 
+#include <chrono>
+
 #include "host/common/iso_time.h"
 #include "host/plugin_host/key_format.h"
 #include "host/reader/open_map.h"
@@ -21,6 +23,7 @@ MapSlot::MapSlot(uint32_t index, std::shared_ptr<const MapPlugins> plugins)
       name_hash_(HashName(plugins_->config().name)),
       number_keys_(TakesNumberKeys(plugins_->type_descriptor(), plugins_->config())),
       uses_time_(plugins_->type_descriptor().lookup_uses_time),
+      indexed_(RangeAnswerIndex::Eligible(*plugins_) && plugins_->config().read_index_max_size > 0),
       text_key_error_(Describe(*plugins_) + " is keyed by signed 64-bit numbers, not text"),
       number_key_error_(Describe(*plugins_) + " is keyed by text, not numbers"),
       time_error_(Describe(*plugins_) + " has no time; look it up without one") {}
@@ -58,7 +61,45 @@ void MapSlot::OpenLocked(Runtime& runtime, bool force) {
   }
   failure_ = Status::Ok();
   last_used_ms_ = now;
-  PublishLocked(std::move(opened), created);
+  // Built here, under the lock, at the first open only: the threads waiting for the environment wait for
+  // the index too, and the first lookups are then as fast as the rest. Later ones are built beside the lookups.
+  std::shared_ptr<const RangeAnswerIndex> index = indexed_ ? BuildIndexLocked(opened) : nullptr;
+  PublishLocked(std::move(opened), created, std::move(index));
+}
+
+std::shared_ptr<const RangeAnswerIndex> MapSlot::BuildIndexLocked(const std::shared_ptr<MapEnv>& env) {
+  std::shared_ptr<const RangeAnswerIndex> index;
+  Status built = RangeAnswerIndex::Build(env, plugins_->config().read_index_max_size, &index);
+  index_error_ = built.ok() ? "" : built.message();
+  return index;
+}
+
+std::shared_ptr<const RangeAnswerIndex> MapSlot::BuildIndex(const std::shared_ptr<MapEnv>& env) {
+  std::shared_ptr<const RangeAnswerIndex> index;
+  Status built = RangeAnswerIndex::Build(env, plugins_->config().read_index_max_size, &index);
+  std::lock_guard<std::mutex> lock(mutex_);
+  index_error_ = built.ok() ? "" : built.message();
+  return index;
+}
+
+void MapSlot::RefreshIndex() {
+  if (!indexed_) return;
+  std::shared_ptr<MapEnv> env;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (env_ == nullptr || (read_index_ != nullptr && read_index_->IsCurrent())) return;
+    if (CurrentTimeMs() < next_index_build_ms_) return;
+    env = env_;
+  }
+  const auto started = std::chrono::steady_clock::now();
+  std::shared_ptr<const RangeAnswerIndex> index = BuildIndex(env);
+  const int64_t took_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  std::lock_guard<std::mutex> lock(mutex_);
+  next_index_build_ms_ = CurrentTimeMs() + 9 * took_ms;
+  if (env_ != env || index == nullptr) return;  // moved on meanwhile, or failed (index_error_ says why)
+  read_index_ = std::move(index);
+  generation_.fetch_add(1, std::memory_order_release);  // threads take the new index at their next lookup
 }
 
 // Opening under the lock: threads that all find no environment cause one open (one snapshot fetch).
@@ -71,7 +112,8 @@ Status MapSlot::Acquire(Runtime& runtime, bool force, std::shared_ptr<MapEnv>* e
   return Status::Ok();
 }
 
-Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, uint64_t* generation,
+Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env,
+                               std::shared_ptr<const RangeAnswerIndex>* index, uint64_t* generation,
                                ErrorBuffer* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   OpenLocked(runtime, /*force=*/false);
@@ -79,6 +121,7 @@ Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, u
     return Fail(error, failure_.code(), "%s", failure_.message().c_str());
   }
   *env = env_;
+  *index = read_index_;
   *generation = generation_.load(std::memory_order_relaxed);
   return Code::kOk;
 }
@@ -86,11 +129,14 @@ Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, u
 void MapSlot::Publish(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (env != nullptr) last_used_ms_ = CurrentTimeMs();
-  PublishLocked(std::move(env), snapshot_created_ms);
+  std::shared_ptr<const RangeAnswerIndex> index = indexed_ && env != nullptr ? BuildIndexLocked(env) : nullptr;
+  PublishLocked(std::move(env), snapshot_created_ms, std::move(index));
 }
 
-void MapSlot::PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms) {
+void MapSlot::PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms,
+                            std::shared_ptr<const RangeAnswerIndex> index) {
   env_ = std::move(env);
+  read_index_ = std::move(index);
   snapshot_created_ms_ = env_ == nullptr ? std::nullopt : snapshot_created_ms;
   // Release: a lookup that sees the new generation and comes for the environment finds it (under the mutex
   // anyway); the order matters for nothing else.
@@ -110,13 +156,20 @@ SlotFacts MapSlot::Facts() const {
   facts.refreshes = refreshes_;
   facts.refresh_failures = refresh_failures_;
   facts.last_refresh_error = last_refresh_error_;
+  facts.index = read_index_;
+  facts.index_error = index_error_;
   return facts;
 }
 
 bool MapSlot::ReplaceIfChanged(const std::shared_ptr<MapEnv>& env, std::optional<int64_t> snapshot_created_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (env_ == nullptr || env == nullptr || env_ == env) return false;
+  }
+  std::shared_ptr<const RangeAnswerIndex> index = indexed_ ? BuildIndex(env) : nullptr;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (env_ == nullptr || env == nullptr || env_ == env) return false;
-  PublishLocked(env, snapshot_created_ms);
+  if (env_ == nullptr || env_ == env) return false;  // let go of, or replaced, while the index was built
+  PublishLocked(env, snapshot_created_ms, std::move(index));
   ++refreshes_;
   return true;
 }
@@ -134,7 +187,7 @@ bool MapSlot::DropIfIdle(int64_t now_ms, int64_t keep_ms) {
     return false;
   }
   if (env_ == nullptr || now_ms - last_used_ms_ < keep_ms) return false;
-  PublishLocked(nullptr, std::nullopt);
+  PublishLocked(nullptr, std::nullopt, nullptr);
   return true;
 }
 

@@ -1,5 +1,5 @@
-// One configured map as a Reader serves it: the environment lookups should use now and a generation number that
-// changes whenever that environment does (published by maintenance or a test, dropped when idle). Lookups read the
+// One configured map as a Reader serves it: the environment lookups should use now, its read index when the map
+// has one (range_answer_index.h), and a generation number that changes whenever either does (published by maintenance or a test, dropped when idle). Lookups read the
 // generation with one atomic load and compare it with the one their thread's transaction was opened at; only when
 // they differ do they come here for the environment (under the mutex).
 // Ownership: the slot holds one reference to the environment; each thread's context holds its own, so an
@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "host/plugin_host/map_plugins.h"
+#include "host/reader/range_answer_index.h"
 #include "host/runtime.h"
 #include "host/storage/map_env.h"
 
@@ -27,6 +28,8 @@ struct SlotFacts {
   uint64_t refreshes = 0;                      // environments replaced by newer ones
   uint64_t refresh_failures = 0;
   std::string last_refresh_error;              // the last failure's message ("" when none failed)
+  std::shared_ptr<const RangeAnswerIndex> index;  // the read index held (null: none, or not eligible)
+  std::string index_error;                     // why the last build of one failed ("" when it did not)
 };
 
 class MapSlot {
@@ -51,6 +54,9 @@ class MapSlot {
   const char* number_key_error() const { return number_key_error_.c_str(); }
   const char* time_error() const { return time_error_.c_str(); }
 
+  // Whether the map can have a read index (RangeAnswerIndex::Eligible) and its config allows one.
+  bool indexed() const { return indexed_; }
+
   // Hot path. Generations start at 1; 0 means "no environment" to a thread's context.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   void MarkUsed() {
@@ -58,21 +64,27 @@ class MapSlot {
     if (!used_.load(std::memory_order_relaxed)) used_.store(true, std::memory_order_relaxed);
   }
 
-  // The environment to use and its generation, opened (and published) when there is none. `force` ignores
-  // kRetryIntervalMs. kNotFound when nothing has been merged into the map.
+  // The environment to use and its generation, opened (and published, with its read index built) when there is
+  // none. `force` ignores kRetryIntervalMs. kNotFound when nothing has been merged into the map.
   Status Acquire(Runtime& runtime, bool force, std::shared_ptr<MapEnv>* env, uint64_t* generation);
-  // The same for lookups: an error's message goes into `error`, and answering a failure again within the retry
-  // interval allocates nothing.
-  Code AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, uint64_t* generation, ErrorBuffer* error);
+  // The same for lookups, with the read index held (null when none): an error's message goes into `error`, and
+  // answering a failure again within the retry interval allocates nothing.
+  Code AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, std::shared_ptr<const RangeAnswerIndex>* index,
+                        uint64_t* generation, ErrorBuffer* error);
   // Makes `env` the one lookups use from their next lookup on; `snapshot_created_ms`: the snapshot it belongs to.
   void Publish(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms);
   // The environment held now (null when none).
   std::shared_ptr<MapEnv> env() const;
   SlotFacts Facts() const;
 
-  // Maintenance. Replaces the environment with `env` when one is held and it differs (a refresh, counted); true
-  // when it did.
+  // Maintenance. Replaces the environment with `env` when one is held and it differs (a refresh, counted),
+  // building its read index first (outside the lock: lookups go on with the old one); true when it did.
   bool ReplaceIfChanged(const std::shared_ptr<MapEnv>& env, std::optional<int64_t> snapshot_created_ms);
+  // Maintenance. Builds the read index anew when the one held is no longer current (a merge since) or none is
+  // held, outside the lock, and publishes it. A build takes at most a tenth of the time: after one of d ms the
+  // next waits 9 d ms, so a shard merged into all the time is indexed now and then, not rebuilt without end
+  // (lookups between answer through the store type, as fresh as ever).
+  void RefreshIndex();
   // A refresh (a fetch of a newer snapshot, a reopen) that failed, for Stats.
   void NoteRefreshFailure(const Status& why);
   // Keys refused before any thread context was involved (a key of the wrong kind): counted here, rare.
@@ -83,7 +95,13 @@ class MapSlot {
   bool DropIfIdle(int64_t now_ms, int64_t keep_ms);
 
  private:
-  void PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms);
+  void PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms,
+                     std::shared_ptr<const RangeAnswerIndex> index);
+  // The read index of `env` (null when the map has none, or the build failed: index_error_ says why). Takes the
+  // lock only to note the outcome.
+  std::shared_ptr<const RangeAnswerIndex> BuildIndex(const std::shared_ptr<MapEnv>& env);
+  // The same with the lock held by the caller.
+  std::shared_ptr<const RangeAnswerIndex> BuildIndexLocked(const std::shared_ptr<MapEnv>& env);
   // REQUIRES: mutex_ held. Opens the environment when none is held (unless a failure is still fresh and not
   // `force`); on return either env_ is set or failure_ says why not.
   void OpenLocked(Runtime& runtime, bool force);
@@ -93,6 +111,7 @@ class MapSlot {
   const uint64_t name_hash_;
   const bool number_keys_;
   const bool uses_time_;
+  const bool indexed_;
   const std::string text_key_error_;
   const std::string number_key_error_;
   const std::string time_error_;
@@ -103,6 +122,9 @@ class MapSlot {
 
   alignas(64) mutable std::mutex mutex_;
   std::shared_ptr<MapEnv> env_;
+  std::shared_ptr<const RangeAnswerIndex> read_index_;  // of env_, or null
+  std::string index_error_;
+  int64_t next_index_build_ms_ = 0;  // RefreshIndex's duty-cycle limit
   std::optional<int64_t> snapshot_created_ms_;
   uint64_t refreshes_ = 0, refresh_failures_ = 0;
   std::string last_refresh_error_;

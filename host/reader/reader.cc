@@ -109,12 +109,16 @@ LookupResult Reader::Impl::UnknownMap(std::string_view map) const {
   return ErrorResult(Code::kInvalidArgument, error->message);
 }
 
-Code Reader::Impl::Begin(MapSlot& slot, MapContext** context) {
+Code Reader::Impl::Begin(MapSlot& slot, MapContext** context, bool renew) {
   MapContext* ctx = FindThreadContext(serial_, slot.index());
   if (ctx == nullptr) ctx = AddThreadContext(serial_, slot.index(), contexts_);
   *context = ctx;
   slot.MarkUsed();
   if (ctx->generation != slot.generation()) return Switch(slot, ctx);
+  return renew ? Renew(ctx) : Code::kOk;
+}
+
+Code Reader::Impl::Renew(MapContext* ctx) {
   Status s = ctx->reader->Refresh();
   if (s.ok()) return Code::kOk;
   ctx->Close();  // the next lookup begins a new transaction
@@ -123,8 +127,9 @@ Code Reader::Impl::Begin(MapSlot& slot, MapContext** context) {
 
 Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
   std::shared_ptr<MapEnv> env;
+  std::shared_ptr<const RangeAnswerIndex> index;
   uint64_t generation = 0;
-  const Code code = slot.AcquireForLookup(*runtime_, &env, &generation, &ctx->error);
+  const Code code = slot.AcquireForLookup(*runtime_, &env, &index, &generation, &ctx->error);
   if (code != Code::kOk) {
     ctx->Close();
     return code;
@@ -143,6 +148,7 @@ Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
     return Fail(&ctx->error, s.code(), "%s", s.message().c_str());
   }
   ctx->generation = generation;
+  ctx->index = std::move(index);
   return Code::kOk;
 }
 
@@ -162,13 +168,32 @@ LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, boo
     return ErrorResult(Code::kInvalidArgument, slot->time_error());
   }
   MapContext* ctx = nullptr;
-  const Code code = Begin(*slot, &ctx);  // a map with no data here is kNoData, an error like any other
+  // With a read index the transaction is renewed only when the index cannot answer.
+  const bool try_index = slot->indexed();
+  Code code = Begin(*slot, &ctx, /*renew=*/!try_index);  // a map with no data here is kNoData, an error like any other
   if (code != Code::kOk) {
     ctx->counters.Count(code);
     return ErrorResult(code, ctx->error.message);
   }
-  if (slot->uses_time()) lookup.time_ms = time.is_now() ? CurrentTimeMs() : time.ms();
   LookupResult result;
+  if (try_index) {
+    if (ctx->index != nullptr && ctx->index->IsCurrent()) {
+      const RangeAnswerIndex::Answer answer =
+          number_key ? ctx->index->FindNumber(lookup.number, &result.value, &result.value_type)
+                     : ctx->index->Find(lookup.key.view(), &result.value, &result.value_type);
+      if (answer != RangeAnswerIndex::Answer::kNotRead) {
+        result.code = answer == RangeAnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
+        ctx->counters.Count(result.code);
+        return result;
+      }
+    }
+    code = Renew(ctx);
+    if (code != Code::kOk) {
+      ctx->counters.Count(code);
+      return ErrorResult(code, ctx->error.message);
+    }
+  }
+  if (slot->uses_time()) lookup.time_ms = time.is_now() ? CurrentTimeMs() : time.ms();
   Get(*ctx, lookup, &result, &ctx->error);
   ctx->counters.Count(result.code);
   return result;
@@ -182,7 +207,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
     unknown_map_lookups_.fetch_add(count, std::memory_order_relaxed);
     failed = UnknownMap(map);
   } else {
-    const Code code = Begin(*slot, &ctx);  // kNoData (a map with no data here) included
+    const Code code = Begin(*slot, &ctx, /*renew=*/!slot->indexed());  // kNoData (no data here) included
     if (code != Code::kOk) {
       LookupTotals all_failed;
       all_failed.errors = count;
@@ -196,6 +221,10 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   }
   const bool number_keys = slot->number_keys();
   const bool uses_time = slot->uses_time();
+  // The read index answers what it can; the transaction is renewed at the first key it cannot.
+  const RangeAnswerIndex* index =
+      slot->indexed() && ctx->index != nullptr && ctx->index->IsCurrent() ? ctx->index.get() : nullptr;
+  bool renewed = !slot->indexed();
   ctx->many_errors.clear();
   std::optional<int64_t> now;  // read once per batch, when a key asks about now
   Code first_error = Code::kOk;
@@ -213,6 +242,28 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       if (first_error == Code::kOk) first_error = Code::kInvalidArgument;
       ++tally.errors;
       continue;
+    }
+    if (index != nullptr) {
+      LookupResult& r = results[i];
+      r = LookupResult();
+      const RangeAnswerIndex::Answer answer =
+          number_keys ? index->FindNumber(key.number, &r.value, &r.value_type) : index->Find(key.key, &r.value, &r.value_type);
+      if (answer != RangeAnswerIndex::Answer::kNotRead) {
+        r.code = answer == RangeAnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
+        ++(r.code == Code::kOk ? tally.found : tally.misses);
+        continue;
+      }
+    }
+    if (!renewed) {
+      const Code code = Renew(ctx);
+      if (code != Code::kOk) {
+        const LookupResult failed_here = ErrorResult(code, ctx->error.message);
+        for (size_t j = i; j < count; ++j) results[j] = failed_here;
+        tally.errors += count - i;
+        ctx->counters.Add(tally);
+        return first_error != Code::kOk ? first_error : code;
+      }
+      renewed = true;
     }
     LookupKey lookup;
     lookup.key = Bytes(key.key);
@@ -327,7 +378,10 @@ Status Reader::Impl::Maintain() {
     if (first.ok() && !s.ok()) first = std::move(s);
   };
   if (cluster.IsStorageNode()) {
-    for (const std::unique_ptr<MapSlot>& slot : slots_) note(ReopenIfReplaced(*slot));
+    for (const std::unique_ptr<MapSlot>& slot : slots_) {
+      note(ReopenIfReplaced(*slot));
+      slot->RefreshIndex();  // merges change a shard in place: its index is built anew now and then
+    }
     return first;
   }
   const int64_t now = CurrentTimeMs();
@@ -348,6 +402,7 @@ Status Reader::Impl::Maintain() {
       note(std::move(s));
     }
     env.reset();
+    slot->RefreshIndex();  // a snapshot never changes; this builds one whose build failed or was skipped
     slot->DropIfIdle(now, cluster.min_time_to_keep_env_open_ms);
   }
   note(CleanupSnapshots(*runtime_));
@@ -372,6 +427,11 @@ ReaderStats Reader::Impl::Stats() const {
     map.refreshes = facts.refreshes;
     map.refresh_failures = facts.refresh_failures;
     map.last_refresh_error = std::move(facts.last_refresh_error);
+    if (facts.index != nullptr) {
+      map.read_index_bytes = facts.index->bytes();
+      map.read_index_current = facts.index->IsCurrent();
+    }
+    map.read_index_error = std::move(facts.index_error);
     if (facts.env != nullptr) {
       // A transaction of its own (the environments are MDB_NOTLS): a thread's lookup transaction is its own.
       ContentVersion version;

@@ -56,7 +56,10 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   // Readies the calling thread's transaction on `slot` for a lookup: renews it, or moves it to the slot's
   // current environment when the generation changed. kOk; kNotFound when the map has no data (every key misses);
   // else an error described in (*context)->error.
-  Code Begin(MapSlot& slot, MapContext** context);
+  // `renew` false leaves the transaction as it was unless the environment changed (a lookup the read index
+  // answers needs none): Renew then readies it for the store type.
+  Code Begin(MapSlot& slot, MapContext** context, bool renew);
+  Code Renew(MapContext* context);
   Code Switch(MapSlot& slot, MapContext* context);
   void MaintenanceLoop(int64_t interval_ms);
   // Storage nodes: moves `slot` to its shard's new environment when a compaction replaced the files it holds.

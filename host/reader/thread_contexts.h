@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "host/reader/lookup_counters.h"
+#include "host/reader/range_answer_index.h"
 #include "host/storage/map_reader.h"
 #include "planb/status.h"
 
@@ -29,12 +30,14 @@ struct MapContext {
   LookupCounters counters;          // this thread's answers for the map
   std::optional<MapReader> reader;  // open on the environment of `generation`
   uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
+  std::shared_ptr<const RangeAnswerIndex> index;  // the slot's read index at that generation (null: none)
   ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
   std::vector<FieldValue> many_fields;  // LookupMany's own field values, one run per result (grows, never shrinks)
   std::deque<std::string> many_errors;  // LookupMany's messages of keys the store refused (a malformed address)
 
   void Close() {
     reader.reset();
+    index.reset();
     generation = 0;
   }
 };

@@ -181,6 +181,7 @@ const PluginDescriptor kDescriptor = [] {
   d.field_count = 4;
   d.create_store = &Create;
   d.destroy_store = &Destroy;
+  d.answers_by_containing_ranges = true;  // the narrowest containing range wins: nothing else decides
   return d;
 }();
 

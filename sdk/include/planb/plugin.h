@@ -44,11 +44,13 @@ namespace planb {
 //    A 7.6 host does not know the kinds and calls the scheme.
 // 7.8: ValueType::kJson (planb/value_type.h): JSON values, stored and answered as their text. The host writes
 //    them only into maps whose store type was built against 7.8 or later.
+// 7.9: PluginDescriptor::answers_by_containing_ranges: a promise that lets a reader answer a ranged map from a
+//    read index of its answers (docs/performance.md) instead of calling Get for every lookup.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 8;
+inline constexpr uint32_t kAbiMinor = 9;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
@@ -130,6 +132,12 @@ struct PluginDescriptor {
   void (*destroy_store)(Store* store) = nullptr;
   KeyScheme* (*create_scheme)(const PluginArgs* args, ErrorBuffer* error) = nullptr;
   void (*destroy_scheme)(KeyScheme* scheme) = nullptr;
+  // 7.9, number-keyed store types without lookup time: true promises that Get's answer (value type and value)
+  // for a number x depends only on which stored rows' [KeyStart, KeyEnd] contain x, and that the type has no
+  // fields of its own. Numbers with the same containing rows then have the same answer, so a reader may look up
+  // each range boundary once, after any change of the map, and answer every number from that table (the
+  // Reader's read index). Ranged State promises it; a type whose answer depends on x itself must not.
+  bool answers_by_containing_ranges = false;
 };
 
 using PluginEntryPoint = const PluginDescriptor*();

@@ -61,21 +61,22 @@ TEST_F(MapSlotTest, AcquireOpensTheShardOnceAndPublishesIt) {
 
 TEST_F(MapSlotTest, AFailedOpenIsAnsweredAgainUntilTheRetryIntervalOrAForcedTry) {
   std::shared_ptr<MapEnv> env;
+  std::shared_ptr<const RangeAnswerIndex> index;  // none: a state map
   uint64_t generation = 0;
   Status s = slot_->Acquire(*runtime_, false, &env, &generation);
   EXPECT_EQ(s.code(), Code::kNoData);
   EXPECT_THAT(s.message(), HasSubstr("map m has no data on this node"));
   ErrorBuffer error;
-  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kNoData);
+  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &index, &generation, &error), Code::kNoData);
   EXPECT_THAT(error.message, HasSubstr("map m has no data on this node")) << "no data is an error, not a miss";
   Merge({{"k", "v"}});
   // Data now, but the last attempt is fresher than kRetryIntervalMs (1 s; this runs in far less).
   EXPECT_EQ(slot_->Acquire(*runtime_, false, &env, &generation).code(), Code::kNoData);
-  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kNoData);
+  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &index, &generation, &error), Code::kNoData);
   s = slot_->Acquire(*runtime_, true, &env, &generation);
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_NE(env, nullptr);
-  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &generation, &error), Code::kOk);
+  EXPECT_EQ(slot_->AcquireForLookup(*runtime_, &env, &index, &generation, &error), Code::kOk);
 }
 
 TEST_F(MapSlotTest, PublishAndReplaceBumpTheGeneration) {

@@ -7,6 +7,7 @@
 #include <lmdb.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -68,6 +69,12 @@ bool Same(const LookupResult& r, const Probe& p) {
          std::string_view(r.error) == p.error;
 }
 
+std::string V6(int block, const std::string& last) {
+  char text[64];
+  std::snprintf(text, sizeof text, "2001:db8:%x::%s", block, last.c_str());
+  return text;
+}
+
 Probe P(const std::string& map, bool number_key, const std::string& key, int64_t number = 0,
         std::optional<int64_t> time_ms = std::nullopt) {
   Probe p;
@@ -107,6 +114,11 @@ class ReaderAllocTest : public ::testing::Test {
       e.push_back(testing::RangeRef("rg", "", from, to, v));
       e.push_back(testing::RangeRef("trg", "2024-01-01T00:00:00Z", from, to, v + "-a"));
       e.push_back(testing::RangeRef("trg", "2024-03-01T00:00:00Z", from, to, v + "-b"));
+      // Address maps, answered from their read index (range_answer_index.h).
+      const std::string net = "10.0." + std::to_string(i) + ".";
+      e.push_back(testing::RangeRef("ip4", "", net + "0", net + "127", v));
+      e.push_back(testing::RangeRef("ip6", "", net + "0", net + "127", v + "-4"));
+      e.push_back(testing::RangeRef("ip6", "", V6(i, "0"), V6(i, "ffff"), v + "-6"));
       keys_.push_back(k);
     }
     const ProcessResult r = env_.Load({env_.Write("all.xml", testing::ReferenceData(testing::Lines(e)))});
@@ -131,6 +143,13 @@ class ReaderAllocTest : public ::testing::Test {
       probes_.push_back(P("rg", true, "", i * 100 + 60));
       probes_.push_back(P("trg", true, "", i * 100 + 10));  // now
       probes_.push_back(P("trg", true, "", i * 100 + 10, kJan2024 + 1));
+      const std::string net = "10.0." + std::to_string(i) + ".";
+      probes_.push_back(P("ip4", false, net + "5"));
+      probes_.push_back(P("ip4", false, net + "200"));  // a miss
+      probes_.push_back(P("ip6", false, net + "5"));
+      probes_.push_back(P("ip6", false, "::ffff:" + net + "6"));
+      probes_.push_back(P("ip6", false, V6(i, "5")));
+      probes_.push_back(P("ip6", false, V6(i + 1000, "5")));  // a miss
     }
     // Errors without a map environment: a key of the wrong kind, a time for a type without time, no such map.
     probes_.push_back(P("rg", false, "10"));
@@ -153,6 +172,12 @@ class ReaderAllocTest : public ::testing::Test {
     size_t found = 0;
     for (const Probe& p : probes_) found += p.code == Code::kOk;
     ASSERT_GT(found, probes_.size() / 3);
+    for (const MapStats& map : reader_->Stats().maps) {
+      if (map.map == "ip4" || map.map == "ip6" || map.map == "rg") {
+        ASSERT_TRUE(map.read_index_current) << map.map << ": " << map.read_index_error;  // the path under test
+      }
+    }
+    for (const char* map : {"ip4", "ip6", "rg"}) batches_.push_back(Batch(map));
     for (const std::string& map : kState) batches_.push_back(Batch(map));
     for (const std::string& map : {std::string("trg"), std::string("ss_direct")}) batches_.push_back(Batch(map));
   }
@@ -198,7 +223,8 @@ class ReaderAllocTest : public ::testing::Test {
   const std::vector<std::string> kTemporal = SchemeMapNames("tm");
   const std::vector<std::string> kSession = SchemeMapNames("ss");
   CliEnv env_{SchemeMapSections("st", "state") + SchemeMapSections("tm", "temporal") +
-              SchemeMapSections("ss", "session") + "[map.rg]\ntype = ranged\n[map.trg]\ntype = temporal_ranged\n"};
+              SchemeMapSections("ss", "session") + "[map.rg]\ntype = ranged\n[map.trg]\ntype = temporal_ranged\n"
+              "[map.ip4]\ntype = ranged\nkey_format = ipv4\n[map.ip6]\ntype = ranged\nkey_format = ip\n"};
   std::vector<std::string> keys_;
   std::vector<Probe> probes_;
   std::vector<BatchProbe> batches_;
@@ -237,7 +263,7 @@ TEST_F(ReaderAllocTest, WarmLookupsOnLockFreeCopiesAllocateNothing) {
   // shared memory at all.
   Reader::Impl* impl = Reader::Impl::Of(*reader_);
   std::vector<std::unique_ptr<testing::TempDir>> copies;
-  std::vector<std::string> maps = {"rg", "trg"};
+  std::vector<std::string> maps = {"rg", "trg", "ip4", "ip6"};
   for (const auto* family : {&kState, &kTemporal, &kSession}) maps.insert(maps.end(), family->begin(), family->end());
   for (const std::string& map : maps) {
     copies.push_back(std::make_unique<testing::TempDir>());

@@ -15,6 +15,9 @@
 // Thread-safety: every method may be called from any number of threads. Each thread gets its own LMDB read
 // transaction per map, reset and renewed at its next lookup of the map: a warm lookup allocates nothing and takes
 // no lock (the first lookup of a map on a thread, and the first after the map's environment changed, do both).
+// Ranged maps with IP address keys are answered from a read index of their answers (docs/performance.md), built
+// when the map is opened and after merges, and never used for another version of the map: such a lookup touches
+// no transaction. Its memory is bounded by the map's read_index_max_size and reported by Stats.
 // View lifetime: the Bytes in a LookupResult point into the map and stay valid on the calling thread until that
 // thread's next lookup of the same map on this Reader (or the Reader's destruction).
 // Cost of holding views: until that next lookup the thread's transaction pins the version it read (a storage
@@ -130,6 +133,12 @@ struct MapStats {
   uint64_t refreshes = 0;         // times lookups moved to a newer snapshot (or a compacted shard)
   uint64_t refresh_failures = 0;  // refreshes that failed; the snapshot held kept serving
   std::string last_refresh_error; // the last failure's message ("" when none failed)
+  // The read index of a ranged map with IP address keys (docs/performance.md): the bytes it takes (0: none
+  // held), whether it answers for what lookups read now (false after a merge, until it is built anew), and why
+  // the last build failed ("" when it did not; e.g. over the map's read_index_max_size).
+  uint64_t read_index_bytes = 0;
+  bool read_index_current = false;
+  std::string read_index_error;
 };
 
 struct ReaderStats {
