@@ -94,13 +94,15 @@ bool ParseStoresFormat(const std::string& text, StoresFormat* out) {
 
 void PrintStoresTable(const StoresReport& report, std::ostream& out) {
   std::vector<std::vector<std::string>> table{{"MAP", "TYPE", "SCHEME", "ROWS", "VERSION", "BYTES", "FREE", "MAX_SIZE",
-                                               "ROOM", "STAGED", "QUARANTINED", "LAST_CONDENSED", "LAST_RECLAIMED"}};
+                                               "ROOM", "READ_INDEX", "STAGED", "QUARANTINED", "LAST_CONDENSED",
+                                               "LAST_RECLAIMED"}};
   for (const StoreInfo& info : report.maps) {
     std::optional<std::string> version;
     if (info.version) version = std::to_string(info.version->batches);
     table.push_back({info.map, info.type, info.scheme, Cell(info, Text(info.rows)), Cell(info, version),
                      Cell(info, Text(info.bytes)), Cell(info, Percent(info.free_share)),
                      ByteSizeText(info.max_store_size), Cell(info, Percent(info.room_share, true)),
+                     Cell(info, info.read_index_bytes ? Text(info.read_index_bytes) : info.read_index_note),
                      std::to_string(info.staged), std::to_string(info.quarantined),
                      Cell(info, TimeText(info.condensed_ms)), Cell(info, TimeText(info.reclaimed_ms))});
   }
@@ -150,6 +152,10 @@ void PrintStoresJson(const StoresReport& report, std::ostream& out) {
                     {"free_share", OrNull(info.free_share)},
                     {"max_store_size", info.max_store_size},
                     {"room_share", OrNull(info.room_share)},
+                    {"read_index_bytes", OrNull(info.read_index_bytes)},
+                    {"read_index_max_size", OrNull(info.read_index_max_size)},
+                    {"read_index_note", info.read_index_bytes || info.read_index_note == "-" ? Json()
+                                                                                            : Json(info.read_index_note)},
                     {"staged", info.staged},
                     {"quarantined", info.quarantined},
                     {"held", info.held},
@@ -191,7 +197,8 @@ void PrintStoresJson(const StoresReport& report, std::ostream& out) {
 void PrintStoresCsv(const StoresReport& report, std::ostream& out) {
   static const char* const kHeader[] = {
       "map",          "type",           "scheme",      "measured",         "rows",         "content_version",
-      "content_digest", "bytes",        "free_share",  "max_store_size",   "room_share",   "staged",
+      "content_digest", "bytes",        "free_share",  "max_store_size",   "room_share",   "read_index_bytes",
+      "read_index_max_size", "read_index_note", "staged",
       "quarantined",  "held",           "last_condensed", "last_reclaimed", "snapshot_version",
       "snapshot_digest", "snapshot_fetched", "snapshot_source"};
   std::string text;
@@ -212,6 +219,9 @@ void PrintStoresCsv(const StoresReport& report, std::ostream& out) {
         real(info.free_share),
         std::to_string(info.max_store_size),
         real(info.room_share),
+        Text(info.read_index_bytes).value_or(""),
+        Text(info.read_index_max_size).value_or(""),
+        info.read_index_bytes || info.read_index_note == "-" ? "" : info.read_index_note,
         std::to_string(info.staged),
         std::to_string(info.quarantined),
         std::to_string(info.held),

@@ -39,6 +39,12 @@ struct StoreInfo {
   uint64_t staged = 0;       // batches in staging/ that touch the map (held ones too)
   uint64_t quarantined = 0;  // batches in quarantine/ that touch the map (or whose maps are unknown)
   uint64_t held = 0;         // staged batches of the map held back behind a quarantined one
+  // The read index a Reader keeps of the map (docs/performance.md): the bytes it takes for the shard as it is now
+  // (absent: none), and otherwise why none: "off" (read_index_max_size = 0), "over" (past it), "-" (no data, or a
+  // type without one). read_index_max_size: the map's, for types that can have one.
+  std::optional<uint64_t> read_index_bytes;
+  std::string read_index_note = "-";
+  std::optional<uint64_t> read_index_max_size;
 };
 
 struct StoresReport {

@@ -51,8 +51,8 @@ const std::vector<CommandSpec>& Commands() {
        "run this storage node until SIGTERM/SIGINT: accept uploads from loads and merge them into the shards",
        {"bind", "ready-file"}, 0, 0},
       {"stores", "",
-       "list each configured map: type, scheme, rows, content version, bytes on disk, free share, last condensed "
-       "and reclaimed; --cluster: every storage node's content version of each map side by side; --format table "
+       "list each configured map: type, scheme, rows, content version, bytes on disk, free share, the bytes of "
+       "the Reader's read index (ranged maps), last condensed and reclaimed; --cluster: every storage node's content version of each map side by side; --format table "
        "(default), json (one document) or csv (a header, one record per map)",
        {"cluster", "format"}, 0, 0},
       {"backup", "DEST",

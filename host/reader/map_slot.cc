@@ -68,18 +68,27 @@ void MapSlot::OpenLocked(Runtime& runtime, bool force) {
 }
 
 std::shared_ptr<const RangeAnswerIndex> MapSlot::BuildIndexLocked(const std::shared_ptr<MapEnv>& env) {
+  const uint64_t txn_id = LastCommittedTxnId(*env);  // what a failure is remembered by (a later one is newer)
   std::shared_ptr<const RangeAnswerIndex> index;
   Status built = RangeAnswerIndex::Build(env, plugins_->config().read_index_max_size, &index);
-  index_error_ = built.ok() ? "" : built.message();
+  NoteBuildLocked(built, env, txn_id);
   return index;
 }
 
 std::shared_ptr<const RangeAnswerIndex> MapSlot::BuildIndex(const std::shared_ptr<MapEnv>& env) {
+  const uint64_t txn_id = LastCommittedTxnId(*env);
   std::shared_ptr<const RangeAnswerIndex> index;
   Status built = RangeAnswerIndex::Build(env, plugins_->config().read_index_max_size, &index);
   std::lock_guard<std::mutex> lock(mutex_);
-  index_error_ = built.ok() ? "" : built.message();
+  NoteBuildLocked(built, env, txn_id);
   return index;
+}
+
+void MapSlot::NoteBuildLocked(const Status& built, const std::shared_ptr<MapEnv>& env, uint64_t txn_id) {
+  ++index_builds_;
+  index_error_ = built.ok() ? "" : built.message();
+  failed_env_ = built.ok() ? std::weak_ptr<MapEnv>() : std::weak_ptr<MapEnv>(env);
+  failed_txn_id_ = txn_id;
 }
 
 void MapSlot::RefreshIndex() {
@@ -89,6 +98,7 @@ void MapSlot::RefreshIndex() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (env_ == nullptr || (read_index_ != nullptr && read_index_->IsCurrent())) return;
     if (CurrentTimeMs() < next_index_build_ms_) return;
+    if (failed_env_.lock() == env_ && LastCommittedTxnId(*env_) == failed_txn_id_) return;  // would fail again
     env = env_;
   }
   const auto started = std::chrono::steady_clock::now();
@@ -158,6 +168,7 @@ SlotFacts MapSlot::Facts() const {
   facts.last_refresh_error = last_refresh_error_;
   facts.index = read_index_;
   facts.index_error = index_error_;
+  facts.index_builds = index_builds_;
   return facts;
 }
 

@@ -30,6 +30,7 @@ struct SlotFacts {
   std::string last_refresh_error;              // the last failure's message ("" when none failed)
   std::shared_ptr<const RangeAnswerIndex> index;  // the read index held (null: none, or not eligible)
   std::string index_error;                     // why the last build of one failed ("" when it did not)
+  uint64_t index_builds = 0;                   // read indexes built (or tried) since the Reader opened
 };
 
 class MapSlot {
@@ -102,6 +103,8 @@ class MapSlot {
   std::shared_ptr<const RangeAnswerIndex> BuildIndex(const std::shared_ptr<MapEnv>& env);
   // The same with the lock held by the caller.
   std::shared_ptr<const RangeAnswerIndex> BuildIndexLocked(const std::shared_ptr<MapEnv>& env);
+  // REQUIRES: mutex_ held. Records a build's outcome (index_error_, and what a failure was built from).
+  void NoteBuildLocked(const Status& built, const std::shared_ptr<MapEnv>& env, uint64_t txn_id);
   // REQUIRES: mutex_ held. Opens the environment when none is held (unless a failure is still fresh and not
   // `force`); on return either env_ is set or failure_ says why not.
   void OpenLocked(Runtime& runtime, bool force);
@@ -125,6 +128,11 @@ class MapSlot {
   std::shared_ptr<const RangeAnswerIndex> read_index_;  // of env_, or null
   std::string index_error_;
   int64_t next_index_build_ms_ = 0;  // RefreshIndex's duty-cycle limit
+  // The environment and transaction of the last build that failed: not tried again until either changes (a map
+  // over its read_index_max_size would otherwise be read whole again and again).
+  std::weak_ptr<MapEnv> failed_env_;
+  uint64_t index_builds_ = 0;
+  uint64_t failed_txn_id_ = 0;
   std::optional<int64_t> snapshot_created_ms_;
   uint64_t refreshes_ = 0, refresh_failures_ = 0;
   std::string last_refresh_error_;

@@ -44,13 +44,13 @@ Address128 FromBytes(const uint8_t* b) {
 
 bool IsMapped(Address128 a) { return a >= kIpv4MappedStart && a <= kIpv4MappedEnd; }
 
-uint64_t LastTxnId(MDB_env* env) {
+}  // namespace
+
+uint64_t LastCommittedTxnId(const MapEnv& env) {
   MDB_envinfo info;
-  mdb_env_info(env, &info);
+  mdb_env_info(env.env(), &info);
   return info.me_last_txnid;
 }
-
-}  // namespace
 
 bool RangeAnswerIndex::Eligible(const MapPlugins& plugins) {
   const PluginDescriptor& d = plugins.type_descriptor();
@@ -133,7 +133,7 @@ Status RangeAnswerIndex::Build(std::shared_ptr<MapEnv> env, uint64_t max_bytes,
   return Status::Ok();
 }
 
-bool RangeAnswerIndex::IsCurrent() const { return LastTxnId(env_->env()) == txn_id_; }
+bool RangeAnswerIndex::IsCurrent() const { return LastCommittedTxnId(*env_) == txn_id_; }
 
 RangeAnswerIndex::Answer RangeAnswerIndex::Find(std::string_view key, Bytes* value, ValueType* type) const {
   if (number_map_) return Answer::kNotRead;

@@ -31,6 +31,9 @@
 
 namespace planb {
 
+// The id of the last transaction committed to `env` (LMDB's meta page): what IsCurrent compares.
+uint64_t LastCommittedTxnId(const MapEnv& env);
+
 class RangeAnswerIndex {
  public:
   // Whether maps of `plugins` can have one (the store type's promise, number keys of any key_format, no time).

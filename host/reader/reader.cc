@@ -432,6 +432,7 @@ ReaderStats Reader::Impl::Stats() const {
       map.read_index_current = facts.index->IsCurrent();
     }
     map.read_index_error = std::move(facts.index_error);
+    map.read_index_builds = facts.index_builds;
     if (facts.env != nullptr) {
       // A transaction of its own (the environments are MDB_NOTLS): a thread's lookup transaction is its own.
       ContentVersion version;

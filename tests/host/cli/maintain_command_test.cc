@@ -109,8 +109,8 @@ TEST(CliMaintain, AKillBeforeTheCommitLeavesTheOldShardAndTheNextPassFinishes) {
 }
 
 // The columns of `planb stores`' table that say when maintenance last condensed and reclaimed a map.
-constexpr size_t kCondensed = 11;
-constexpr size_t kReclaimed = 12;
+constexpr size_t kCondensed = 12;
+constexpr size_t kReclaimed = 13;
 
 // The words of `map`'s line in `planb stores`.
 std::vector<std::string> StoresLine(const CliEnv& env, const std::string& map) {
@@ -142,7 +142,7 @@ TEST(CliMaintain, ReclaimsAShardPastItsFreeShareAndStoresShowsWhen) {
   }
   const uintmax_t before = std::filesystem::file_size(env.shard_data("st"));
   std::vector<std::string> stores = StoresLine(env, "st");
-  ASSERT_EQ(stores.size(), 13u);
+  ASSERT_EQ(stores.size(), 14u);
   EXPECT_EQ(stores[kCondensed], "-");
   EXPECT_EQ(stores[kReclaimed], "-");
   ProcessResult r = env.Run({"maintain", "--once", "--dry-run", "--map", "st"});
@@ -157,12 +157,12 @@ TEST(CliMaintain, ReclaimsAShardPastItsFreeShareAndStoresShowsWhen) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "value 2\n");
   stores = StoresLine(env, "st");
-  ASSERT_EQ(stores.size(), 13u);
+  ASSERT_EQ(stores.size(), 14u);
   EXPECT_EQ(stores[3], "2000");
   EXPECT_EQ(stores[kCondensed], "-");  // State is never condensed
   EXPECT_NE(stores[kReclaimed], "-");
   stores = StoresLine(env, "tm");
-  ASSERT_EQ(stores.size(), 13u);
+  ASSERT_EQ(stores.size(), 14u);
   EXPECT_NE(stores[kCondensed], "-");  // retention ran
   r = env.Run({"maintain", "--once", "--map", "st"});  // compact now: nothing more to reclaim
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -53,14 +53,15 @@ std::map<std::string, StoreLine> Stores(const CliEnv& env) {
     std::istringstream words(line);
     std::string map;
     StoreLine l;
-    std::string extra, free, max_size, room, staged, quarantined, condensed, reclaimed;
-    words >> map >> l.type >> l.scheme >> l.rows >> l.version >> l.bytes >> free >> max_size >> room >> staged >>
-        quarantined >> condensed >> reclaimed;
-    EXPECT_FALSE(words >> extra) << "more than thirteen columns: " << line;
+    std::string extra, free, max_size, room, read_index, staged, quarantined, condensed, reclaimed;
+    words >> map >> l.type >> l.scheme >> l.rows >> l.version >> l.bytes >> free >> max_size >> room >> read_index >>
+        staged >> quarantined >> condensed >> reclaimed;
+    EXPECT_FALSE(words >> extra) << "more than fourteen columns: " << line;
     if (header) {
       EXPECT_EQ(map + " " + l.type + " " + l.scheme + " " + l.rows + " " + l.version + " " + l.bytes + " " + free +
-                    " " + max_size + " " + room + " " + staged + " " + quarantined + " " + condensed + " " + reclaimed,
-                "MAP TYPE SCHEME ROWS VERSION BYTES FREE MAX_SIZE ROOM STAGED QUARANTINED LAST_CONDENSED "
+                    " " + max_size + " " + room + " " + read_index + " " + staged + " " + quarantined + " " +
+                    condensed + " " + reclaimed,
+                "MAP TYPE SCHEME ROWS VERSION BYTES FREE MAX_SIZE ROOM READ_INDEX STAGED QUARANTINED LAST_CONDENSED "
                 "LAST_RECLAIMED");
       header = false;
       continue;
@@ -70,6 +71,11 @@ std::map<std::string, StoreLine> Stores(const CliEnv& env) {
     EXPECT_TRUE(l.rows == "-" ? free == "-" : !free.empty() && free.back() == '%') << line;
     EXPECT_TRUE(l.rows == "-" ? room == "-" : !room.empty() && room.back() == '%') << line;
     EXPECT_EQ(max_size, "10GiB") << line;  // the default
+    // A ranged map with rows: the bytes of its read index; every other map: none.
+    const bool indexed = l.type == "ranged" && l.rows != "-";
+    EXPECT_TRUE(indexed ? !read_index.empty() && read_index.find_first_not_of("0123456789") == std::string::npos
+                        : read_index == "-")
+        << line;
     EXPECT_EQ(staged, "0") << line;
     EXPECT_EQ(quarantined, "0") << line;
     EXPECT_EQ(condensed, "-") << line;

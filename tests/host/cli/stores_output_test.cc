@@ -25,6 +25,8 @@
 #include "host/transfer/batch_zip.h"
 #include "support/cluster_fixture.h"
 #include "support/map_fixture.h"
+#include "support/reader_fixture.h"
+#include "planb/reader.h"
 
 namespace planb {
 namespace {
@@ -44,7 +46,8 @@ constexpr char kConfig[] =
 
 const std::vector<std::string> kCsvHeader = {
     "map",          "type",           "scheme",         "measured",       "rows",             "content_version",
-    "content_digest", "bytes",        "free_share",     "max_store_size", "room_share",       "staged",
+    "content_digest", "bytes",        "free_share",     "max_store_size", "room_share",       "read_index_bytes",
+    "read_index_max_size", "read_index_note", "staged",
     "quarantined",  "held",           "last_condensed", "last_reclaimed", "snapshot_version", "snapshot_digest",
     "snapshot_fetched", "snapshot_source"};
 
@@ -108,8 +111,8 @@ TEST(StoresOutput, EveryFormatSaysTheSameOfEachMapWithItsStagedAndQuarantinedBat
 
   const ProcessResult table = env.Run({"stores"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("\na +state +hashed +- +- +- +- +1MiB +- +1 +1 +- +-\n"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("\nb +state +hashed +2 +1 +[0-9]+ +[0-9]+% +10GiB +[0-9]+% +0 +0 "
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("\na +state +hashed +- +- +- +- +1MiB +- +- +1 +1 +- +-\n"));
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("\nb +state +hashed +2 +1 +[0-9]+ +[0-9]+% +10GiB +[0-9]+% +- +0 +0 "
                                                   "+- +-\n"));
   const std::string qzip = env.home() + "/quarantine/" + quarantined;
   EXPECT_THAT(table.out, HasSubstr("quarantined: 1 batch(es) in " + env.home() + "/quarantine\n"));
@@ -172,6 +175,72 @@ TEST(StoresOutput, EveryFormatSaysTheSameOfEachMapWithItsStagedAndQuarantinedBat
   EXPECT_EQ(std::stod(rb["room_share"]), (*b)["room_share"].get<double>());
   EXPECT_EQ(rb["staged"], "0");
   EXPECT_EQ(rb["snapshot_version"], "");  // a single node reads its shards
+}
+
+// The read index of ranged maps: its bytes (what the Reader's Stats report for the same shard), "off" when
+// read_index_max_size = 0, "over" past it; none for other types.
+TEST(StoresOutput, RangedMapsShowTheirReadIndexInEveryFormat) {
+  CliEnv env(
+      "[map.geo]\ntype = ranged\nkey_format = ipv4\n"
+      "[map.off]\ntype = ranged\nkey_format = ipv4\nread_index_max_size = 0\n"
+      "[map.tiny]\ntype = ranged\nkey_format = ipv4\nread_index_max_size = 1KiB\n"
+      "[map.b]\ntype = state\nscheme = hashed\n");
+  std::string rows = "from,to,value\n";
+  for (int i = 0; i < 200; ++i) rows += "10.0." + std::to_string(i) + ".0,10.0." + std::to_string(i) + ".127,v\n";
+  const std::string csv = env.Write("ranges.csv", rows);
+  for (const char* map : {"geo", "off", "tiny"}) {
+    const ProcessResult r = env.Run({"load", "--format", "csv", "--map", map, "--from", "from", "--to", "to",
+                                     "--value", "value", csv});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  ASSERT_EQ(env.Load({env.Write("b.xml", ReferenceData(Ref("b", "k", "v")))}).exit_code, 0);
+
+  std::unique_ptr<Reader> reader = testing::OpenTestReader(env.config(), env.home());
+  ASSERT_NE(reader, nullptr);
+  ASSERT_TRUE(reader->Prepare("geo").ok());
+  uint64_t reader_bytes = 0;
+  for (const MapStats& m : reader->Stats().maps) reader_bytes = m.map == "geo" ? m.read_index_bytes : reader_bytes;
+  ASSERT_GT(reader_bytes, 0u);
+
+  const ProcessResult json = env.Run({"stores", "--format", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  std::map<std::string, nlohmann::json> maps;
+  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  for (const nlohmann::json& m : doc["maps"]) maps[m["map"].get<std::string>()] = m;
+  EXPECT_EQ(maps["geo"]["read_index_bytes"], reader_bytes);
+  EXPECT_EQ(maps["geo"]["read_index_max_size"], 256u << 20);
+  EXPECT_TRUE(maps["geo"]["read_index_note"].is_null());
+  EXPECT_TRUE(maps["off"]["read_index_bytes"].is_null());
+  EXPECT_EQ(maps["off"]["read_index_note"], "off");
+  EXPECT_EQ(maps["tiny"]["read_index_note"], "over");
+  EXPECT_EQ(maps["tiny"]["read_index_max_size"], 1024);
+  EXPECT_TRUE(maps["b"]["read_index_bytes"].is_null());
+  EXPECT_TRUE(maps["b"]["read_index_max_size"].is_null());
+
+  const ProcessResult table = env.Run({"stores"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::map<std::string, std::string> cells;  // map -> its READ_INDEX cell (the tenth column)
+  std::istringstream lines(table.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> w;
+    for (std::string word; words >> word;) w.push_back(word);
+    if (w.size() == 14) cells[w[0]] = w[9];
+  }
+  EXPECT_EQ(cells["MAP"], "READ_INDEX");
+  EXPECT_EQ(cells["geo"], std::to_string(reader_bytes));
+  EXPECT_EQ(cells["off"], "off");
+  EXPECT_EQ(cells["tiny"], "over");
+  EXPECT_EQ(cells["b"], "-");
+
+  const ProcessResult csv_out = env.Run({"stores", "--format", "csv"});
+  ASSERT_EQ(csv_out.exit_code, 0) << csv_out.err;
+  auto records = ReadCsv(csv_out.out, kCsvHeader);
+  EXPECT_EQ(records["geo"]["read_index_bytes"], std::to_string(reader_bytes));
+  EXPECT_EQ(records["off"]["read_index_note"], "off");
+  EXPECT_EQ(records["tiny"]["read_index_note"], "over");
+  EXPECT_EQ(records["b"]["read_index_max_size"], "");
 }
 
 TEST(StoresOutput, ABadFormatIsAnErrorNamingTheFormats) {

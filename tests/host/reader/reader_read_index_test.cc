@@ -274,6 +274,7 @@ TEST(ReaderReadIndex, AMergeIsAnsweredByTheNextLookupAndMaintenanceBuildsANewInd
   // Maintenance builds the index of the new version, which answers the same.
   ASSERT_TRUE(reader->Maintain().ok());
   EXPECT_TRUE(StatsOf(reader->Stats(), "geo4").read_index_current);
+  EXPECT_EQ(StatsOf(reader->Stats(), "geo4").read_index_builds, 2u);
   EXPECT_EQ(Answer(reader->Lookup("geo4", "10.0.1.1")), "new (1)");
   EXPECT_EQ(Answer(reader->Lookup("geo4", "10.0.2.1")), "old (1)");
   EXPECT_EQ(Answer(reader->Lookup("geo4", "10.1.0.0")), "<miss>");
@@ -292,6 +293,15 @@ TEST(ReaderReadIndex, AMapOverItsBudgetIsAnsweredWithoutOneAndSaysWhy) {
   EXPECT_EQ(small.read_index_bytes, 0u);
   EXPECT_FALSE(small.read_index_current);
   EXPECT_THAT(small.read_index_error, HasSubstr("map small: 400 range boundaries, more than the 129 allowed"));
+  EXPECT_EQ(small.read_index_builds, 1u);
+  // Maintenance does not read the whole map again to fail again: only a change of it is worth a new try.
+  ASSERT_TRUE(reader->Maintain().ok());
+  ASSERT_TRUE(reader->Maintain().ok());
+  EXPECT_EQ(StatsOf(reader->Stats(), "small").read_index_builds, 1u);
+  LoadCsv(env, "small", "more.csv", "10.1.0.0,10.1.0.9,more\n");
+  ASSERT_TRUE(reader->Maintain().ok());
+  EXPECT_EQ(StatsOf(reader->Stats(), "small").read_index_builds, 2u);
+  EXPECT_EQ(Answer(reader->Lookup("small", "10.1.0.5")), "more (1)");
 }
 
 TEST(ReaderReadIndex, ABadReadIndexMaxSizeIsRefusedNamingTheKey) {

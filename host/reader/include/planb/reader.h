@@ -139,6 +139,7 @@ struct MapStats {
   uint64_t read_index_bytes = 0;
   bool read_index_current = false;
   std::string read_index_error;
+  uint64_t read_index_builds = 0;  // read indexes built (or tried: a failure is not tried again until it changes)
 };
 
 struct ReaderStats {
