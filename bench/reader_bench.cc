@@ -7,6 +7,12 @@
 //   mdb_get_one_renew   the same with one reset + renew per 256 keys (what LookupMany's batching can gain)
 //   reader_lookup       Reader::Lookup per key
 //   reader_lookup_many  one Reader::LookupMany of 256 keys
+//   reader_lookup_no_cache  Reader::Lookup through a second Reader on the same home whose config sets
+//                       lookup_cache_size = 0 (no hot-key cache, host/reader/hot_key_cache.h)
+// Two key orders: lookup_256_keys/ every key once in a random order (nothing repeats: the cache stands aside), and
+// apache_log_order/ the Apache log's 10,000 client addresses in the log's order (../shared/data/apache_logs.gz;
+// skipped without it), loaded as keys of the same map: a real stream's skew, where a thread's hot-key cache answers
+// the addresses asked again.
 // The raw runs read the shard's own data.mdb, so that both share the page cache and the CPU caches. The Reader's
 // environment is inside the library, so raw opens a second environment on the file: read-only and MDB_NOLOCK, it
 // takes no lock and never touches the lock file, which is what LMDB's rule against opening a file twice protects
@@ -19,6 +25,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <map>
 #include <memory>
 #include <random>
@@ -39,7 +47,9 @@ constexpr size_t kBatch = 256;
 
 struct Fixture {
   std::vector<std::string> keys;  // every key, shuffled
+  std::vector<std::string> log_keys;  // the Apache log's client addresses, in log order (repeats kept)
   std::unique_ptr<Reader> reader;
+  std::unique_ptr<Reader> uncached;  // lookup_cache_size = 0
   Env raw_env;
   MDB_dbi raw_dbi = 0;
 };
@@ -50,6 +60,16 @@ void Warm();
 
 void Build(const std::string& root, size_t count) {
   KeyValues data = SyntheticKeyValues(count);
+  std::vector<std::string> log;
+  if (ReadGzipLines(SharedDataPath("apache_logs.gz"), &log)) {
+    std::set<std::string> distinct;
+    for (const std::string& line : log) {
+      const std::string ip = line.substr(0, line.find(' '));
+      if (ip.empty()) continue;
+      fixture->log_keys.push_back(ip);
+      if (distinct.insert(ip).second) data.emplace_back(ip, "owner-of-" + ip);
+    }
+  }
   {
     std::unique_ptr<Runtime> runtime = OpenBenchRuntime(root, "[map.hashed]\ntype = state\nscheme = hashed\n");
     LoadStream(runtime.get(), "bench", [&data](StreamWriter* writer) {
@@ -75,7 +95,14 @@ void Build(const std::string& root, size_t count) {
   reader_options.config_path = root + "/planb.ini";
   CheckSetup(Reader::Open(reader_options, &fixture->reader));
   CheckSetup(fixture->reader->Prepare("hashed"));
-  for (auto& kv : data) fixture->keys.push_back(std::move(kv.first));
+  std::ofstream(root + "/uncached.ini") << "home = " << root << "/home\n[map.hashed]\ntype = state\nscheme = hashed\n"
+                                         << "lookup_cache_size = 0\n";
+  reader_options.config_path = root + "/uncached.ini";
+  CheckSetup(Reader::Open(reader_options, &fixture->uncached));
+  CheckSetup(fixture->uncached->Prepare("hashed"));
+  for (auto& kv : data) {
+    if (kv.second.rfind("owner-of-", 0) != 0) fixture->keys.push_back(std::move(kv.first));
+  }
   std::shuffle(fixture->keys.begin(), fixture->keys.end(), std::mt19937_64(7));
   Warm();
 }
@@ -101,13 +128,20 @@ void Warm() {
     MDB_val value;
     found += RawGet(txn.get(), fixture->raw_dbi, key, &value);
     found += fixture->reader->Lookup("hashed", key).found();
+    found += fixture->uncached->Lookup("hashed", key).found();
   }
-  if (found != 2 * fixture->keys.size()) CheckSetup(Status::Internal("warm-up: keys missing"));
+  if (found != 3 * fixture->keys.size()) CheckSetup(Status::Internal("warm-up: keys missing"));
+  for (const std::string& key : fixture->log_keys) {
+    MDB_val value;
+    if (!RawGet(txn.get(), fixture->raw_dbi, key, &value) || !fixture->uncached->Lookup("hashed", key).found()) {
+      CheckSetup(Status::Internal("warm-up: log address " + key + " missing"));
+    }
+  }
 }
 
 // Where this thread starts in the key list, so that threads do not read the same keys in step.
-size_t Start(const benchmark::State& state) {
-  return static_cast<size_t>(state.thread_index()) * (fixture->keys.size() / 2) / kBatch * kBatch;
+size_t Start(const benchmark::State& state, size_t keys) {
+  return static_cast<size_t>(state.thread_index()) * (keys / 2) / kBatch * kBatch;
 }
 
 void Finish(benchmark::State& state, size_t found, const char* what) {
@@ -118,11 +152,11 @@ void Finish(benchmark::State& state, size_t found, const char* what) {
   state.SkipWithError(message.c_str());
 }
 
-void RawMdbGet(benchmark::State& state, bool renew_per_key) {
-  const std::vector<std::string>& keys = fixture->keys;
+void RawMdbGet(benchmark::State& state, const std::vector<std::string>* key_list, bool renew_per_key) {
+  const std::vector<std::string>& keys = *key_list;
   Txn txn;
   CheckSetup(txn.Begin(fixture->raw_env.get(), MDB_RDONLY));
-  size_t next = Start(state);
+  size_t next = Start(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
     if (next + kBatch > keys.size()) next = 0;
@@ -144,11 +178,11 @@ void RawMdbGet(benchmark::State& state, bool renew_per_key) {
   Finish(state, found, renew_per_key ? "raw mdb_get" : "mdb_get, one renew per batch");
 }
 
-void ReaderLookup(benchmark::State& state) {
-  const std::vector<std::string>& keys = fixture->keys;
-  Reader& reader = *fixture->reader;
+void ReaderLookup(benchmark::State& state, const std::vector<std::string>* key_list, Reader* which) {
+  const std::vector<std::string>& keys = *key_list;
+  Reader& reader = *which;
   (void)reader.Lookup("hashed", keys[0]);  // this thread's transaction, outside the timing
-  size_t next = Start(state);
+  size_t next = Start(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
     if (next + kBatch > keys.size()) next = 0;
@@ -162,13 +196,13 @@ void ReaderLookup(benchmark::State& state) {
   Finish(state, found, "Reader::Lookup");
 }
 
-void ReaderLookupMany(benchmark::State& state) {
-  const std::vector<std::string>& keys = fixture->keys;
+void ReaderLookupMany(benchmark::State& state, const std::vector<std::string>* key_list) {
+  const std::vector<std::string>& keys = *key_list;
   Reader& reader = *fixture->reader;
   (void)reader.Lookup("hashed", keys[0]);
   std::vector<ReaderKey> batch(kBatch);
   std::vector<LookupResult> results(kBatch);
-  size_t next = Start(state);
+  size_t next = Start(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
     if (next + kBatch > keys.size()) next = 0;
@@ -232,15 +266,23 @@ int main(int argc, char** argv) {
   fixture = &f;
   Build(root, count);
   for (int threads : {1, 2}) {
-    benchmark::RegisterBenchmark("lookup_256_keys/raw_mdb_get", RawMdbGet, true)->Threads(threads);
-    benchmark::RegisterBenchmark("lookup_256_keys/mdb_get_one_renew", RawMdbGet, false)->Threads(threads);
-    benchmark::RegisterBenchmark("lookup_256_keys/reader_lookup", ReaderLookup)->Threads(threads);
-    benchmark::RegisterBenchmark("lookup_256_keys/reader_lookup_many", ReaderLookupMany)->Threads(threads);
+    for (const auto* keys : {&f.keys, &f.log_keys}) {
+      if (keys->empty()) continue;
+      const std::string group = keys == &f.keys ? "lookup_256_keys/" : "apache_log_order/";
+      benchmark::RegisterBenchmark((group + "raw_mdb_get").c_str(), RawMdbGet, keys, true)->Threads(threads);
+      benchmark::RegisterBenchmark((group + "mdb_get_one_renew").c_str(), RawMdbGet, keys, false)->Threads(threads);
+      benchmark::RegisterBenchmark((group + "reader_lookup").c_str(), ReaderLookup, keys, f.reader.get())
+          ->Threads(threads);
+      benchmark::RegisterBenchmark((group + "reader_lookup_many").c_str(), ReaderLookupMany, keys)->Threads(threads);
+      benchmark::RegisterBenchmark((group + "reader_lookup_no_cache").c_str(), ReaderLookup, keys, f.uncached.get())
+          ->Threads(threads);
+    }
   }
   ThreadGroupReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   f.reader.reset();
+  f.uncached.reset();
   f.raw_env.Close();
   std::filesystem::remove_all(root);
   return 0;

@@ -22,6 +22,7 @@ using Entries = std::vector<std::pair<std::string, std::string>>;
 constexpr size_t kMaxMapNameLength = 128;
 constexpr uint64_t kMinStoreSize = uint64_t{1} << 20;  // smaller is a forgotten unit ("10" for 10GiB)
 constexpr uint32_t kMaxReadersLimit = 32767;
+constexpr uint64_t kMinLookupCacheSize = 256;  // one slot of the Reader's hot-key cache (hot_key_cache.h)
 
 // Relative paths in the file mean "next to the file", not "wherever planb was started".
 std::string Resolve(const std::string& base_dir, const std::string& path) {
@@ -215,6 +216,16 @@ constexpr MapKey kMapKeys[] = {
      [](const std::string& value, MapConfig* map) {
        if (!ParseByteSize(value, &map->read_index_max_size)) {
          return Status::Invalid("'" + value + "' is not a size (e.g. 256MiB, 0 for no read index)");
+       }
+       return Status::Ok();
+     }},
+    {"lookup_cache_size",
+     [](const std::string& value, MapConfig* map) {
+       if (!ParseByteSize(value, &map->lookup_cache_size)) {
+         return Status::Invalid("'" + value + "' is not a size (e.g. 1MiB, 0 for no cache)");
+       }
+       if (map->lookup_cache_size != 0 && map->lookup_cache_size < kMinLookupCacheSize) {
+         return Status::Invalid("'" + value + "' is below the smallest cache, 256 bytes (or 0 for none)");
        }
        return Status::Ok();
      }},

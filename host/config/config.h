@@ -70,6 +70,7 @@ namespace planb {
 
 inline constexpr uint64_t kDefaultMaxStoreSize = uint64_t{10} << 30;
 inline constexpr uint64_t kDefaultReadIndexMaxSize = uint64_t{256} << 20;
+inline constexpr uint64_t kDefaultLookupCacheSize = uint64_t{1} << 20;
 inline constexpr uint32_t kDefaultMaxReaders = 126;
 
 struct MapConfig {
@@ -87,6 +88,8 @@ struct MapConfig {
   double reclaim_free_share = 0.5;  // 0..1
   // The most memory a Reader's read index of the map may take (docs/performance.md); 0: no read index.
   uint64_t read_index_max_size = kDefaultReadIndexMaxSize;
+  // Each Reader thread's hot-key cache of the map (text keys without time; docs/performance.md); 0: none.
+  uint64_t lookup_cache_size = kDefaultLookupCacheSize;
   // Every other key of the section, in file order: options for the type's or scheme's plugin.
   std::vector<std::pair<std::string, std::string>> plugin_options;
 };

@@ -16,11 +16,13 @@ struct LookupTotals {
   uint64_t found = 0;
   uint64_t misses = 0;
   uint64_t errors = 0;
+  uint64_t cached = 0;  // of found + misses: answered by the thread's hot-key cache
 
   LookupTotals& operator+=(const LookupTotals& o) {
     found += o.found;
     misses += o.misses;
     errors += o.errors;
+    cached += o.cached;
     return *this;
   }
 };
@@ -33,13 +35,16 @@ class LookupCounters {
     if (totals.found != 0) Add(found_, totals.found);
     if (totals.misses != 0) Add(misses_, totals.misses);
     if (totals.errors != 0) Add(errors_, totals.errors);
+    if (totals.cached != 0) Add(cached_, totals.cached);
   }
+  void CountCached() { Add(cached_, 1); }
   // Any thread.
   LookupTotals Read() const {
     LookupTotals t;
     t.found = found_.load(std::memory_order_relaxed);
     t.misses = misses_.load(std::memory_order_relaxed);
     t.errors = errors_.load(std::memory_order_relaxed);
+    t.cached = cached_.load(std::memory_order_relaxed);
     return t;
   }
 
@@ -51,6 +56,7 @@ class LookupCounters {
   std::atomic<uint64_t> found_{0};
   std::atomic<uint64_t> misses_{0};
   std::atomic<uint64_t> errors_{0};
+  std::atomic<uint64_t> cached_{0};
 };
 
 }  // namespace planb

@@ -11,6 +11,17 @@ namespace {
 
 char FoldCase(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
+// A lookup's answer is a function of the key and the map's data alone, and is only a value: a hot-key cache
+// (hot_key_cache.h) may keep it for as long as the data does not change.
+bool Cacheable(const MapPlugins& plugins) {
+  const PluginDescriptor& d = plugins.type_descriptor();
+  if (d.lookup_key != LookupKeyKind::kText || d.lookup_uses_time) return false;
+  for (uint32_t i = 0; i < d.field_count; ++i) {
+    if (d.fields[i].field == RowField::kOwn || d.fields[i].field == RowField::kStart) return false;
+  }
+  return true;
+}
+
 std::string Describe(const MapPlugins& plugins) {
   return "map " + plugins.config().name + " (type " + plugins.type_descriptor().name + ")";
 }
@@ -24,6 +35,7 @@ MapSlot::MapSlot(uint32_t index, std::shared_ptr<const MapPlugins> plugins)
       number_keys_(TakesNumberKeys(plugins_->type_descriptor(), plugins_->config())),
       uses_time_(plugins_->type_descriptor().lookup_uses_time),
       indexed_(RangeAnswerIndex::Eligible(*plugins_) && plugins_->config().read_index_max_size > 0),
+      cache_bytes_(Cacheable(*plugins_) ? plugins_->config().lookup_cache_size : 0),
       text_key_error_(Describe(*plugins_) + " is keyed by signed 64-bit numbers, not text"),
       number_key_error_(Describe(*plugins_) + " is keyed by text, not numbers"),
       time_error_(Describe(*plugins_) + " has no time; look it up without one") {}

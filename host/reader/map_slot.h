@@ -57,6 +57,10 @@ class MapSlot {
 
   // Whether the map can have a read index (RangeAnswerIndex::Eligible) and its config allows one.
   bool indexed() const { return indexed_; }
+  // Whether lookups keep a hot-key cache per thread (HotKeyCache: text keys, no time, no fields of the type's
+  // own or sessions, lookup_cache_size above 0) and its size.
+  bool cached() const { return cache_bytes_ > 0; }
+  size_t cache_bytes() const { return cache_bytes_; }
 
   // Hot path. Generations start at 1; 0 means "no environment" to a thread's context.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
@@ -115,6 +119,7 @@ class MapSlot {
   const bool number_keys_;
   const bool uses_time_;
   const bool indexed_;
+  const size_t cache_bytes_;
   const std::string text_key_error_;
   const std::string number_key_error_;
   const std::string time_error_;

@@ -138,7 +138,9 @@ Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
   if (ctx->reader.has_value() && &ctx->reader->env() == env.get()) {
     s = ctx->reader->Refresh();  // e.g. published again after an idle drop: same environment
   } else {
-    // Lets go of the old environment, which closes when its last holder (a thread, the slot) lets go.
+    // Lets go of the old environment, which closes when its last holder (a thread, the slot) lets go. Its cached
+    // answers go too: another environment's transaction ids say nothing about this one.
+    ctx->cache.reset();
     ctx->reader.reset();
     ctx->reader.emplace();
     s = ctx->reader->Open(std::move(env));
@@ -168,14 +170,38 @@ LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, boo
     return ErrorResult(Code::kInvalidArgument, slot->time_error());
   }
   MapContext* ctx = nullptr;
-  // With a read index the transaction is renewed only when the index cannot answer.
+  // With a read index or a hot-key cache the transaction is renewed only when neither can answer.
   const bool try_index = slot->indexed();
-  Code code = Begin(*slot, &ctx, /*renew=*/!try_index);  // a map with no data here is kNoData, an error like any other
+  const bool lazy = try_index || slot->cached();
+  Code code = Begin(*slot, &ctx, /*renew=*/!lazy);  // a map with no data here is kNoData, an error like any other
   if (code != Code::kOk) {
     ctx->counters.Count(code);
     return ErrorResult(code, ctx->error.message);
   }
   LookupResult result;
+  HotKeyCache* cache = slot->cached() ? CacheOf(*slot, ctx) : nullptr;
+  uint64_t hash = 0;
+  if (cache != nullptr) {
+    cache->BeginCall();
+    bool found = false;
+    if (!cache->Active()) {
+      cache = nullptr;
+    } else if (hash = HotKeyCache::Hash(lookup.key.view());
+               cache->Find(lookup.key.view(), hash, LastCommittedTxnId(ctx->reader->env()), &found, &result.value,
+                           &result.value_type)) {
+      result.code = found ? Code::kOk : Code::kNotFound;
+      ctx->counters.Count(result.code);
+      ctx->counters.CountCached();
+      return result;
+    }
+  }
+  if (lazy && !try_index) {
+    code = Renew(ctx);
+    if (code != Code::kOk) {
+      ctx->counters.Count(code);
+      return ErrorResult(code, ctx->error.message);
+    }
+  }
   if (try_index) {
     if (ctx->index != nullptr && ctx->index->IsCurrent()) {
       const RangeAnswerIndex::Answer answer =
@@ -196,18 +222,29 @@ LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, boo
   if (slot->uses_time()) lookup.time_ms = time.is_now() ? CurrentTimeMs() : time.ms();
   Get(*ctx, lookup, &result, &ctx->error);
   ctx->counters.Count(result.code);
+  if (cache != nullptr && (result.code == Code::kOk || result.code == Code::kNotFound)) {
+    cache->Put(lookup.key.view(), hash, mdb_txn_id(ctx->reader->table().txn), result.code == Code::kOk, result.value,
+               result.value_type);
+  }
   return result;
+}
+
+// The calling thread's hot-key cache of the slot's map, made at its first lookup (the one allocation).
+HotKeyCache* Reader::Impl::CacheOf(const MapSlot& slot, MapContext* ctx) {
+  if (ctx->cache == nullptr) ctx->cache = std::make_unique<HotKeyCache>(slot.cache_bytes());
+  return ctx->cache.get();
 }
 
 Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results) {
   MapSlot* slot = FindSlot(map);
   LookupResult failed;
   MapContext* ctx = nullptr;
+  const bool lazy = slot != nullptr && (slot->indexed() || slot->cached());
   if (slot == nullptr) {
     unknown_map_lookups_.fetch_add(count, std::memory_order_relaxed);
     failed = UnknownMap(map);
   } else {
-    const Code code = Begin(*slot, &ctx, /*renew=*/!slot->indexed());  // kNoData (no data here) included
+    const Code code = Begin(*slot, &ctx, /*renew=*/!lazy);  // kNoData (no data here) included
     if (code != Code::kOk) {
       LookupTotals all_failed;
       all_failed.errors = count;
@@ -221,14 +258,20 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   }
   const bool number_keys = slot->number_keys();
   const bool uses_time = slot->uses_time();
-  // The read index answers what it can; the transaction is renewed at the first key it cannot.
+  // The read index and the hot-key cache answer what they can, as of the transaction `fast_txn`; the transaction
+  // is renewed at the first key neither answers. Should a merge have committed in between, the batch is answered
+  // again from the renewed transaction alone: a batch is one version of the map.
   const RangeAnswerIndex* index =
       slot->indexed() && ctx->index != nullptr && ctx->index->IsCurrent() ? ctx->index.get() : nullptr;
-  bool renewed = !slot->indexed();
-  ctx->many_errors.clear();
+  HotKeyCache* cache = slot->cached() ? CacheOf(*slot, ctx) : nullptr;
+  if (cache != nullptr) cache->BeginCall();
+  const uint64_t fast_txn = index != nullptr ? index->txn_id() : lazy ? LastCommittedTxnId(ctx->reader->env()) : 0;
+  bool renewed = !lazy;
+  bool served_fast = false;
   std::optional<int64_t> now;  // read once per batch, when a key asks about now
   Code first_error = Code::kOk;
   LookupTotals tally;  // counted once per batch: one store per counter, not one per key
+  ctx->many_errors.clear();
   for (size_t i = 0; i < count; ++i) {
     const ReaderKey& key = keys[i];
     const char* wrong = nullptr;
@@ -243,16 +286,32 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       ++tally.errors;
       continue;
     }
+    LookupResult& r = results[i];
     if (index != nullptr) {
-      LookupResult& r = results[i];
       r = LookupResult();
       const RangeAnswerIndex::Answer answer =
           number_keys ? index->FindNumber(key.number, &r.value, &r.value_type) : index->Find(key.key, &r.value, &r.value_type);
       if (answer != RangeAnswerIndex::Answer::kNotRead) {
         r.code = answer == RangeAnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
         ++(r.code == Code::kOk ? tally.found : tally.misses);
+        served_fast = true;
         continue;
       }
+    }
+    uint64_t hash = 0;
+    bool put = false;
+    if (cache != nullptr && cache->Active()) {
+      r = LookupResult();
+      hash = HotKeyCache::Hash(key.key);
+      bool found = false;
+      if (cache->Find(key.key, hash, fast_txn, &found, &r.value, &r.value_type)) {
+        r.code = found ? Code::kOk : Code::kNotFound;
+        ++(found ? tally.found : tally.misses);
+        ++tally.cached;
+        served_fast = true;
+        continue;
+      }
+      put = true;
     }
     if (!renewed) {
       const Code code = Renew(ctx);
@@ -264,6 +323,17 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
         return first_error != Code::kOk ? first_error : code;
       }
       renewed = true;
+      if (served_fast && mdb_txn_id(ctx->reader->table().txn) != fast_txn) {
+        index = nullptr;  // from the start again, every key from this transaction
+        cache = nullptr;
+        served_fast = false;
+        put = false;
+        first_error = Code::kOk;
+        tally = LookupTotals();
+        ctx->many_errors.clear();
+        i = static_cast<size_t>(-1);  // the loop's ++i makes it 0
+        continue;
+      }
     }
     LookupKey lookup;
     lookup.key = Bytes(key.key);
@@ -272,31 +342,32 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       if (key.time.is_now() && !now.has_value()) now = CurrentTimeMs();
       lookup.time_ms = key.time.is_now() ? *now : key.time.ms();
     }
-    Get(*ctx, lookup, &results[i], &ctx->error);
-    if (results[i].field_count != 0) {  // the reader's array is reused by the next key: each result gets its own
-      const size_t n = results[i].field_count;
+    Get(*ctx, lookup, &r, &ctx->error);
+    if (r.field_count != 0) {  // the reader's array is reused by the next key: each result gets its own
+      const size_t n = r.field_count;
       if (ctx->many_fields.size() < count * n) ctx->many_fields.resize(count * n);
       FieldValue* own = ctx->many_fields.data() + i * n;
-      std::copy(results[i].fields, results[i].fields + n, own);
-      results[i].fields = own;
+      std::copy(r.fields, r.fields + n, own);
+      r.fields = own;
     }
-    if (results[i].code == Code::kInvalidArgument) {
+    if (r.code == Code::kInvalidArgument) {
       // The store refused this key (an address map's malformed address): only its own result fails, and keeps
       // its own message (the context's buffer is the next key's).
-      ctx->many_errors.emplace_back(results[i].error);
-      results[i].error = ctx->many_errors.back().c_str();
+      ctx->many_errors.emplace_back(r.error);
+      r.error = ctx->many_errors.back().c_str();
       if (first_error == Code::kOk) first_error = Code::kInvalidArgument;
       ++tally.errors;
       continue;
     }
-    if (results[i].code != Code::kOk && results[i].code != Code::kNotFound) {
+    if (r.code != Code::kOk && r.code != Code::kNotFound) {
       // The store failed (a corrupt row, an I/O error): the rest of the batch would read the same transaction.
-      for (size_t j = i + 1; j < count; ++j) results[j] = results[i];
+      for (size_t j = i + 1; j < count; ++j) results[j] = r;
       tally.errors += count - i;
       ctx->counters.Add(tally);
-      return first_error != Code::kOk ? first_error : results[i].code;
+      return first_error != Code::kOk ? first_error : r.code;
     }
-    ++(results[i].code == Code::kOk ? tally.found : tally.misses);
+    ++(r.code == Code::kOk ? tally.found : tally.misses);
+    if (put) cache->Put(key.key, hash, mdb_txn_id(ctx->reader->table().txn), r.code == Code::kOk, r.value, r.value_type);
   }
   ctx->counters.Add(tally);
   return first_error;
@@ -419,6 +490,7 @@ ReaderStats Reader::Impl::Stats() const {
     map.found = totals.found;
     map.misses = totals.misses;
     map.errors = totals.errors + slot->refused_keys();
+    map.cache_answers = totals.cached;
     map.lookups = map.found + map.misses + map.errors;
     SlotFacts facts = slot->Facts();
     map.serving = facts.env != nullptr;

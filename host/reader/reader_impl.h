@@ -61,6 +61,7 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   Code Begin(MapSlot& slot, MapContext** context, bool renew);
   Code Renew(MapContext* context);
   Code Switch(MapSlot& slot, MapContext* context);
+  HotKeyCache* CacheOf(const MapSlot& slot, MapContext* context);
   void MaintenanceLoop(int64_t interval_ms);
   // Storage nodes: moves `slot` to its shard's new environment when a compaction replaced the files it holds.
   Status ReopenIfReplaced(MapSlot& slot);

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "host/reader/hot_key_cache.h"
 #include "host/reader/lookup_counters.h"
 #include "host/reader/range_answer_index.h"
 #include "host/storage/map_reader.h"
@@ -31,6 +32,7 @@ struct MapContext {
   std::optional<MapReader> reader;  // open on the environment of `generation`
   uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
   std::shared_ptr<const RangeAnswerIndex> index;  // the slot's read index at that generation (null: none)
+  std::unique_ptr<HotKeyCache> cache;  // this thread's answers of the environment `reader` is on (made on first use)
   ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
   std::vector<FieldValue> many_fields;  // LookupMany's own field values, one run per result (grows, never shrinks)
   std::deque<std::string> many_errors;  // LookupMany's messages of keys the store refused (a malformed address)
@@ -38,6 +40,7 @@ struct MapContext {
   void Close() {
     reader.reset();
     index.reset();
+    cache.reset();
     generation = 0;
   }
 };

@@ -15,7 +15,9 @@
 // Thread-safety: every method may be called from any number of threads. Each thread gets its own LMDB read
 // transaction per map, reset and renewed at its next lookup of the map: a warm lookup allocates nothing and takes
 // no lock (the first lookup of a map on a thread, and the first after the map's environment changed, do both).
-// Ranged maps with IP address keys are answered from a read index of their answers (docs/performance.md), built
+// A thread keeps a small cache of the answers it looked up last for each map keyed by text without time (answers
+// valid only while the map is unchanged: any merge makes them unused); its size is the map's lookup_cache_size.
+// Ranged maps are answered from a read index of their answers (docs/performance.md), built
 // when the map is opened and after merges, and never used for another version of the map: such a lookup touches
 // no transaction. Its memory is bounded by the map's read_index_max_size and reported by Stats.
 // View lifetime: the Bytes in a LookupResult point into the map and stay valid on the calling thread until that
@@ -124,6 +126,9 @@ struct MapStats {
   uint64_t found = 0;
   uint64_t misses = 0;
   uint64_t errors = 0;   // every other answer: a key of the wrong kind or refused, no data, the environment...
+  // Of found + misses, those a thread's hot-key cache answered (maps keyed by text without time; each thread
+  // keeps lookup_cache_size of answers per map, docs/performance.md).
+  uint64_t cache_answers = 0;
   // What lookups read now. `serving` is false before the first lookup, while the map has no data, and after an
   // idle environment was let go of (min_time_to_keep_env_open); the next lookup opens it again.
   bool serving = false;
