@@ -289,7 +289,7 @@ TEST(ReaderReadIndex, AMapOverItsBudgetIsAnsweredWithoutOneAndSaysWhy) {
   ASSERT_NE(reader, nullptr);
   EXPECT_EQ(Answer(reader->Lookup("small", "10.0.0.5")), "v1 (1)");
   EXPECT_EQ(Answer(reader->Lookup("small", "10.0.0.6")), "<miss>");
-  const MapStats& small = StatsOf(reader->Stats(), "small");
+  const MapStats small = StatsOf(reader->Stats(), "small");  // a copy: the ReaderStats is a temporary
   EXPECT_EQ(small.read_index_bytes, 0u);
   EXPECT_FALSE(small.read_index_current);
   EXPECT_THAT(small.read_index_error, HasSubstr("map small: 400 range boundaries, more than the 129 allowed"));
