@@ -3,6 +3,8 @@
 // scheme), and waits for it. Output goes to /dev/null; a non-zero exit is an error, not a fast result.
 //   raw_minimal_c   bench/support/minimal_lmdb_get.c: opens the environment, reads a key by its LMDB bytes
 //                   (the baseline)
+//   minimal_cxx_floor  the same program built as C++ (bench/support/minimal_lmdb_get_cxx.cc): the floor of any
+//                   program linked with libstdc++, as planb and its plugins are
 //   planb_lookup    planb --config C lookup st KEY: reads the config, loads the plugins, opens the home and the
 //                   shard, looks the key up through the store type and prints the answer
 // The ratio is what a shell script or a cron job pays per `planb lookup` over a purpose-built C program.
@@ -107,6 +109,10 @@ int main(int argc, char** argv) {
   const std::string key = FirstKeyHex(shard);
   benchmark::RegisterBenchmark("process_start/raw_minimal_c", Spawn,
                                std::vector<std::string>{PLANB_BENCH_MINIMAL_GET, shard, key})
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("process_start/minimal_cxx_floor", Spawn,
+                               std::vector<std::string>{PLANB_BENCH_MINIMAL_GET_CXX, shard, key})
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime();
   benchmark::RegisterBenchmark("process_start/planb_lookup", Spawn,

@@ -1,0 +1,25 @@
+# planb_soname(<var> <library path list>): the SONAME of the first shared library in the list (pkg-config's
+# LINK_LIBRARIES), read with objdump, for a library the host opens on demand (host/on_demand/). And, in
+# <var>_PACKAGE, the Debian package that holds that library file, for the package's Depends: dpkg-shlibdeps
+# finds only what DT_NEEDED names. Empty where dpkg-query is not there to say.
+function(planb_soname var libraries)
+  foreach(library IN LISTS libraries)
+    if(library MATCHES "\\.so")
+      execute_process(COMMAND ${CMAKE_OBJDUMP} -p ${library} OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+      if(rc EQUAL 0 AND dynamic MATCHES "SONAME +([^ \n]+)")
+        set(soname "${CMAKE_MATCH_1}")
+        set(${var} "${soname}" PARENT_SCOPE)
+        get_filename_component(directory ${library} DIRECTORY)
+        get_filename_component(loaded "${directory}/${soname}" REALPATH)
+        execute_process(COMMAND dpkg-query -S ${loaded} OUTPUT_VARIABLE owner RESULT_VARIABLE rc ERROR_QUIET)
+        if(rc EQUAL 0 AND owner MATCHES "^([^:]+):")
+          set(${var}_PACKAGE "${CMAKE_MATCH_1}" PARENT_SCOPE)
+        else()
+          set(${var}_PACKAGE "" PARENT_SCOPE)
+        endif()
+        return()
+      endif()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "no SONAME found for ${var} in '${libraries}' (objdump: ${CMAKE_OBJDUMP})")
+endfunction()

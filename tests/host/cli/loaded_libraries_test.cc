@@ -1,0 +1,53 @@
+// Which shared libraries a planb process maps (issue 42, process start): a local read opens none of the
+// libraries only transfers, serve and MaxMind input need (host/on_demand/), and a command that needs one opens
+// it when it first calls it. Told by the dynamic loader itself (LD_DEBUG=files lists every object it opens).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "host/cli/cli_test_env.h"
+
+namespace planb::testing {
+namespace {
+
+const char* const kOnDemandLibraries[] = {"libzmq.so.5", "libzip.so.4", "libmicrohttpd.so.12", "libsystemd.so.0",
+                                          "libmaxminddb.so.0", "libgnutls", "libcrypto"};
+
+// planb `args` under LD_DEBUG=files: its stderr holds the loader's list of the files it opened.
+ProcessResult RunPlanbTracingLoads(const std::vector<std::string>& args) {
+  ProcessSpec spec;
+  spec.binary = "/usr/bin/env";
+  spec.args = {"LD_DEBUG=files", PLANB_BINARY};
+  spec.args.insert(spec.args.end(), args.begin(), args.end());
+  return RunProcess(spec);
+}
+
+bool Opened(const ProcessResult& run, const std::string& library) {
+  return run.err.find("file=" + library) != std::string::npos;
+}
+
+TEST(LoadedLibraries, ALocalLookupOpensNoTransferServeOrMaxMindLibrary) {
+  CliEnv env;
+  const std::string data = env.Write("d.xml", ReferenceData(Ref("city_to_country", "Paris", "FR")));
+  ASSERT_EQ(env.Load({data}).exit_code, 0);
+  const ProcessResult lookup = RunPlanbTracingLoads(
+      {"--home", env.home(), "--config", env.config(), "lookup", "city_to_country", "Paris"});
+  ASSERT_EQ(lookup.exit_code, 0) << lookup.err.substr(0, 2000);
+  EXPECT_EQ(lookup.out, "FR\n");
+  // The trace is there and lists what the command does need: the check below can see a library.
+  ASSERT_TRUE(Opened(lookup, "liblmdb.so.0")) << lookup.err.substr(0, 2000);
+  for (const char* library : kOnDemandLibraries) EXPECT_FALSE(Opened(lookup, library)) << library;
+}
+
+TEST(LoadedLibraries, ACommandThatNeedsZeroMqOpensItWhenItFirstCallsIt) {
+  TempDir dir;
+  const ProcessResult keygen = RunPlanbTracingLoads({"keygen", "--dir", dir.path(), "node"});
+  ASSERT_EQ(keygen.exit_code, 0) << keygen.err.substr(0, 2000);
+  EXPECT_TRUE(Opened(keygen, "libzmq.so.5"));  // zmq_curve_keypair made the key
+  EXPECT_FALSE(Opened(keygen, "libmicrohttpd.so.12"));
+  EXPECT_EQ(ReadFile(dir / "node.pub").size(), 41u);  // 40 Z85 characters and a newline
+}
+
+}  // namespace
+}  // namespace planb::testing
