@@ -14,7 +14,7 @@
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/maintain/shard_figures.h"
-#include "host/reader/range_answer_index.h"
+#include "host/reader/answer_index.h"
 #include "host/snapshot/snapshot_manager.h"
 #include "host/storage/content_version.h"
 #include "host/storage/shard_space.h"
@@ -25,12 +25,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The read index a Reader would build of the shard now, built here to be measured (a read of every row and one
-// lookup per range boundary: about half a second for 400,000 ranges).
+// The read index a Reader would build of the shard now, built here to be measured (a read of every row, and for
+// a ranged map one lookup per range boundary: about half a second for 400,000 ranges).
 Status MeasureReadIndex(Runtime& runtime, StoreInfo* info) {
   std::shared_ptr<const MapPlugins> plugins;
   PLANB_RETURN_IF_ERROR(runtime.catalog().Get(info->map, &plugins));
-  if (!RangeAnswerIndex::Eligible(*plugins)) return Status::Ok();
+  if (ReadIndexKindOf(*plugins) == ReadIndexKind::kNone) return Status::Ok();
   const uint64_t limit = plugins->config().read_index_max_size;
   info->read_index_max_size = limit;
   if (limit == 0) {
@@ -39,8 +39,8 @@ Status MeasureReadIndex(Runtime& runtime, StoreInfo* info) {
   }
   std::shared_ptr<MapEnv> env;
   PLANB_RETURN_IF_ERROR(runtime.OpenShard(info->map, &env));
-  std::shared_ptr<const RangeAnswerIndex> index;
-  Status built = RangeAnswerIndex::Build(env, limit, &index);
+  std::shared_ptr<const AnswerIndex> index;
+  Status built = BuildAnswerIndex(env, limit, /*stop=*/nullptr, &index);
   if (built.code() == Code::kFull) {
     info->read_index_note = "over";
     return Status::Ok();

@@ -13,6 +13,7 @@ namespace {
 // The sizes SDK 7.0 built with: a plugin's descriptor and arrays are at least this long.
 // 7.1 to 7.8 added no descriptor member; 7.9 added answers_by_containing_ranges, after destroy_scheme.
 constexpr uint32_t kDescriptor70Size = offsetof(PluginDescriptor, answers_by_containing_ranges);
+constexpr uint32_t kMinorAnswersByStoredKeys = 10;
 constexpr uint32_t kFieldSpec70Size = offsetof(FieldSpec, flags);
 constexpr uint32_t kOptionSpec70Size = sizeof(OptionSpec);
 constexpr uint32_t kMaxFields = 64;
@@ -111,6 +112,8 @@ Status DescriptorCopy::Copy(const PluginDescriptor* raw, const std::string& path
   PluginDescriptor& d = copy->descriptor_;
   std::memcpy(static_cast<void*>(&d), raw, raw->size < sizeof d ? raw->size : sizeof d);
   d.size = sizeof d;
+  // 7.10's member sits where a 7.9 descriptor had padding, whose bytes are whatever the plugin's compiler left.
+  if (raw->abi_minor < kMinorAnswersByStoredKeys) d.answers_by_stored_keys = false;
 
   const bool store = d.kind == PluginKind::kStoreType;
   const bool scheme = d.kind == PluginKind::kKeyScheme;

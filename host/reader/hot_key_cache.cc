@@ -1,7 +1,5 @@
 #include "host/reader/hot_key_cache.h"
 
-#include <xxhash.h>
-
 #include <cstring>
 
 namespace planb {
@@ -12,8 +10,6 @@ HotKeyCache::HotKeyCache(size_t bytes) {
   slots_ = slots;
   table_.reset(new Slot[slots_]());  // value-initialised: every slot kEmpty
 }
-
-uint64_t HotKeyCache::Hash(std::string_view key) { return XXH3_64bits(key.data(), key.size()); }
 
 bool HotKeyCache::Active() {
   if (aside_ > 0) {

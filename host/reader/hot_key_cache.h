@@ -17,6 +17,7 @@
 #include <memory>
 #include <string_view>
 
+#include "host/reader/key_hash.h"
 #include "planb/bytes.h"
 #include "planb/value_type.h"
 
@@ -40,7 +41,7 @@ class HotKeyCache {
   // handed out in this call).
   void Put(std::string_view key, uint64_t hash, uint64_t txn_id, bool found, Bytes value, ValueType type);
 
-  static uint64_t Hash(std::string_view key);
+  static uint64_t Hash(std::string_view key) { return HashLookupKey(key); }
   size_t bytes() const { return slots_ * kSlotSize; }
   uint64_t hits() const { return hits_; }
 

@@ -31,26 +31,15 @@ std::string Describe(const MapPlugins& plugins) {
 MapSlot::MapSlot(uint32_t index, std::shared_ptr<const MapPlugins> plugins)
     : index_(index),
       plugins_(std::move(plugins)),
-      name_hash_(HashName(plugins_->config().name)),
       number_keys_(TakesNumberKeys(plugins_->type_descriptor(), plugins_->config())),
       uses_time_(plugins_->type_descriptor().lookup_uses_time),
-      indexed_(RangeAnswerIndex::Eligible(*plugins_) && plugins_->config().read_index_max_size > 0),
+      index_kind_(plugins_->config().read_index_max_size > 0 ? ReadIndexKindOf(*plugins_) : ReadIndexKind::kNone),
       cache_bytes_(Cacheable(*plugins_) ? plugins_->config().lookup_cache_size : 0),
       text_key_error_(Describe(*plugins_) + " is keyed by signed 64-bit numbers, not text"),
       number_key_error_(Describe(*plugins_) + " is keyed by text, not numbers"),
       time_error_(Describe(*plugins_) + " has no time; look it up without one") {}
 
-uint64_t MapSlot::HashName(std::string_view name) {
-  uint64_t hash = 14695981039346656037ull;  // FNV-1a
-  for (char c : name) {
-    hash ^= static_cast<unsigned char>(FoldCase(c));
-    hash *= 1099511628211ull;
-  }
-  return hash;
-}
-
-bool MapSlot::Matches(uint64_t hash, std::string_view name) const {
-  if (hash != name_hash_) return false;
+bool MapSlot::Matches(std::string_view name) const {
   const std::string& mine = plugins_->config().name;  // lower case already
   if (name.size() != mine.size()) return false;
   for (size_t i = 0; i < name.size(); ++i) {
@@ -73,24 +62,32 @@ void MapSlot::OpenLocked(Runtime& runtime, bool force) {
   }
   failure_ = Status::Ok();
   last_used_ms_ = now;
-  // Built here, under the lock, at the first open only: the threads waiting for the environment wait for
-  // the index too, and the first lookups are then as fast as the rest. Later ones are built beside the lookups.
-  std::shared_ptr<const RangeAnswerIndex> index = indexed_ ? BuildIndexLocked(opened) : nullptr;
+  // A ranged map's is built here, under the lock, at the first open only: the threads waiting for the
+  // environment wait for the index too, and the first lookups are then as fast as the rest. Later ones are built
+  // beside the lookups.
+  std::shared_ptr<const AnswerIndex> index = IndexOnOpen(opened, /*locked=*/true);
   PublishLocked(std::move(opened), created, std::move(index));
 }
 
-std::shared_ptr<const RangeAnswerIndex> MapSlot::BuildIndexLocked(const std::shared_ptr<MapEnv>& env) {
+std::shared_ptr<const AnswerIndex> MapSlot::IndexOnOpen(const std::shared_ptr<MapEnv>& env, bool locked) {
+  if (index_kind_ != ReadIndexKind::kRange || env == nullptr) return nullptr;
   const uint64_t txn_id = LastCommittedTxnId(*env);  // what a failure is remembered by (a later one is newer)
-  std::shared_ptr<const RangeAnswerIndex> index;
-  Status built = RangeAnswerIndex::Build(env, plugins_->config().read_index_max_size, &index);
-  NoteBuildLocked(built, env, txn_id);
+  std::shared_ptr<const AnswerIndex> index;
+  Status built = BuildAnswerIndex(env, plugins_->config().read_index_max_size, /*stop=*/nullptr, &index);
+  if (locked) {
+    NoteBuildLocked(built, env, txn_id);
+  } else {
+    std::lock_guard<std::mutex> lock(mutex_);
+    NoteBuildLocked(built, env, txn_id);
+  }
   return index;
 }
 
-std::shared_ptr<const RangeAnswerIndex> MapSlot::BuildIndex(const std::shared_ptr<MapEnv>& env) {
+std::shared_ptr<const AnswerIndex> MapSlot::BuildIndex(const std::shared_ptr<MapEnv>& env,
+                                                       const std::atomic<bool>* stop) {
   const uint64_t txn_id = LastCommittedTxnId(*env);
-  std::shared_ptr<const RangeAnswerIndex> index;
-  Status built = RangeAnswerIndex::Build(env, plugins_->config().read_index_max_size, &index);
+  std::shared_ptr<const AnswerIndex> index;
+  Status built = BuildAnswerIndex(env, plugins_->config().read_index_max_size, stop, &index);
   std::lock_guard<std::mutex> lock(mutex_);
   NoteBuildLocked(built, env, txn_id);
   return index;
@@ -103,8 +100,8 @@ void MapSlot::NoteBuildLocked(const Status& built, const std::shared_ptr<MapEnv>
   failed_txn_id_ = txn_id;
 }
 
-void MapSlot::RefreshIndex() {
-  if (!indexed_) return;
+void MapSlot::RefreshIndex(const std::atomic<bool>* stop) {
+  if (!indexed()) return;
   std::shared_ptr<MapEnv> env;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -114,7 +111,7 @@ void MapSlot::RefreshIndex() {
     env = env_;
   }
   const auto started = std::chrono::steady_clock::now();
-  std::shared_ptr<const RangeAnswerIndex> index = BuildIndex(env);
+  std::shared_ptr<const AnswerIndex> index = BuildIndex(env, stop);
   const int64_t took_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   std::lock_guard<std::mutex> lock(mutex_);
@@ -135,7 +132,7 @@ Status MapSlot::Acquire(Runtime& runtime, bool force, std::shared_ptr<MapEnv>* e
 }
 
 Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env,
-                               std::shared_ptr<const RangeAnswerIndex>* index, uint64_t* generation,
+                               std::shared_ptr<const AnswerIndex>* index, uint64_t* generation,
                                ErrorBuffer* error) {
   std::lock_guard<std::mutex> lock(mutex_);
   OpenLocked(runtime, /*force=*/false);
@@ -151,12 +148,12 @@ Code MapSlot::AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env,
 void MapSlot::Publish(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (env != nullptr) last_used_ms_ = CurrentTimeMs();
-  std::shared_ptr<const RangeAnswerIndex> index = indexed_ && env != nullptr ? BuildIndexLocked(env) : nullptr;
+  std::shared_ptr<const AnswerIndex> index = IndexOnOpen(env, /*locked=*/true);
   PublishLocked(std::move(env), snapshot_created_ms, std::move(index));
 }
 
 void MapSlot::PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms,
-                            std::shared_ptr<const RangeAnswerIndex> index) {
+                            std::shared_ptr<const AnswerIndex> index) {
   env_ = std::move(env);
   read_index_ = std::move(index);
   snapshot_created_ms_ = env_ == nullptr ? std::nullopt : snapshot_created_ms;
@@ -189,7 +186,7 @@ bool MapSlot::ReplaceIfChanged(const std::shared_ptr<MapEnv>& env, std::optional
     std::lock_guard<std::mutex> lock(mutex_);
     if (env_ == nullptr || env == nullptr || env_ == env) return false;
   }
-  std::shared_ptr<const RangeAnswerIndex> index = indexed_ ? BuildIndex(env) : nullptr;
+  std::shared_ptr<const AnswerIndex> index = IndexOnOpen(env, /*locked=*/false);
   std::lock_guard<std::mutex> lock(mutex_);
   if (env_ == nullptr || env_ == env) return false;  // let go of, or replaced, while the index was built
   PublishLocked(env, snapshot_created_ms, std::move(index));

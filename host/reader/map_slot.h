@@ -1,5 +1,5 @@
 // One configured map as a Reader serves it: the environment lookups should use now, its read index when the map
-// has one (range_answer_index.h), and a generation number that changes whenever either does (published by maintenance or a test, dropped when idle). Lookups read the
+// has one (answer_index.h), and a generation number that changes whenever either does (published by maintenance or a test, dropped when idle). Lookups read the
 // generation with one atomic load and compare it with the one their thread's transaction was opened at; only when
 // they differ do they come here for the environment (under the mutex).
 // Ownership: the slot holds one reference to the environment; each thread's context holds its own, so an
@@ -15,7 +15,7 @@
 #include <string_view>
 
 #include "host/plugin_host/map_plugins.h"
-#include "host/reader/range_answer_index.h"
+#include "host/reader/answer_index.h"
 #include "host/runtime.h"
 #include "host/storage/map_env.h"
 
@@ -28,7 +28,7 @@ struct SlotFacts {
   uint64_t refreshes = 0;                      // environments replaced by newer ones
   uint64_t refresh_failures = 0;
   std::string last_refresh_error;              // the last failure's message ("" when none failed)
-  std::shared_ptr<const RangeAnswerIndex> index;  // the read index held (null: none, or not eligible)
+  std::shared_ptr<const AnswerIndex> index;  // the read index held (null: none, or not eligible)
   std::string index_error;                     // why the last build of one failed ("" when it did not)
   uint64_t index_builds = 0;                   // read indexes built (or tried) since the Reader opened
 };
@@ -44,9 +44,9 @@ class MapSlot {
   uint32_t index() const { return index_; }
   const std::string& name() const { return plugins_->config().name; }
   const MapPlugins& plugins() const { return *plugins_; }
-  // How lookups match names: ASCII case-insensitively, as the config does.
-  static uint64_t HashName(std::string_view name);
-  bool Matches(uint64_t hash, std::string_view name) const;
+  // How lookups match names: ASCII case-insensitively, as the config does. Hot path: the length first, so that
+  // finding one of a few maps costs a compare or two, no hash.
+  bool Matches(std::string_view name) const;
 
   bool number_keys() const { return number_keys_; }
   bool uses_time() const { return uses_time_; }
@@ -55,8 +55,12 @@ class MapSlot {
   const char* number_key_error() const { return number_key_error_.c_str(); }
   const char* time_error() const { return time_error_.c_str(); }
 
-  // Whether the map can have a read index (RangeAnswerIndex::Eligible) and its config allows one.
-  bool indexed() const { return indexed_; }
+  // Whether the map can have a read index (ReadIndexKindOf) and its config allows one, and which kind. A ranged
+  // map's is built when its environment is opened or replaced, before lookups move to it (about half a second
+  // for 400,000 ranges); a text-keyed map's by maintenance (RefreshIndex), beside the lookups, which meanwhile go
+  // to the store type: it copies every row, seconds for millions, which no first lookup should wait for.
+  bool indexed() const { return index_kind_ != ReadIndexKind::kNone; }
+  ReadIndexKind index_kind() const { return index_kind_; }
   // Whether lookups keep a hot-key cache per thread (HotKeyCache: text keys, no time, no fields of the type's
   // own or sessions, lookup_cache_size above 0) and its size.
   bool cached() const { return cache_bytes_ > 0; }
@@ -74,7 +78,7 @@ class MapSlot {
   Status Acquire(Runtime& runtime, bool force, std::shared_ptr<MapEnv>* env, uint64_t* generation);
   // The same for lookups, with the read index held (null when none): an error's message goes into `error`, and
   // answering a failure again within the retry interval allocates nothing.
-  Code AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, std::shared_ptr<const RangeAnswerIndex>* index,
+  Code AcquireForLookup(Runtime& runtime, std::shared_ptr<MapEnv>* env, std::shared_ptr<const AnswerIndex>* index,
                         uint64_t* generation, ErrorBuffer* error);
   // Makes `env` the one lookups use from their next lookup on; `snapshot_created_ms`: the snapshot it belongs to.
   void Publish(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms);
@@ -86,10 +90,10 @@ class MapSlot {
   // building its read index first (outside the lock: lookups go on with the old one); true when it did.
   bool ReplaceIfChanged(const std::shared_ptr<MapEnv>& env, std::optional<int64_t> snapshot_created_ms);
   // Maintenance. Builds the read index anew when the one held is no longer current (a merge since) or none is
-  // held, outside the lock, and publishes it. A build takes at most a tenth of the time: after one of d ms the
+  // held, outside the lock, and publishes it; `stop` (may be null) turning true ends a long build early. A build takes at most a tenth of the time: after one of d ms the
   // next waits 9 d ms, so a shard merged into all the time is indexed now and then, not rebuilt without end
   // (lookups between answer through the store type, as fresh as ever).
-  void RefreshIndex();
+  void RefreshIndex(const std::atomic<bool>* stop);
   // A refresh (a fetch of a newer snapshot, a reopen) that failed, for Stats.
   void NoteRefreshFailure(const Status& why);
   // Keys refused before any thread context was involved (a key of the wrong kind): counted here, rare.
@@ -101,12 +105,13 @@ class MapSlot {
 
  private:
   void PublishLocked(std::shared_ptr<MapEnv> env, std::optional<int64_t> snapshot_created_ms,
-                     std::shared_ptr<const RangeAnswerIndex> index);
+                     std::shared_ptr<const AnswerIndex> index);
   // The read index of `env` (null when the map has none, or the build failed: index_error_ says why). Takes the
   // lock only to note the outcome.
-  std::shared_ptr<const RangeAnswerIndex> BuildIndex(const std::shared_ptr<MapEnv>& env);
-  // The same with the lock held by the caller.
-  std::shared_ptr<const RangeAnswerIndex> BuildIndexLocked(const std::shared_ptr<MapEnv>& env);
+  std::shared_ptr<const AnswerIndex> BuildIndex(const std::shared_ptr<MapEnv>& env, const std::atomic<bool>* stop);
+  // The index to publish with a newly opened or replaced `env`: a ranged map's, built now (with the lock held by
+  // the caller when `locked`); none for a text-keyed map (maintenance builds it).
+  std::shared_ptr<const AnswerIndex> IndexOnOpen(const std::shared_ptr<MapEnv>& env, bool locked);
   // REQUIRES: mutex_ held. Records a build's outcome (index_error_, and what a failure was built from).
   void NoteBuildLocked(const Status& built, const std::shared_ptr<MapEnv>& env, uint64_t txn_id);
   // REQUIRES: mutex_ held. Opens the environment when none is held (unless a failure is still fresh and not
@@ -115,10 +120,9 @@ class MapSlot {
 
   const uint32_t index_;
   const std::shared_ptr<const MapPlugins> plugins_;
-  const uint64_t name_hash_;
   const bool number_keys_;
   const bool uses_time_;
-  const bool indexed_;
+  const ReadIndexKind index_kind_;
   const size_t cache_bytes_;
   const std::string text_key_error_;
   const std::string number_key_error_;
@@ -130,7 +134,7 @@ class MapSlot {
 
   alignas(64) mutable std::mutex mutex_;
   std::shared_ptr<MapEnv> env_;
-  std::shared_ptr<const RangeAnswerIndex> read_index_;  // of env_, or null
+  std::shared_ptr<const AnswerIndex> read_index_;  // of env_, or null
   std::string index_error_;
   int64_t next_index_build_ms_ = 0;  // RefreshIndex's duty-cycle limit
   // The environment and transaction of the last build that failed: not tried again until either changes (a map

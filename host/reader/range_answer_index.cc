@@ -46,12 +46,6 @@ bool IsMapped(Address128 a) { return a >= kIpv4MappedStart && a <= kIpv4MappedEn
 
 }  // namespace
 
-uint64_t LastCommittedTxnId(const MapEnv& env) {
-  MDB_envinfo info;
-  mdb_env_info(env.env(), &info);
-  return info.me_last_txnid;
-}
-
 bool RangeAnswerIndex::Eligible(const MapPlugins& plugins) {
   const PluginDescriptor& d = plugins.type_descriptor();
   if (!d.answers_by_containing_ranges || d.lookup_uses_time || d.lookup_key != LookupKeyKind::kNumber) return false;
@@ -132,8 +126,6 @@ Status RangeAnswerIndex::Build(std::shared_ptr<MapEnv> env, uint64_t max_bytes,
   *out = std::move(index);
   return Status::Ok();
 }
-
-bool RangeAnswerIndex::IsCurrent() const { return LastCommittedTxnId(*env_) == txn_id_; }
 
 RangeAnswerIndex::Answer RangeAnswerIndex::Find(std::string_view key, Bytes* value, ValueType* type) const {
   if (number_map_) return Answer::kNotRead;

@@ -9,11 +9,8 @@
 // through the store type itself, so it answers exactly what Get answers, for every address. It copies the
 // values, so answering needs no transaction.
 //
-// Never consulted for another version of the map: it records the LMDB transaction id it was read at, and
-// IsCurrent() compares that with the environment's last committed transaction (one read of the meta page). Any
-// merge since (a new content version; any write at all) makes it not current, and lookups go to Get until a new
-// index is built (MapSlot). A snapshot environment never changes, so its index stays current for its life.
-// Immutable once built; shared by every thread of the Reader.
+// Never consulted for another version of the map (answer_index.h). Immutable once built; shared by every thread
+// of the Reader.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +20,7 @@
 #include <vector>
 
 #include "host/plugin_host/map_plugins.h"
+#include "host/reader/answer_index.h"
 #include "host/reader/segment_table.h"
 #include "host/storage/map_env.h"
 #include "planb/bytes.h"
@@ -31,10 +29,7 @@
 
 namespace planb {
 
-// The id of the last transaction committed to `env` (LMDB's meta page): what IsCurrent compares.
-uint64_t LastCommittedTxnId(const MapEnv& env);
-
-class RangeAnswerIndex {
+class RangeAnswerIndex final : public AnswerIndex {
  public:
   // Whether maps of `plugins` can have one (the store type's promise, number keys of any key_format, no time).
   static bool Eligible(const MapPlugins& plugins);
@@ -44,23 +39,15 @@ class RangeAnswerIndex {
   // decode, LMDB), naming it.
   static Status Build(std::shared_ptr<MapEnv> env, uint64_t max_bytes, std::shared_ptr<const RangeAnswerIndex>* out);
 
-  enum class Answer { kFound, kMiss, kNotRead };
-  // Hot path, no allocation. kFound sets `value` (a view into the index, valid while it is held) and `type`;
-  // kMiss: no range holds the address. kNotRead: the key is not an address in a form the index reads
-  // (e.g. an IPv6 address for an ipv4 map, a malformed one): ask the store type, which answers or refuses it.
-  Answer Find(std::string_view key, Bytes* value, ValueType* type) const;
-  // The same for a number map's key (kNotRead for an address map: its keys are text).
-  Answer FindNumber(int64_t key, Bytes* value, ValueType* type) const {
+  // AnswerIndex: kMiss when no range holds the address or number; kNotRead for a key that is not an address in
+  // a form the index reads, and for text keys of a number map or numbers of an address map.
+  Answer Find(std::string_view key, Bytes* value, ValueType* type) const override;
+  Answer FindNumber(int64_t key, Bytes* value, ValueType* type) const override {
     if (!number_map_) return Answer::kNotRead;
     return AnswerOf(numbers_.Find(static_cast<uint64_t>(key) ^ (uint64_t{1} << 63)), value, type);
   }
 
-  // Whether the environment still holds exactly what the index was built from.
-  bool IsCurrent() const;
-
-  uint64_t bytes() const { return bytes_; }
   uint64_t segments() const { return v4_.size() + v6_.size() + numbers_.size(); }
-  uint64_t txn_id() const { return txn_id_; }
 
  private:
   struct StoredAnswer {
@@ -77,8 +64,8 @@ class RangeAnswerIndex {
     return Answer::kFound;
   }
 
-  std::shared_ptr<MapEnv> env_;
-  uint64_t txn_id_ = 0;
+  RangeAnswerIndex() : AnswerIndex(ReadIndexKind::kRange) {}
+
   bool ipv4_map_ = false;
   bool number_map_ = false;
   SegmentTable<uint64_t> numbers_;            // a number map's (ordered: n ^ 2^63)
@@ -86,7 +73,6 @@ class RangeAnswerIndex {
   SegmentTable<unsigned __int128> v6_;        // an ip map's other addresses
   std::vector<StoredAnswer> answers_;         // distinct values
   std::string arena_;                         // their bytes
-  uint64_t bytes_ = 0;
 };
 
 }  // namespace planb

@@ -6,6 +6,7 @@
 #include "host/common/iso_time.h"
 #include "host/plugin_host/key_format.h"
 #include "host/reader/open_map.h"
+#include "host/reader/point_answer_index.h"
 #include "host/reader/reader_impl.h"
 #include "host/storage/content_version.h"
 #include "planb/lmdb.h"
@@ -38,6 +39,42 @@ void Get(const MapContext& context, const LookupKey& key, LookupResult* result, 
     if (error->message[0] == '\0') std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", CodeName(code));
     result->code = code;
     result->error = error->message;
+  }
+}
+
+// Answers from a point index every key of the batch it reads (a text key asked about now), overlapping the
+// cache misses of several keys: each key is hashed and its slot prefetched 2 * kAhead keys before it is
+// answered, and its entry kAhead keys before. Marks the keys answered in `answered` and counts them in `tally`.
+void AnswerFromPointIndex(const PointAnswerIndex& index, const ReaderKey* keys, size_t count, LookupResult* results,
+                          uint8_t* answered, LookupTotals* tally) {
+  constexpr size_t kAhead = 16;
+  constexpr size_t kRing = 64;  // at least 2 * kAhead + 1 keys in flight
+  uint64_t hashes[kRing];
+  bool reads[kRing];
+  for (size_t i = 0; i < count + 2 * kAhead; ++i) {
+    if (i < count) {
+      const ReaderKey& key = keys[i];
+      const bool read = key.number == 0 && key.time.is_now() && index.Reads(key.key);
+      reads[i % kRing] = read;
+      if (read) {
+        hashes[i % kRing] = PointAnswerIndex::Hash(key.key);
+        index.Prefetch(hashes[i % kRing]);
+      }
+    }
+    if (i >= kAhead && i - kAhead < count && reads[(i - kAhead) % kRing]) {
+      index.PrefetchEntry(hashes[(i - kAhead) % kRing]);
+    }
+    if (i < 2 * kAhead) continue;
+    const size_t j = i - 2 * kAhead;
+    answered[j] = 0;
+    if (!reads[j % kRing]) continue;
+    LookupResult& r = results[j];
+    r = LookupResult();
+    const bool found =
+        index.FindHashed(keys[j].key, hashes[j % kRing], &r.value, &r.value_type) == AnswerIndex::Answer::kFound;
+    r.code = found ? Code::kOk : Code::kNotFound;
+    ++(found ? tally->found : tally->misses);
+    answered[j] = 1;
   }
 }
 
@@ -82,6 +119,7 @@ Status Reader::Impl::Open(const ReaderOptions& options, std::unique_ptr<Reader>*
 }
 
 Reader::Impl::~Impl() {
+  closing_.store(true, std::memory_order_relaxed);  // ends an index build the thread may be in
   {
     std::lock_guard<std::mutex> lock(stop_mutex_);
     stopping_ = true;
@@ -95,9 +133,8 @@ Reader::Impl::~Impl() {
 }
 
 MapSlot* Reader::Impl::FindSlot(std::string_view map) const {
-  const uint64_t hash = MapSlot::HashName(map);
   for (const std::unique_ptr<MapSlot>& slot : slots_) {
-    if (slot->Matches(hash, map)) return slot.get();
+    if (slot->Matches(map)) return slot.get();
   }
   return nullptr;
 }
@@ -127,7 +164,7 @@ Code Reader::Impl::Renew(MapContext* ctx) {
 
 Code Reader::Impl::Switch(MapSlot& slot, MapContext* ctx) {
   std::shared_ptr<MapEnv> env;
-  std::shared_ptr<const RangeAnswerIndex> index;
+  std::shared_ptr<const AnswerIndex> index;
   uint64_t generation = 0;
   const Code code = slot.AcquireForLookup(*runtime_, &env, &index, &generation, &ctx->error);
   if (code != Code::kOk) {
@@ -204,12 +241,17 @@ LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, boo
   }
   if (try_index) {
     if (ctx->index != nullptr && ctx->index->IsCurrent()) {
-      const RangeAnswerIndex::Answer answer =
+      const AnswerIndex::Answer answer =
           number_key ? ctx->index->FindNumber(lookup.number, &result.value, &result.value_type)
                      : ctx->index->Find(lookup.key.view(), &result.value, &result.value_type);
-      if (answer != RangeAnswerIndex::Answer::kNotRead) {
-        result.code = answer == RangeAnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
+      if (answer != AnswerIndex::Answer::kNotRead) {
+        result.code = answer == AnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
         ctx->counters.Count(result.code);
+        // A key asked again is cheaper from the thread's cache (a few hot lines) than from the index (two misses).
+        if (cache != nullptr) {
+          cache->Put(lookup.key.view(), hash, ctx->index->txn_id(), result.code == Code::kOk, result.value,
+                     result.value_type);
+        }
         return result;
       }
     }
@@ -261,7 +303,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   // The read index and the hot-key cache answer what they can, as of the transaction `fast_txn`; the transaction
   // is renewed at the first key neither answers. Should a merge have committed in between, the batch is answered
   // again from the renewed transaction alone: a batch is one version of the map.
-  const RangeAnswerIndex* index =
+  const AnswerIndex* index =
       slot->indexed() && ctx->index != nullptr && ctx->index->IsCurrent() ? ctx->index.get() : nullptr;
   HotKeyCache* cache = slot->cached() ? CacheOf(*slot, ctx) : nullptr;
   if (cache != nullptr) cache->BeginCall();
@@ -272,7 +314,15 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
   Code first_error = Code::kOk;
   LookupTotals tally;  // counted once per batch: one store per counter, not one per key
   ctx->many_errors.clear();
+  const PointAnswerIndex* point =
+      index != nullptr && index->kind() == ReadIndexKind::kPoint ? static_cast<const PointAnswerIndex*>(index) : nullptr;
+  if (point != nullptr) {
+    if (ctx->many_answered.size() < count) ctx->many_answered.resize(count);
+    AnswerFromPointIndex(*point, keys, count, results, ctx->many_answered.data(), &tally);
+    served_fast = tally.found + tally.misses > 0;
+  }
   for (size_t i = 0; i < count; ++i) {
+    if (point != nullptr && ctx->many_answered[i] != 0) continue;
     const ReaderKey& key = keys[i];
     const char* wrong = nullptr;
     if (number_keys ? !key.key.empty() : key.number != 0) {
@@ -289,10 +339,10 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
     LookupResult& r = results[i];
     if (index != nullptr) {
       r = LookupResult();
-      const RangeAnswerIndex::Answer answer =
+      const AnswerIndex::Answer answer =
           number_keys ? index->FindNumber(key.number, &r.value, &r.value_type) : index->Find(key.key, &r.value, &r.value_type);
-      if (answer != RangeAnswerIndex::Answer::kNotRead) {
-        r.code = answer == RangeAnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
+      if (answer != AnswerIndex::Answer::kNotRead) {
+        r.code = answer == AnswerIndex::Answer::kFound ? Code::kOk : Code::kNotFound;
         ++(r.code == Code::kOk ? tally.found : tally.misses);
         served_fast = true;
         continue;
@@ -325,6 +375,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
       renewed = true;
       if (served_fast && mdb_txn_id(ctx->reader->table().txn) != fast_txn) {
         index = nullptr;  // from the start again, every key from this transaction
+        point = nullptr;
         cache = nullptr;
         served_fast = false;
         put = false;
@@ -451,7 +502,7 @@ Status Reader::Impl::Maintain() {
   if (cluster.IsStorageNode()) {
     for (const std::unique_ptr<MapSlot>& slot : slots_) {
       note(ReopenIfReplaced(*slot));
-      slot->RefreshIndex();  // merges change a shard in place: its index is built anew now and then
+      slot->RefreshIndex(&closing_);  // merges change a shard in place: its index is built anew now and then
     }
     return first;
   }
@@ -473,7 +524,7 @@ Status Reader::Impl::Maintain() {
       note(std::move(s));
     }
     env.reset();
-    slot->RefreshIndex();  // a snapshot never changes; this builds one whose build failed or was skipped
+    slot->RefreshIndex(&closing_);  // a snapshot never changes: a first build, or one that failed or was skipped
     slot->DropIfIdle(now, cluster.min_time_to_keep_env_open_ms);
   }
   note(CleanupSnapshots(*runtime_));

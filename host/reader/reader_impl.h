@@ -77,6 +77,7 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  std::atomic<bool> closing_{false};  // set first by ~Impl: a read index build in progress stops early
   std::thread thread_;
 };
 

@@ -20,7 +20,7 @@
 
 #include "host/reader/hot_key_cache.h"
 #include "host/reader/lookup_counters.h"
-#include "host/reader/range_answer_index.h"
+#include "host/reader/answer_index.h"
 #include "host/storage/map_reader.h"
 #include "planb/status.h"
 
@@ -31,11 +31,12 @@ struct MapContext {
   LookupCounters counters;          // this thread's answers for the map
   std::optional<MapReader> reader;  // open on the environment of `generation`
   uint64_t generation = 0;          // the slot's generation `reader` was opened at; 0 = no reader
-  std::shared_ptr<const RangeAnswerIndex> index;  // the slot's read index at that generation (null: none)
+  std::shared_ptr<const AnswerIndex> index;  // the slot's read index at that generation (null: none)
   std::unique_ptr<HotKeyCache> cache;  // this thread's answers of the environment `reader` is on (made on first use)
   ErrorBuffer error;                // messages of failed lookups, valid until this thread's next lookup of the map
   std::vector<FieldValue> many_fields;  // LookupMany's own field values, one run per result (grows, never shrinks)
   std::deque<std::string> many_errors;  // LookupMany's messages of keys the store refused (a malformed address)
+  std::vector<uint8_t> many_answered;   // LookupMany: which keys a point index answered (grows, never shrinks)
 
   void Close() {
     reader.reset();

@@ -178,6 +178,7 @@ const PluginDescriptor kDescriptor = [] {
   d.lookup_key = LookupKeyKind::kText;
   d.fields = kFields;
   d.field_count = 3;
+  d.answers_by_stored_keys = true;  // one row per key, found by its stored key, answered as the row says
   d.create_store = &Create;
   d.destroy_store = &Destroy;
   return d;

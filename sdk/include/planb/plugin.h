@@ -46,11 +46,13 @@ namespace planb {
 //    them only into maps whose store type was built against 7.8 or later.
 // 7.9: PluginDescriptor::answers_by_containing_ranges: a promise that lets a reader answer a ranged map from a
 //    read index of its answers (docs/performance.md) instead of calling Get for every lookup.
+// 7.10: PluginDescriptor::answers_by_stored_keys: the same for text-keyed maps, answered from a hash table of
+//    their rows.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
 // a new major.
 inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 9;
+inline constexpr uint32_t kAbiMinor = 10;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };
@@ -138,6 +140,14 @@ struct PluginDescriptor {
   // each range boundary once, after any change of the map, and answer every number from that table (the
   // Reader's read index). Ranged State promises it; a type whose answer depends on x itself must not.
   bool answers_by_containing_ranges = false;
+  // 7.10, text-keyed store types without lookup time: true promises that a scan of the whole map (DecodeRow of
+  // every row of the data table) yields at most one row per key; that Get finds a key exactly when the scan
+  // yields a row whose Row::key is that key, byte for byte, and then answers that row's value type and value;
+  // and that the type has no fields of its own and no sessions. A reader may then read the rows once, after any
+  // change of the map, and answer every key from a hash table of them (the Reader's read index). State
+  // promises it; a type that folds case, combines several rows into one answer or answers keys it does not
+  // store must not. The host reads it only from plugins built against 7.10 or later.
+  bool answers_by_stored_keys = false;
 };
 
 using PluginEntryPoint = const PluginDescriptor*();

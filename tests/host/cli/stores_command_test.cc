@@ -71,8 +71,8 @@ std::map<std::string, StoreLine> Stores(const CliEnv& env) {
     EXPECT_TRUE(l.rows == "-" ? free == "-" : !free.empty() && free.back() == '%') << line;
     EXPECT_TRUE(l.rows == "-" ? room == "-" : !room.empty() && room.back() == '%') << line;
     EXPECT_EQ(max_size, "10GiB") << line;  // the default
-    // A ranged map with rows: the bytes of its read index; every other map: none.
-    const bool indexed = l.type == "ranged" && l.rows != "-";
+    // A ranged or state map with rows: the bytes of its read index; every other map: none.
+    const bool indexed = (l.type == "ranged" || l.type == "state") && l.rows != "-";
     EXPECT_TRUE(indexed ? !read_index.empty() && read_index.find_first_not_of("0123456789") == std::string::npos
                         : read_index == "-")
         << line;

@@ -112,7 +112,8 @@ TEST(StoresOutput, EveryFormatSaysTheSameOfEachMapWithItsStagedAndQuarantinedBat
   const ProcessResult table = env.Run({"stores"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_THAT(table.out, ::testing::ContainsRegex("\na +state +hashed +- +- +- +- +1MiB +- +- +1 +1 +- +-\n"));
-  EXPECT_THAT(table.out, ::testing::ContainsRegex("\nb +state +hashed +2 +1 +[0-9]+ +[0-9]+% +10GiB +[0-9]+% +- +0 +0 "
+  // READ_INDEX 40: two 16-byte entries (8 of head, "k1" and "v1") and a directory of one bucket and its end.
+  EXPECT_THAT(table.out, ::testing::ContainsRegex("\nb +state +hashed +2 +1 +[0-9]+ +[0-9]+% +10GiB +[0-9]+% +40 +0 +0 "
                                                   "+- +-\n"));
   const std::string qzip = env.home() + "/quarantine/" + quarantined;
   EXPECT_THAT(table.out, HasSubstr("quarantined: 1 batch(es) in " + env.home() + "/quarantine\n"));
@@ -177,14 +178,15 @@ TEST(StoresOutput, EveryFormatSaysTheSameOfEachMapWithItsStagedAndQuarantinedBat
   EXPECT_EQ(rb["snapshot_version"], "");  // a single node reads its shards
 }
 
-// The read index of ranged maps: its bytes (what the Reader's Stats report for the same shard), "off" when
-// read_index_max_size = 0, "over" past it; none for other types.
-TEST(StoresOutput, RangedMapsShowTheirReadIndexInEveryFormat) {
+// The read index of ranged and State maps: its bytes (what the Reader's Stats report for the same shard), "off"
+// when read_index_max_size = 0, "over" past it; none for other types.
+TEST(StoresOutput, RangedAndStateMapsShowTheirReadIndexInEveryFormat) {
   CliEnv env(
       "[map.geo]\ntype = ranged\nkey_format = ipv4\n"
       "[map.off]\ntype = ranged\nkey_format = ipv4\nread_index_max_size = 0\n"
       "[map.tiny]\ntype = ranged\nkey_format = ipv4\nread_index_max_size = 1KiB\n"
-      "[map.b]\ntype = state\nscheme = hashed\n");
+      "[map.b]\ntype = temporal\nscheme = hashed\n"
+      "[map.st]\ntype = state\n");
   std::string rows = "from,to,value\n";
   for (int i = 0; i < 200; ++i) rows += "10.0." + std::to_string(i) + ".0,10.0." + std::to_string(i) + ".127,v\n";
   const std::string csv = env.Write("ranges.csv", rows);
@@ -193,14 +195,19 @@ TEST(StoresOutput, RangedMapsShowTheirReadIndexInEveryFormat) {
                                      "--value", "value", csv});
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
-  ASSERT_EQ(env.Load({env.Write("b.xml", ReferenceData(Ref("b", "k", "v")))}).exit_code, 0);
+  ASSERT_EQ(env.Load({env.Write("b.xml", ReferenceData(Ref("b", "k", "v") + Ref("st", "k", "v")))}).exit_code, 0);
 
   std::unique_ptr<Reader> reader = testing::OpenTestReader(env.config(), env.home());
   ASSERT_NE(reader, nullptr);
   ASSERT_TRUE(reader->Prepare("geo").ok());
+  ASSERT_TRUE(reader->Prepare("st").ok());
+  ASSERT_TRUE(reader->Maintain().ok());  // builds the State map's (maintenance does, beside the lookups)
   uint64_t reader_bytes = 0;
+  uint64_t state_bytes = 0;
   for (const MapStats& m : reader->Stats().maps) reader_bytes = m.map == "geo" ? m.read_index_bytes : reader_bytes;
+  for (const MapStats& m : reader->Stats().maps) state_bytes = m.map == "st" ? m.read_index_bytes : state_bytes;
   ASSERT_GT(reader_bytes, 0u);
+  ASSERT_GT(state_bytes, 0u);
 
   const ProcessResult json = env.Run({"stores", "--format", "json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
@@ -216,6 +223,7 @@ TEST(StoresOutput, RangedMapsShowTheirReadIndexInEveryFormat) {
   EXPECT_EQ(maps["tiny"]["read_index_max_size"], 1024);
   EXPECT_TRUE(maps["b"]["read_index_bytes"].is_null());
   EXPECT_TRUE(maps["b"]["read_index_max_size"].is_null());
+  EXPECT_EQ(maps["st"]["read_index_bytes"], state_bytes);
 
   const ProcessResult table = env.Run({"stores"});
   ASSERT_EQ(table.exit_code, 0) << table.err;
@@ -233,6 +241,7 @@ TEST(StoresOutput, RangedMapsShowTheirReadIndexInEveryFormat) {
   EXPECT_EQ(cells["off"], "off");
   EXPECT_EQ(cells["tiny"], "over");
   EXPECT_EQ(cells["b"], "-");
+  EXPECT_EQ(cells["st"], std::to_string(state_bytes));
 
   const ProcessResult csv_out = env.Run({"stores", "--format", "csv"});
   ASSERT_EQ(csv_out.exit_code, 0) << csv_out.err;

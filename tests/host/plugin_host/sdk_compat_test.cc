@@ -6,6 +6,7 @@
 #include <string>
 
 #include "host/cli/cli_test_env.h"
+#include "host/plugin_host/descriptor_copy.h"
 #include "host/plugin_host/plugin_registry.h"
 
 namespace planb {
@@ -86,6 +87,27 @@ std::string RefusalOf(const std::string& name) {
   EXPECT_TRUE(registry.plugins().empty());
   EXPECT_EQ(registry.failures().size(), 1u);
   return registry.failures().empty() ? "" : registry.failures().front().reason;
+}
+
+// 7.10's answers_by_stored_keys lies in what was padding in a 7.9 descriptor, whose bytes a plugin's compiler
+// leaves as it likes: read only from plugins built against 7.10 or later.
+TEST(SdkCompat, AnswersByStoredKeysIsReadOnlyFromPluginsOf710) {
+  static const FieldSpec kFields[] = {{"Key", FieldKind::kText, RowField::kKey}};
+  PluginDescriptor raw;
+  raw.kind = PluginKind::kStoreType;
+  raw.name = "padded";
+  raw.fields = kFields;
+  raw.field_count = 1;
+  raw.create_store = [](const PluginArgs*, ErrorBuffer*) -> Store* { return nullptr; };
+  raw.destroy_store = [](Store*) {};
+  raw.answers_by_stored_keys = true;  // a 7.9 plugin's padding byte that happens to be set
+  for (uint32_t minor : {9u, 10u}) {
+    raw.abi_minor = minor;
+    std::unique_ptr<DescriptorCopy> copy;
+    const Status s = DescriptorCopy::Copy(&raw, "libplanb_padded.so", &copy);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(copy->descriptor().answers_by_stored_keys, minor >= 10) << "7." << minor;
+  }
 }
 
 TEST(SdkCompat, RefusesANewerMinorNamingThePluginAndBothVersions) {

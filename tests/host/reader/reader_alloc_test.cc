@@ -257,6 +257,25 @@ TEST_F(ReaderAllocTest, WarmLookupsOnShardsAllocateNothing) {
   EXPECT_EQ(LookUpEverything(), 0);  // and the parent goes on reading
 }
 
+// The State maps answered from their point read index, which maintenance builds (point_answer_index.h): batches
+// take it before the hot-key cache.
+TEST_F(ReaderAllocTest, WarmLookupsFromPointIndexesAllocateNothing) {
+  PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
+  for (const std::string& map : kState) ASSERT_TRUE(reader_->Prepare(map).ok()) << map;
+  ASSERT_TRUE(reader_->Maintain().ok());
+  for (const MapStats& map : reader_->Stats().maps) {
+    if (map.map.rfind("st_", 0) == 0) {
+      ASSERT_TRUE(map.read_index_current) << map.map << ": " << map.read_index_error;
+    }
+  }
+  Warm();
+  const auto result = RunWithoutHeap([this] { return LookUpEverything(); });
+  ASSERT_TRUE(result.forked);
+  EXPECT_TRUE(result.armed);
+  EXPECT_EQ(result.signal, 0);
+  EXPECT_EQ(result.exit_code, 0) << "10: a lookup, 11/12: a batch answered differently";
+}
+
 TEST_F(ReaderAllocTest, WarmLookupsOnLockFreeCopiesAllocateNothing) {
   PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   // Each map with data swapped for a read-only copy opened MDB_NOLOCK, as snapshots are: renew touches no
