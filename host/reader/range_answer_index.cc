@@ -7,6 +7,7 @@
 
 #include "host/plugin_host/key_format.h"
 #include "host/query/range_map_answers.h"
+#include "host/reader/ipv6_text.h"
 #include "host/storage/map_reader.h"
 #include "planb/ip_address.h"
 
@@ -132,10 +133,13 @@ RangeAnswerIndex::Answer RangeAnswerIndex::Find(std::string_view key, Bytes* val
   uint32_t v4 = 0;
   if (ParseDottedQuad(key, &v4)) return AnswerOf(v4_.Find(v4), value, type);
   if (ipv4_map_ || key.find(':') == std::string_view::npos) return Answer::kNotRead;
-  ip::Address parsed;
-  bool ipv4 = false;
-  if (ip::ParseAddress(key, &parsed, &ipv4) != nullptr) return Answer::kNotRead;  // the store type says why
-  const Address128 a = FromBytes(parsed.bytes);
+  Address128 a = 0;
+  if (!ParsePlainIpv6(key, &a)) {
+    ip::Address parsed;
+    bool ipv4 = false;
+    if (ip::ParseAddress(key, &parsed, &ipv4) != nullptr) return Answer::kNotRead;  // the store type says why
+    a = FromBytes(parsed.bytes);
+  }
   if (IsMapped(a)) return AnswerOf(v4_.Find(static_cast<uint32_t>(a - kIpv4MappedStart)), value, type);
   return AnswerOf(v6_.Find(a), value, type);
 }
