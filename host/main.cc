@@ -48,6 +48,8 @@ int Run(int argc, char** argv) {
                       cli.command == "plugins" || cli.command == "bench" ||  // bench writes only its scratch home
                       cli.command == "backup" ||  // reads the home, writes only DEST
                       cli.command == "export";    // reads a map, writes only OUT
+  // Every plugin file, not only those the maps name: `plugins` lists them all, `bench` tries every scheme.
+  options.all_plugins = cli.command == "plugins" || cli.command == "bench";
   const bool terminal = ::isatty(STDERR_FILENO) != 0;
   if (terminal) {
     options.fetch_progress = [](uint64_t done, uint64_t total) {

@@ -11,6 +11,23 @@ namespace planb {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// Loads the plugins named for the type and scheme of every map of `config`; false when one is not found so.
+bool LoadNamedPlugins(const Config& config, PluginRegistry* registry) {
+  for (const auto& [name, map] : config.maps) {
+    if (!registry->LoadNamed(PluginKind::kStoreType, map.type)) return false;
+    const LoadedPlugin* type = registry->Find(PluginKind::kStoreType, map.type);
+    if (!type->descriptor->uses_key_scheme) continue;
+    if (!registry->LoadNamed(PluginKind::kKeyScheme, map.scheme.empty() ? MapPlugins::kDefaultScheme : map.scheme)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
   auto runtime = std::make_unique<Runtime>();
   std::error_code ec;
@@ -32,12 +49,25 @@ Status Runtime::Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* ou
       if (std::find(dirs.begin(), dirs.end(), path) == dirs.end()) dirs.push_back(path);
     }
   }
-  PLANB_RETURN_IF_ERROR(runtime->registry_.LoadDirectories(dirs));
+  PluginRegistry& registry = runtime->registry_;
+  PLANB_RETURN_IF_ERROR(registry.ListDirectories(dirs));
+  if (options.all_plugins || !LoadNamedPlugins(runtime->config_, &registry)) registry.LoadRest();
   // A file that failed does not stop the plugins that loaded; said once, here, for every command.
-  for (const PluginFailure& failure : runtime->registry_.failures()) {
-    std::cerr << "planb: plugin " << LogValue(failure.file) << " not loaded: " << LogValue(failure.reason) << "\n";
+  size_t said = 0;
+  auto say_failures = [&registry, &said] {
+    for (; said < registry.failures().size(); ++said) {
+      const PluginFailure& failure = registry.failures()[said];
+      std::cerr << "planb: plugin " << LogValue(failure.file) << " not loaded: " << LogValue(failure.reason) << "\n";
+    }
+  };
+  say_failures();
+  Status built = runtime->catalog_.Build(runtime->config_, registry);
+  if (!built.ok() && registry.HasUnloaded()) {
+    registry.LoadRest();  // the error then names every plugin there is, and the schemes that would do
+    say_failures();
+    built = runtime->catalog_.Build(runtime->config_, registry);
   }
-  PLANB_RETURN_IF_ERROR(runtime->catalog_.Build(runtime->config_, runtime->registry_));
+  PLANB_RETURN_IF_ERROR(built);
 
   SetHomeFileMode(runtime->config_.file_mode);  // before anything is created in the home
   std::string home = options.home;

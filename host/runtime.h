@@ -26,6 +26,8 @@ struct RuntimeOptions {
   // MDB_RDONLY, so a home this process may not write (another user's, a read-only mount) serves reads. Fetching a
   // snapshot still writes under snapshots/ (and says so when it cannot).
   bool read_only = false;
+  // Load every plugin file (`planb plugins`, `planb bench`, conform), not only those the config's maps name.
+  bool all_plugins = false;
 };
 
 class Runtime {
@@ -33,6 +35,9 @@ class Runtime {
   // Reads the config, loads plugins (the built-in directory first, then every plugin_dir), checks every map,
   // and creates the home's directories (unless options.read_only). Each plugin file that failed to load is
   // said once on stderr ("planb: plugin PATH not loaded: REASON") and does not stop the rest.
+  // Unless options.all_plugins, only the files named for the types and schemes the config's maps use are loaded
+  // (PluginRegistry::LoadNamed: a process that reads one map maps a few plugins, not all); when one is not found
+  // so, or a map's plugins refuse its config, every file is loaded, so that errors list every plugin there is.
   static Status Open(const RuntimeOptions& options, std::unique_ptr<Runtime>* out);
 
   const Config& config() const { return config_; }

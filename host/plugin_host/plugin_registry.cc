@@ -65,6 +65,13 @@ std::string PluginRegistry::DefaultDirectory() {
 }
 
 Status PluginRegistry::LoadDirectories(const std::vector<std::string>& dirs) {
+  PLANB_RETURN_IF_ERROR(ListDirectories(dirs));
+  LoadRest();
+  return Status::Ok();
+}
+
+Status PluginRegistry::ListDirectories(const std::vector<std::string>& dirs) {
+  std::vector<std::string> listed;
   for (const std::string& dir : dirs) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) return Status::Invalid("plugin directory " + LogValue(dir) + " does not exist");
@@ -76,12 +83,38 @@ Status PluginRegistry::LoadDirectories(const std::vector<std::string>& dirs) {
     }
     if (ec) return Status::IOError("reading plugin directory " + LogValue(dir) + ": " + ec.message());
     std::sort(files.begin(), files.end());
-    for (const std::string& file : files) {
-      std::string reason;
-      if (!Load(file, &reason).ok()) failures_.push_back(PluginFailure{file, reason});
-    }
+    listed.insert(listed.end(), files.begin(), files.end());
   }
+  unloaded_.insert(unloaded_.end(), listed.begin(), listed.end());
   return Status::Ok();
+}
+
+bool PluginRegistry::LoadNamed(PluginKind kind, std::string_view name) {
+  if (Find(kind, name) != nullptr) return true;
+  const std::string stem = std::string(kFilePrefix) + std::string(name);
+  const std::string own = stem + (kind == PluginKind::kStoreType ? "_store.so" : "_key.so");
+  for (size_t i = 0; i < unloaded_.size();) {
+    const std::string base = fs::path(unloaded_[i]).filename().string();
+    if (base != own && base != stem + ".so") {
+      ++i;
+      continue;
+    }
+    const std::string file = unloaded_[i];
+    unloaded_.erase(unloaded_.begin() + static_cast<std::ptrdiff_t>(i));
+    LoadOrRecord(file);
+  }
+  return Find(kind, name) != nullptr;
+}
+
+void PluginRegistry::LoadRest() {
+  std::vector<std::string> files;
+  files.swap(unloaded_);
+  for (const std::string& file : files) LoadOrRecord(file);
+}
+
+void PluginRegistry::LoadOrRecord(const std::string& file) {
+  std::string reason;
+  if (!Load(file, &reason).ok()) failures_.push_back(PluginFailure{file, reason});
 }
 
 Status PluginRegistry::LoadFile(const std::string& path) {

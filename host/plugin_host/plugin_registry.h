@@ -42,6 +42,18 @@ class PluginRegistry {
   // Loads every regular libplanb_*.so file of every directory (in name order). A missing or unreadable
   // directory is an error; a file that fails to load is recorded in failures() and skipped.
   Status LoadDirectories(const std::vector<std::string>& dirs);
+
+  // Loading on demand, so that a command loads the plugins its maps name and not every file (process start):
+  // ListDirectories finds the files as LoadDirectories would (the same errors) and loads none. LoadNamed loads the
+  // listed files named for (kind, name) by the built-in convention, libplanb_<name>_store.so or _key.so, or
+  // libplanb_<name>.so, and says whether a plugin of that kind and name is then loaded. LoadRest loads every
+  // listed file not loaded yet, in order: what LoadDirectories does. A file that provides another name than its
+  // own is found by LoadRest only.
+  Status ListDirectories(const std::vector<std::string>& dirs);
+  bool LoadNamed(PluginKind kind, std::string_view name);
+  void LoadRest();
+  // Whether listed files are left unloaded.
+  bool HasUnloaded() const { return !unloaded_.empty(); }
   // Loads one file; an error names the file and why (nothing is recorded).
   Status LoadFile(const std::string& path);
 
@@ -66,8 +78,12 @@ class PluginRegistry {
   // Loads `path`; on failure `*reason` says why (without the path).
   Status Load(const std::string& path, std::string* reason);
 
+  // Loads `file`, recording a failure as LoadDirectories does.
+  void LoadOrRecord(const std::string& file);
+
   std::vector<LoadedPlugin> plugins_;
   std::vector<PluginFailure> failures_;
+  std::vector<std::string> unloaded_;  // listed, not loaded yet, in load order
 };
 
 const char* PluginKindName(PluginKind kind);

@@ -1,6 +1,7 @@
 // Which shared libraries a planb process maps (issue 42, process start): a local read opens none of the
 // libraries only transfers, serve and MaxMind input need (host/on_demand/), and a command that needs one opens
-// it when it first calls it. Told by the dynamic loader itself (LD_DEBUG=files lists every object it opens).
+// it when it first calls it; a command loads the plugin files its config's maps name, not every one (`planb
+// plugins` loads them all). Told by the dynamic loader itself (LD_DEBUG=files lists every object it opens).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -38,6 +39,28 @@ TEST(LoadedLibraries, ALocalLookupOpensNoTransferServeOrMaxMindLibrary) {
   // The trace is there and lists what the command does need: the check below can see a library.
   ASSERT_TRUE(Opened(lookup, "liblmdb.so.0")) << lookup.err.substr(0, 2000);
   for (const char* library : kOnDemandLibraries) EXPECT_FALSE(Opened(lookup, library)) << library;
+}
+
+TEST(LoadedLibraries, ACommandLoadsThePluginsItsMapsNameAndNoOthers) {
+  CliEnv env("[map.cities]\ntype = state\nscheme = direct\n[map.nets]\ntype = ranged\n[map.people]\ntype = state\n");
+  const std::string data = env.Write("d.xml", ReferenceData(Ref("cities", "Paris", "FR")));
+  ASSERT_EQ(env.Load({data}).exit_code, 0);
+  const ProcessResult lookup =
+      RunPlanbTracingLoads({"--home", env.home(), "--config", env.config(), "lookup", "cities", "Paris"});
+  ASSERT_EQ(lookup.exit_code, 0) << lookup.err.substr(0, 2000);
+  EXPECT_EQ(lookup.out, "FR\n");
+  // people has no scheme: the default, hashed.
+  for (const char* used : {"libplanb_state_store.so", "libplanb_direct_key.so", "libplanb_ranged_store.so",
+                           "libplanb_hashed_key.so"}) {
+    EXPECT_TRUE(Opened(lookup, std::string(PLANB_PLUGIN_DIR) + "/" + used)) << used;
+  }
+  for (const char* unused : {"libplanb_temporal_store.so", "libplanb_session_store.so", "libplanb_histogram_store.so",
+                             "libplanb_lookup_table_key.so", "libplanb_variable_key.so", "libplanb_hybrid_key.so"}) {
+    EXPECT_FALSE(Opened(lookup, std::string(PLANB_PLUGIN_DIR) + "/" + unused)) << unused;
+  }
+  const ProcessResult plugins = RunPlanbTracingLoads({"--config", env.config(), "plugins"});
+  ASSERT_EQ(plugins.exit_code, 0) << plugins.err.substr(0, 2000);
+  EXPECT_TRUE(Opened(plugins, std::string(PLANB_PLUGIN_DIR) + "/libplanb_temporal_store.so")) << "plugins: all";
 }
 
 TEST(LoadedLibraries, ACommandThatNeedsZeroMqOpensItWhenItFirstCallsIt) {
