@@ -195,7 +195,9 @@ class PLANB_EXPORT Reader {
 
   // One maintenance pass, as the background thread runs it: refreshes the snapshots that are due, lets go of
   // environments idle longer than min_time_to_keep_env_open, deletes superseded snapshots no process holds; on a
-  // storage node, reopens shards that maintenance compacted and swapped in.
+  // storage node, reopens shards that maintenance compacted and swapped in. It also builds the read index of each
+  // open map that can have one and whose index is missing or older than the map (a State map's is built only
+  // here, never by a lookup or Prepare: it copies every row; docs/performance.md).
   Status Maintain();
 
   // The figures of every map now (MapStats). Takes each map's lock briefly and one read transaction per map
