@@ -38,12 +38,12 @@
 #include "planb/reader_c.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
+#include "support/reader_batches.h"
 #include "support/shard_setup.h"
 
 namespace planb::bench {
 namespace {
 
-constexpr size_t kBatch = 256;
 constexpr char kMap[] = "points";
 
 // Keys in the order they are asked, their bytes side by side in `text`.
@@ -202,114 +202,74 @@ void Build(const std::string& root, size_t count) {
   fixture->keys.Fill(keys);
 }
 
-size_t Start(const benchmark::State& state, size_t keys) {
-  return static_cast<size_t>(state.thread_index()) * (keys / 2) / kBatch * kBatch;
-}
-
-void Finish(benchmark::State& state, size_t found, const char* what) {
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
-  if (found == static_cast<size_t>(state.iterations()) * kBatch) return;
-  const std::string message = std::string(what) + ": " + std::to_string(found) + " of " +
-                              std::to_string(state.iterations() * kBatch) + " keys found";
-  state.SkipWithError(message.c_str());
-}
-
 void RawMdbGet(benchmark::State& state, const KeyList* key_list) {
   const std::vector<std::string_view>& keys = key_list->keys;
   Txn txn;
   CheckSetup(txn.Begin(fixture->raw_env.get(), MDB_RDONLY));
-  size_t next = Start(state, keys.size());
+  size_t next = BatchStart(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
+    if (next + kReaderBatch > keys.size()) next = 0;
     txn.Reset();
     CheckSetup(txn.Renew());
-    for (size_t i = 0; i < kBatch; ++i) {
+    for (size_t i = 0; i < kReaderBatch; ++i) {
       const std::string_view k = keys[next + i];
       MDB_val key{k.size(), const_cast<char*>(k.data())};
       MDB_val value;
       found += mdb_get(txn.get(), fixture->raw_dbi, &key, &value) == MDB_SUCCESS;
       benchmark::DoNotOptimize(value);
     }
-    next += kBatch;
+    next += kReaderBatch;
   }
-  Finish(state, found, "raw mdb_get");
+  FinishBatches(state, found, "raw mdb_get");
 }
 
 void ReaderLookup(benchmark::State& state, const KeyList* key_list, Reader* reader) {
-  const std::vector<std::string_view>& keys = key_list->keys;
-  (void)reader->Lookup(kMap, keys[0]);  // this thread's transaction, outside the timing
-  size_t next = Start(state, keys.size());
-  size_t found = 0;
-  for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
-    for (size_t i = 0; i < kBatch; ++i) {
-      const LookupResult r = reader->Lookup(kMap, keys[next + i]);
-      found += r.found();
-      benchmark::DoNotOptimize(r.value);
-    }
-    next += kBatch;
-  }
-  Finish(state, found, "Reader::Lookup");
+  TimeReaderLookups(state, key_list->keys, *reader, kMap);
 }
 
 void ReaderLookupMany(benchmark::State& state, const KeyList* key_list, Reader* reader) {
-  const std::vector<std::string_view>& keys = key_list->keys;
-  (void)reader->Lookup(kMap, keys[0]);
-  std::vector<ReaderKey> batch(kBatch);
-  std::vector<LookupResult> results(kBatch);
-  size_t next = Start(state, keys.size());
-  size_t found = 0;
-  for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
-    for (size_t i = 0; i < kBatch; ++i) batch[i].key = keys[next + i];
-    if (reader->LookupMany(kMap, batch.data(), kBatch, results.data()) == Code::kOk) {
-      for (const LookupResult& r : results) found += r.found();
-    }
-    benchmark::DoNotOptimize(results.data());
-    next += kBatch;
-  }
-  Finish(state, found, "Reader::LookupMany");
+  TimeReaderLookupMany(state, key_list->keys, *reader, kMap);
 }
 
 void CApiLookup(benchmark::State& state, const KeyList* key_list) {
   const std::vector<std::string_view>& keys = key_list->keys;
   planb_result_t r;
   (void)planb_reader_lookup(fixture->c_reader, kMap, sizeof kMap - 1, keys[0].data(), keys[0].size(), nullptr, &r);
-  size_t next = Start(state, keys.size());
+  size_t next = BatchStart(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
-    for (size_t i = 0; i < kBatch; ++i) {
+    if (next + kReaderBatch > keys.size()) next = 0;
+    for (size_t i = 0; i < kReaderBatch; ++i) {
       const std::string_view k = keys[next + i];
       found +=
           planb_reader_lookup(fixture->c_reader, kMap, sizeof kMap - 1, k.data(), k.size(), nullptr, &r) == PLANB_OK;
       benchmark::DoNotOptimize(r.value);
     }
-    next += kBatch;
+    next += kReaderBatch;
   }
-  Finish(state, found, "planb_reader_lookup");
+  FinishBatches(state, found, "planb_reader_lookup");
 }
 
 void CApiLookupMany(benchmark::State& state, const KeyList* key_list) {
   const std::vector<std::string_view>& keys = key_list->keys;
-  std::vector<planb_key_t> batch(kBatch);
-  std::vector<planb_result_t> results(kBatch);
-  size_t next = Start(state, keys.size());
+  std::vector<planb_key_t> batch(kReaderBatch);
+  std::vector<planb_result_t> results(kReaderBatch);
+  size_t next = BatchStart(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
-    for (size_t i = 0; i < kBatch; ++i) {
+    if (next + kReaderBatch > keys.size()) next = 0;
+    for (size_t i = 0; i < kReaderBatch; ++i) {
       batch[i] = planb_key_t{keys[next + i].data(), keys[next + i].size(), 0, 0, 0};
     }
-    if (planb_reader_lookup_many(fixture->c_reader, kMap, sizeof kMap - 1, batch.data(), kBatch, results.data()) ==
+    if (planb_reader_lookup_many(fixture->c_reader, kMap, sizeof kMap - 1, batch.data(), kReaderBatch, results.data()) ==
         PLANB_OK) {
       for (const planb_result_t& r : results) found += r.code == PLANB_OK;
     }
     benchmark::DoNotOptimize(results.data());
-    next += kBatch;
+    next += kReaderBatch;
   }
-  Finish(state, found, "planb_reader_lookup_many");
+  FinishBatches(state, found, "planb_reader_lookup_many");
 }
 
 }  // namespace

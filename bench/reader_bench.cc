@@ -5,10 +5,11 @@
 //                       8-byte prefix + clash number 0), mdb_get, compare the stored key (the Reader's work without
 //                       the Reader: one reused read transaction per thread, renewed for every lookup)
 //   mdb_get_one_renew   the same with one reset + renew per 256 keys (what LookupMany's batching can gain)
-//   reader_lookup       Reader::Lookup per key
+//   reader_lookup       Reader::Lookup per key (the hot-key cache and the map's read index, which one maintenance
+//                       pass builds before the runs: host/reader/point_answer_index.h)
 //   reader_lookup_many  one Reader::LookupMany of 256 keys
 //   reader_lookup_no_cache  Reader::Lookup through a second Reader on the same home whose config sets
-//                       lookup_cache_size = 0 (no hot-key cache, host/reader/hot_key_cache.h)
+//                       lookup_cache_size = 0 and read_index_max_size = 0 (neither: the store type's Get)
 // Two key orders: lookup_256_keys/ every key once in a random order (nothing repeats: the cache stands aside), and
 // apache_log_order/ the Apache log's 10,000 client addresses in the log's order (../shared/data/apache_logs.gz;
 // skipped without it), loaded as keys of the same map: a real stream's skew, where a thread's hot-key cache answers
@@ -38,12 +39,12 @@
 #include "support/bench_data.h"
 #include "support/hashed_layout.h"
 #include "support/ratio_reporter.h"
+#include "support/reader_batches.h"
 #include "support/shard_setup.h"
 
 namespace planb::bench {
 namespace {
 
-constexpr size_t kBatch = 256;
 
 struct Fixture {
   std::vector<std::string> keys;  // every key, shuffled
@@ -93,10 +94,12 @@ void Build(const std::string& root, size_t count) {
 
   ReaderOptions reader_options;
   reader_options.config_path = root + "/planb.ini";
+  reader_options.maintenance_interval_ms = 0;  // nothing changes in the background while the runs time it
   CheckSetup(Reader::Open(reader_options, &fixture->reader));
   CheckSetup(fixture->reader->Prepare("hashed"));
+  CheckSetup(fixture->reader->Maintain());  // builds the map's read index
   std::ofstream(root + "/uncached.ini") << "home = " << root << "/home\n[map.hashed]\ntype = state\nscheme = hashed\n"
-                                         << "lookup_cache_size = 0\n";
+                                         << "lookup_cache_size = 0\nread_index_max_size = 0\n";
   reader_options.config_path = root + "/uncached.ini";
   CheckSetup(Reader::Open(reader_options, &fixture->uncached));
   CheckSetup(fixture->uncached->Prepare("hashed"));
@@ -139,32 +142,19 @@ void Warm() {
   }
 }
 
-// Where this thread starts in the key list, so that threads do not read the same keys in step.
-size_t Start(const benchmark::State& state, size_t keys) {
-  return static_cast<size_t>(state.thread_index()) * (keys / 2) / kBatch * kBatch;
-}
-
-void Finish(benchmark::State& state, size_t found, const char* what) {
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kBatch));
-  if (found == static_cast<size_t>(state.iterations()) * kBatch) return;
-  const std::string message = std::string(what) + ": " + std::to_string(found) + " of " +
-                              std::to_string(state.iterations() * kBatch) + " keys found";
-  state.SkipWithError(message.c_str());
-}
-
 void RawMdbGet(benchmark::State& state, const std::vector<std::string>* key_list, bool renew_per_key) {
   const std::vector<std::string>& keys = *key_list;
   Txn txn;
   CheckSetup(txn.Begin(fixture->raw_env.get(), MDB_RDONLY));
-  size_t next = Start(state, keys.size());
+  size_t next = BatchStart(state, keys.size());
   size_t found = 0;
   for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
+    if (next + kReaderBatch > keys.size()) next = 0;
     if (!renew_per_key) {
       txn.Reset();
       CheckSetup(txn.Renew());
     }
-    for (size_t i = 0; i < kBatch; ++i) {
+    for (size_t i = 0; i < kReaderBatch; ++i) {
       if (renew_per_key) {
         txn.Reset();
         CheckSetup(txn.Renew());
@@ -173,47 +163,17 @@ void RawMdbGet(benchmark::State& state, const std::vector<std::string>* key_list
       found += RawGet(txn.get(), fixture->raw_dbi, keys[next + i], &value);
       benchmark::DoNotOptimize(value);
     }
-    next += kBatch;
+    next += kReaderBatch;
   }
-  Finish(state, found, renew_per_key ? "raw mdb_get" : "mdb_get, one renew per batch");
+  FinishBatches(state, found, renew_per_key ? "raw mdb_get" : "mdb_get, one renew per batch");
 }
 
 void ReaderLookup(benchmark::State& state, const std::vector<std::string>* key_list, Reader* which) {
-  const std::vector<std::string>& keys = *key_list;
-  Reader& reader = *which;
-  (void)reader.Lookup("hashed", keys[0]);  // this thread's transaction, outside the timing
-  size_t next = Start(state, keys.size());
-  size_t found = 0;
-  for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
-    for (size_t i = 0; i < kBatch; ++i) {
-      const LookupResult r = reader.Lookup("hashed", keys[next + i]);
-      found += r.found();
-      benchmark::DoNotOptimize(r.value);
-    }
-    next += kBatch;
-  }
-  Finish(state, found, "Reader::Lookup");
+  TimeReaderLookups(state, *key_list, *which, "hashed");
 }
 
 void ReaderLookupMany(benchmark::State& state, const std::vector<std::string>* key_list) {
-  const std::vector<std::string>& keys = *key_list;
-  Reader& reader = *fixture->reader;
-  (void)reader.Lookup("hashed", keys[0]);
-  std::vector<ReaderKey> batch(kBatch);
-  std::vector<LookupResult> results(kBatch);
-  size_t next = Start(state, keys.size());
-  size_t found = 0;
-  for (auto _ : state) {
-    if (next + kBatch > keys.size()) next = 0;
-    for (size_t i = 0; i < kBatch; ++i) batch[i].key = keys[next + i];
-    if (reader.LookupMany("hashed", batch.data(), kBatch, results.data()) == Code::kOk) {
-      for (const LookupResult& r : results) found += r.found();
-    }
-    benchmark::DoNotOptimize(results.data());
-    next += kBatch;
-  }
-  Finish(state, found, "Reader::LookupMany");
+  TimeReaderLookupMany(state, *key_list, *fixture->reader, "hashed");
 }
 
 // RatioReporter groups by the name up to the last '/', which "/threads:2" would split: the thread count moves into

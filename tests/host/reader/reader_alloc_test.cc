@@ -218,6 +218,15 @@ class ReaderAllocTest : public ::testing::Test {
     return 0;
   }
 
+  // Every probe and batch again in a forked child that cannot allocate: all answered as before the fork.
+  void ExpectWarmLookupsAllocateNothing() {
+    const auto result = RunWithoutHeap([this] { return LookUpEverything(); });
+    ASSERT_TRUE(result.forked);
+    EXPECT_TRUE(result.armed);
+    EXPECT_EQ(result.signal, 0);
+    EXPECT_EQ(result.exit_code, 0) << "10: a lookup, 11/12: a batch answered differently";
+  }
+
   // A map of each text-key store type under every scheme of the matrix, and the ranged types.
   const std::vector<std::string> kState = SchemeMapNames("st");
   const std::vector<std::string> kTemporal = SchemeMapNames("tm");
@@ -249,11 +258,7 @@ TEST_F(ReaderAllocTest, TheTrapCatchesTheFirstLookupOfAMapOnAThread) {
 TEST_F(ReaderAllocTest, WarmLookupsOnShardsAllocateNothing) {
   PLANB_SKIP_HEAP_TRAP_UNDER_SANITIZER();
   Warm();
-  const auto result = RunWithoutHeap([this] { return LookUpEverything(); });
-  ASSERT_TRUE(result.forked);
-  EXPECT_TRUE(result.armed);
-  EXPECT_EQ(result.signal, 0);
-  EXPECT_EQ(result.exit_code, 0) << "10: a lookup, 11/12: a batch answered differently";
+  ExpectWarmLookupsAllocateNothing();
   EXPECT_EQ(LookUpEverything(), 0);  // and the parent goes on reading
 }
 
@@ -269,11 +274,7 @@ TEST_F(ReaderAllocTest, WarmLookupsFromPointIndexesAllocateNothing) {
     }
   }
   Warm();
-  const auto result = RunWithoutHeap([this] { return LookUpEverything(); });
-  ASSERT_TRUE(result.forked);
-  EXPECT_TRUE(result.armed);
-  EXPECT_EQ(result.signal, 0);
-  EXPECT_EQ(result.exit_code, 0) << "10: a lookup, 11/12: a batch answered differently";
+  ExpectWarmLookupsAllocateNothing();
 }
 
 TEST_F(ReaderAllocTest, WarmLookupsOnLockFreeCopiesAllocateNothing) {
@@ -296,11 +297,7 @@ TEST_F(ReaderAllocTest, WarmLookupsOnLockFreeCopiesAllocateNothing) {
     ASSERT_TRUE(impl->TEST_Publish(map, copy).ok());
   }
   Warm();
-  const auto result = RunWithoutHeap([this] { return LookUpEverything(); });
-  ASSERT_TRUE(result.forked);
-  EXPECT_TRUE(result.armed);
-  EXPECT_EQ(result.signal, 0);
-  EXPECT_EQ(result.exit_code, 0) << "10: a lookup, 11/12: a batch answered differently";
+  ExpectWarmLookupsAllocateNothing();
   reader_.reset();  // before the copies' directories go
 }
 
