@@ -24,12 +24,15 @@ bool Pton(const std::string& text, unsigned __int128* out) {
   return true;
 }
 
-std::string Hex(unsigned v, int digits, bool upper) {
+// `v` (below 65536) as `digits` (1 to 4, at least what it needs) hex digits, in upper or lower case.
+std::string Hex(unsigned v, unsigned digits, bool upper) {
   static const char* kLower = "0123456789abcdef";
   static const char* kUpper = "0123456789ABCDEF";
+  // Lowest digit first, then reversed: no shift by a variable count (gcc 12's -fsanitize=shift at -O1 reports a
+  // bogus exponent for the shift this loop first had).
   std::string s;
-  for (int d = digits - 1; d >= 0; --d) s += (upper ? kUpper : kLower)[(v >> (4 * d)) & 15];
-  return s;
+  for (unsigned d = 0; d < digits; ++d, v /= 16) s += (upper ? kUpper : kLower)[v % 16];
+  return std::string(s.rbegin(), s.rend());
 }
 
 // Eight random groups written with random widths and case, and "::" in place of the run [from, to) when from < to.
@@ -42,10 +45,10 @@ std::string Write(const std::vector<unsigned>& groups, int from, int to, std::mt
       continue;
     }
     if (!s.empty() && s.back() != ':') s += ":";
-    int digits = 1;
-    while ((groups[g] >> (4 * digits)) != 0) ++digits;
-    digits += static_cast<int>(random() % (5 - digits));  // leading zeros up to four digits
-    s += Hex(groups[g], digits, random() % 2 == 0);
+    const unsigned v = groups[g];
+    const unsigned needed = v > 0xFFF ? 4 : v > 0xFF ? 3 : v > 0xF ? 2 : 1;
+    const unsigned digits = needed + static_cast<unsigned>(random() % (5 - needed));  // leading zeros up to four
+    s += Hex(v, digits, random() % 2 == 0);
   }
   return s;
 }
