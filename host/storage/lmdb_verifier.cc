@@ -55,11 +55,17 @@ std::string FormatSeconds(int64_t ms) {
   return s + " s";
 }
 
-// Appends what the child writes until it closes the pipe (true) or `deadline` passes (false).
-bool ReadReport(int fd, Clock::time_point deadline, std::string* report) {
+// Appends what the child writes until it closes the pipe (true) or the deadline passes (false). The deadline is
+// `start` until the child's first byte (its first map begun: the process is up), then that moment plus `walk_ms`,
+// so a start slowed by a loaded machine never eats into the time the walk is given. `*walking` says which phase
+// the deadline ended.
+bool ReadReport(int fd, Clock::time_point start, int64_t walk_ms, std::string* report, bool* walking,
+                Clock::time_point* deadline) {
   char buffer[4096];
+  *walking = false;
+  *deadline = start;
   while (true) {
-    const int64_t left = MillisecondsLeft(deadline);
+    const int64_t left = MillisecondsLeft(*deadline);
     if (left <= 0) return false;
     struct pollfd ready = {fd, POLLIN, 0};
     const int n_ready = ::poll(&ready, 1, static_cast<int>(std::min<int64_t>(left + 1, INT_MAX)));
@@ -68,6 +74,10 @@ bool ReadReport(int fd, Clock::time_point deadline, std::string* report) {
     const ssize_t n = ::read(fd, buffer, sizeof(buffer));
     if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (n <= 0) return true;
+    if (!*walking) {
+      *walking = true;
+      *deadline = Clock::now() + std::chrono::milliseconds(walk_ms);
+    }
     // Drained but not kept past the cap: a report is a few records and one message.
     if (report->size() < kMaxReportBytes) report->append(buffer, static_cast<size_t>(n));
   }
@@ -121,7 +131,8 @@ Status SpawnVerifier(const std::string& program, const std::vector<std::string>&
   return Status::Ok();
 }
 
-Status RunVerifier(const std::string& zip_path, const std::string& program, const VerifyJob& job, int64_t deadline_ms) {
+Status RunVerifier(const std::string& zip_path, const std::string& program, const VerifyJob& job,
+                   int64_t start_deadline_ms, int64_t deadline_ms) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return Status::IOError(std::string("verifier pipe: ") + std::strerror(errno));
   for (int& fd : fds) {
@@ -135,7 +146,7 @@ Status RunVerifier(const std::string& zip_path, const std::string& program, cons
     ::close(fd);
     fd = moved;
   }
-  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
+  const Clock::time_point start_deadline = Clock::now() + std::chrono::milliseconds(start_deadline_ms);
   pid_t pid = 0;
   const Status spawned = SpawnVerifier(program, EncodeVerifyJob(job), fds[1], &pid);
   if (!spawned.ok()) {
@@ -145,7 +156,9 @@ Status RunVerifier(const std::string& zip_path, const std::string& program, cons
   }
   ::close(fds[1]);
   std::string report;
-  const bool closed = ReadReport(fds[0], deadline, &report);
+  bool walking = false;
+  Clock::time_point deadline;
+  const bool closed = ReadReport(fds[0], start_deadline, deadline_ms, &report, &walking, &deadline);
   ::close(fds[0]);
   int wstatus = 0;
   const Reaped reaped = closed ? ReapBefore(pid, deadline, &wstatus) : Reaped::kDeadline;
@@ -168,6 +181,10 @@ Status RunVerifier(const std::string& zip_path, const std::string& program, cons
   }
   const std::string map = started && current < job.maps.size() ? job.maps[current].config.name : "?";
   const std::string where = zip_path + ": map '" + map + "'";
+  if (reaped == Reaped::kDeadline && !walking) {  // never reached the files: no verdict on them
+    return Status::Internal(zip_path + ": the verifier '" + LogValue(program) + "' did not start within " +
+                            FormatSeconds(start_deadline_ms));
+  }
   if (reaped == Reaped::kDeadline) {
     return Status::Corruption(where + ": verification did not finish within " + FormatSeconds(deadline_ms) +
                               " (corrupt B-tree?)");
@@ -226,7 +243,8 @@ Status VerifyExtractedBatch(const MapCatalog& catalog, const std::string& zip_pa
   if (maps.empty()) return Status::Ok();
   const int64_t deadline_ms =
       options.base_deadline_ms + static_cast<int64_t>(extracted / (kBytesPerDeadlineSecond / 1000));
-  return RunVerifier(zip_path, options.program.empty() ? VerifierProgramPath() : options.program, job, deadline_ms);
+  return RunVerifier(zip_path, options.program.empty() ? VerifierProgramPath() : options.program, job,
+                     options.start_deadline_ms, deadline_ms);
 }
 
 }  // namespace planb

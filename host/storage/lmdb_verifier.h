@@ -20,7 +20,11 @@ namespace planb {
 struct VerifyOptions {
   // The child's time limit: this plus 1 s per 16 MiB of extracted data. A sound batch is read in well under a
   // second per 16 MiB; only a corrupt B-tree (a loop of branch pages) keeps the walk going past it.
+  // It counts from the child's start: from its first report, once its process is up.
   int64_t base_deadline_ms = 30000;
+  // The child's time to start (exec, dynamic linking) before it reports its first map. Past it the child is killed
+  // and the batch gets no verdict (kInternal), for a start slowed by a loaded machine says nothing about the files.
+  int64_t start_deadline_ms = 30000;
   // The verifier program; empty: VerifierProgramPath().
   std::string program;
 };
@@ -33,8 +37,8 @@ std::string VerifierProgramPath();
 // Verifies `maps`, each at `dir`/<map>/data.mdb (as UnzipBatch extracted them; the files stay), against
 // `catalog`. Errors name `zip_path` (the zip `dir` came from) and the map: kInvalidArgument (unknown map, meta
 // mismatch), kCorruption (corrupt LMDB, a row that does not decode, an unusable map size, the deadline),
-// kIOError/kFull (local disk), kInternal (the verifier could not start, or load the map's plugins, or ended without
-// a verdict: no verdict on the files).
+// kIOError/kFull (local disk), kInternal (the verifier could not start, or not within its start deadline, or could
+// not load the map's plugins, or ended without a verdict: no verdict on the files).
 // Safe to call from a multi-threaded process: the child is a new program (posix_spawn) that inherits no descriptor
 // but its report pipe. Blocks until the child ends or its deadline.
 Status VerifyExtractedBatch(const MapCatalog& catalog, const std::string& zip_path, const std::string& dir,

@@ -530,7 +530,7 @@ TEST_F(BatchVerifierTest, KillsVerifierThatOutlivesItsDeadline) {
   FaultGuard hang("verify.hang");  // the child stops as a looping B-tree walk would
   const auto start = std::chrono::steady_clock::now();
   VerifyOptions options;
-  options.base_deadline_ms = 50;
+  options.base_deadline_ms = 50;  // counted from the child's first report, so a slow start cannot end it first
   const Status s = Verify(zip, options);
   const auto took = std::chrono::steady_clock::now() - start;
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
@@ -672,6 +672,22 @@ TEST_F(BatchVerifierTest, AVerifierKilledBySignalJudgesTheMapItWasOnCorrupt) {
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
   EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': LMDB file is corrupt (verifier killed by signal 11)"))
       << s.message();
+}
+
+TEST_F(BatchVerifierTest, AVerifierThatNeverStartsIsKilledAndGivesNoVerdict) {
+  const std::string zip = Zip(WriteBatch(NodeConfig(), {"m"}, 10));
+  const std::set<pid_t> children_before = ChildrenOf(::getpid());
+  VerifyOptions options;
+  options.program = FakeVerifier(dir_.path(), "fake", "", "kill -STOP $$");  // up, but never reports a map
+  options.start_deadline_ms = 50;
+  options.base_deadline_ms = 600000;  // not the walk's deadline that ends it
+  const auto start = std::chrono::steady_clock::now();
+  const Status s = Verify(zip, options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(s.code(), Code::kInternal) << s.message();  // a slow start says nothing about the files
+  EXPECT_EQ(s.message(), zip + ": the verifier '" + options.program + "' did not start within 0.05 s");
+  EXPECT_LT(took, std::chrono::seconds(60));
+  EXPECT_EQ(ChildrenOf(::getpid()), children_before);  // killed and reaped
 }
 
 TEST_F(BatchVerifierTest, AnErrorReportKeepsItsCodeAndNamesTheMap) {
