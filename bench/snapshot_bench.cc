@@ -5,7 +5,10 @@
 //
 //   snapshot/transfer/fetch          the node's zip already made (it is reused while the shard is unchanged, as
 //                                    for many readers): SNAPSHOT, FETCH chunks, checksum, fsync of the zip
-//   snapshot/prepare/copy_and_zip    the node's side alone: compacting copy of the shard, version, zip
+//   snapshot/prepare/copy_and_zip    the node's side alone, as it makes snapshots by default: LMDB's compacting
+//                                    copy of the shard, its version, a zip of stored entries (not synced: a cache)
+//   snapshot/prepare/copy_and_zip_deflate        the same with snapshot_compression = deflate
+//   snapshot/prepare/plain_copy_and_zip(_deflate) LMDB's plain copy (every used page, free ones too) instead
 //   snapshot/*/raw_file_copy         the baseline
 // PLANB_BENCH_SNAPSHOT_ROWS (default 1000000) rows in a state map (hashed scheme).
 #include <benchmark/benchmark.h>
@@ -17,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "host/serve/snapshot_source.h"
@@ -84,9 +88,16 @@ void Fetch(benchmark::State& state, Fixture* f) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f->shard_bytes));
 }
 
-void Prepare(benchmark::State& state, Fixture* f) {
+struct PrepareArgs {
+  Fixture* fixture;
+  SnapshotMaking making;
+};
+
+void Prepare(benchmark::State& state, PrepareArgs args) {
+  Fixture* f = args.fixture;
+  uint64_t zip_bytes = 0;
   for (auto _ : state) {
-    SnapshotSource source(*f->runtime);  // a fresh one each time: no zip to reuse
+    SnapshotSource source(*f->runtime, args.making);  // a fresh one each time: no zip to reuse
     PreparedSnapshot prepared;
     Status s = source.Prepare("city", ContentVersion(), &prepared);
     if (!s.ok() || prepared.not_modified) {
@@ -94,10 +105,13 @@ void Prepare(benchmark::State& state, Fixture* f) {
       break;
     }
     state.PauseTiming();
+    zip_bytes = prepared.size;
     fs::remove(prepared.zip_path);
     state.ResumeTiming();
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f->shard_bytes));
+  // What a reader then downloads, as a share of the shard file.
+  state.counters["zip_share"] = static_cast<double>(zip_bytes) / static_cast<double>(f->shard_bytes);
 }
 
 void Setup(Fixture* f, size_t rows) {
@@ -124,7 +138,15 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((std::string(group) + "raw_file_copy").c_str(), RawFileCopy, &f)->UseRealTime();
   }
   benchmark::RegisterBenchmark("snapshot/transfer/fetch", Fetch, &f)->UseRealTime();
-  benchmark::RegisterBenchmark("snapshot/prepare/copy_and_zip", Prepare, &f)->UseRealTime();
+  const std::pair<const char*, planb::SnapshotMaking> makings[] = {
+      {"snapshot/prepare/copy_and_zip", {false, true}},
+      {"snapshot/prepare/copy_and_zip_deflate", {true, true}},
+      {"snapshot/prepare/plain_copy_and_zip", {false, false}},
+      {"snapshot/prepare/plain_copy_and_zip_deflate", {true, false}},
+  };
+  for (const auto& [name, making] : makings) {
+    benchmark::RegisterBenchmark(name, Prepare, PrepareArgs{&f, making})->UseRealTime();
+  }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   f.node.reset();

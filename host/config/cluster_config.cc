@@ -105,15 +105,29 @@ int64_t ClusterConfig::MergedBatchesKeepMs() const {
 }
 
 const std::vector<std::string>& ClusterKeyNames() {
-  static const std::vector<std::string> names = {"node_name", "node_list", "request_timeout", "send_part_attempts",
-                                                 "send_part_retry_delay", "max_batch_size",
-                                                 "snapshot_retry_fetch_interval", "min_time_to_keep_snapshots",
-                                                 "min_time_to_keep_env_open", "upload_idle_timeout",
-                                                 "max_remote_where_terms", "max_remote_rows_examined",
-                                                 "max_remote_bytes_examined", "remote_read_timeout",
-                                                 "max_client_share", "min_transfer_rate", "max_unread_reply_bytes",
-                                                 "max_connections", "idle_connection_timeout",
-                                                 "batch_retention", "batch_retention_bytes", "catch_up_interval",
+  static const std::vector<std::string> names = {"node_name",
+                                                 "node_list",
+                                                 "request_timeout",
+                                                 "send_part_attempts",
+                                                 "send_part_retry_delay",
+                                                 "max_batch_size",
+                                                 "snapshot_retry_fetch_interval",
+                                                 "min_time_to_keep_snapshots",
+                                                 "min_time_to_keep_env_open",
+                                                 "snapshot_compression",
+                                                 "upload_idle_timeout",
+                                                 "max_remote_where_terms",
+                                                 "max_remote_rows_examined",
+                                                 "max_remote_bytes_examined",
+                                                 "remote_read_timeout",
+                                                 "max_client_share",
+                                                 "min_transfer_rate",
+                                                 "max_unread_reply_bytes",
+                                                 "max_connections",
+                                                 "idle_connection_timeout",
+                                                 "batch_retention",
+                                                 "batch_retention_bytes",
+                                                 "catch_up_interval",
                                                  "write_quorum"};
   return names;
 }
@@ -132,6 +146,11 @@ Status ApplyClusterKey(const std::string& key, const std::string& value, Cluster
   if (key == "send_part_retry_delay") return ParseDurationKey(value, 0, &cluster->send_part_retry_delay_ms);
   if (key == "snapshot_retry_fetch_interval") {
     return ParseDurationKey(value, 0, &cluster->snapshot_retry_fetch_interval_ms);
+  }
+  if (key == "snapshot_compression") {
+    if (value != "none" && value != "deflate") return Status::Invalid("'" + value + "' is not none or deflate");
+    cluster->snapshot_deflate = value == "deflate";
+    return Status::Ok();
   }
   if (key == "min_time_to_keep_snapshots") return ParseDurationKey(value, 0, &cluster->min_time_to_keep_snapshots_ms);
   if (key == "min_time_to_keep_env_open") return ParseDurationKey(value, 0, &cluster->min_time_to_keep_env_open_ms);

@@ -30,6 +30,8 @@
 //                                    # and a reader's snapshot fetch over each 2 x request_timeout
 //   max_client_share = 25%           # of upload slots, upload disk room and served snapshots, per client
 //   max_unread_reply_bytes = 128MiB  # replies (remote reads, snapshot chunks) one client may leave unread
+//   snapshot_compression = none      # snapshot zips stored as they are (about a file copy to make) or deflate
+//                                    # (a third of the bytes to send; several times the making time)
 //   max_connections = 1024           # open at once (lowered to fit the open-files limit); a client: its share
 //   idle_connection_timeout = 5m     # a connection that sends nothing this long is closed
 //   max_remote_where_terms = 10000   # remote reads (--remote): literals in one --where
@@ -137,6 +139,8 @@ struct ClusterConfig {
   int64_t snapshot_retry_fetch_interval_ms = 60 * 1000;
   int64_t min_time_to_keep_snapshots_ms = 10 * 60 * 1000;
   int64_t min_time_to_keep_env_open_ms = 60 * 1000;
+  // snapshot_compression: a storage node's snapshot zips deflated (deflate) or stored (none, the default).
+  bool snapshot_deflate = false;
   int64_t upload_idle_timeout_ms = 30 * 1000;
   uint64_t min_transfer_rate = 64 << 10;
   uint32_t max_client_share_percent = 25;

@@ -35,11 +35,11 @@ Status ReadVersion(const MapEnv& env, ContentVersion* out) {
   return ReadContentVersion(txn.get(), env.meta(), out).WithContext(env.path());
 }
 
-// LMDB's compacting copy of `shard` into the new file `path`, under the copy's own read transaction.
-Status CopyShard(const MapEnv& shard, const std::string& path) {
+// LMDB's copy (compacting or not) of `shard` into the new file `path`, under the copy's own read transaction.
+Status CopyShard(const MapEnv& shard, const std::string& path, bool compact) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode());
   if (fd < 0) return ErrnoStatus(errno, "creating " + path);
-  const int rc = mdb_env_copyfd2(shard.env(), fd, MDB_CP_COMPACT);
+  const int rc = mdb_env_copyfd2(shard.env(), fd, compact ? MDB_CP_COMPACT : 0);
   const int close_errno = ::close(fd) != 0 ? errno : 0;
   if (rc == ENOSPC) return ErrnoStatus(rc, "copying " + shard.path() + " to " + path);
   PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "copying " + shard.path() + " to " + path));
@@ -152,7 +152,7 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
   const std::string scratch = outgoing + "/." + stem;
   const std::string copy_dir = scratch + "/" + map;
   Status status = MakeDirectories(copy_dir);
-  if (status.ok()) status = CopyShard(*shard, copy_dir + "/data.mdb");
+  if (status.ok()) status = CopyShard(*shard, copy_dir + "/data.mdb", making_.compact);
   if (status.ok()) {
     // The version read from the copy: merges that committed after the copy's read transaction began are not in
     // it, and neither is their batch in the version.
@@ -164,7 +164,8 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
   const std::string zip_path = outgoing + "/" + stem + ".zip";
   if (status.ok()) {
     ZipOptions options;
-    options.compress = true;
+    options.compress = making_.deflate;
+    options.durable = false;  // outgoing/ is a cache that Clear() empties at every start
     options.batch_id =
         "snapshot/" + runtime_.config().cluster.node_name + "/" + map + "/" + std::to_string(out->version.batches);
     status = ZipBatch(scratch, zip_path, options);

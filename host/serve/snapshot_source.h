@@ -7,7 +7,8 @@
 //
 // outgoing/ holds, per map, <map>-<create_time_ms>-<n>.zip (a batch zip, batch_zip.h, of the one map, with the
 // batch id "snapshot/<node>/<map>/<batches>") and, while a copy is being made, a scratch directory
-// .<map>-<create_time_ms>-<n>/ (removed when done). Nothing in it outlives the serving process: Clear() empties it.
+// .<map>-<create_time_ms>-<n>/ (removed when done). Nothing in it outlives the serving process: Clear() empties it,
+// so the zips are not synced to disk (a crash loses a cache, nothing else).
 // Thread-safety: Prepare and Clear may be called from any thread; calls are serialised (in the node, Prepare runs
 // on the receiver's snapshot worker, Clear before the receiver starts).
 #pragma once
@@ -24,10 +25,21 @@
 
 namespace planb {
 
+// How a snapshot zip is made. The node takes them from its config (snapshot_compression); benches try each.
+struct SnapshotMaking {
+  // The zip's entries deflated (level 1: about a third of the bytes to send, at several times the making time)
+  // or stored as they are (making costs about a file copy; more bytes on the wire).
+  bool deflate = false;
+  // LMDB's compacting copy (free pages left out, pages renumbered) or its plain copy of every used page.
+  bool compact = true;
+};
+
 class SnapshotSource {
  public:
   // REQUIRES: `runtime` outlives the source.
-  explicit SnapshotSource(Runtime& runtime) : runtime_(runtime) {}
+  explicit SnapshotSource(Runtime& runtime)
+      : SnapshotSource(runtime, SnapshotMaking{runtime.config().cluster.snapshot_deflate, true}) {}
+  SnapshotSource(Runtime& runtime, const SnapshotMaking& making) : runtime_(runtime), making_(making) {}
   SnapshotSource(const SnapshotSource&) = delete;
   SnapshotSource& operator=(const SnapshotSource&) = delete;
 
@@ -45,6 +57,7 @@ class SnapshotSource {
                  const std::shared_ptr<MapEnv>& shard, PreparedSnapshot* out);
 
   Runtime& runtime_;
+  const SnapshotMaking making_;
   std::mutex mutex_;                                // one Prepare at a time
   std::map<std::string, PreparedSnapshot> latest_;  // per map: the zip made last
   std::map<std::string, std::string> retired_;       // per map: the zip it replaced, unlinked at the next one

@@ -539,9 +539,12 @@ Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const
   Status s = RemoveTree(temp);  // left by a crash mid-zip
   if (s.ok()) s = WriteZip(batch_dir, maps, temp, options);
   // zip_close writes to its own temp file and renames it to `temp`: sync the bytes before publishing the name.
-  if (s.ok()) s = SyncPath(temp);
+  if (s.ok() && options.durable) s = SyncPath(temp);
   if (s.ok()) s = ApplyHomeMode(temp);  // libzip creates it 0666 less the umask
-  if (s.ok()) s = DurableRename(temp, zip_path);
+  if (s.ok() && options.durable) s = DurableRename(temp, zip_path);
+  if (s.ok() && !options.durable && ::rename(temp.c_str(), zip_path.c_str()) != 0) {
+    s = ErrnoStatus(errno, "renaming " + temp + " to " + zip_path);
+  }
   if (!s.ok()) (void)RemoveTree(temp);
   return s;
 }

@@ -43,6 +43,10 @@ struct ZipOptions {
   std::string batch_id;
   // The manifest says "replace" (version 4): the batch's maps are replaced by its rows when it merges.
   bool replace = false;
+  // Synced to disk before its name is published (fsync of the file and its directory). Off only for zips that
+  // are a cache no restart reads (snapshot zips: outgoing/ is emptied when a node starts), where the sync would
+  // cost as much as the rest of the work and protect nothing.
+  bool durable = true;
 };
 
 // A batch id is 1 to kMaxBatchIdBytes bytes without control characters (it is one manifest line and an LMDB key).
@@ -50,11 +54,11 @@ inline constexpr size_t kMaxBatchIdBytes = 511;
 bool IsValidBatchId(std::string_view id);
 
 // Zips every `<map>/data.mdb` (or `<map>/delete`, a deletion batch) under `batch_dir` (a finished StreamWriter
-// directory) into `zip_path`, written to `zip_path + ".tmp"`, fsynced, then renamed. A directory under batch_dir
-// without data.mdb or delete (or with both) is an error, and so
-// is anything UnzipBatch would refuse (a plain file, a directory that is not a valid map name). Other files in a
-// map directory (lock.mdb) are left out. Maps are zipped in name order. An invalid options.batch_id is
-// kInvalidArgument naming it (and the batch directory); nothing is written then.
+// directory) into `zip_path`, written to `zip_path + ".tmp"`, fsynced (options.durable), then renamed. A directory
+// under batch_dir without data.mdb or delete (or with both) is an error, and so is anything UnzipBatch would refuse (a
+// plain file, a directory that is not a valid map name). Other files in a map directory (lock.mdb) are left out. Maps
+// are zipped in name order. An invalid options.batch_id is kInvalidArgument naming it (and the batch directory);
+// nothing is written then.
 Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const ZipOptions& options);
 
 struct UnzipLimits {

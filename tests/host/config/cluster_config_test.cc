@@ -131,6 +131,23 @@ TEST(ClusterConfig, SnapshotSettingsHaveTheDesignsDefaultsAndTakeUnits) {
   EXPECT_EQ(config.cluster.min_time_to_keep_env_open_ms, 0);
 }
 
+TEST(ClusterConfig, SnapshotCompressionIsNoneUnlessDeflateIsAsked) {
+  Config config;
+  ASSERT_TRUE(Parse("", &config).ok());
+  EXPECT_FALSE(config.cluster.snapshot_deflate);
+  ASSERT_TRUE(Parse("snapshot_compression = deflate\n", &config).ok());
+  EXPECT_TRUE(config.cluster.snapshot_deflate);
+  ASSERT_TRUE(Parse("snapshot_compression = none\n", &config).ok());
+  EXPECT_FALSE(config.cluster.snapshot_deflate);
+}
+
+TEST(ClusterConfig, RefusesMalformedSnapshotCompression) {
+  for (const char* value : {"", "zstd", "Deflate", "none deflate", "1"}) {
+    EXPECT_EQ(ErrorOf(std::string("snapshot_compression = ") + value + "\n"),
+              std::string("planb.ini: snapshot_compression: '") + value + "' is not none or deflate");
+  }
+}
+
 TEST(ClusterConfig, RefusesMalformedSnapshotSettings) {
   for (const char* key : {"snapshot_retry_fetch_interval", "min_time_to_keep_snapshots", "min_time_to_keep_env_open"}) {
     for (const char* value : {"soon", "-1m", "10", "5 parsecs", ""}) {

@@ -215,15 +215,17 @@ TEST(ParseConfig, LeavesConfigUntouchedOnError) {
 
 TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   const std::string message = ErrorOf("home = /h\nnode_nmae = a\n");
-  EXPECT_EQ(message, "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, maintain_interval, "
-            "delete_orphans_after, secret_key_file, metrics_bind, ready_min_free_disk, log_level, log_format, "
-            "log_file, allow_plaintext, "
-            "node_name, node_list, "
-            "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
-            "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, "
-            "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, max_remote_bytes_examined, "
-            "remote_read_timeout, max_client_share, min_transfer_rate, max_unread_reply_bytes, max_connections, "
-            "idle_connection_timeout, batch_retention, batch_retention_bytes, catch_up_interval, write_quorum)");
+  EXPECT_EQ(
+      message,
+      "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, maintain_interval, "
+      "delete_orphans_after, secret_key_file, metrics_bind, ready_min_free_disk, log_level, log_format, "
+      "log_file, allow_plaintext, "
+      "node_name, node_list, "
+      "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
+      "snapshot_retry_fetch_interval, min_time_to_keep_snapshots, min_time_to_keep_env_open, snapshot_compression, "
+      "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, max_remote_bytes_examined, "
+      "remote_read_timeout, max_client_share, min_transfer_rate, max_unread_reply_bytes, max_connections, "
+      "idle_connection_timeout, batch_retention, batch_retention_bytes, catch_up_interval, write_quorum)");
 }
 
 TEST(ParseConfig, ReadsMaintenanceKeys) {

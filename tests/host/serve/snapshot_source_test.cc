@@ -4,10 +4,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <xxhash.h>
+#include <zip.h>
 
 #include <algorithm>
 #include <condition_variable>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -135,6 +137,64 @@ TEST_F(SnapshotSourceTest, ZipsACopyOfTheShardWithItsVersion) {
   ContentVersion in_copy;
   ASSERT_TRUE(ReadContentVersion(txn.get(), copy->meta(), &in_copy).ok());
   EXPECT_EQ(in_copy, prepared.version);
+}
+
+// Each entry's compression method in the zip at `path`, by name.
+std::map<std::string, int> CompressionMethods(const std::string& path) {
+  std::map<std::string, int> methods;
+  int error = 0;
+  zip_t* zip = zip_open(path.c_str(), ZIP_RDONLY, &error);
+  EXPECT_NE(zip, nullptr) << path;
+  if (zip == nullptr) return methods;
+  for (zip_int64_t i = 0; i < zip_get_num_entries(zip, 0); ++i) {
+    zip_stat_t st;
+    if (zip_stat_index(zip, static_cast<zip_uint64_t>(i), 0, &st) == 0) methods[st.name] = st.comp_method;
+  }
+  zip_discard(zip);
+  return methods;
+}
+
+TEST_F(SnapshotSourceTest, EveryWayOfMakingGivesTheShardsRowsStoredOrDeflatedAsAsked) {
+  AddBatch(100, 300);  // overwrites half the first batch's keys: the shard has free pages to leave out
+  std::vector<DumpedRow> original;
+  ASSERT_TRUE(DumpMap(*Shard(), &original).ok());
+  for (const bool deflate : {false, true}) {
+    for (const bool compact : {false, true}) {
+      SCOPED_TRACE(std::string(deflate ? "deflate" : "stored") + (compact ? ", compacting copy" : ", plain copy"));
+      SnapshotSource source(*runtime_, SnapshotMaking{deflate, compact});
+      PreparedSnapshot prepared;
+      const Status s = source.Prepare("m", ContentVersion(), &prepared);
+      ASSERT_TRUE(s.ok()) << s.message();
+      EXPECT_EQ(prepared.version, ShardVersion());
+      const std::map<std::string, int> methods = CompressionMethods(prepared.zip_path);
+      ASSERT_EQ(methods.count("m/data.mdb"), 1u);
+      EXPECT_EQ(methods.at("m/data.mdb"), deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE);
+      std::string batch_id;
+      std::shared_ptr<MapEnv> copy = Unzip(prepared, &batch_id);
+      ASSERT_NE(copy, nullptr);
+      std::vector<DumpedRow> copied;
+      ASSERT_TRUE(DumpMap(*copy, &copied).ok());
+      EXPECT_EQ(copied.size(), 400u);
+      EXPECT_EQ(copied, original);
+      fs::remove(prepared.zip_path);
+    }
+  }
+}
+
+TEST_F(SnapshotSourceTest, TheNodesConfigChoosesTheCompression) {
+  EXPECT_EQ(CompressionMethods(Prepare().zip_path).at("m/data.mdb"), ZIP_CM_STORE);  // the default: none
+  TempDir other;
+  std::unique_ptr<Runtime> runtime;
+  const Status s =
+      OpenTestRuntime(other.path(), "snapshot_compression = deflate\n" + StateMapSection("m", "hashed"), &runtime);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_TRUE(StageRows(*runtime, "m", {{"k", "v"}}).ok());
+  MergeReport report;
+  ASSERT_TRUE(MergeProcessor(*runtime).MergePending(&report).ok());
+  SnapshotSource source(*runtime);
+  PreparedSnapshot prepared;
+  ASSERT_TRUE(source.Prepare("m", ContentVersion(), &prepared).ok());
+  EXPECT_EQ(CompressionMethods(prepared.zip_path).at("m/data.mdb"), ZIP_CM_DEFLATE);
 }
 
 TEST_F(SnapshotSourceTest, AnUpToDateRequesterGetsNotModifiedWithoutACopy) {
