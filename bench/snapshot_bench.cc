@@ -5,10 +5,11 @@
 //
 //   snapshot/transfer/fetch          the node's zip already made (it is reused while the shard is unchanged, as
 //                                    for many readers): SNAPSHOT, FETCH chunks, checksum, fsync of the zip
-//   snapshot/prepare/copy_and_zip    the node's side alone, as it makes snapshots by default: LMDB's compacting
-//                                    copy of the shard, its version, a zip of stored entries (not synced: a cache)
-//   snapshot/prepare/copy_and_zip_deflate        the same with snapshot_compression = deflate
-//   snapshot/prepare/plain_copy_and_zip(_deflate) LMDB's plain copy (every used page, free ones too) instead
+//   snapshot/prepare/copy_and_zip    the node's side alone, as it makes snapshots by default: LMDB's plain copy
+//                                    of the shard (compacting only when a tenth of its pages are free), its version,
+//                                    a zip of stored entries (not synced: a cache)
+//   snapshot/prepare/copy_and_zip_deflate             the same with snapshot_compression = deflate
+//   snapshot/prepare/compacting_copy_and_zip(_deflate) LMDB's compacting copy whatever the free pages
 //   snapshot/*/raw_file_copy         the baseline
 // PLANB_BENCH_SNAPSHOT_ROWS (default 1000000) rows in a state map (hashed scheme).
 #include <benchmark/benchmark.h>
@@ -139,10 +140,10 @@ int main(int argc, char** argv) {
   }
   benchmark::RegisterBenchmark("snapshot/transfer/fetch", Fetch, &f)->UseRealTime();
   const std::pair<const char*, planb::SnapshotMaking> makings[] = {
-      {"snapshot/prepare/copy_and_zip", {false, true}},
-      {"snapshot/prepare/copy_and_zip_deflate", {true, true}},
-      {"snapshot/prepare/plain_copy_and_zip", {false, false}},
-      {"snapshot/prepare/plain_copy_and_zip_deflate", {true, false}},
+      {"snapshot/prepare/copy_and_zip", {}},  // the node's default
+      {"snapshot/prepare/copy_and_zip_deflate", {true}},
+      {"snapshot/prepare/compacting_copy_and_zip", {false, 0.0}},
+      {"snapshot/prepare/compacting_copy_and_zip_deflate", {true, 0.0}},
   };
   for (const auto& [name, making] : makings) {
     benchmark::RegisterBenchmark(name, Prepare, PrepareArgs{&f, making})->UseRealTime();

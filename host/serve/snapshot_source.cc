@@ -35,6 +35,31 @@ Status ReadVersion(const MapEnv& env, ContentVersion* out) {
   return ReadContentVersion(txn.get(), env.meta(), out).WithContext(env.path());
 }
 
+// The share of `env`'s pages (up to the last used one) on its free list, as its last committed transaction left
+// them: what a compacting copy would leave out. The free list is a few records, each a count and page numbers.
+Status FreePageShare(const MapEnv& env, double* share) {
+  MDB_envinfo info;
+  PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_info(env.env(), &info), "reading the size of " + env.path()));
+  Txn txn;
+  PLANB_RETURN_IF_ERROR(txn.Begin(env.env(), MDB_RDONLY).WithContext(env.path()));
+  MDB_cursor* cursor = nullptr;
+  constexpr MDB_dbi kFreeDbi = 0;
+  PLANB_RETURN_IF_ERROR(
+      LmdbStatus(mdb_cursor_open(txn.get(), kFreeDbi, &cursor), "reading the free list of " + env.path()));
+  uint64_t free_pages = 0;
+  MDB_val key, value;
+  int rc = mdb_cursor_get(cursor, &key, &value, MDB_FIRST);
+  for (; rc == MDB_SUCCESS; rc = mdb_cursor_get(cursor, &key, &value, MDB_NEXT)) {
+    size_t count = 0;  // an ID list: its length, then the page numbers
+    if (value.mv_size >= sizeof(count)) std::memcpy(&count, value.mv_data, sizeof(count));
+    free_pages += count;
+  }
+  mdb_cursor_close(cursor);
+  if (rc != MDB_NOTFOUND) return LmdbStatus(rc, "reading the free list of " + env.path());
+  *share = static_cast<double>(free_pages) / static_cast<double>(info.me_last_pgno + 1);
+  return Status::Ok();
+}
+
 // LMDB's copy (compacting or not) of `shard` into the new file `path`, under the copy's own read transaction.
 Status CopyShard(const MapEnv& shard, const std::string& path, bool compact) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode());
@@ -152,7 +177,11 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
   const std::string scratch = outgoing + "/." + stem;
   const std::string copy_dir = scratch + "/" + map;
   Status status = MakeDirectories(copy_dir);
-  if (status.ok()) status = CopyShard(*shard, copy_dir + "/data.mdb", making_.compact);
+  double free_share = 0;
+  if (status.ok() && making_.compact_above_free_share > 0) status = FreePageShare(*shard, &free_share);
+  if (status.ok()) {
+    status = CopyShard(*shard, copy_dir + "/data.mdb", free_share >= making_.compact_above_free_share);
+  }
   if (status.ok()) {
     // The version read from the copy: merges that committed after the copy's read transaction began are not in
     // it, and neither is their batch in the version.

@@ -1,6 +1,6 @@
 // A storage node's side of snapshots: makes consistent, zipped copies of its shards for readers (SNAPSHOT), in
-// outgoing/. The copy is LMDB's compacting copy (mdb_env_copyfd2 with MDB_CP_COMPACT) of the shard's environment
-// (the one the merges write, from the runtime's EnvCache) under its own read transaction, so merges go on
+// outgoing/. The copy is LMDB's copy (mdb_env_copyfd2; compacting when the shard has many free pages) of the shard's
+// environment (the one the merges write, from the runtime's EnvCache) under its own read transaction, so merges go on
 // meanwhile; the version offered is read from the copy itself, so zip and version always agree. The zip of a map
 // is reused while the shard's version has not moved, so many readers asking at once cost one copy; a newer zip
 // replaces (unlinks) the older one: readers still fetching it hold it open.
@@ -30,15 +30,17 @@ struct SnapshotMaking {
   // The zip's entries deflated (level 1: about a third of the bytes to send, at several times the making time)
   // or stored as they are (making costs about a file copy; more bytes on the wire).
   bool deflate = false;
-  // LMDB's compacting copy (free pages left out, pages renumbered) or its plain copy of every used page.
-  bool compact = true;
+  // LMDB's compacting copy (free pages left out, pages renumbered: it walks every B-tree, several times slower)
+  // when free pages are at least this share of the shard's pages; else its plain copy of every page up to the last
+  // used one. 0: always compacting; above 1: never.
+  double compact_above_free_share = 0.10;
 };
 
 class SnapshotSource {
  public:
   // REQUIRES: `runtime` outlives the source.
   explicit SnapshotSource(Runtime& runtime)
-      : SnapshotSource(runtime, SnapshotMaking{runtime.config().cluster.snapshot_deflate, true}) {}
+      : SnapshotSource(runtime, SnapshotMaking{runtime.config().cluster.snapshot_deflate}) {}
   SnapshotSource(Runtime& runtime, const SnapshotMaking& making) : runtime_(runtime), making_(making) {}
   SnapshotSource(const SnapshotSource&) = delete;
   SnapshotSource& operator=(const SnapshotSource&) = delete;

@@ -139,16 +139,21 @@ TEST_F(SnapshotSourceTest, ZipsACopyOfTheShardWithItsVersion) {
   EXPECT_EQ(in_copy, prepared.version);
 }
 
-// Each entry's compression method in the zip at `path`, by name.
-std::map<std::string, int> CompressionMethods(const std::string& path) {
-  std::map<std::string, int> methods;
+struct ZipEntry {
+  int method = -1;
+  uint64_t size = 0;  // unpacked
+};
+
+// Each entry's compression method and unpacked size in the zip at `path`, by name.
+std::map<std::string, ZipEntry> ZipEntries(const std::string& path) {
+  std::map<std::string, ZipEntry> methods;
   int error = 0;
   zip_t* zip = zip_open(path.c_str(), ZIP_RDONLY, &error);
   EXPECT_NE(zip, nullptr) << path;
   if (zip == nullptr) return methods;
   for (zip_int64_t i = 0; i < zip_get_num_entries(zip, 0); ++i) {
     zip_stat_t st;
-    if (zip_stat_index(zip, static_cast<zip_uint64_t>(i), 0, &st) == 0) methods[st.name] = st.comp_method;
+    if (zip_stat_index(zip, static_cast<zip_uint64_t>(i), 0, &st) == 0) methods[st.name] = {st.comp_method, st.size};
   }
   zip_discard(zip);
   return methods;
@@ -158,17 +163,20 @@ TEST_F(SnapshotSourceTest, EveryWayOfMakingGivesTheShardsRowsStoredOrDeflatedAsA
   AddBatch(100, 300);  // overwrites half the first batch's keys: the shard has free pages to leave out
   std::vector<DumpedRow> original;
   ASSERT_TRUE(DumpMap(*Shard(), &original).ok());
+  std::map<double, uint64_t> copy_bytes;  // by compact_above_free_share
   for (const bool deflate : {false, true}) {
-    for (const bool compact : {false, true}) {
-      SCOPED_TRACE(std::string(deflate ? "deflate" : "stored") + (compact ? ", compacting copy" : ", plain copy"));
-      SnapshotSource source(*runtime_, SnapshotMaking{deflate, compact});
+    for (const double compact_above : {0.0, 0.10, 2.0}) {
+      SCOPED_TRACE(std::string(deflate ? "deflate" : "stored") + ", compacting above a free share of " +
+                   std::to_string(compact_above));
+      SnapshotSource source(*runtime_, SnapshotMaking{deflate, compact_above});
       PreparedSnapshot prepared;
       const Status s = source.Prepare("m", ContentVersion(), &prepared);
       ASSERT_TRUE(s.ok()) << s.message();
       EXPECT_EQ(prepared.version, ShardVersion());
-      const std::map<std::string, int> methods = CompressionMethods(prepared.zip_path);
-      ASSERT_EQ(methods.count("m/data.mdb"), 1u);
-      EXPECT_EQ(methods.at("m/data.mdb"), deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE);
+      const std::map<std::string, ZipEntry> entries = ZipEntries(prepared.zip_path);
+      ASSERT_EQ(entries.count("m/data.mdb"), 1u);
+      EXPECT_EQ(entries.at("m/data.mdb").method, deflate ? ZIP_CM_DEFLATE : ZIP_CM_STORE);
+      copy_bytes[compact_above] = entries.at("m/data.mdb").size;
       std::string batch_id;
       std::shared_ptr<MapEnv> copy = Unzip(prepared, &batch_id);
       ASSERT_NE(copy, nullptr);
@@ -179,10 +187,13 @@ TEST_F(SnapshotSourceTest, EveryWayOfMakingGivesTheShardsRowsStoredOrDeflatedAsA
       fs::remove(prepared.zip_path);
     }
   }
+  // The overwrites left well over a tenth of the shard's pages free: the default compacts, as asked always.
+  EXPECT_LT(copy_bytes[0.0], copy_bytes[2.0]);
+  EXPECT_EQ(copy_bytes[0.10], copy_bytes[0.0]);
 }
 
 TEST_F(SnapshotSourceTest, TheNodesConfigChoosesTheCompression) {
-  EXPECT_EQ(CompressionMethods(Prepare().zip_path).at("m/data.mdb"), ZIP_CM_STORE);  // the default: none
+  EXPECT_EQ(ZipEntries(Prepare().zip_path).at("m/data.mdb").method, ZIP_CM_STORE);  // the default: none
   TempDir other;
   std::unique_ptr<Runtime> runtime;
   const Status s =
@@ -194,7 +205,7 @@ TEST_F(SnapshotSourceTest, TheNodesConfigChoosesTheCompression) {
   SnapshotSource source(*runtime);
   PreparedSnapshot prepared;
   ASSERT_TRUE(source.Prepare("m", ContentVersion(), &prepared).ok());
-  EXPECT_EQ(CompressionMethods(prepared.zip_path).at("m/data.mdb"), ZIP_CM_DEFLATE);
+  EXPECT_EQ(ZipEntries(prepared.zip_path).at("m/data.mdb").method, ZIP_CM_DEFLATE);
 }
 
 TEST_F(SnapshotSourceTest, AnUpToDateRequesterGetsNotModifiedWithoutACopy) {
