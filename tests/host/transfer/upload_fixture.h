@@ -271,6 +271,7 @@ class RawSender {
  public:
   RawSender(zmq::context_t& context, const std::string& endpoint) : socket_(context, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    socket_.set(zmq::sockopt::sndtimeo, SendTimeoutMs());
     socket_.connect(endpoint);
   }
   // The same over CURVE as the client whose pair `keys.own` is, to the node whose public key it names. With
@@ -280,6 +281,7 @@ class RawSender {
             int receive_buffer_bytes = 0)
       : socket_(context, zmq::socket_type::dealer) {
     socket_.set(zmq::sockopt::linger, 0);
+    socket_.set(zmq::sockopt::sndtimeo, SendTimeoutMs());
     if (receive_buffer_bytes > 0) {
       socket_.set(zmq::sockopt::rcvhwm, 1);
       socket_.set(zmq::sockopt::rcvbuf, receive_buffer_bytes);
@@ -290,15 +292,19 @@ class RawSender {
     socket_.connect(endpoint);
   }
 
+  // Queues the frames. A DEALER whose connection failed its handshake has no pipe until its next try, and a send
+  // then waits: it fails the test after the test deadline instead of hanging the test binary.
   void Send(const std::vector<std::string>& frames) {
-    for (size_t i = 0; i < frames.size(); ++i) {
-      socket_.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
-    }
+    if (!SendFrames(frames, zmq::send_flags::none))
+      ADD_FAILURE() << "could not send to the node within the test deadline";
   }
   void Request(protocol::Command command, const std::string& payload, const std::string* chunk = nullptr) {
-    std::vector<std::string> frames{protocol::EncodeHeader(command, ++request_id_), payload};
-    if (chunk != nullptr) frames.push_back(*chunk);
-    Send(frames);
+    Send(RequestFrames(command, payload, chunk));
+  }
+  // The same when the node may refuse the connection (a plaintext client of a CURVE node): queued only if a pipe
+  // is there now; whether it was, is returned.
+  bool TryRequest(protocol::Command command, const std::string& payload) {
+    return SendFrames(RequestFrames(command, payload, nullptr), zmq::send_flags::dontwait);
   }
   // The next reply; fails the test when none comes within the test deadline.
   RawReply Receive() {
@@ -373,6 +379,23 @@ class RawSender {
   uint64_t last_request_id() const { return request_id_; }
 
  private:
+  static int SendTimeoutMs() {
+    return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(kTestDeadline).count());
+  }
+  std::vector<std::string> RequestFrames(protocol::Command command, const std::string& payload,
+                                         const std::string* chunk) {
+    std::vector<std::string> frames{protocol::EncodeHeader(command, ++request_id_), payload};
+    if (chunk != nullptr) frames.push_back(*chunk);
+    return frames;
+  }
+  bool SendFrames(const std::vector<std::string>& frames, zmq::send_flags flags) {
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const zmq::send_flags more = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
+      // Only the first frame can find no pipe: the rest of a message follows it.
+      if (!socket_.send(zmq::buffer(frames[i]), more | (i == 0 ? flags : zmq::send_flags::none))) return false;
+    }
+    return true;
+  }
   zmq::socket_t socket_;
   uint64_t request_id_ = 0;
 };
