@@ -75,7 +75,8 @@ if [[ $pass == asan && $# -eq 0 ]]; then
     status=$?
   pids=()
   for ((shard = 0; shard < jobs; shard++)); do
-    (cd "$build/tests" && GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$shard \
+    # PLANB_TEST_WATCHDOG_SECONDS (tests/support/test_watchdog.cc): ctest's per-test limit, which a shard lacks.
+    (cd "$build/tests" && GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=$shard PLANB_TEST_WATCHDOG_SECONDS=600 \
       timeout --kill-after=30 3000 "$build/bin/planb_tests" \
       "--gtest_filter=-$(printf '%s\n' $own | paste -sd ':')" >"$build/shard-$shard.log" 2>&1) &
     pids+=($!)
