@@ -6,8 +6,8 @@
 //   snapshot/transfer/fetch          the node's zip already made (it is reused while the shard is unchanged, as
 //                                    for many readers): SNAPSHOT, FETCH chunks, checksum, fsync of the zip
 //   snapshot/prepare/copy_and_zip    the node's side alone, as it makes snapshots by default: LMDB's plain copy
-//                                    of the shard (compacting only when a tenth of its pages are free), its version,
-//                                    a zip of stored entries (not synced: a cache)
+//                                    of the shard (compacting only when a tenth of its pages are free) streamed
+//                                    through a pipe into a zip of stored entries (not synced: a cache), its version
 //   snapshot/prepare/copy_and_zip_deflate             the same with snapshot_compression = deflate
 //   snapshot/prepare/compacting_copy_and_zip(_deflate) LMDB's compacting copy whatever the free pages
 //   snapshot/*/raw_file_copy         the baseline

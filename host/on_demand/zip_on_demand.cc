@@ -44,3 +44,10 @@ PLANB_ON_DEMAND(Zip, const char*, zip_error_strerror, (zip_error_t * error), (er
 PLANB_ON_DEMAND(Zip, int, zip_error_code_zip, (const zip_error_t* error), (error))
 PLANB_ON_DEMAND(Zip, int, zip_error_code_system, (const zip_error_t* error), (error))
 PLANB_ON_DEMAND(Zip, int, zip_error_system_type, (const zip_error_t* error), (error))
+PLANB_ON_DEMAND(Zip, void, zip_error_init, (zip_error_t * error), (error))
+PLANB_ON_DEMAND(Zip, void, zip_error_set, (zip_error_t * error, int zip_code, int system_code),
+                (error, zip_code, system_code))
+PLANB_ON_DEMAND(Zip, zip_int64_t, zip_error_to_data, (const zip_error_t* error, void* data, zip_uint64_t length),
+                (error, data, length))
+PLANB_ON_DEMAND(Zip, zip_source_t*, zip_source_function, (zip_t * archive, zip_source_callback callback, void* userdata),
+                (archive, callback, userdata))

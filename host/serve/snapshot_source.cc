@@ -7,7 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "host/common/file_hash.h"
@@ -23,6 +25,9 @@ namespace planb {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Streamed copies tried before copying into a file: merges committing during each of them force the next.
+constexpr int kStreamAttempts = 2;
 
 Status ErrnoStatus(int err, const std::string& what) {
   return Status(err == ENOSPC ? Code::kFull : Code::kIOError, what + ": " + std::strerror(err));
@@ -70,6 +75,54 @@ Status CopyShard(const MapEnv& shard, const std::string& path, bool compact) {
   PLANB_RETURN_IF_ERROR(LmdbStatus(rc, "copying " + shard.path() + " to " + path));
   if (close_errno != 0) return ErrnoStatus(close_errno, "closing " + path);
   return Status::Ok();
+}
+
+// The batch id a snapshot zip's manifest gives: node, map and how many batches the copy holds.
+std::string SnapshotBatchId(const std::string& node, const std::string& map, const ContentVersion& version) {
+  return "snapshot/" + node + "/" + map + "/" + std::to_string(version.batches);
+}
+
+// Streams LMDB's copy of `shard` (compacting or not) into the zip `zip_path` through a pipe: a thread of its own
+// runs the copy into the pipe while libzip reads the other end, so the shard's bytes are written once, into the
+// zip, instead of into a scratch file first. The copy's version cannot be read from the copy (it is never a
+// file), so it is read before, with the last committed transaction's id, in one read transaction; when that id is
+// still the last one after the copy, no merge committed in between and the copy holds exactly that version:
+// `*consistent`. Otherwise the zip is removed and `*consistent` is false (merges went on: the caller tries again
+// or copies into a file, whose version it can read). `options` gets the batch id here.
+Status StreamShardZip(const MapEnv& shard, const std::string& map, const std::string& node, bool compact,
+                      const std::function<void()>& after_copy, ZipOptions options, const std::string& zip_path,
+                      ContentVersion* version, bool* consistent) {
+  *consistent = false;
+  size_t txn_id = 0;
+  {
+    Txn txn;
+    PLANB_RETURN_IF_ERROR(txn.Begin(shard.env(), MDB_RDONLY).WithContext(shard.path()));
+    txn_id = mdb_txn_id(txn.get());
+    PLANB_RETURN_IF_ERROR(ReadContentVersion(txn.get(), shard.meta(), version).WithContext(shard.path()));
+  }
+  options.batch_id = SnapshotBatchId(node, map, *version);
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "making a pipe for the copy of " + shard.path());
+  // A larger pipe means fewer hand-overs between the two threads; the default (64 KiB) still works.
+  (void)::fcntl(pipe_fds[1], F_SETPIPE_SZ, 1 << 20);
+  int copy_rc = MDB_SUCCESS;
+  std::thread copier([&] {
+    copy_rc = mdb_env_copyfd2(shard.env(), pipe_fds[1], compact ? MDB_CP_COMPACT : 0);
+    ::close(pipe_fds[1]);  // the end of the stream: libzip's source reads to it
+  });
+  Status zipped = ZipMapStream(map, pipe_fds[0], zip_path, options);  // reads the pipe to its end, errors too
+  copier.join();
+  ::close(pipe_fds[0]);
+  if (zipped.ok() && copy_rc != MDB_SUCCESS) {
+    zipped = copy_rc == ENOSPC ? ErrnoStatus(copy_rc, "copying " + shard.path())
+                               : LmdbStatus(copy_rc, "copying " + shard.path());
+  }
+  if (zipped.ok() && after_copy) after_copy();
+  MDB_envinfo info;
+  if (zipped.ok()) zipped = LmdbStatus(mdb_env_info(shard.env(), &info), "reading the state of " + shard.path());
+  if (zipped.ok()) *consistent = info.me_last_txnid == txn_id;
+  if (!zipped.ok() || !*consistent) (void)RemoveTree(zip_path);
+  return zipped;
 }
 
 // Applies the map's retention and condensation to the snapshot copy in `copy_dir` (data.mdb, made by CopyShard
@@ -173,34 +226,46 @@ Status SnapshotSource::MakeZip(const std::string& map, const std::shared_ptr<con
   const int64_t now = CurrentTimeMs();
   const std::string outgoing = runtime_.home().outgoing();
   const std::string stem = map + "-" + std::to_string(now) + "-" + std::to_string(++made_);
-  // The copy sits in a directory of its own, laid out as a batch (<map>/data.mdb), which ZipBatch zips as it is.
-  const std::string scratch = outgoing + "/." + stem;
-  const std::string copy_dir = scratch + "/" + map;
-  Status status = MakeDirectories(copy_dir);
-  double free_share = 0;
-  if (status.ok() && making_.compact_above_free_share > 0) status = FreePageShare(*shard, &free_share);
-  if (status.ok()) {
-    status = CopyShard(*shard, copy_dir + "/data.mdb", free_share >= making_.compact_above_free_share);
-  }
-  if (status.ok()) {
-    // The version read from the copy: merges that committed after the copy's read transaction began are not in
-    // it, and neither is their batch in the version.
-    std::shared_ptr<MapEnv> copy;
-    status = MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy);
-    if (status.ok()) status = ReadVersion(*copy, &out->version);
-  }
-  if (status.ok()) status = TrimCopy(copy_dir, scratch + ".dense", plugins, now);
   const std::string zip_path = outgoing + "/" + stem + ".zip";
-  if (status.ok()) {
-    ZipOptions options;
-    options.compress = making_.deflate;
-    options.durable = false;  // outgoing/ is a cache that Clear() empties at every start
-    options.batch_id =
-        "snapshot/" + runtime_.config().cluster.node_name + "/" + map + "/" + std::to_string(out->version.batches);
-    status = ZipBatch(scratch, zip_path, options);
+  const std::string& node = runtime_.config().cluster.node_name;
+  ZipOptions options;
+  options.compress = making_.deflate;
+  options.durable = false;  // outgoing/ is a cache that Clear() empties at every start
+  double free_share = 0;
+  if (making_.compact_above_free_share > 0) PLANB_RETURN_IF_ERROR(FreePageShare(*shard, &free_share));
+  const bool compact = free_share >= making_.compact_above_free_share;
+
+  // Streamed unless retention or condensation may trim the copy (that needs the copy as a file of its own), and
+  // tried again once when merges committed during the copy.
+  bool trims = false;
+  (void)RowsRequest(plugins->config(), now, &trims);
+  bool made = false;
+  for (int attempt = 0; attempt < kStreamAttempts && !trims && !made; ++attempt) {
+    PLANB_RETURN_IF_ERROR(StreamShardZip(*shard, map, node, compact, making_.after_streamed_copy, options, zip_path,
+                                         &out->version, &made));
   }
-  (void)RemoveTree(scratch);
-  (void)RemoveTree(scratch + ".dense");
+  Status status;
+  if (!made) {
+    // The copy sits in a directory of its own, laid out as a batch (<map>/data.mdb), which ZipBatch zips as it is.
+    const std::string scratch = outgoing + "/." + stem;
+    const std::string copy_dir = scratch + "/" + map;
+    status = MakeDirectories(copy_dir);
+    if (status.ok()) status = CopyShard(*shard, copy_dir + "/data.mdb", compact);
+    if (status.ok()) {
+      // The version read from the copy: merges that committed after the copy's read transaction began are not in
+      // it, and neither is their batch in the version.
+      std::shared_ptr<MapEnv> copy;
+      status = MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy);
+      if (status.ok()) status = ReadVersion(*copy, &out->version);
+    }
+    if (status.ok()) status = TrimCopy(copy_dir, scratch + ".dense", plugins, now);
+    if (status.ok()) {
+      options.batch_id = SnapshotBatchId(node, map, out->version);
+      status = ZipBatch(scratch, zip_path, options);
+    }
+    (void)RemoveTree(scratch);
+    (void)RemoveTree(scratch + ".dense");
+  }
   if (status.ok()) status = HashFile(zip_path, &out->size, &out->checksum);
   if (!status.ok()) {
     (void)RemoveTree(zip_path);

@@ -1,12 +1,15 @@
 // A storage node's side of snapshots: makes consistent, zipped copies of its shards for readers (SNAPSHOT), in
 // outgoing/. The copy is LMDB's copy (mdb_env_copyfd2; compacting when the shard has many free pages) of the shard's
 // environment (the one the merges write, from the runtime's EnvCache) under its own read transaction, so merges go on
-// meanwhile; the version offered is read from the copy itself, so zip and version always agree. The zip of a map
-// is reused while the shard's version has not moved, so many readers asking at once cost one copy; a newer zip
+// meanwhile. It streams through a pipe into the zip, and the version offered is the one read just before it, kept
+// only when no merge committed until the copy ended (so zip and version always agree); when merges did, it is
+// streamed once more, then copied into a scratch file whose version is read from the copy itself. A map whose
+// retention or condensation may trim the copy is always copied into a file (the trim works on it). The zip of a
+// map is reused while the shard's version has not moved, so many readers asking at once cost one copy; a newer zip
 // replaces (unlinks) the older one: readers still fetching it hold it open.
 //
 // outgoing/ holds, per map, <map>-<create_time_ms>-<n>.zip (a batch zip, batch_zip.h, of the one map, with the
-// batch id "snapshot/<node>/<map>/<batches>") and, while a copy is being made, a scratch directory
+// batch id "snapshot/<node>/<map>/<batches>") and, while a copy is made into a file, a scratch directory
 // .<map>-<create_time_ms>-<n>/ (removed when done). Nothing in it outlives the serving process: Clear() empties it,
 // so the zips are not synced to disk (a crash loses a cache, nothing else).
 // Thread-safety: Prepare and Clear may be called from any thread; calls are serialised (in the node, Prepare runs
@@ -14,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -34,6 +38,9 @@ struct SnapshotMaking {
   // when free pages are at least this share of the shard's pages; else its plain copy of every page up to the last
   // used one. 0: always compacting; above 1: never.
   double compact_above_free_share = 0.10;
+  // Tests only (a fault to inject): runs after each streamed copy, before the check that no merge committed
+  // during it, so that a test can commit one there.
+  std::function<void()> after_streamed_copy = {};
 };
 
 class SnapshotSource {

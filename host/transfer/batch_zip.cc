@@ -10,15 +10,18 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
 #include "host/config/config.h"
 #include "host/transfer/delete_entry.h"
+#include "host/transfer/fd_zip_source.h"
 
 namespace planb {
 namespace {
@@ -150,8 +153,11 @@ Status AddEntry(zip_t* zip, const std::string& name, zip_source_t* source, bool 
   return Status::Ok();
 }
 
-Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& maps, const std::string& temp,
-                const ZipOptions& options) {
+// One entry of a zip being written: its name and where its bytes come from (a source made for the zip).
+using EntrySources = std::function<Status(zip_t* zip, const std::string& temp)>;
+
+// Writes the manifest, then lets `add_entries` add the maps' entries, into `temp`.
+Status WriteZip(const std::string& temp, const ZipOptions& options, bool deletes, const EntrySources& add_entries) {
   int error_code = 0;
   ZipPtr zip(zip_open(temp.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error_code));
   if (zip == nullptr) {
@@ -162,25 +168,68 @@ Status WriteZip(const std::string& batch_dir, const std::vector<std::string>& ma
     return s;
   }
   // zip_source_buffer does not copy: the text must live until zip_close below.
-  bool deletes = false;
-  for (const std::string& map : maps) deletes = deletes || HasDeleteEntry(batch_dir + "/" + map);
-  if (deletes && options.replace) return Status::Invalid(batch_dir + ": a replacement batch with delete entries");
   const std::string manifest = ManifestText(options.batch_id, deletes, options.replace);
   zip_source_t* source = zip_source_buffer(zip.get(), manifest.data(), manifest.size(), 0);
   if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kInternal, temp);
   PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), kBatchManifestName, source, options.compress, temp));
-  for (const std::string& map : maps) {
-    const std::string entry =
-        map + "/" + (HasDeleteEntry(batch_dir + "/" + map) ? std::string(kDeleteEntryName) : std::string(kDataFile));
-    const std::string file = batch_dir + "/" + entry;
-    source = zip_source_file_create(file.c_str(), 0, -1, zip_get_error(zip.get()));
-    if (source == nullptr) return ZipErrorStatus(zip_get_error(zip.get()), Code::kIOError, "reading " + file);
-    PLANB_RETURN_IF_ERROR(AddEntry(zip.get(), entry, source, options.compress, temp));
-  }
+  PLANB_RETURN_IF_ERROR(add_entries(zip.get(), temp));
   // zip_close reads the sources and writes everything; on failure the archive is still ours to discard.
   if (zip_close(zip.get()) != 0) return ZipErrorStatus(zip_get_error(zip.get()), Code::kIOError, "writing " + temp);
   (void)zip.release();
   return Status::Ok();
+}
+
+// `<map>/data.mdb` or `<map>/delete` from the files of a batch directory.
+Status WriteBatchDirZip(const std::string& batch_dir, const std::vector<std::string>& maps, const std::string& temp,
+                        const ZipOptions& options) {
+  bool deletes = false;
+  for (const std::string& map : maps) deletes = deletes || HasDeleteEntry(batch_dir + "/" + map);
+  if (deletes && options.replace) return Status::Invalid(batch_dir + ": a replacement batch with delete entries");
+  return WriteZip(temp, options, deletes, [&](zip_t* zip, const std::string& temp_path) {
+    for (const std::string& map : maps) {
+      const std::string entry =
+          map + "/" + (HasDeleteEntry(batch_dir + "/" + map) ? std::string(kDeleteEntryName) : std::string(kDataFile));
+      const std::string file = batch_dir + "/" + entry;
+      zip_source_t* source = zip_source_file_create(file.c_str(), 0, -1, zip_get_error(zip));
+      if (source == nullptr) return ZipErrorStatus(zip_get_error(zip), Code::kIOError, "reading " + file);
+      PLANB_RETURN_IF_ERROR(AddEntry(zip, entry, source, options.compress, temp_path));
+    }
+    return Status::Ok();
+  });
+}
+
+Status InvalidBatchId(const std::string& what_is_zipped, const std::string& batch_id) {
+  const std::string what = batch_id.size() > kMaxBatchIdBytes
+                               ? "a batch id of " + std::to_string(batch_id.size()) + " bytes"
+                               : "batch id '" + Printable(batch_id) + "'";
+  return Status::Invalid("zipping " + what_is_zipped + ": " + what + " is not valid (1 to " +
+                         std::to_string(kMaxBatchIdBytes) + " bytes, no control characters)");
+}
+
+// Writes the zip to `zip_path + ".tmp"` with `write` (given that name), syncs it (options.durable), renames it.
+Status PublishZip(const std::string& zip_path, const ZipOptions& options,
+                  const std::function<Status(const std::string& temp)>& write) {
+  const std::string temp = zip_path + ".tmp";
+  Status s = RemoveTree(temp);  // left by a crash mid-zip
+  if (s.ok()) s = write(temp);
+  // zip_close writes to its own temp file and renames it to `temp`: sync the bytes before publishing the name.
+  if (s.ok() && options.durable) s = SyncPath(temp);
+  if (s.ok()) s = ApplyHomeMode(temp);  // libzip creates it 0666 less the umask
+  if (s.ok() && options.durable) s = DurableRename(temp, zip_path);
+  if (s.ok() && !options.durable && ::rename(temp.c_str(), zip_path.c_str()) != 0) {
+    s = ErrnoStatus(errno, "renaming " + temp + " to " + zip_path);
+  }
+  if (!s.ok()) (void)RemoveTree(temp);
+  return s;
+}
+
+// Reads `fd` to its end, so that a writer on its other end finishes.
+void Drain(int fd) {
+  std::vector<char> sink(size_t{1} << 16);
+  for (;;) {
+    const ssize_t n = ::read(fd, sink.data(), sink.size());
+    if (n == 0 || (n < 0 && errno != EINTR)) return;
+  }
 }
 
 // ---- UnzipBatch ----
@@ -526,26 +575,28 @@ bool IsValidBatchId(std::string_view id) {
 }
 
 Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const ZipOptions& options) {
-  if (!IsValidBatchId(options.batch_id)) {
-    const std::string what = options.batch_id.size() > kMaxBatchIdBytes
-                                 ? "a batch id of " + std::to_string(options.batch_id.size()) + " bytes"
-                                 : "batch id '" + Printable(options.batch_id) + "'";
-    return Status::Invalid("zipping " + batch_dir + ": " + what + " is not valid (1 to " +
-                           std::to_string(kMaxBatchIdBytes) + " bytes, no control characters)");
-  }
+  if (!IsValidBatchId(options.batch_id)) return InvalidBatchId(batch_dir, options.batch_id);
   std::vector<std::string> maps;
   PLANB_RETURN_IF_ERROR(ListMaps(batch_dir, &maps));
-  const std::string temp = zip_path + ".tmp";
-  Status s = RemoveTree(temp);  // left by a crash mid-zip
-  if (s.ok()) s = WriteZip(batch_dir, maps, temp, options);
-  // zip_close writes to its own temp file and renames it to `temp`: sync the bytes before publishing the name.
-  if (s.ok() && options.durable) s = SyncPath(temp);
-  if (s.ok()) s = ApplyHomeMode(temp);  // libzip creates it 0666 less the umask
-  if (s.ok() && options.durable) s = DurableRename(temp, zip_path);
-  if (s.ok() && !options.durable && ::rename(temp.c_str(), zip_path.c_str()) != 0) {
-    s = ErrnoStatus(errno, "renaming " + temp + " to " + zip_path);
+  return PublishZip(zip_path, options,
+                    [&](const std::string& temp) { return WriteBatchDirZip(batch_dir, maps, temp, options); });
+}
+
+Status ZipMapStream(const std::string& map, int data_fd, const std::string& zip_path, const ZipOptions& options) {
+  Status s;
+  if (!IsValidBatchId(options.batch_id)) s = InvalidBatchId("map " + map, options.batch_id);
+  if (s.ok() && !IsValidMapName(map)) s = Status::Invalid("zipping map '" + Printable(map) + "': not a valid map name");
+  if (s.ok() && options.replace) s = Status::Invalid("zipping map " + map + ": a stream is never a replacement");
+  if (s.ok()) {
+    s = PublishZip(zip_path, options, [&](const std::string& temp) {
+      return WriteZip(temp, options, false, [&](zip_t* zip, const std::string& temp_path) {
+        zip_source_t* source = MakeFdZipSource(zip, data_fd);
+        if (source == nullptr) return ZipErrorStatus(zip_get_error(zip), Code::kInternal, temp_path);
+        return AddEntry(zip, map + "/" + std::string(kDataFile), source, options.compress, temp_path);
+      });
+    });
   }
-  if (!s.ok()) (void)RemoveTree(temp);
+  Drain(data_fd);  // whatever libzip left unread, on an error
   return s;
 }
 

@@ -61,6 +61,13 @@ bool IsValidBatchId(std::string_view id);
 // nothing is written then.
 Status ZipBatch(const std::string& batch_dir, const std::string& zip_path, const ZipOptions& options);
 
+// Zips one map's data.mdb, read from `data_fd` to its end (a pipe another thread writes an LMDB copy into), into
+// `zip_path` as ZipBatch zips a batch directory that holds only `map`: the same manifest, temp name, sync and
+// rename. `data_fd` is always read to its end, on errors too, so that its writer finishes; the caller closes it.
+// The entry's sizes follow its data (fd_zip_source.h). Errors as ZipBatch's, and kInvalidArgument for an invalid
+// map name or options.replace (a stream is one map's whole data, never a replacement).
+Status ZipMapStream(const std::string& map, int data_fd, const std::string& zip_path, const ZipOptions& options);
+
 struct UnzipLimits {
   uint64_t max_total_bytes = uint64_t{64} << 30;  // sum of declared uncompressed sizes (zip bombs)
   uint64_t max_entries = 10000;

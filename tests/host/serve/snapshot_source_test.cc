@@ -316,6 +316,45 @@ TEST_F(SnapshotSourceTest, ACopyWhileAMergeIsOpenHasTheVersionBeforeTheMerge) {
   EXPECT_NE(after.zip_path, during.zip_path);
 }
 
+// The streamed copy's version is read before it: a merge committing before the copy ended makes it unusable. It is
+// then streamed again, and after a second such merge copied into a file whose version is read from the copy.
+TEST_F(SnapshotSourceTest, MergesDuringAStreamedCopyAreNeverOfferedUnderTheVersionBeforeThem) {
+  for (const int merges_during : {1, 2}) {
+    SCOPED_TRACE(std::to_string(merges_during) + " merge(s) during streamed copies");
+    int copies = 0;
+    int next_key = 10000 * merges_during;
+    SnapshotMaking making;
+    making.after_streamed_copy = [&] {
+      if (++copies <= merges_during) AddBatch(next_key++, 1);
+    };
+    const ContentVersion before = ShardVersion();
+    SnapshotSource source(*runtime_, making);
+    PreparedSnapshot prepared;
+    const Status s = source.Prepare("m", ContentVersion(), &prepared);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(copies, std::min(merges_during + 1, 2));  // a second merge leaves only the file copy
+    EXPECT_EQ(prepared.version, ShardVersion());
+    EXPECT_EQ(prepared.version.batches, before.batches + merges_during);
+    std::string batch_id;
+    std::shared_ptr<MapEnv> copy = Unzip(prepared, &batch_id);
+    ASSERT_NE(copy, nullptr);
+    EXPECT_EQ(batch_id, "snapshot/" + runtime_->config().cluster.node_name + "/m/" +
+                            std::to_string(prepared.version.batches));
+    std::vector<DumpedRow> copied, original;
+    ASSERT_TRUE(DumpMap(*copy, &copied).ok());
+    ASSERT_TRUE(DumpMap(*Shard(), &original).ok());
+    EXPECT_EQ(copied, original);
+    Txn txn;
+    ASSERT_TRUE(txn.Begin(copy->env(), MDB_RDONLY).ok());
+    ContentVersion in_copy;
+    ASSERT_TRUE(ReadContentVersion(txn.get(), copy->meta(), &in_copy).ok());
+    EXPECT_EQ(in_copy, prepared.version);
+    // The discarded zips and the scratch copy are gone.
+    EXPECT_EQ(Entries(outgoing()), std::vector<std::string>{fs::path(prepared.zip_path).filename()});
+    fs::remove(prepared.zip_path);
+  }
+}
+
 TEST_F(SnapshotSourceTest, UnknownMapOrMapWithoutShardIsNotFoundNamingTheMap) {
   PreparedSnapshot prepared;
   Status s = source_->Prepare("nosuch", {}, &prepared);
