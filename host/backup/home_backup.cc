@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "host/common/bulk_xxh3.h"
 #include "host/common/file_util.h"
 #include "host/ingest/quarantine.h"
 #include "host/storage/lmdb_verifier.h"

@@ -2,13 +2,13 @@
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
 
+#include "host/common/bulk_xxh3.h"
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/common/hex.h"

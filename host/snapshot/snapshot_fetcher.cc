@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/common/bulk_xxh3.h"
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
 #include "host/common/hex.h"
