@@ -13,7 +13,7 @@ build=${PLANB_FUZZ_BUILD_DIR:-$root/build-fuzz}
 jobs=${PLANB_JOBS:-2}
 seconds=${PLANB_FUZZ_SECONDS:-60}
 all_targets=(fuzz_xml fuzz_config fuzz_time fuzz_protocol fuzz_query fuzz_batch fuzz_snapshot fuzz_json_event
-  fuzz_tabular fuzz_mmdb)
+  fuzz_tabular fuzz_mmdb fuzz_ip_text)
 targets=()
 seeds=0
 while (($#)); do
