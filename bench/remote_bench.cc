@@ -5,6 +5,10 @@
 // real UploadReceiver on tcp://127.0.0.1:*; the client is RemoteRead, as the CLI uses it. So the ratio is what
 // ZeroMQ, the protocol, the read worker's hand-off and one fresh DEALER connection per request add to the command;
 // `remote_curve` asks a second node over CURVE (one handshake per request, as each CLI call makes).
+// The baseline is Redis, the peer a user would pick for remote lookups (support/redis_peer.h): a redis-server the
+// bench starts on a free loopback port, holding the same key -> value pairs, asked with GET for one key and MGET
+// for a batch over one hiredis connection kept open (as a Redis client does). Without redis-server, the in-process
+// command is the baseline and the Redis rows are listed as skipped.
 // PLANB_BENCH_REMOTE_KEYS (default 100000) keys in a state map (hashed scheme); batches of 1000 keys.
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
@@ -23,6 +27,7 @@
 #include "host/transfer/remote_read.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
+#include "support/redis_peer.h"
 #include "support/serving_node.h"
 #include "support/shard_setup.h"
 
@@ -39,6 +44,7 @@ struct Fixture {
   std::vector<std::string> keys;     // loaded keys, shuffled
   std::unique_ptr<ServingNode> node;
   std::unique_ptr<ServingNode> curve_node;  // the same runtime, served over CURVE
+  std::unique_ptr<RedisPeer> redis;         // null when redis-server could not be started
 };
 
 // `lookup city KEY...` as tokens.
@@ -103,8 +109,28 @@ void Remote(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
 }
 
+void Redis(benchmark::State& state, Fixture* f, size_t batch) {
+  size_t next = 0;
+  for (auto _ : state) {
+    const bool ok = batch == 1 ? f->redis->Get(f->keys[next % f->keys.size()]) : f->redis->MGet(f->keys, next, batch);
+    if (!ok) {
+      state.SkipWithError("redis-server did not answer every key with a value");
+      break;
+    }
+    next += batch;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+}
+
 void Setup(Fixture* f, size_t count) {
   const KeyValues data = SyntheticKeyValues(count);
+  auto redis = std::make_unique<RedisPeer>();
+  std::string why;
+  if (redis->Start(g_root, &why) && redis->Load(data, &why)) {
+    f->redis = std::move(redis);
+  } else {
+    NoteSkipped("remote_lookup/*/raw_redis_*", why);
+  }
   f->runtime = LoadStateMap(g_root, "city", data);
   for (const auto& kv : data) f->keys.push_back(kv.first);
   std::shuffle(f->keys.begin(), f->keys.end(), std::mt19937_64(42));
@@ -125,17 +151,24 @@ int main(int argc, char** argv) {
   std::printf("remote lookup bench: %zu keys in a state map (hashed), batches of %zu\n", count, kBatch);
   Fixture f;
   Setup(&f, count);
-  benchmark::RegisterBenchmark("remote_lookup/single/raw_in_process_command", InProcess, &f, size_t{1})->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/single/remote", Remote, &f, size_t{1}, false)->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/single/remote_curve", Remote, &f, size_t{1}, true)->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/batch_1000/raw_in_process_command", InProcess, &f, kBatch)
-      ->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/batch_1000/remote", Remote, &f, kBatch, false)->UseRealTime();
-  benchmark::RegisterBenchmark("remote_lookup/batch_1000/remote_curve", Remote, &f, kBatch, true)->UseRealTime();
+  // Redis is the baseline ("raw") when it runs; else the in-process command is.
+  const std::string in_process = f.redis != nullptr ? "in_process_command" : "raw_in_process_command";
+  for (const auto& [group, batch] : {std::pair{"single", size_t{1}}, std::pair{"batch_1000", kBatch}}) {
+    const std::string prefix = std::string("remote_lookup/") + group + "/";
+    if (f.redis != nullptr) {
+      benchmark::RegisterBenchmark((prefix + (batch == 1 ? "raw_redis_get" : "raw_redis_mget")).c_str(), Redis, &f,
+                                   batch)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark((prefix + in_process).c_str(), InProcess, &f, batch)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "remote").c_str(), Remote, &f, batch, false)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "remote_curve").c_str(), Remote, &f, batch, true)->UseRealTime();
+  }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   f.curve_node.reset();
   f.node.reset();
+  f.redis.reset();
   benchmark::Shutdown();
   return 0;
 }

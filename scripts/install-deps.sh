@@ -8,6 +8,7 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   libexpat1-dev libzip-dev zlib1g-dev libzmq3-dev cppzmq-dev
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libsimdjson-dev librocksdb-dev
+  redis-server libhiredis-dev  # the remote-lookup peer in bench/remote_bench
   clang libclang-rt-14-dev
   libmicrohttpd-dev prometheus-cpp-dev libsystemd-dev python3-prometheus-client
   libmaxminddb-dev mmdb-bin libmaxmind-db-writer-perl  # .mmdb import; mmdblookup and the Perl writer for tests
