@@ -4,7 +4,8 @@
 // The node is a real StorageNode (its ExecuteRead runs the lookup command, exactly as `planb serve` does) behind a
 // real UploadReceiver on tcp://127.0.0.1:*; the client is RemoteRead, as the CLI uses it. So the ratio is what
 // ZeroMQ, the protocol, the read worker's hand-off and one fresh DEALER connection per request add to the command;
-// `remote_curve` asks a second node over CURVE (one handshake per request, as each CLI call makes).
+// `remote_curve` asks a second node over CURVE (one handshake per request, as each CLI call makes); the
+// `*_kept_open` rows send the same READs through one RemoteReader, whose connection outlives the requests.
 // The baseline is Redis, the peer a user would pick for remote lookups (support/redis_peer.h): a redis-server the
 // bench starts on a free loopback port, holding the same key -> value pairs, asked with GET for one key and MGET
 // for a batch over one hiredis connection kept open (as a Redis client does). Without redis-server, the in-process
@@ -109,6 +110,26 @@ void Remote(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
 }
 
+// The same READs through one RemoteReader for the whole run: its connection (and CURVE handshake) is made by the
+// first request and kept, as a Redis client keeps its own.
+void RemoteKeptOpen(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
+  ServingNode& serving = curve ? *f->curve_node : *f->node;
+  RemoteReader reader(serving.context(), serving.client());
+  size_t next = 0;
+  for (auto _ : state) {
+    int exit_code = 2;
+    std::string out, err, node;
+    Status s = reader.Read(LookupRead(f->keys, next, batch), &exit_code, &out, &err, &node);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    CheckAnswer(state, exit_code, out, err, batch);
+    next += batch;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+}
+
 void Redis(benchmark::State& state, Fixture* f, size_t batch) {
   size_t next = 0;
   for (auto _ : state) {
@@ -163,6 +184,10 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((prefix + in_process).c_str(), InProcess, &f, batch)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "remote").c_str(), Remote, &f, batch, false)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "remote_curve").c_str(), Remote, &f, batch, true)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "remote_kept_open").c_str(), RemoteKeptOpen, &f, batch, false)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "remote_curve_kept_open").c_str(), RemoteKeptOpen, &f, batch, true)
+        ->UseRealTime();
   }
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

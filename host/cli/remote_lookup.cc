@@ -38,11 +38,9 @@ struct Wait {
 
 // Asks `request` (a lookup in wire format) once. Errors: no node answered, or the answer does not
 // decode. An answer with exit status 2 is returned as it is: its stderr says what is wrong.
-Status Ask(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
-           Answer* answer) {
+Status Ask(RemoteReader& reader, const protocol::ReadRequest& request, Answer* answer) {
   const size_t keys = request.keys.size();
-  PLANB_RETURN_IF_ERROR(
-      RemoteRead(context, cluster, request, &answer->exit_code, &answer->out, &answer->err, &answer->node));
+  PLANB_RETURN_IF_ERROR(reader.Read(request, &answer->exit_code, &answer->out, &answer->err, &answer->node));
   if (answer->exit_code != kExitOk && answer->exit_code != kExitNotFound) return Status::Ok();
   return DecodeLookupWire(answer->out, keys, &answer->wire).WithContext("storage node " + answer->node);
 }
@@ -50,12 +48,12 @@ Status Ask(zmq::context_t& context, const ClusterConfig& cluster, const protocol
 // Asks until the answer was read from content version `wait->min_batches` or newer, or the deadline passes
 // (`*fresh` false). A node's merges land on their own time: look again after a short pause that grows, as
 // WaitForMinVersion does locally.
-Status AskFresh(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
-                const std::optional<Wait>& wait, Answer* answer, bool* fresh) {
+Status AskFresh(RemoteReader& reader, const protocol::ReadRequest& request, const std::optional<Wait>& wait,
+                Answer* answer, bool* fresh) {
   auto pause = std::chrono::milliseconds(20);
   for (;;) {
     *answer = Answer();
-    PLANB_RETURN_IF_ERROR(Ask(context, cluster, request, answer));
+    PLANB_RETURN_IF_ERROR(Ask(reader, request, answer));
     const bool answered = answer->exit_code == kExitOk || answer->exit_code == kExitNotFound;
     *fresh = !wait || !answered || answer->wire.batches >= wait->min_batches;  // an error is final, not stale
     if (*fresh || Clock::now() >= wait->deadline) return Status::Ok();
@@ -98,13 +96,14 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   const std::vector<protocol::ReadRequest> requests = SplitLookupRequest(head, keys);
 
   zmq::context_t context;
+  RemoteReader reader(context, cluster);  // one connection per node for every READ below, waits included
   std::deque<Answer> answers;
   bool fresh = true;
   // One READ; false when the lookup ends here (no node answered, an answer in error, the wait ran out).
   Status s;
   const auto ask = [&](const protocol::ReadRequest& request) {
     Answer& answer = answers.emplace_back();
-    s = AskFresh(context, cluster, request, wait, &answer, &fresh);
+    s = AskFresh(reader, request, wait, &answer, &fresh);
     return s.ok() && fresh && (answer.exit_code == kExitOk || answer.exit_code == kExitNotFound);
   };
   // A short READ (one key) polls for the version, so that a wait does not resend a megabyte of keys each time.

@@ -12,25 +12,29 @@ namespace {
 
 constexpr int64_t kMinQueryTimeoutMs = 60 * 1000;
 
-// One attempt on one node. OK with `*answered` set when the node gave a READ_RESULT; OK without it (and `why`
-// for the summary) when the next node should be tried; an error when the request itself was refused.
-Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout_ms,
-               const protocol::ReadRequest& request, protocol::ReadResult* result, bool* answered, std::string* why) {
+// One attempt on one node, through `*channel` (connected here when null). OK with `*answered` set when the node
+// gave a READ_RESULT; OK without it (and `why` for the summary) when the next node should be tried; an error when
+// the request itself was refused. `*keep` says whether the connection may serve the next request: only when the
+// exchange ended cleanly (a reply that decoded), never after a timeout, a refusal or a transport error.
+Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout_ms, uint64_t* next_request_id,
+               std::unique_ptr<RequestChannel>* channel, const protocol::ReadRequest& request,
+               protocol::ReadResult* result, bool* answered, bool* keep, std::string* why) {
   *answered = false;
-  uint64_t next_request_id = 1;
+  *keep = false;
   RequestChannel::Reply reply;
   try {
-    RequestChannel channel(context, node, timeout_ms, &next_request_id);
+    if (*channel == nullptr) *channel = std::make_unique<RequestChannel>(context, node, timeout_ms, next_request_id);
     const auto deadline = RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms);
     uint64_t request_id = 0;
-    if (!channel.Send(protocol::Command::kRead, protocol::EncodeRead(request), nullptr, &request_id)) {
+    if (!(*channel)->Send(protocol::Command::kRead, protocol::EncodeRead(request), nullptr, &request_id)) {
       *why = "timed out after " + std::to_string(timeout_ms) + " ms sending the request";
       return Status::Ok();
     }
     bool timed_out = false;
-    Status status = channel.Await(deadline, [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
+    Status status =
+        (*channel)->Await(deadline, [request_id](uint64_t id) { return id == request_id; }, &reply, &timed_out);
     // Refused keys and unproven identities are final: a client misconfigured for one node is told so.
-    if (channel.key_refused()) return Status::PermissionDenied("not authorised for read: " + status.message());
+    if ((*channel)->key_refused()) return Status::PermissionDenied("not authorised for read: " + status.message());
     if (status.code() == Code::kPermissionDenied) return status;
     if (!status.ok()) {
       *why = status.message();
@@ -51,6 +55,7 @@ Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout
       return Status::Ok();
     }
     *answered = true;
+    *keep = true;
     return Status::Ok();
   }
   if (reply.command == static_cast<uint16_t>(protocol::Command::kError)) {
@@ -65,6 +70,7 @@ Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout
     // node's own state, and another node may answer.
     if (code == Code::kInvalidArgument || code == Code::kPermissionDenied) return Status(code, error.message);
     *why = error.message;
+    *keep = true;  // a busy node answered: the connection is sound
     return Status::Ok();
   }
   *why = "unexpected reply " + protocol::CommandName(reply.command) + " to READ";
@@ -73,8 +79,9 @@ Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout
 
 }  // namespace
 
-Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
-                  int* exit_code, std::string* out, std::string* err, std::string* node_used) {
+Status RemoteReader::Read(const protocol::ReadRequest& request, int* exit_code, std::string* out, std::string* err,
+                          std::string* node_used) {
+  const ClusterConfig& cluster = cluster_;
   if (cluster.node_list.empty()) return Status::Invalid("--remote needs a node_list in the config");
   const bool query = request.kind == protocol::ReadKind::kQuery;
   const int64_t timeout_ms =
@@ -93,8 +100,13 @@ Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const p
     if (found == cluster.nodes.end() || found->second.endpoint.empty()) {
       why = "no endpoint: add [node." + node + "] endpoint = tcp://HOST:PORT";
     } else {
-      PLANB_RETURN_IF_ERROR(AskNode(context, AddressOf(cluster, node), timeout_ms, request, &result, &answered, &why)
-                                .WithContext("storage node " + node));
+      std::unique_ptr<RequestChannel>& channel = channels_[node];
+      connections_made_ += channel == nullptr ? 1 : 0;
+      bool keep = false;
+      const Status asked = AskNode(context_, AddressOf(cluster, node), timeout_ms, &next_request_id_, &channel,
+                                   request, &result, &answered, &keep, &why);
+      if (!keep) channel.reset();  // linger 0: whatever was queued on it goes
+      PLANB_RETURN_IF_ERROR(asked.WithContext("storage node " + node));
     }
     if (answered) {
       *exit_code = result.exit_code;
@@ -106,6 +118,12 @@ Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const p
     failures += (failures.empty() ? "" : ", ") + node + " (" + why + ")";
   }
   return Status::IOError("no storage node answered: " + failures);
+}
+
+Status RemoteRead(zmq::context_t& context, const ClusterConfig& cluster, const protocol::ReadRequest& request,
+                  int* exit_code, std::string* out, std::string* err, std::string* node_used) {
+  RemoteReader reader(context, cluster);
+  return reader.Read(request, exit_code, out, err, node_used);
 }
 
 std::vector<protocol::ReadRequest> SplitLookupRequest(const protocol::ReadRequest& head,
