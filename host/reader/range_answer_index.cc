@@ -94,7 +94,10 @@ Status RangeAnswerIndex::Build(std::shared_ptr<MapEnv> env, uint64_t max_bytes,
       return;
     }
     if (!barrier && start >= kIpv4MappedStart) {
-      index->v6_.Add(kIpv4MappedStart, SegmentTable<uint32_t>::kNoAnswer);
+      // Only when a segment lies below the block: with none, an address below the first start has no answer
+      // anyway, and a barrier far below every other start would stretch the bucket table's span (from ::ffff:0:0
+      // to 2000::/3 and beyond) so that the real starts all share one bucket: a binary search over all of them.
+      if (index->v6_.size() > 0) index->v6_.Add(kIpv4MappedStart, SegmentTable<uint32_t>::kNoAnswer);
       barrier = true;
     }
     if (IsMapped(start)) {

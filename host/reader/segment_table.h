@@ -70,7 +70,10 @@ class SegmentTable {
   size_t bytes() const { return entries_.capacity() * sizeof(Entry) + first_.capacity() * sizeof(uint32_t); }
 
  private:
-  struct Entry {
+  // Packed: a 16-byte start beside its 4-byte answer would otherwise be padded to 32 bytes, so IPv6 entries take
+  // 20 (five in 100 bytes instead of three in 96) and the bucket's search reads fewer cache lines. IPv4 entries
+  // are 8 bytes either way. x86-64 loads the unaligned 16-byte start as two 8-byte words.
+  struct __attribute__((packed)) Entry {
     K start;
     uint32_t answer;
   };

@@ -37,6 +37,7 @@ constexpr char kMaps[] =
     "[map.geo4]\ntype = ranged\nkey_format = ipv4\n"
     "[map.geo]\ntype = ranged\nkey_format = ip\n"
     "[map.edge]\ntype = ranged\nkey_format = ip\n"
+    "[map.high]\ntype = ranged\nkey_format = ip\n"
     "[map.num]\ntype = ranged\n";
 
 using U128 = unsigned __int128;
@@ -130,7 +131,7 @@ Loaded LoadRandomRanges(const CliEnv& env) {
 // A second config on the same home with no read indexes: its Reader asks the store type for every key.
 std::unique_ptr<Reader> OpenWithoutIndex(const CliEnv& env) {
   std::string text = kMaps;
-  for (const std::string section : {"[map.geo4]\n", "[map.geo]\n", "[map.edge]\n", "[map.num]\n"}) {
+  for (const std::string section : {"[map.geo4]\n", "[map.geo]\n", "[map.edge]\n", "[map.high]\n", "[map.num]\n"}) {
     text.replace(text.find(section), section.size(), section + "read_index_max_size = 0\n");
   }
   return testing::OpenTestReader(env.Write("plain.ini", text), env.home());
@@ -198,9 +199,25 @@ TEST(ReaderReadIndex, AnswersEveryAddressAsTheStoreTypeDoes) {
   }
   EXPECT_EQ(ExpectSameAnswers(*indexed, *plain, "edge", edge), 4u);
 
+  // IPv6 ranges only above ::ffff:0:0/96 (as real IPv6 data, in 2000::/3) and IPv4 ones in it: no segment lies
+  // below the block, so the IPv6 table has no barrier entry there (it would put every real start in one bucket).
+  // Addresses below the first range, in ::/96, mapped, between and around the ranges answer as the store type.
+  const U128 doc = U128{0x20010DB8} << 96;
+  LoadCsv(env, "high", "high.csv",
+          V6(doc + 0x10) + "," + V6(doc + 0x1F) + ",first\n" + V6(doc + (U128{1} << 64)) + "," +
+              V6(doc + (U128{2} << 64)) + ",second\n" + V4(0x0A000000u) + "," + V4(0x0A0000FFu) + ",ten\n");
+  std::vector<std::string> high;
+  for (U128 a : {U128{0}, U128{1}, kMapped - 1, kMapped + 0x0A000000u, kMapped + 0x0A000100u, doc, doc + 0xF,
+                 doc + 0x10, doc + 0x1F, doc + 0x20, doc + (U128{1} << 64) - 1, doc + (U128{1} << 64),
+                 doc + (U128{2} << 64), doc + (U128{2} << 64) + 1, ~U128{0}}) {
+    high.push_back(V6(a));
+  }
+  high.push_back("10.0.0.5");
+  EXPECT_EQ(ExpectSameAnswers(*indexed, *plain, "high", high), 6u);
+
   // The answers above came from the index (and the other Reader's from the store type).
   const ReaderStats stats = indexed->Stats();
-  for (const char* map : {"geo4", "geo", "edge"}) {
+  for (const char* map : {"geo4", "geo", "edge", "high"}) {
     EXPECT_TRUE(StatsOf(stats, map).read_index_current) << map << ": " << StatsOf(stats, map).read_index_error;
     EXPECT_GT(StatsOf(stats, map).read_index_bytes, 0u) << map;
     EXPECT_EQ(StatsOf(plain->Stats(), map).read_index_bytes, 0u) << map;
