@@ -108,7 +108,7 @@ const CurveKeyPair& ClusterFixture::NewKey(const std::string& name) {
 void ClusterFixture::ReserveEndpoints() {
   zmq::context_t context;
   for (int i = 0; i < nodes_; ++i) {
-    if (endpoints_[i].empty()) endpoints_[i] = UnusedEndpoint(context);
+    if (endpoints_[i].empty()) endpoints_[i] = ReservedEndpoint(context);
   }
 }
 

@@ -61,8 +61,9 @@ class ClusterFixture {
   const CurveKeyPair& NewKey(const std::string& name);
   const CurveKeyPair& key(const std::string& name) const { return keys_.at(name); }
 
-  // Gives every storage node a free loopback endpoint now, so that each node's config names its peers' real
-  // endpoints from the start (catch-up between nodes needs them). Call before the first StartNode.
+  // Gives every storage node a free loopback endpoint now (below the ephemeral range: ReservedEndpoint), so that
+  // each node's config names its peers' real endpoints from the start (catch-up between nodes needs them). Call
+  // before the first StartNode.
   void ReserveEndpoints();
   // Starts storage node `i` (on a free port the first time, on the same endpoint after) and waits until it
   // serves; false when it did not come up (its log is in the test output).
