@@ -112,6 +112,10 @@ class UploadReceiver::Impl {
                   std::string client);
   // Hands the read worker every queued READ that may start now (fair_read_queue.h).
   void StartReads();
+  // Runs `job` on this thread (a small lookup while no other read waits or runs: HandleRead) and answers it.
+  void RunReadHere(ReadJob job);
+  // Answers a finished READ: ERROR, or READ_RESULT within the client's unread bound.
+  void AnswerRead(ReadJobResult& result);
   // `from`: the request's header frame, whose client access_ checks for each map asked about.
   void HandlePrepare(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                      const zmq::message_t& from);
