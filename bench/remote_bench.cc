@@ -5,7 +5,9 @@
 // real UploadReceiver on tcp://127.0.0.1:*; the client is RemoteRead, as the CLI uses it. So the ratio is what
 // ZeroMQ, the protocol, the read worker's hand-off and one fresh DEALER connection per request add to the command;
 // `remote_curve` asks a second node over CURVE (one handshake per request, as each CLI call makes); the
-// `*_kept_open` rows send the same READs through one RemoteReader, whose connection outlives the requests.
+// `*_kept_open` rows send the same READs through one RemoteReader, whose connection outlives the requests; the
+// `reader_remote*` rows are planb::Reader in remote mode (its pool keeps the connection), as a program calls it.
+// `zmq_echo_floor` is the transport alone (a ZeroMQ echo, no protocol, no lookup): what no READ can go below.
 // The baseline is Redis, the peer a user would pick for remote lookups (support/redis_peer.h): a redis-server the
 // bench starts on a free loopback port, holding the same key -> value pairs, asked with GET for one key and MGET
 // for a batch over one hiredis connection kept open (as a Redis client does). Without redis-server, the in-process
@@ -21,11 +23,14 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
+#include <zmq.hpp>
 
 #include "host/commands/command_line.h"
 #include "host/cli/commands.h"
 #include "host/transfer/remote_read.h"
+#include "planb/reader.h"
 #include "support/bench_data.h"
 #include "support/ratio_reporter.h"
 #include "support/redis_peer.h"
@@ -130,6 +135,70 @@ void RemoteKeptOpen(benchmark::State& state, Fixture* f, size_t batch, bool curv
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
 }
 
+// planb::Reader in remote mode (ReaderOptions::remote): what an event processor calls. Its pool's connection is
+// made by Prepare, before the timing; each Lookup or LookupMany is then one READ (format answers) and its
+// decoding into results.
+void ReaderRemote(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
+  ServingNode& serving = curve ? *f->curve_node : *f->node;
+  ReaderOptions options;
+  options.config_path = serving.WriteClientConfig(g_root, "[map.city]\ntype = state\nscheme = hashed\n");
+  options.home = g_root + "/reader-home";
+  options.maintenance_interval_ms = 0;
+  options.remote = true;
+  std::unique_ptr<Reader> reader;
+  CheckSetup(Reader::Open(options, &reader));
+  CheckSetup(reader->Prepare("city"));
+  std::vector<ReaderKey> keys(batch);
+  std::vector<LookupResult> results(batch);
+  size_t next = 0;
+  for (auto _ : state) {
+    for (size_t i = 0; i < batch; ++i) keys[i].key = f->keys[(next + i) % f->keys.size()];
+    const Code code = batch == 1 ? (results[0] = reader->Lookup("city", keys[0].key)).code
+                                 : reader->LookupMany("city", keys.data(), batch, results.data());
+    if (code != Code::kOk || results[batch - 1].code != Code::kOk) {
+      state.SkipWithError(("Reader lookup failed: " + std::string(results[batch - 1].error)).c_str());
+      break;
+    }
+    next += batch;
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+  state.counters["connections"] = static_cast<double>(reader->Stats().remote_connections);
+}
+
+// The transport's floor: a ZeroMQ DEALER asking a ROUTER that echoes on a thread of its own, over TCP loopback,
+// one message each way of a READ's size and nothing else (no protocol, no lookup). What any READ costs at least;
+// each way crosses two ZeroMQ I/O threads, where a Redis client and server read and write their sockets
+// directly.
+void ZmqEchoFloor(benchmark::State& state, size_t batch) {
+  zmq::context_t context;
+  zmq::socket_t router(context, zmq::socket_type::router);
+  router.bind("tcp://127.0.0.1:*");
+  const std::string endpoint = router.get(zmq::sockopt::last_endpoint);
+  std::thread echo([&router] {
+    for (;;) {
+      zmq::message_t id, body;
+      if (!router.recv(id) || !router.recv(body)) return;
+      if (body.size() == 0) return;  // the end
+      router.send(id, zmq::send_flags::sndmore);
+      router.send(body, zmq::send_flags::none);
+    }
+  });
+  zmq::socket_t dealer(context, zmq::socket_type::dealer);
+  dealer.connect(endpoint);
+  const std::string request(batch == 1 ? 40 : 40 * batch, 'k');  // about a READ of `batch` keys
+  for (auto _ : state) {
+    dealer.send(zmq::buffer(request), zmq::send_flags::none);
+    zmq::message_t reply;
+    if (!dealer.recv(reply) || reply.size() != request.size()) {
+      state.SkipWithError("the echo did not come back");
+      break;
+    }
+  }
+  dealer.send(zmq::message_t(), zmq::send_flags::none);
+  echo.join();
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+}
+
 void Redis(benchmark::State& state, Fixture* f, size_t batch) {
   size_t next = 0;
   for (auto _ : state) {
@@ -182,11 +251,15 @@ int main(int argc, char** argv) {
           ->UseRealTime();
     }
     benchmark::RegisterBenchmark((prefix + in_process).c_str(), InProcess, &f, batch)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "zmq_echo_floor").c_str(), ZmqEchoFloor, batch)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "remote").c_str(), Remote, &f, batch, false)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "remote_curve").c_str(), Remote, &f, batch, true)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "remote_kept_open").c_str(), RemoteKeptOpen, &f, batch, false)
         ->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "remote_curve_kept_open").c_str(), RemoteKeptOpen, &f, batch, true)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "reader_remote").c_str(), ReaderRemote, &f, batch, false)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "reader_remote_curve").c_str(), ReaderRemote, &f, batch, true)
         ->UseRealTime();
   }
   RatioReporter reporter;

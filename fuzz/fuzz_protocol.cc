@@ -1,5 +1,6 @@
 // Every wire-protocol decoder a node or client runs on bytes from a peer (host/transfer/protocol.h, the READ
-// request as a node turns it into a lookup or query request, `lookup --format wire` answers, delete entries). The first
+// request as a node turns it into a lookup or query request, `lookup --format wire` answers, the Reader's remote
+// answers, delete entries). The first
 // byte picks the decoder, the rest is the frame. Decoders are strict, so whatever one accepts must encode back
 // to the very same bytes.
 #include <cstddef>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_support.h"
+#include "host/commands/lookup_answers.h"
 #include "host/commands/lookup_wire.h"
 #include "host/commands/remote_read_request.h"
 #include "host/transfer/delete_entry.h"
@@ -81,6 +83,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (in.empty()) break;
       planb::WireAnswers answers;
       (void)planb::DecodeLookupWire(in.substr(1), static_cast<uint8_t>(in[0]), &answers);
+      break;
+    }
+    case 19: {  // the Reader's remote answers (READ format 6); the byte after the selector is how many keys
+      if (in.empty()) break;
+      planb::LookupAnswers answers;
+      (void)planb::DecodeLookupAnswers(in.substr(1), static_cast<uint8_t>(in[0]), &answers);
       break;
     }
     case 18: {

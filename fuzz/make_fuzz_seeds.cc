@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_support.h"
+#include "host/commands/lookup_answers.h"
 #include "host/commands/lookup_wire.h"
 #include "host/common/file_util.h"
 #include "host/export/mmdb_data_encoder.h"
@@ -114,6 +115,41 @@ void ProtocolSeeds() {
     writer->Missing("Atlantis", 0);
     writer->Finish();
     Message(17, session ? "lookup_wire_session" : "lookup_wire", std::string(1, '\2') + out.str());
+  }
+
+  // The Reader's remote answers (READ format 6): a type with own fields of every kind; found, absent, refused.
+  {
+    static const planb::FieldSpec kFields[] = {{"Key", planb::FieldKind::kText, planb::RowField::kKey, 0},
+                                               {"Label", planb::FieldKind::kText, planb::RowField::kOwn, 0},
+                                               {"Count", planb::FieldKind::kNumber, planb::RowField::kOwn, 0},
+                                               {"Ratio", planb::FieldKind::kDouble, planb::RowField::kOwn, 0},
+                                               {"Fresh", planb::FieldKind::kBool, planb::RowField::kOwn, 0}};
+    planb::PluginDescriptor type;
+    type.name = "fielded";
+    type.fields = kFields;
+    type.field_count = 5;
+    std::ostringstream out;
+    planb::LookupShape shape;
+    shape.type = &type;
+    shape.batches = 9;
+    auto writer = planb::LookupWriter::Create(planb::LookupFormat::kAnswers, shape, out);
+    planb::FieldValue own[5];
+    own[1].text = planb::Bytes(std::string_view("x"));
+    own[2].number = 3;
+    own[3].real = 0.5;
+    own[4].flag = true;
+    planb::Row row;
+    row.value = planb::Bytes(std::string_view("France"));
+    row.own_fields = own;
+    row.own_field_count = 5;
+    writer->Found("Paris", 0, row);
+    writer->Missing("Atlantis", 0);
+    writer->Refuse("bad", 0, planb::Code::kInvalidArgument, "lookup key 'bad' is not an IP address");
+    writer->Finish();
+    Message(19, "lookup_answers", std::string(1, '\3') + out.str());
+    std::ostringstream none;
+    planb::WriteNoDataAnswers(none);
+    Message(19, "lookup_answers_no_data", std::string(1, '\1') + none.str());
   }
 }
 

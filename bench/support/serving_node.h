@@ -26,6 +26,9 @@ class ServingNode {
   // node_list = node1 at the bound endpoint (with CURVE: its public key and the client's own key pair);
   // request_timeout 60 s (a big shard's first copy takes a while).
   const ClusterConfig& client() const { return client_; }
+  // Writes a client node's config for client() into `dir` (with CURVE, the client's key file beside it, mode
+  // 0600), followed by `map_sections`; returns its path. For planb::Reader's remote mode.
+  std::string WriteClientConfig(const std::string& dir, const std::string& map_sections) const;
   zmq::context_t& context() { return context_; }
 
  private:

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
-#include "host/commands/read_commands.h"
+#include "host/commands/lookup_answers.h"
 #include "host/commands/lookup_output.h"
+#include "host/commands/read_commands.h"
 #include "host/common/iso_time.h"
 #include "host/common/log_text.h"
 #include "host/common/numbers.h"
@@ -148,9 +150,22 @@ int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget
   };
   int64_t time_ms = 0;
   if (!LookupTime(request, *plugins, &time_ms, err)) return kExitError;
+  // Answers (the Reader's remote mode) refuse a key the map cannot take on its own; every other format ends the
+  // lookup there. refused[i] holds the message of a refused key, "" for the others.
+  const bool refuse_per_key = format == LookupFormat::kAnswers;
+  std::vector<std::string> refused(refuse_per_key ? keys.size() : 0);
   std::vector<LookupKey> lookups(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], err)) return kExitError;
+    if (!refuse_per_key) {
+      if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], err)) return kExitError;
+      continue;
+    }
+    std::ostringstream why;
+    if (!MakeLookupKey(keys[i], time_ms, *plugins, &lookups[i], why)) {
+      refused[i] = why.str();
+      if (refused[i].rfind("planb: ", 0) == 0) refused[i].erase(0, 7);
+      if (!refused[i].empty() && refused[i].back() == '\n') refused[i].pop_back();
+    }
   }
   const PluginDescriptor& d = plugins->type_descriptor();
   LookupShape shape;
@@ -158,10 +173,15 @@ int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget
   shape.number_keys = TakesNumberKeys(d, plugins->config());
   shape.single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
   if (!shape.session) shape.shown = ShownFields(d);
+  shape.type = &d;
   const std::string at = request.time_ms ? " at " + FormatIsoTime(*request.time_ms) : std::string();
 
   std::shared_ptr<MapEnv> shard;
   s = runtime.OpenForReading(request.map, StaleSnapshot::kFetchNow, &shard);
+  if (s.code() == Code::kNoData && format == LookupFormat::kAnswers) {
+    WriteNoDataAnswers(out);  // the Reader says kNoData, naming the node
+    return kExitNotFound;
+  }
   if (s.code() == Code::kNoData && format == LookupFormat::kWire) {
     // A remote lookup: every key missing at content version 0, which the client reports as the node having no
     // data once it stops waiting for a version (lookup --remote --min-version may ask before the first merge).
@@ -176,7 +196,7 @@ int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  if (format == LookupFormat::kWire) {
+  if (format == LookupFormat::kWire || format == LookupFormat::kAnswers) {
     // The version the answers were read at, for lookup --remote --min-version (remote_lookup.h).
     ContentVersion version;
     s = ReadContentVersion(reader.table().txn, shard->meta(), &version).WithContext(shard->path());
@@ -197,8 +217,13 @@ int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget
   const size_t own_count = HasOwnFields(d) ? d.field_count : 0;
   std::vector<FieldValue> own(keys.size() * own_count);
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (refuse_per_key && !refused[i].empty()) continue;
     ErrorBuffer error;
     const Code code = reader.Lookup(lookups[i], &rows[i], &error);
+    if (code == Code::kInvalidArgument && refuse_per_key) {
+      refused[i] = Status::FromPlugin(code, error).message() + " (map " + name + ")";
+      continue;
+    }
     if (code == Code::kInvalidArgument) {
       // A key the map cannot take (not an address, ...): the input is at fault, so name it, not the shard.
       err << "planb: " << source(i) << ": " << Status::FromPlugin(code, error).message() << " (map " << name
@@ -226,6 +251,11 @@ int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget
   int exit_code = kExitOk;
   std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
   for (size_t i = 0; i < keys.size(); ++i) {
+    if (refuse_per_key && !refused[i].empty()) {
+      writer->Refuse(keys[i], lookups[i].number, Code::kInvalidArgument, refused[i]);
+      exit_code = kExitNotFound;
+      continue;
+    }
     if (found[i]) {
       writer->Found(keys[i], lookups[i].number, rows[i]);
       continue;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "host/commands/lookup_answers.h"
 #include "host/commands/lookup_wire.h"
 #include "host/commands/row_formats.h"
 #include "host/common/iso_time.h"
@@ -203,6 +204,7 @@ std::unique_ptr<LookupWriter> LookupWriter::Create(LookupFormat format, LookupSh
     case LookupFormat::kJson: return std::make_unique<JsonWriter>(shape, out);
     case LookupFormat::kCsv: return std::make_unique<CsvWriter>(shape, out);
     case LookupFormat::kWire: return CreateWireWriter(shape, out);
+    case LookupFormat::kAnswers: return CreateAnswersWriter(shape, out);
     case LookupFormat::kText: break;
   }
   return std::make_unique<TextWriter>(shape, out);

@@ -26,6 +26,8 @@ protocol::ReadFormat ReadFormatOf(LookupFormat format) {
       return ReadFormat::kCsv;
     case LookupFormat::kWire:
       return ReadFormat::kWire;
+    case LookupFormat::kAnswers:
+      return ReadFormat::kAnswers;
   }
   return ReadFormat::kText;
 }
@@ -45,6 +47,9 @@ LookupRequest LookupRequestFrom(const protocol::ReadRequest& read) {
       break;
     case ReadFormat::kWire:
       request.format = LookupFormat::kWire;
+      break;
+    case ReadFormat::kAnswers:
+      request.format = LookupFormat::kAnswers;
       break;
     case ReadFormat::kText:
     case ReadFormat::kTable:
@@ -69,6 +74,7 @@ QueryRequest QueryRequestFrom(const protocol::ReadRequest& read) {
       break;
     case ReadFormat::kText:
     case ReadFormat::kWire:
+    case ReadFormat::kAnswers:
     case ReadFormat::kTable:
       request.format = OutputFormat::kTable;
       break;

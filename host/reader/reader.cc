@@ -104,13 +104,25 @@ Status Reader::Impl::Open(const ReaderOptions& options, std::unique_ptr<Reader>*
     impl->known_maps_ += (impl->known_maps_.empty() ? "" : ", ") + name;
   }
   if (impl->known_maps_.empty()) impl->known_maps_ = "none";
+  if (options.remote) {
+    const ClusterConfig& cluster = impl->runtime_->config().cluster;
+    if (cluster.node_list.empty()) {
+      return Status::Invalid("ReaderOptions::remote: the config (" + impl->runtime_->config().path +
+                             ") has no node_list; remote lookups ask its storage nodes");
+    }
+    if (options.remote_connections == 0) {
+      return Status::Invalid("ReaderOptions::remote_connections is 0; 1 or more, please");
+    }
+    impl->remote_ = std::make_unique<RemotePool>(cluster, options.remote_connections);
+    impl->remote_facts_ = std::make_unique<RemoteFacts[]>(impl->slots_.size());
+  }
   // Maps set aside because a plugin they need did not load: said in the unknown-map error, with why.
   for (const auto& [name, why] : impl->runtime_->catalog().unavailable()) {
     impl->known_maps_ += "; " + name + " is unavailable: " + why.message();
   }
   impl->serial_ = NextReaderSerial();
   // Storage nodes read their shards: the thread only reopens those that maintenance compacted and swapped.
-  if (options.maintenance_interval_ms > 0) {
+  if (options.maintenance_interval_ms > 0 && !options.remote) {
     Impl* raw = impl.get();
     impl->thread_ = std::thread([raw, interval = options.maintenance_interval_ms] { raw->MaintenanceLoop(interval); });
   }
@@ -128,6 +140,7 @@ Reader::Impl::~Impl() {
   if (thread_.joinable()) thread_.join();
   // No lookup runs now; threads still holding entries for this Reader will find the registry closed.
   contexts_->CloseAll();
+  remote_.reset();  // its connections before the config they were made from
   slots_.clear();
   runtime_.reset();
 }
@@ -206,6 +219,7 @@ LookupResult Reader::Impl::LookupOne(std::string_view map, LookupKey lookup, boo
     slot->CountRefusedKey();
     return ErrorResult(Code::kInvalidArgument, slot->time_error());
   }
+  if (remote_ != nullptr) return LookupOneRemote(*slot, lookup, number_key, time);
   MapContext* ctx = nullptr;
   // With a read index or a hot-key cache the transaction is renewed only when neither can answer.
   const bool try_index = slot->indexed();
@@ -279,6 +293,7 @@ HotKeyCache* Reader::Impl::CacheOf(const MapSlot& slot, MapContext* ctx) {
 
 Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_t count, LookupResult* results) {
   MapSlot* slot = FindSlot(map);
+  if (slot != nullptr && remote_ != nullptr) return LookupManyRemote(*slot, keys, count, results);
   LookupResult failed;
   MapContext* ctx = nullptr;
   const bool lazy = slot != nullptr && (slot->indexed() || slot->cached());
@@ -427,6 +442,7 @@ Code Reader::Impl::LookupMany(std::string_view map, const ReaderKey* keys, size_
 Status Reader::Impl::Prepare(std::string_view map) {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
+  if (remote_ != nullptr) return PrepareRemote(*slot);
   std::shared_ptr<MapEnv> env;
   uint64_t generation = 0;
   return slot->Acquire(*runtime_, /*force=*/true, &env, &generation);
@@ -435,6 +451,7 @@ Status Reader::Impl::Prepare(std::string_view map) {
 Status Reader::Impl::Refresh(std::string_view map) {
   MapSlot* slot = FindSlot(map);
   if (slot == nullptr) return Status::Invalid(UnknownMap(map).error);
+  if (remote_ != nullptr) return Status::Ok();  // every remote lookup reads the node's shard as it is
   if (runtime_->config().cluster.IsStorageNode()) return ReopenIfReplaced(*slot);
   bool changed = false;
   Status fetched = runtime_->snapshots()->Refresh(slot->name(), &changed);
@@ -494,6 +511,7 @@ Status Reader::Impl::Describe(std::string_view map, MapInfo* out) const {
 
 Status Reader::Impl::Maintain() {
   std::lock_guard<std::mutex> lock(maintain_mutex_);
+  if (remote_ != nullptr) return Status::Ok();  // nothing held here to refresh or clean
   const ClusterConfig& cluster = runtime_->config().cluster;
   Status first;
   auto note = [&first](Status s) {
@@ -543,6 +561,14 @@ ReaderStats Reader::Impl::Stats() const {
     map.errors = totals.errors + slot->refused_keys();
     map.cache_answers = totals.cached;
     map.lookups = map.found + map.misses + map.errors;
+    if (remote_ != nullptr) {
+      const RemoteFacts& remote = remote_facts_[slot->index()];
+      map.reads_remote = true;
+      map.serving = remote.answered.load(std::memory_order_relaxed);
+      if (map.serving) map.content_version = remote.batches.load(std::memory_order_relaxed);
+      stats.maps.push_back(std::move(map));
+      continue;
+    }
     SlotFacts facts = slot->Facts();
     map.serving = facts.env != nullptr;
     map.reads_snapshot = !storage_node;
@@ -564,6 +590,7 @@ ReaderStats Reader::Impl::Stats() const {
     stats.maps.push_back(std::move(map));
   }
   stats.unknown_map_lookups = unknown_map_lookups_.load(std::memory_order_relaxed);
+  if (remote_ != nullptr) stats.remote_connections = remote_->connections_made();
   return stats;
 }
 

@@ -93,6 +93,14 @@ void planb_reader_options_set_maintenance_interval_ms(planb_reader_options_t* op
   options->options.maintenance_interval_ms = interval_ms;
 }
 
+void planb_reader_options_set_remote(planb_reader_options_t* options, int remote) {
+  options->options.remote = remote != 0;
+}
+
+void planb_reader_options_set_remote_connections(planb_reader_options_t* options, size_t count) {
+  options->options.remote_connections = count;
+}
+
 planb_reader_t* planb_reader_open(const planb_reader_options_t* options, char* error, size_t error_len) {
   try {
     auto handle = std::make_unique<planb_reader_t>();

@@ -16,8 +16,10 @@
 #include <vector>
 
 #include "host/reader/map_slot.h"
+#include "host/reader/remote_pool.h"
 #include "host/reader/thread_contexts.h"
 #include "host/runtime.h"
+#include "host/transfer/protocol.h"
 #include "planb/reader.h"
 
 namespace planb {
@@ -66,12 +68,36 @@ class __attribute__((visibility("hidden"))) Reader::Impl {
   // Storage nodes: moves `slot` to its shard's new environment when a compaction replaced the files it holds.
   Status ReopenIfReplaced(MapSlot& slot);
 
+  // Remote mode (reader_remote.cc). Keys of the wrong kind are refused as in process, before any READ.
+  LookupResult LookupOneRemote(MapSlot& slot, const LookupKey& lookup, bool number_key, LookupTime time);
+  Code LookupManyRemote(MapSlot& slot, const ReaderKey* keys, size_t count, LookupResult* results);
+  Status PrepareRemote(const MapSlot& slot);
+  // The calling thread's remote scratch for `slot`, with the views of its last call ended.
+  RemoteScratch& RemoteScratchOf(const MapSlot& slot, MapContext** context);
+  // One READ of `request`'s keys; result k goes to results[positions[k]]. An error of the whole READ (no node
+  // answered, the node's own error, no data, an answer that does not decode) is set in each of its results and
+  // returned; a refused key fails its own result. Counts in `tally`; the first failure's code in `first_error`.
+  Status AskRemote(const MapSlot& slot, RemoteScratch& scratch, const protocol::ReadRequest& request,
+                   const size_t* positions, LookupResult* results, LookupTotals* tally, Code* first_error);
+
+  // What a remote map's last answer said, for Stats.
+  struct RemoteFacts {
+    std::atomic<bool> answered{false};
+    std::atomic<uint64_t> batches{0};
+    void Note(uint64_t version) {
+      batches.store(version, std::memory_order_relaxed);
+      if (!answered.load(std::memory_order_relaxed)) answered.store(true, std::memory_order_relaxed);
+    }
+  };
+
   std::unique_ptr<Runtime> runtime_;
   std::vector<std::unique_ptr<MapSlot>> slots_;
   std::string known_maps_;  // "a, b, c" for unknown-map messages
   mutable std::atomic<uint64_t> unknown_map_lookups_{0};
   uint64_t serial_ = 0;
   std::shared_ptr<ContextRegistry> contexts_ = std::make_shared<ContextRegistry>();
+  std::unique_ptr<RemotePool> remote_;              // remote mode only
+  std::unique_ptr<RemoteFacts[]> remote_facts_;     // remote mode: by slot index
 
   std::mutex maintain_mutex_;  // one Maintain at a time (the thread's and the caller's)
   std::mutex stop_mutex_;

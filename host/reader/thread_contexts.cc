@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include "host/reader/remote_scratch.h"
+
 namespace planb {
+
+MapContext::MapContext() = default;
+MapContext::~MapContext() = default;
+
 namespace {
 
 std::atomic<uint64_t> next_serial{1};

@@ -26,6 +26,8 @@
 
 namespace planb {
 
+struct RemoteScratch;  // remote_scratch.h
+
 struct MapContext {
   uint32_t map = 0;                 // the map's index in its Reader
   LookupCounters counters;          // this thread's answers for the map
@@ -37,6 +39,10 @@ struct MapContext {
   std::vector<FieldValue> many_fields;  // LookupMany's own field values, one run per result (grows, never shrinks)
   std::deque<std::string> many_errors;  // LookupMany's messages of keys the store refused (a malformed address)
   std::vector<uint8_t> many_answered;   // LookupMany: which keys a point index answered (grows, never shrinks)
+  std::unique_ptr<RemoteScratch> remote;  // remote mode: the last call's answers (made on first use)
+
+  MapContext();
+  ~MapContext();
 
   void Close() {
     reader.reset();

@@ -350,10 +350,12 @@ Status DecodeRead(std::string_view payload, ReadRequest* m) {
   const bool lookup = m->kind == ReadKind::kLookup;
   const auto is = [format](ReadFormat f) { return format == static_cast<uint8_t>(f); };
   const bool format_fits = is(ReadFormat::kJson) || is(ReadFormat::kCsv) ||
-                           (lookup ? is(ReadFormat::kText) || is(ReadFormat::kWire) : is(ReadFormat::kTable));
+                           (lookup ? is(ReadFormat::kText) || is(ReadFormat::kWire) || is(ReadFormat::kAnswers)
+                                  : is(ReadFormat::kTable));
   if (!format_fits) {
     return Status::Invalid("READ payload: format " + std::to_string(format) + " is not one a " + name +
-                           (lookup ? " prints (1 text, 2 json, 3 csv, 4 wire)" : " prints (5 table, 2 json, 3 csv)"));
+                           (lookup ? " prints (1 text, 2 json, 3 csv, 4 wire, 6 answers)"
+                                   : " prints (5 table, 2 json, 3 csv)"));
   }
   m->format = static_cast<ReadFormat>(format);
   const uint8_t known = lookup ? kLookupHasTime | kLookupQuiet : kQueryHasWhere | kQueryHasLimit | kQueryExplain;

@@ -128,8 +128,9 @@ struct StatusReply {
 // runs (host/commands/read_requests.h). Every field is bounded by the decoder; fields of the other kind are not
 // on the wire.
 enum class ReadKind : uint8_t { kLookup = 1, kQuery = 2 };
-// The output format asked for. Lookups: text, json, csv, wire (what lookup --remote uses); queries: table, json, csv.
-enum class ReadFormat : uint8_t { kText = 1, kJson = 2, kCsv = 3, kWire = 4, kTable = 5 };
+// The output format asked for. Lookups: text, json, csv, wire (what lookup --remote uses), answers (what the
+// Reader's remote mode uses: host/commands/lookup_answers.h); queries: table, json, csv.
+enum class ReadFormat : uint8_t { kText = 1, kJson = 2, kCsv = 3, kWire = 4, kTable = 5, kAnswers = 6 };
 // "lookup", "query"; "read kind N" for other values.
 std::string ReadKindName(uint8_t kind);
 inline constexpr size_t kMaxReadMapName = 255;        // bytes; the node's catalog says whether the map exists

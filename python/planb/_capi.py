@@ -63,6 +63,8 @@ def lib():
                  "planb_reader_options_add_plugin_dir"):
         getattr(c, name).argtypes = [vp, cp, sz]
     c.planb_reader_options_set_maintenance_interval_ms.argtypes = [vp, ctypes.c_int64]
+    c.planb_reader_options_set_remote.argtypes = [vp, ctypes.c_int]
+    c.planb_reader_options_set_remote_connections.argtypes = [vp, sz]
     c.planb_reader_open.restype = vp
     c.planb_reader_open.argtypes = [vp, cp, sz]
     c.planb_reader_close.argtypes = [vp]

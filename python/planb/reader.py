@@ -52,9 +52,12 @@ def _time_ms(time):
 
 class Reader:
     """Opens the config's maps (Reader::Open): `config` (path; None: ./planb.ini when present), `home` (None: the
-    config's), `plugin_dirs`, `maintenance_interval_ms` (0: call maintain() yourself)."""
+    config's), `plugin_dirs`, `maintenance_interval_ms` (0: call maintain() yourself); `remote` True asks the
+    config's storage nodes for every lookup over kept-open connections, at most `remote_connections` sets of them
+    (docs/snapshots.md, "Remote mode")."""
 
-    def __init__(self, config=None, home=None, plugin_dirs=(), maintenance_interval_ms=1000):
+    def __init__(self, config=None, home=None, plugin_dirs=(), maintenance_interval_ms=1000, remote=False,
+                 remote_connections=4):
         self._handle = None  # first: __del__ runs even when loading the library below fails
         self._infos = {}
         self._lib = _capi.lib()
@@ -72,6 +75,8 @@ class Reader:
                 data = _bytes(str(directory), "a plugin directory")
                 self._lib.planb_reader_options_add_plugin_dir(options, data, len(data))
             self._lib.planb_reader_options_set_maintenance_interval_ms(options, int(maintenance_interval_ms))
+            self._lib.planb_reader_options_set_remote(options, 1 if remote else 0)
+            self._lib.planb_reader_options_set_remote_connections(options, int(remote_connections))
             error = ctypes.create_string_buffer(1024)
             handle = self._lib.planb_reader_open(options, error, len(error))
         finally:

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "host/cli/cli_test_env.h"
+#include "support/cluster_fixture.h"
 #include "support/example_home.h"
+#include "support/reader_fixture.h"
 #include "planb/reader.h"
 
 namespace planb {
@@ -121,6 +123,35 @@ TEST_F(PythonModule, JsonValuesAreDecodedToPythonObjects) {
   const ProcessResult r = RunDriver(library_dir, {{"host_to_location", "web-json", ""}, {"host_to_location", "web-text", ""}});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out.substr(0, r.out.find("\nmany:")), "{'role': 'web', 'ports': [80, 443], 'ratio': 1.5}\nrack 4");
+}
+
+// remote=True: the module's Reader asks a real `planb serve` for every lookup, over one kept-open connection.
+TEST_F(PythonModule, RemoteModeAsksTheStorageNodes) {
+  testing::ClusterFixture cluster(1);
+  PLANB_ASSERT_NODE_STARTS(cluster, 0);
+  testing::LoadAtlantis(cluster, "Poseidonia");
+  const std::string config = cluster.WriteReaderConfig("python");
+  testing::ProcessSpec spec;
+  spec.binary = "/usr/bin/python3";
+  spec.args = {"-c",
+               "import os, sys\n"
+               "sys.path.insert(0, os.path.join(sys.argv[1], 'python'))\n"
+               "os.environ['PLANB_LIBRARY_PATH'] = sys.argv[2]\n"
+               "import planb\n"
+               "with planb.Reader(config=sys.argv[3], home=sys.argv[4], maintenance_interval_ms=0, remote=True,\n"
+               "                  remote_connections=1) as r:\n"
+               "    print(r.lookup('country_to_capital', 'Atlantis'), r.lookup('country_to_capital', 'Lemuria'))\n"
+               "    print(r.lookup_many('country_to_capital', ['Lemuria', 'Atlantis']))\n"
+               "    try:\n"
+               "        r.lookup('user_app_sessions', 'k')\n"
+               "    except planb.Error as e:\n"
+               "        print('error', e.code, e.message)\n",
+               PLANB_SOURCE_DIR, std::filesystem::path(PLANB_READER_LIBRARY).parent_path().string(), config,
+               cluster.ReaderHome("python")};
+  const ProcessResult r = testing::RunProcess(spec);
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Poseidonia None\n[None, 'Poseidonia']\nerror 9 map 'user_app_sessions' has no data "
+                               "on storage node node1"));
 }
 
 TEST_F(PythonModule, ALibraryPathThatHoldsNoLibraryIsAnErrorNamingIt) {

@@ -369,7 +369,7 @@ TEST(Protocol, MalformedReadPayloadsNameTheField) {
   EXPECT_EQ(DecodeRead(LookupBytes(1, 0, one_key, std::string(256, 'm')), &read).message(),
             "READ payload: map of 256 bytes (1 to 255)");
   EXPECT_EQ(DecodeRead(LookupBytes(5, 0, one_key), &read).message(),
-            "READ payload: format 5 is not one a lookup prints (1 text, 2 json, 3 csv, 4 wire)");
+            "READ payload: format 5 is not one a lookup prints (1 text, 2 json, 3 csv, 4 wire, 6 answers)");
   EXPECT_EQ(DecodeRead(QueryBytes(4, 0, ""), &read).message(),
             "READ payload: format 4 is not one a query prints (5 table, 2 json, 3 csv)");
   EXPECT_EQ(DecodeRead(QueryBytes(0, 0, ""), &read).code(), Code::kInvalidArgument);

@@ -51,6 +51,17 @@ struct ReaderOptions {
   // Maintain() yourself). Storage nodes (and a single node) read their shards; there maintenance only moves
   // lookups to a shard that `planb maintain` compacted and swapped in (until then they read the old copy).
   int64_t maintenance_interval_ms = 1000;
+  // Remote mode: every lookup asks the storage nodes of the config's node_list (a READ, docs/protocol.md; with
+  // CURVE when the config sets keys) instead of reading a shard or a snapshot here, so nothing is fetched or
+  // kept on this machine and every answer is as fresh as the node's shard. Connections (and CURVE handshakes)
+  // are kept open across lookups: a lookup costs a round trip, and a LookupMany one round trip per megabyte of
+  // keys and per distinct instant asked about. For lookups from machines without room for a snapshot, or that
+  // must see each merge at once; local lookups are a thousand times faster (docs/performance.md). Time-aware
+  // lookups asked about now use the node's clock. No maintenance thread runs.
+  bool remote = false;
+  // Remote mode: threads looking up at once share at most this many sets of connections (one connection per
+  // node asked in each); a thread finding none free waits for one. 1 or more.
+  size_t remote_connections = 4;
 };
 
 // One key's answer. A miss is code kNotFound with nothing else set; an error has another code and `error` set (a
@@ -58,7 +69,9 @@ struct ReaderOptions {
 // an unknown map or a key of the wrong kind (text for a number-keyed type or the reverse, a time for a type
 // without time); kNoData, naming the map and the home, for a map with no data on this node (nothing merged into
 // it yet, or the Reader was pointed at another home): never a miss; the map's environment or snapshot; the store
-// type's own (kCorruption...).
+// type's own (kCorruption...). Remote mode: kNoData naming the node; kIOError "no storage node answered: ..."
+// naming each node and why, or the node's own error; kPermissionDenied when the node refuses this client or map;
+// kCorruption for an answer that does not decode.
 struct LookupResult {
   Code code = Code::kNotFound;
   Bytes value;                   // state, temporal, ranged types: the value
@@ -133,6 +146,7 @@ struct MapStats {
   // idle environment was let go of (min_time_to_keep_env_open); the next lookup opens it again.
   bool serving = false;
   bool reads_snapshot = false;                 // a local snapshot (not a storage node), else the shard itself
+  bool reads_remote = false;                   // remote mode: a storage node answers (content_version: its last)
   std::optional<uint64_t> content_version;     // batches merged into what lookups read (when serving)
   std::optional<int64_t> snapshot_created_ms;  // when that snapshot was installed here: its age is now minus this
   uint64_t refreshes = 0;         // times lookups moved to a newer snapshot (or a compacted shard)
@@ -150,6 +164,7 @@ struct MapStats {
 struct ReaderStats {
   std::vector<MapStats> maps;        // every configured map, in the config's order
   uint64_t unknown_map_lookups = 0;  // lookups of a map the config does not have (errors of no map)
+  uint64_t remote_connections = 0;   // remote mode: connections made to storage nodes (each with its handshake)
 };
 
 class PLANB_EXPORT Reader {

@@ -59,6 +59,12 @@ PLANB_C_EXPORT void planb_reader_options_add_plugin_dir(planb_reader_options_t* 
 PLANB_C_EXPORT void planb_reader_options_set_maintenance_interval_ms(planb_reader_options_t* options,
                                                                      int64_t interval_ms);
 
+/* Remote mode (planb::ReaderOptions::remote): 1 = every lookup asks the config's storage nodes over connections
+   kept open across lookups, 0 = read shards or snapshots here (the default). */
+PLANB_C_EXPORT void planb_reader_options_set_remote(planb_reader_options_t* options, int remote);
+/* Remote mode: how many sets of connections threads looking up at once share (default 4; 0 fails the open). */
+PLANB_C_EXPORT void planb_reader_options_set_remote_connections(planb_reader_options_t* options, size_t count);
+
 /* Opens a reader; NULL on failure, with the message (NUL-terminated, cut to fit) in `error` when it is not NULL
    and error_len > 0. */
 PLANB_C_EXPORT planb_reader_t* planb_reader_open(const planb_reader_options_t* options, char* error,
