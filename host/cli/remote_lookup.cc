@@ -1,5 +1,7 @@
 #include "host/cli/remote_lookup.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <deque>
@@ -10,6 +12,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "host/commands/key_stream.h"
 #include "host/commands/lookup_output.h"
 #include "host/commands/lookup_wire.h"
 #include "host/commands/read_commands.h"
@@ -62,6 +65,141 @@ Status AskFresh(RemoteReader& reader, const protocol::ReadRequest& request, cons
   }
 }
 
+// Whether two answers have the same shape (a map configured alike on the nodes that gave them).
+bool SameShape(const WireAnswers& a, const WireAnswers& b) {
+  if (a.session != b.session || a.number_keys != b.number_keys || a.shown.size() != b.shown.size()) return false;
+  for (size_t i = 0; i < a.shown.size(); ++i) {
+    if (a.shown[i].name != b.shown[i].name || a.shown[i].spec.kind != b.shown[i].spec.kind ||
+        a.shown[i].zero_when_absent != b.shown[i].zero_when_absent) {
+      return false;
+    }
+  }
+  return true;
+}
+
+LookupShape ShapeOf(const WireAnswers& wire, bool single) {
+  LookupShape shape;
+  shape.session = wire.session;
+  shape.number_keys = wire.number_keys;
+  shape.single = single;
+  shape.batches = wire.batches;
+  shape.shown = wire.shown;
+  return shape;
+}
+
+// Checks an answer that came back (after AskFresh): false after printing why the lookup ends with exit 2 (the
+// node's own error, a version that never came, a map with no data there).
+bool Usable(const Answer& answer, const std::string& map, const std::optional<Wait>& wait, bool fresh,
+            std::ostream& err) {
+  if (answer.exit_code != kExitOk && answer.exit_code != kExitNotFound) {
+    // As the local command: an error says only what is wrong.
+    err.write(answer.err.data(), static_cast<std::streamsize>(answer.err.size()));
+    return false;
+  }
+  if (!fresh) {
+    err << "planb: " << map << ": content version " << wait->min_batches << " did not arrive within "
+        << wait->wait_ms << " ms (10 x request_timeout); storage node " << answer.node << "'s shard is at "
+        << answer.wire.batches << "\n";
+    return false;
+  }
+  // Content version 0: nothing was ever merged into the map on that node (it answers every key as missing so that
+  // a --min-version wait can go on), which is an error once the waiting is over, not a miss.
+  if (answer.wire.batches == 0) {
+    err << "planb: map " << map << " has no data on storage node " << answer.node
+        << ": nothing was merged into it there yet\n";
+    return false;
+  }
+  return true;
+}
+
+// Prints one READ's answers, for keys[first...], with `writer`; sets `*exit_code` to 1 when one is absent.
+void PrintAnswers(const Answer& answer, const std::vector<std::string>& keys, size_t first, const LookupShape& shape,
+                  LookupWriter& writer, int* exit_code) {
+  std::vector<FieldValue> fields;  // one found answer's shown fields, as a Row carries them
+  size_t key = first;
+  for (const WireAnswer& one : answer.wire.answers) {
+    int64_t number = 0;
+    if (shape.number_keys) (void)ParseInt64(keys[key], &number);  // the node parsed it already
+    if (one.found) {
+      Row row;
+      row.value = Bytes(one.value);
+      row.session_start_ms = one.start_ms;
+      row.session_end_ms = one.end_ms;
+      if (!shape.shown.empty()) {  // decoded as RowField::kOwn at their positions (lookup_wire.h)
+        const auto begin = answer.wire.fields.begin() + static_cast<std::ptrdiff_t>(one.first_field);
+        fields.assign(begin, begin + static_cast<std::ptrdiff_t>(shape.shown.size()));
+        row.own_fields = fields.data();
+        row.own_field_count = static_cast<uint32_t>(fields.size());
+      }
+      writer.Found(keys[key], number, row);
+    } else {
+      *exit_code = kExitNotFound;
+      writer.Missing(keys[key], number);
+    }
+    ++key;
+  }
+}
+
+// `lookup --remote --keys-from -`: the keys after MAP, then standard input in batches as they arrive
+// (key_stream.h), each batch asked and its answers printed and flushed before the next is read, so that a
+// program writing keys gets each answer while it waits. One output for the whole stream (one JSON array, one
+// csv header, KEY<TAB>VALUE lines even for one key: a stream of keys is several), as the local command prints
+// for the same keys. An error ends it with exit 2: answers already printed stay printed.
+int RunStreamedRemoteLookup(RemoteReader& reader, const protocol::ReadRequest& head, const CommandLine& cli,
+                            LookupFormat format, const std::optional<Wait>& wait, std::ostream& out,
+                            std::ostream& err) {
+  const std::string& map = head.map;
+  KeyStream stream(STDIN_FILENO, "standard input");
+  std::vector<std::string> keys(cli.args.begin() + 1, cli.args.end());
+  std::unique_ptr<LookupWriter> writer;
+  WireAnswers first_shape;
+  std::string first_node;
+  int exit_code = kExitOk;
+  bool waited = !wait.has_value();
+  for (bool end = false; !end;) {
+    const Status read = stream.Next(&keys, nullptr, &end);
+    if (!read.ok()) {
+      err << "planb: " << read.message() << "\n";
+      return kExitError;
+    }
+    if (keys.empty()) continue;
+    size_t first = 0;
+    for (const protocol::ReadRequest& request : SplitLookupRequest(head, keys)) {
+      Answer answer;
+      bool fresh = true;
+      // Only the first READ waits for --min-version: once the node has it, every later answer has it too.
+      const Status s = AskFresh(reader, request, waited ? std::nullopt : wait, &answer, &fresh);
+      waited = true;
+      if (!s.ok()) {
+        err << "planb: " << s.message() << "\n";
+        return kExitError;
+      }
+      if (!Usable(answer, map, wait, fresh, err)) return kExitError;
+      if (writer == nullptr) {
+        first_shape = answer.wire;
+        first_node = answer.node;
+        writer = LookupWriter::Create(format, ShapeOf(answer.wire, /*single=*/false), out);
+      } else if (!SameShape(answer.wire, first_shape)) {
+        err << "planb: storage nodes " << first_node << " and " << answer.node << " answer lookups of " << map
+            << " in different shapes (is the map configured alike on every node?)\n";
+        return kExitError;
+      }
+      PrintAnswers(answer, keys, first, ShapeOf(first_shape, false), *writer, &exit_code);
+      err.write(answer.err.data(), static_cast<std::streamsize>(answer.err.size()));
+      first += request.keys.size();
+    }
+    out.flush();
+    err.flush();
+    keys.clear();
+  }
+  if (writer == nullptr) {
+    err << "planb: lookup: no KEY given (give keys after MAP, or --keys-from FILE)\n";
+    return kExitError;
+  }
+  writer->Finish();
+  return exit_code;
+}
+
 }  // namespace
 
 int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out, std::ostream& err) {
@@ -91,12 +229,14 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
   head.format = protocol::ReadFormat::kWire;
   head.quiet = cli.quiet;
   if (cli.time && !ParseLookupTime(*cli.time, &head.time_ms.emplace(), err)) return kExitError;
-  std::vector<std::string> keys;
-  if (!CollectLookupKeys(cli, &keys, err)) return kExitError;
-  const std::vector<protocol::ReadRequest> requests = SplitLookupRequest(head, keys);
 
   zmq::context_t context;
   RemoteReader reader(context, cluster);  // one connection per node for every READ below, waits included
+  if (cli.keys_from && *cli.keys_from == "-") return RunStreamedRemoteLookup(reader, head, cli, format, wait, out, err);
+
+  std::vector<std::string> keys;
+  if (!CollectLookupKeys(cli, &keys, err)) return kExitError;
+  const std::vector<protocol::ReadRequest> requests = SplitLookupRequest(head, keys);
   std::deque<Answer> answers;
   bool fresh = true;
   // One READ; false when the lookup ends here (no node answered, an answer in error, the wait ran out).
@@ -119,79 +259,29 @@ int RunRemoteLookup(Runtime& runtime, const CommandLine& cli, std::ostream& out,
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  const Answer& last = answers.back();
-  if (last.exit_code != kExitOk && last.exit_code != kExitNotFound) {
-    // As the local command: an error leaves stdout empty and says only what is wrong.
-    err.write(last.err.data(), static_cast<std::streamsize>(last.err.size()));
-    return last.exit_code;
-  }
-  if (!fresh) {
-    err << "planb: " << map << ": content version " << wait->min_batches << " did not arrive within "
-        << wait->wait_ms << " ms (10 x request_timeout); storage node " << last.node << "'s shard is at "
-        << last.wire.batches << "\n";
+  // As the local command: an error leaves stdout empty and says only what is wrong.
+  if (!go_on) {
+    (void)Usable(answers.back(), map, wait, fresh, err);  // the node's error, or the version that never came
     return kExitError;
   }
   for (const Answer& answer : answers) {
-    // Content version 0: nothing was ever merged into the map on that node (it answers every key as missing
-    // so that a --min-version wait can go on), which is an error once the waiting is over, not a miss.
-    if (answer.wire.batches == 0) {
-      err << "planb: map " << map << " has no data on storage node " << answer.node
-          << ": nothing was merged into it there yet\n";
-      return kExitError;
-    }
-  }
-
-  LookupShape shape;
-  shape.session = answers.front().wire.session;
-  shape.number_keys = answers.front().wire.number_keys;
-  shape.single = keys.size() == 1;
-  shape.batches = UINT64_MAX;
-  shape.shown = answers.front().wire.shown;
-  const auto same_fields = [](const std::vector<ShownField>& a, const std::vector<ShownField>& b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i].name != b[i].name || a[i].spec.kind != b[i].spec.kind ||
-          a[i].zero_when_absent != b[i].zero_when_absent) {
-        return false;
-      }
-    }
-    return true;
-  };
-  for (const Answer& answer : answers) {
-    if (answer.wire.session != shape.session || answer.wire.number_keys != shape.number_keys ||
-        !same_fields(answer.wire.shown, shape.shown)) {
+    if (!Usable(answer, map, wait, true, err)) return kExitError;
+    if (!SameShape(answer.wire, answers.front().wire)) {
       err << "planb: storage nodes " << answers.front().node << " and " << answer.node << " answer lookups of "
           << map << " in different shapes (is the map configured alike on every node?)\n";
       return kExitError;
     }
+  }
+  LookupShape shape = ShapeOf(answers.front().wire, keys.size() == 1);
+  for (const Answer& answer : answers) {
     shape.batches = std::min(shape.batches, answer.wire.batches);  // --format wire: the oldest part's version
   }
   int exit_code = kExitOk;
   std::unique_ptr<LookupWriter> writer = LookupWriter::Create(format, shape, out);
-  size_t key = 0;
-  std::vector<FieldValue> fields;  // one found answer's shown fields, as a Row carries them
+  size_t first = 0;
   for (const Answer& answer : answers) {
-    for (const WireAnswer& one : answer.wire.answers) {
-      int64_t number = 0;
-      if (shape.number_keys) (void)ParseInt64(keys[key], &number);  // the node parsed it already
-      if (one.found) {
-        Row row;
-        row.value = Bytes(one.value);
-        row.session_start_ms = one.start_ms;
-        row.session_end_ms = one.end_ms;
-        if (!shape.shown.empty()) {  // decoded as RowField::kOwn at their positions (lookup_wire.h)
-          const auto first = answer.wire.fields.begin() + static_cast<std::ptrdiff_t>(one.first_field);
-          fields.assign(first, first + static_cast<std::ptrdiff_t>(shape.shown.size()));
-          row.own_fields = fields.data();
-          row.own_field_count = static_cast<uint32_t>(fields.size());
-        }
-        writer->Found(keys[key], number, row);
-      } else {
-        exit_code = kExitNotFound;
-        writer->Missing(keys[key], number);
-      }
-      ++key;
-    }
+    PrintAnswers(answer, keys, first, shape, *writer, &exit_code);
+    first += answer.wire.answers.size();
   }
   writer->Finish();
   for (const Answer& answer : answers) err.write(answer.err.data(), static_cast<std::streamsize>(answer.err.size()));

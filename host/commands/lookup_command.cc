@@ -112,6 +112,7 @@ int RunLookupCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
   }
   if (cli.time && !ParseLookupTime(*cli.time, &request.time_ms.emplace(), err)) return kExitError;
   if (!CollectLookupKeys(cli, &request.keys, err, &request.sources)) return kExitError;
+  request.several = cli.keys_from && *cli.keys_from == "-";
   if (cli.min_version) {
     uint64_t min_batches = 0;
     if (!ParseCount(*cli.min_version, UINT64_MAX, &min_batches)) {
@@ -171,7 +172,7 @@ int RunLookup(Runtime& runtime, const LookupRequest& request, ReadBudget* budget
   LookupShape shape;
   shape.session = !HasField(d, RowField::kValue) && HasField(d, RowField::kStart);
   shape.number_keys = TakesNumberKeys(d, plugins->config());
-  shape.single = keys.size() == 1;  // as plain as before; several keys need the key beside each value
+  shape.single = keys.size() == 1 && !request.several;  // several keys need the key beside each value
   if (!shape.session) shape.shown = ShownFields(d);
   shape.type = &d;
   const std::string at = request.time_ms ? " at " + FormatIsoTime(*request.time_ms) : std::string();

@@ -33,6 +33,9 @@ struct LookupRequest {
   std::optional<int64_t> time_ms;    // the instant asked about (ms since the epoch); none: now
   LookupFormat format = LookupFormat::kText;
   bool quiet = false;                // absent keys are not named on stderr
+  // Printed as several keys even when one is asked: keys from standard input (--keys-from -), a stream whose
+  // answers `lookup --remote` prints as they come, before it knows how many there will be.
+  bool several = false;
 };
 
 // What a query asks: one map's rows a filter accepts, up to a limit, in one format.
