@@ -210,21 +210,21 @@ Status DecodeLookupAnswers(std::string_view bytes, size_t keys, LookupAnswers* o
   if (in.left() < keys) return fail(std::to_string(in.left()) + " bytes left for " + std::to_string(keys) + " answers");
   out->answers.resize(keys);
   for (size_t i = 0; i < keys; ++i) {
-    const std::string which = "answer " + std::to_string(i + 1);
+    const auto which = [i] { return "answer " + std::to_string(i + 1); };  // made only for a message
     LookupAnswer& a = out->answers[i];
     a = LookupAnswer();
     uint8_t marker = 0;
-    if (!in.U8(&marker)) return fail("ends at " + which + " of " + std::to_string(keys));
-    if (marker > 2) return fail(which + " has marker " + std::to_string(marker));
+    if (!in.U8(&marker)) return fail("ends at " + which() + " of " + std::to_string(keys));
+    if (marker > 2) return fail(which() + " has marker " + std::to_string(marker));
     a.kind = static_cast<LookupAnswer::Kind>(marker);
     if (a.kind == LookupAnswer::Kind::kRefused) {
       uint8_t code = 0;
       uint16_t size = 0;
       if (!in.U8(&code) || !in.U16(&size) || !in.Bytes(size, &a.message)) {
-        return fail(which + " ends inside its refusal");
+        return fail(which() + " ends inside its refusal");
       }
       if (code < 2 || code > 9 || size > kMaxRefusal) {
-        return fail(which + " is a refusal with code " + std::to_string(code) + " and " + std::to_string(size) +
+        return fail(which() + " is a refusal with code " + std::to_string(code) + " and " + std::to_string(size) +
                     " bytes of message");
       }
       a.code = static_cast<Code>(code);
@@ -234,12 +234,12 @@ Status DecodeLookupAnswers(std::string_view bytes, size_t keys, LookupAnswers* o
     uint8_t value_type = 0;
     uint32_t size = 0;
     uint64_t start = 0, end = 0;
-    if (!in.U8(&value_type) || !in.U32(&size)) return fail(which + " ends inside its head");
-    if (value_type < 1 || value_type > 3) return fail(which + " has value type " + std::to_string(value_type));
+    if (!in.U8(&value_type) || !in.U32(&size)) return fail(which() + " ends inside its head");
+    if (value_type < 1 || value_type > 3) return fail(which() + " has value type " + std::to_string(value_type));
     if (!in.Bytes(size, &a.value)) {
-      return fail(which + " holds " + std::to_string(size) + " bytes, " + std::to_string(in.left()) + " remain");
+      return fail(which() + " holds " + std::to_string(size) + " bytes, " + std::to_string(in.left()) + " remain");
     }
-    if (!in.U64(&start) || !in.U64(&end)) return fail(which + " ends inside its session bounds");
+    if (!in.U64(&start) || !in.U64(&end)) return fail(which() + " ends inside its session bounds");
     a.value_type = static_cast<ValueType>(value_type);
     a.start_ms = static_cast<int64_t>(start);
     a.end_ms = static_cast<int64_t>(end);
@@ -247,7 +247,7 @@ Status DecodeLookupAnswers(std::string_view bytes, size_t keys, LookupAnswers* o
     for (const OwnFieldSlot& f : out->own) {
       FieldValue v;
       if (!ReadField(in, f.kind, &v)) {
-        return fail(which + "'s field at position " + std::to_string(f.position) + " is malformed or cut short");
+        return fail(which() + "'s field at position " + std::to_string(f.position) + " is malformed or cut short");
       }
       out->fields.push_back(v);
     }

@@ -183,20 +183,20 @@ Status DecodeLookupWire(std::string_view bytes, size_t keys, WireAnswers* out) {
       answer.first_field = out->fields.size();
       for (const ShownField& f : out->shown) {
         FieldValue v;
-        const std::string which = "answer " + std::to_string(i + 1) + "'s field " + f.name;
+        const auto which = [i, &f] { return "answer " + std::to_string(i + 1) + "'s field " + f.name; };
         if (f.spec.kind == FieldKind::kBool) {
-          if (left < 1 || p[0] > 1) return fail(which + " is not a boolean");
+          if (left < 1 || p[0] > 1) return fail(which() + " is not a boolean");
           v.flag = p[0] == 1;
           ++p;
           --left;
         } else if (f.spec.kind == FieldKind::kText) {
-          if (left < 4 || GetU32(p) > left - 4) return fail(which + " overruns the answer");
+          if (left < 4 || GetU32(p) > left - 4) return fail(which() + " overruns the answer");
           const uint32_t text_size = GetU32(p);
           v.text = Bytes(p + 4, text_size);
           p += 4 + text_size;
           left -= 4 + text_size;
         } else {
-          if (left < 8) return fail(which + " ends early");
+          if (left < 8) return fail(which() + " ends early");
           const uint64_t bits = GetU64(p);
           if (f.spec.kind == FieldKind::kDouble) {
             std::memcpy(&v.real, &bits, 8);

@@ -17,8 +17,8 @@ constexpr int64_t kMinQueryTimeoutMs = 60 * 1000;
 // the request itself was refused. `*keep` says whether the connection may serve the next request: only when the
 // exchange ended cleanly (a reply that decoded), never after a timeout, a refusal or a transport error.
 Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout_ms, uint64_t* next_request_id,
-               std::unique_ptr<RequestChannel>* channel, const protocol::ReadRequest& request,
-               protocol::ReadResult* result, bool* answered, bool* keep, std::string* why) {
+               std::unique_ptr<RequestChannel>* channel, const std::string& payload, protocol::ReadResult* result,
+               bool* answered, bool* keep, std::string* why) {
   *answered = false;
   *keep = false;
   RequestChannel::Reply reply;
@@ -26,7 +26,7 @@ Status AskNode(zmq::context_t& context, const NodeAddress& node, int64_t timeout
     if (*channel == nullptr) *channel = std::make_unique<RequestChannel>(context, node, timeout_ms, next_request_id);
     const auto deadline = RequestChannel::Clock::now() + std::chrono::milliseconds(timeout_ms);
     uint64_t request_id = 0;
-    if (!(*channel)->Send(protocol::Command::kRead, protocol::EncodeRead(request), nullptr, &request_id)) {
+    if (!(*channel)->Send(protocol::Command::kRead, payload, nullptr, &request_id)) {
       *why = "timed out after " + std::to_string(timeout_ms) + " ms sending the request";
       return Status::Ok();
     }
@@ -86,9 +86,9 @@ Status RemoteReader::Read(const protocol::ReadRequest& request, int* exit_code, 
   const bool query = request.kind == protocol::ReadKind::kQuery;
   const int64_t timeout_ms =
       query ? std::max<int64_t>(cluster.request_timeout_ms, kMinQueryTimeoutMs) : cluster.request_timeout_ms;
-  const size_t size = protocol::EncodeRead(request).size();
-  if (size > protocol::kMaxReadRequest) {
-    return Status::Invalid("request too large (" + std::to_string(size) + " bytes, limit " +
+  const std::string payload = protocol::EncodeRead(request);  // once, for every node asked
+  if (payload.size() > protocol::kMaxReadRequest) {
+    return Status::Invalid("request too large (" + std::to_string(payload.size()) + " bytes, limit " +
                            std::to_string(protocol::kMaxReadRequest) + ")");
   }
   std::string failures;
@@ -104,7 +104,7 @@ Status RemoteReader::Read(const protocol::ReadRequest& request, int* exit_code, 
       connections_made_ += channel == nullptr ? 1 : 0;
       bool keep = false;
       const Status asked = AskNode(context_, AddressOf(cluster, node), timeout_ms, &next_request_id_, &channel,
-                                   request, &result, &answered, &keep, &why);
+                                   payload, &result, &answered, &keep, &why);
       if (!keep) channel.reset();  // linger 0: whatever was queued on it goes
       PLANB_RETURN_IF_ERROR(asked.WithContext("storage node " + node));
     }
