@@ -97,34 +97,20 @@ void InProcess(benchmark::State& state, Fixture* f, size_t batch) {
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
 }
 
-void Remote(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
-  size_t next = 0;
-  for (auto _ : state) {
-    int exit_code = 2;
-    std::string out, err, node;
-    ServingNode& serving = curve ? *f->curve_node : *f->node;
-    Status s = RemoteRead(serving.context(), serving.client(), LookupRead(f->keys, next, batch), &exit_code, &out, &err,
-                          &node);
-    if (!s.ok()) {
-      state.SkipWithError(s.message().c_str());
-      break;
-    }
-    CheckAnswer(state, exit_code, out, err, batch);
-    next += batch;
-  }
-  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
-}
-
-// The same READs through one RemoteReader for the whole run: its connection (and CURVE handshake) is made by the
-// first request and kept, as a Redis client keeps its own.
-void RemoteKeptOpen(benchmark::State& state, Fixture* f, size_t batch, bool curve) {
+// READs as `planb lookup --remote` sends them: with `kept_open`, through one RemoteReader for the whole run (its
+// connection, and CURVE handshake, made by the first request and kept, as a Redis client keeps its own); else
+// through RemoteRead, a new connection per call, as one CLI call makes.
+void Remote(benchmark::State& state, Fixture* f, size_t batch, bool curve, bool kept_open) {
   ServingNode& serving = curve ? *f->curve_node : *f->node;
-  RemoteReader reader(serving.context(), serving.client());
+  RemoteReader kept(serving.context(), serving.client());
   size_t next = 0;
   for (auto _ : state) {
     int exit_code = 2;
     std::string out, err, node;
-    Status s = reader.Read(LookupRead(f->keys, next, batch), &exit_code, &out, &err, &node);
+    const protocol::ReadRequest request = LookupRead(f->keys, next, batch);
+    const Status s = kept_open ? kept.Read(request, &exit_code, &out, &err, &node)
+                               : RemoteRead(serving.context(), serving.client(), request, &exit_code, &out, &err,
+                                            &node);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       break;
@@ -252,11 +238,11 @@ int main(int argc, char** argv) {
     }
     benchmark::RegisterBenchmark((prefix + in_process).c_str(), InProcess, &f, batch)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "zmq_echo_floor").c_str(), ZmqEchoFloor, batch)->UseRealTime();
-    benchmark::RegisterBenchmark((prefix + "remote").c_str(), Remote, &f, batch, false)->UseRealTime();
-    benchmark::RegisterBenchmark((prefix + "remote_curve").c_str(), Remote, &f, batch, true)->UseRealTime();
-    benchmark::RegisterBenchmark((prefix + "remote_kept_open").c_str(), RemoteKeptOpen, &f, batch, false)
+    benchmark::RegisterBenchmark((prefix + "remote").c_str(), Remote, &f, batch, false, false)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "remote_curve").c_str(), Remote, &f, batch, true, false)->UseRealTime();
+    benchmark::RegisterBenchmark((prefix + "remote_kept_open").c_str(), Remote, &f, batch, false, true)
         ->UseRealTime();
-    benchmark::RegisterBenchmark((prefix + "remote_curve_kept_open").c_str(), RemoteKeptOpen, &f, batch, true)
+    benchmark::RegisterBenchmark((prefix + "remote_curve_kept_open").c_str(), Remote, &f, batch, true, true)
         ->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "reader_remote").c_str(), ReaderRemote, &f, batch, false)->UseRealTime();
     benchmark::RegisterBenchmark((prefix + "reader_remote_curve").c_str(), ReaderRemote, &f, batch, true)
