@@ -6,6 +6,7 @@
 
 #include "host/common/disk_room.h"
 #include "host/common/fault_point.h"
+#include "host/common/hex.h"
 #include "host/receiver/upload_receiver_impl.h"
 
 namespace planb {
@@ -52,9 +53,11 @@ void UploadReceiver::Impl::HandleBegin(const std::string& routing_id, uint64_t r
       ++it;
       continue;
     }
-    if (upload.begin().total_size == begin.total_size && upload.begin().checksum == begin.checksum) {
-      // The same zip again: a sender retrying after a lost connection. Resume where our copy ends; a committed
-      // upload answers "everything is here", so the sender's COMMIT rejoins it instead of staging it twice.
+    if (upload.begin().total_size == begin.total_size && upload.begin().tail_hash == begin.tail_hash) {
+      // The same zip again (the same size and central directory: every entry's CRC-32 and size): a sender
+      // retrying after a lost connection. Resume where our copy ends; a committed upload answers "everything is
+      // here", so the sender's COMMIT rejoins it instead of staging it twice. The COMMIT's checksum of the whole
+      // zip is checked all the same.
       upload.set_flags(begin.flags);
       if (upload.state == UploadState::kReceiving) upload.scope = scope;  // what is verified: the resumer's rights
       if (upload.state != UploadState::kReceiving) upload.last_touch = Clock::now();
@@ -200,7 +203,7 @@ void UploadReceiver::Impl::HandleCommit(const std::string& routing_id, uint64_t 
   if (upload == nullptr) return;
   upload->last_touch = Clock::now();
   if (upload->state == UploadState::kReceiving) {
-    status = upload->Finish();
+    status = upload->Finish(commit.checksum);
     if (!status.ok()) {
       FailUpload(upload, status);
       return ReplyError(routing_id, request_id, upload->error, upload->batch_id(), &status);
@@ -208,7 +211,15 @@ void UploadReceiver::Impl::HandleCommit(const std::string& routing_id, uint64_t 
     upload->state = UploadState::kVerifying;
     worker_.Submit({upload->token(), upload->part_path(), upload->batch_id(), upload->scope});
   }
-  // A repeated COMMIT (its reply was lost) answers where the upload stands.
+  // A repeated COMMIT (its reply was lost, or a rejoin of a committed upload) answers where the upload stands, if
+  // it declares what the first did.
+  if (upload->state != UploadState::kFailed && commit.checksum != upload->committed_checksum()) {
+    return ReplyError(routing_id, request_id,
+                      Status::Invalid("COMMIT of batch " + upload->batch_id() + " declares checksum " +
+                                      Hex16(commit.checksum) + ", but it was committed with " +
+                                      Hex16(upload->committed_checksum())),
+                      upload->batch_id());
+  }
   Reply(routing_id, Command::kStatusReply, request_id, protocol::EncodeStatusReply(CurrentStatus(*upload)));
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -35,7 +36,7 @@ UploadSession::~UploadSession() {
 }
 
 Status UploadSession::Create() {
-  fd_ = ::open(part_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode());
+  fd_ = ::open(part_path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode());
   if (fd_ < 0) return DiskError(errno, "creating", part_path_);
   return Status::Ok();
 }
@@ -67,16 +68,27 @@ Status UploadSession::WriteChunk(uint64_t offset, std::string_view bytes) {
   return Status::Ok();
 }
 
-Status UploadSession::Finish() {
+Status UploadSession::Finish(uint64_t checksum) {
   if (received_ != begin_.total_size) {
     return Status::Corruption("truncated upload: received " + std::to_string(received_) + " of " +
                               std::to_string(begin_.total_size) + " bytes");
   }
   uint64_t digest = XXH3_64bits_digest(hash_);
-  if (digest != begin_.checksum) {
+  if (digest != checksum) {
     return Status::Corruption("checksum mismatch: received data hashes to " + Hex16(digest) + ", sender declared " +
-                              Hex16(begin_.checksum));
+                              Hex16(checksum));
   }
+  // The tail BEGIN identified the zip by must be these bytes' own: a later BEGIN rejoins this upload by it.
+  const uint64_t tail = std::min<uint64_t>(received_, protocol::kTailBytes);
+  std::string last(static_cast<size_t>(tail), '\0');
+  const ssize_t n = ::pread(fd_, last.data(), last.size(), static_cast<off_t>(received_ - tail));
+  if (n != static_cast<ssize_t>(last.size())) return DiskError(n < 0 ? errno : EIO, "reading back", part_path_);
+  if (XXH3_64bits(last.data(), last.size()) != begin_.tail_hash) {
+    return Status::Corruption("tail hash mismatch: the last " + std::to_string(tail) + " bytes received hash to " +
+                              Hex16(XXH3_64bits(last.data(), last.size())) + ", BEGIN declared " +
+                              Hex16(begin_.tail_hash));
+  }
+  committed_checksum_ = checksum;
   if (::fsync(fd_) != 0) return DiskError(errno, "syncing", part_path_);
   int rc = ::close(fd_);
   fd_ = -1;

@@ -34,9 +34,11 @@ class UploadSession {
   // a gap (offset past the received size), a chunk running past the declared size, and the disk (kFull for
   // ENOSPC, also when PLANB_FAULT=receive.disk_full; kIOError otherwise).
   Status WriteChunk(uint64_t offset, std::string_view bytes);
-  // Checks that every declared byte arrived ("truncated upload: ...") and the checksum matches ("checksum
-  // mismatch: ..."), both kCorruption, then fsyncs and closes the part file.
-  Status Finish();
+  // Checks that every declared byte arrived ("truncated upload: ...") and that they hash to `checksum`, the one
+  // COMMIT declares ("checksum mismatch: ..."), both kCorruption, then fsyncs and closes the part file.
+  Status Finish(uint64_t checksum);
+  // The checksum a successful Finish took (a repeated COMMIT must declare the same).
+  uint64_t committed_checksum() const { return committed_checksum_; }
   // Deletes the part file (if still there: a staged batch has moved it away).
   void RemovePart();
 
@@ -70,6 +72,7 @@ class UploadSession {
   protocol::BeginRequest begin_;
   int fd_ = -1;
   uint64_t received_ = 0;
+  uint64_t committed_checksum_ = 0;
   XXH3_state_s* hash_ = nullptr;
 };
 

@@ -221,14 +221,14 @@ const char* UploadStateName(UploadState state) {
 }
 
 std::string EncodeBegin(const BeginRequest& m) {
-  return PayloadWriter().String(m.batch_id).U64(m.total_size).U64(m.checksum).U32(m.flags).Take();
+  return PayloadWriter().String(m.batch_id).U64(m.total_size).U64(m.tail_hash).U32(m.flags).Take();
 }
 std::string EncodeReady(const ReadyReply& m) {
   return PayloadWriter().Tok(m.token).U64(m.resume_offset).U32(m.chunk_size).U32(m.window).Take();
 }
 std::string EncodeChunk(const ChunkRequest& m) { return PayloadWriter().Tok(m.token).U64(m.offset).Take(); }
 std::string EncodeChunkAck(const ChunkAck& m) { return PayloadWriter().Tok(m.token).U64(m.received_total).Take(); }
-std::string EncodeCommit(const CommitRequest& m) { return PayloadWriter().Tok(m.token).Take(); }
+std::string EncodeCommit(const CommitRequest& m) { return PayloadWriter().Tok(m.token).U64(m.checksum).Take(); }
 std::string EncodeStatus(const StatusRequest& m) { return PayloadWriter().Tok(m.token).U32(m.hold_ms).Take(); }
 std::string EncodeStatusReply(const StatusReply& m) {
   return PayloadWriter().U8(static_cast<uint8_t>(m.state)).U64(m.sequence).U16(m.code).String(m.message).Take();
@@ -294,7 +294,7 @@ Status DecodeBegin(std::string_view payload, BeginRequest* m) {
   return PayloadReader(payload, "BEGIN")
       .String("batch_id", &m->batch_id)
       .U64("total_size", &m->total_size)
-      .U64("checksum", &m->checksum)
+      .U64("tail_hash", &m->tail_hash)
       .U32("flags", &m->flags)
       .Finish();
 }
@@ -313,7 +313,7 @@ Status DecodeChunkAck(std::string_view payload, ChunkAck* m) {
   return PayloadReader(payload, "CHUNK_ACK").Tok("token", &m->token).U64("received_total", &m->received_total).Finish();
 }
 Status DecodeCommit(std::string_view payload, CommitRequest* m) {
-  return PayloadReader(payload, "COMMIT").Tok("token", &m->token).Finish();
+  return PayloadReader(payload, "COMMIT").Tok("token", &m->token).U64("checksum", &m->checksum).Finish();
 }
 Status DecodeStatus(std::string_view payload, StatusRequest* m) {
   return PayloadReader(payload, "STATUS").Tok("token", &m->token).U32("hold_ms", &m->hold_ms).Finish();

@@ -1,8 +1,9 @@
 // The upload wire protocol between a sender (DEALER) and a storage node (ROUTER): message layout, commands and
 // their payloads, with an encoder and a strict decoder for each (docs/protocol.md is the reference).
 //
-// Wire format v3 (bump kProtocolVersion on any change; v2: tokens are 128 bits; v3: READ is typed, and catch-up's
-// LIST_MERGED and OFFER_BATCH, added before any release of 3): every message
+// Wire format v4 (bump kProtocolVersion on any change; v2: tokens are 128 bits; v3: READ is typed, and catch-up's
+// LIST_MERGED and OFFER_BATCH, added before any release of 3; v4: the zip's checksum goes with COMMIT, not BEGIN,
+// so a sender hashes the chunks as it sends them instead of reading the zip once more first): every message
 // is multipart.
 //   frame A  header, 16 bytes: "PLNB", u16 version, u16 command, u64 request id
 //   frame B  payload: the command's fields in order; integers big-endian (planb/encoding.h), strings as
@@ -25,7 +26,7 @@
 namespace planb::protocol {
 
 inline constexpr char kMagic[4] = {'P', 'L', 'N', 'B'};
-inline constexpr uint16_t kProtocolVersion = 3;
+inline constexpr uint16_t kProtocolVersion = 4;
 inline constexpr size_t kHeaderSize = 16;
 
 // Requests have the high bit clear; replies set it.
@@ -91,11 +92,15 @@ inline constexpr uint32_t kMaxUploadChunkSize = 16u << 20;
 inline constexpr size_t kMaxWireBatchId = 255;
 bool IsWireBatchId(std::string_view id);
 
+// The zip's tail: its last kTailBytes (all of a smaller zip), where a zip keeps its central directory (each entry's
+// name, CRC-32 and sizes). BEGIN identifies the zip by its hash, so that a retry resumes or rejoins its upload
+// without the sender reading the whole zip first; COMMIT's checksum covers every byte.
+inline constexpr uint64_t kTailBytes = 64 * 1024;
 struct BeginRequest {
   std::string batch_id;
   uint64_t total_size = 0;
-  uint64_t checksum = 0;  // XXH3-64 of the whole zip
-  uint32_t flags = 0;     // kFlagSynchroniseMerge; unknown bits are ignored
+  uint64_t tail_hash = 0;  // XXH3-64 of the zip's tail (since version 4; the whole zip's checksum before)
+  uint32_t flags = 0;      // kFlagSynchroniseMerge; unknown bits are ignored
 };
 struct ReadyReply {
   Token token;
@@ -113,6 +118,7 @@ struct ChunkAck {
 };
 struct CommitRequest {
   Token token;
+  uint64_t checksum = 0;  // XXH3-64 of the whole zip, as the sender read it (since version 4; BEGIN had it before)
 };
 struct StatusRequest {
   Token token;

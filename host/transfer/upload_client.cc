@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "host/common/file_hash.h"
+#include "host/common/bulk_xxh3.h"
 #include "host/transfer/protocol.h"
 #include "host/transfer/request_channel.h"
 
@@ -64,6 +64,11 @@ class Uploader {
  private:
   Status Prepare();
   Status ReadAt(uint64_t offset, void* out, size_t size);
+  // The checksum COMMIT declares is made from the bytes as they are sent, so that the zip is read once (it was read
+  // a second time before, to hash it for BEGIN). `data` holds the zip's bytes at `offset`: those that continue
+  // the hash are added. A resume from past the hash (the node kept bytes an earlier process sent) reads the gap.
+  void HashSent(uint64_t offset, const void* data, size_t size);
+  Status HashUpTo(uint64_t end);
   AttemptEnd Attempt();
   // Each returns true to go on; false with `end` filled when the attempt is over.
   bool Begin(protocol::ReadyReply* ready, AttemptEnd* end);
@@ -97,7 +102,9 @@ class Uploader {
 
   int fd_ = -1;
   uint64_t size_ = 0;
-  uint64_t checksum_ = 0;
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> hash_{XXH3_createState(), &XXH3_freeState};
+  uint64_t hashed_ = 0;  // the hash covers the zip's bytes [0, hashed_)
+  uint64_t tail_hash_ = 0;
   std::unique_ptr<RequestChannel> channel_;
   uint64_t next_request_id_ = 1;
   std::string step_;         // what the attempt waits for now, for the timeout message
@@ -143,11 +150,28 @@ Status Uploader::Prepare() {
   struct stat st;
   if (::fstat(fd_, &st) != 0) return Status::IOError("cannot stat " + zip_path_ + ": " + std::strerror(errno));
   size_ = static_cast<uint64_t>(st.st_size);
-  uint64_t hashed = 0;
-  PLANB_RETURN_IF_ERROR(HashOpenFile(fd_, zip_path_, &hashed, &checksum_));
-  if (hashed != size_) {
-    return Status::IOError("batch zip " + zip_path_ + " changed size while being hashed (" + std::to_string(size_) +
-                           " bytes, then " + std::to_string(hashed) + ")");
+  if (hash_ == nullptr || XXH3_64bits_reset(hash_.get()) != XXH_OK) return Status::Internal("out of memory for a hash");
+  // BEGIN names the zip by its tail (protocol::kTailBytes: its central directory); the whole is hashed as it goes.
+  std::string tail(static_cast<size_t>(std::min(size_, protocol::kTailBytes)), '\0');
+  PLANB_RETURN_IF_ERROR(ReadAt(size_ - tail.size(), tail.data(), tail.size()));
+  tail_hash_ = XXH3_64bits(tail.data(), tail.size());
+  return Status::Ok();
+}
+
+void Uploader::HashSent(uint64_t offset, const void* data, size_t size) {
+  if (offset > hashed_ || offset + size <= hashed_) return;  // a gap (HashUpTo fills it) or bytes hashed already
+  const size_t skip = static_cast<size_t>(hashed_ - offset);
+  XXH3_64bits_update(hash_.get(), static_cast<const char*>(data) + skip, size - skip);
+  hashed_ = offset + size;
+}
+
+Status Uploader::HashUpTo(uint64_t end) {
+  std::vector<char> block;
+  while (hashed_ < end) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(end - hashed_, uint64_t{1} << 20));
+    block.resize(n);
+    PLANB_RETURN_IF_ERROR(ReadAt(hashed_, block.data(), n));
+    HashSent(hashed_, block.data(), n);
   }
   return Status::Ok();
 }
@@ -188,7 +212,7 @@ AttemptEnd Uploader::Attempt() {
 }
 
 bool Uploader::Begin(protocol::ReadyReply* ready, AttemptEnd* end) {
-  protocol::BeginRequest begin{batch_id_, size_, checksum_,
+  protocol::BeginRequest begin{batch_id_, size_, tail_hash_,
                                settings_.synchronise_merge ? protocol::kFlagSynchroniseMerge : 0u};
   Reply reply;
   if (!Exchange(Command::kBegin, protocol::EncodeBegin(begin), &reply, end)) return false;
@@ -226,6 +250,12 @@ bool Uploader::Transfer(const protocol::ReadyReply& ready, AttemptEnd* end) {
   std::deque<InFlight> in_flight;
   uint64_t acked = ready.resume_offset;
   uint64_t next = acked;
+  // Bytes the node kept from before this process (a load run again) are hashed here; those it kept from an earlier
+  // attempt of this one were hashed when they were sent.
+  if (Status hashed = HashUpTo(acked); !hashed.ok()) {
+    *end = Final(hashed);
+    return false;
+  }
   Clock::time_point last_reply = Clock::now();
   if (progress_) progress_(acked);
   while (acked < size_) {
@@ -239,6 +269,7 @@ bool Uploader::Transfer(const protocol::ReadyReply& ready, AttemptEnd* end) {
         *end = Final(status);
         return false;
       }
+      HashSent(next, data.data(), n);
       uint64_t id = 0;
       if (!Send(Command::kChunk, protocol::EncodeChunk({ready.token, next}), &data, &id)) {
         *end = Retry(true);
@@ -301,7 +332,13 @@ bool Uploader::Transfer(const protocol::ReadyReply& ready, AttemptEnd* end) {
 bool Uploader::CommitAndWait(Token token, AttemptEnd* end) {
   Reply reply;
   committed_ = true;
-  if (!Exchange(Command::kCommit, protocol::EncodeCommit({token}), &reply, end)) return false;
+  // Every byte is hashed by now, unless the node held the whole zip already (a rejoin): then it is read here.
+  if (Status hashed = HashUpTo(size_); !hashed.ok()) {
+    *end = Final(hashed);
+    return false;
+  }
+  const uint64_t checksum = XXH3_64bits_digest(hash_.get());
+  if (!Exchange(Command::kCommit, protocol::EncodeCommit({token, checksum}), &reply, end)) return false;
   const char* request = "COMMIT";
   const uint32_t hold_ms = static_cast<uint32_t>(std::clamp<int64_t>(settings_.request_timeout_ms / 2, 0, 1 << 30));
   for (;;) {

@@ -164,7 +164,7 @@ TEST_F(ClientAccessTest, PlaintextClientIsToldTheNodeRequiresCurve) {
 
 TEST_F(ClientAccessTest, EachRequestNeedsItsRightAndMap) {
   // reader may not upload: BEGIN, CHUNK, COMMIT, STATUS and PREPARE all need `upload`.
-  protocol::ErrorReply e = ErrorFor(reader_, Command::kBegin, protocol::EncodeBegin({"n/b", 10, 1, 0}));
+  protocol::ErrorReply e = ErrorFor(reader_, Command::kBegin, protocol::EncodeBegin({"n/b", 10, 0}));
   EXPECT_EQ(protocol::CodeFromWire(e.code), Code::kPermissionDenied);
   EXPECT_EQ(e.message, "not authorised for upload (client reader)");
   e = ErrorFor(reader_, Command::kStatus, protocol::EncodeStatus({Token(), 0}));

@@ -47,7 +47,7 @@ class UploadReceiverTest : public UploadFixture {
   Token Stage(RawSender& raw, const std::string& batch_id, const std::string& contents, uint32_t flags) {
     protocol::ReadyReply ready = raw.Begin(batch_id, contents, Xxh3(contents), flags);
     raw.SendChunks(ready.token, contents, 0, contents.size(), kChunk);
-    raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+    raw.Commit(ready.token);
     EXPECT_EQ(raw.ReceiveStatus().state, protocol::UploadState::kVerifying);
     EXPECT_TRUE(raw.WaitForState(ready.token, protocol::UploadState::kStaged)) << batch_id;
     return ready.token;
@@ -66,7 +66,7 @@ TEST_F(UploadReceiverTest, ChecksumMismatchIsRefusedAndNothingStaged) {
   RawSender raw(context_, endpoint());
   protocol::ReadyReply ready = raw.Begin("node1a/bad-sum", contents, 0x1234);
   raw.SendChunks(ready.token, contents, 0, contents.size(), kChunk);
-  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  raw.Commit(ready.token);
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
   char expected[128];
@@ -86,12 +86,48 @@ TEST_F(UploadReceiverTest, ChecksumMismatchIsRefusedAndNothingStaged) {
   ExpectStillServes();
 }
 
+// BEGIN names the zip by its tail (the central directory), which a later BEGIN resumes or rejoins the upload by:
+// bytes whose tail is not the one declared are refused at COMMIT, even when they hash to the declared checksum.
+TEST_F(UploadReceiverTest, BytesWhoseTailIsNotTheDeclaredOneAreRefused) {
+  const std::string contents = RandomBytes(600 * 1024, 13);
+  RawSender raw(context_, endpoint());
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/bad-tail", contents.size(), 0x77, 0}));
+  protocol::ReadyReply ready;
+  ASSERT_TRUE(protocol::DecodeReady(raw.Receive().payload, &ready).ok());
+  raw.SendChunks(ready.token, contents, 0, contents.size(), kChunk);
+  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token, Xxh3(contents)}));
+  const protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
+  EXPECT_THAT(error.message, HasSubstr("tail hash mismatch: the last 65536 bytes received hash to "));
+  EXPECT_THAT(error.message, HasSubstr("BEGIN declared 0000000000000077"));
+  EXPECT_TRUE(sink_.staged().empty());
+  EXPECT_TRUE(PartFiles(receive_dir()).empty());
+  ExpectStillServes();
+}
+
+// A committed upload rejoined (its COMMIT's reply was lost) answers where it stands to a COMMIT of the same
+// checksum, and refuses one declaring another: the zip under that id and size is not the one committed.
+TEST_F(UploadReceiverTest, ARepeatedCommitMustDeclareTheChecksumItWasCommittedWith) {
+  const std::string contents = RandomBytes(300 * 1024, 14);
+  RawSender raw(context_, endpoint());
+  const Token token = Stage(raw, "node1a/again", contents, 0);
+  raw.Commit(token);
+  EXPECT_EQ(raw.ReceiveStatus().state, protocol::UploadState::kStaged);
+  raw.Request(Command::kCommit, protocol::EncodeCommit({token, Xxh3(contents) ^ 1}));
+  const protocol::ErrorReply error = raw.ReceiveError();
+  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
+  EXPECT_THAT(error.message, HasSubstr("COMMIT of batch node1a/again declares checksum "));
+  EXPECT_THAT(error.message, HasSubstr(", but it was committed with "));
+  EXPECT_EQ(sink_.staged().size(), 1u);
+  ExpectStillServes();
+}
+
 TEST_F(UploadReceiverTest, CommitBeforeEveryByteIsTruncated) {
   const std::string contents = RandomBytes(600 * 1024, 4);
   RawSender raw(context_, endpoint());
   protocol::ReadyReply ready = raw.Begin("node1a/short", contents, Xxh3(contents));
   raw.SendChunks(ready.token, contents, 0, kChunk, kChunk);
-  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  raw.Commit(ready.token);
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
   EXPECT_EQ(error.message, "truncated upload: received 262144 of 614400 bytes");
@@ -102,44 +138,41 @@ TEST_F(UploadReceiverTest, CommitBeforeEveryByteIsTruncated) {
 
 TEST_F(UploadReceiverTest, AnotherVersionIsAnsweredInTheNodesOwn) {
   RawSender raw(context_, endpoint());
-  // 1: a sender from before 128-bit tokens; 2: one from before typed READs; 7: one from the future.
-  for (const uint16_t version : {uint16_t{1}, uint16_t{2}, uint16_t{7}}) {
+  // 1: a sender from before 128-bit tokens; 2: one from before typed READs; 3: one whose BEGIN declares the
+  // checksum; 7: one from the future.
+  for (const uint16_t version : {uint16_t{1}, uint16_t{2}, uint16_t{3}, uint16_t{7}}) {
     std::string header = protocol::EncodeHeader(Command::kBegin, 41);
     PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, version);
-    raw.Send({header, protocol::EncodeBegin({"node1a/v" + std::to_string(version), 1, 1, 0})});
+    raw.Send({header, protocol::EncodeBegin({"node1a/v" + std::to_string(version), 1, 0})});
     RawReply reply = raw.Receive();
     EXPECT_EQ(reply.header.version, protocol::kProtocolVersion);
     EXPECT_EQ(reply.header.request_id, 41u);
     protocol::ErrorReply error;
     ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
     EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-    EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) + " (this node speaks 3; " +
-                                 (version < 3 ? "upgrade the client)" : "upgrade this node)"));
+    EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) + " (this node speaks 4; " +
+                                 (version < 4 ? "upgrade the client)" : "upgrade this node)"));
   }
   ExpectStillServes();
 }
 
-// The frames of release 0.1.0 as they were recorded (tests/compat/0.1.0/protocol/): its BEGIN is answered READY
-// for the same request, and a BEGIN of protocol version 2 an ERROR naming both versions.
+// The frames of release 0.1.0 as they were recorded (tests/compat/0.1.0/protocol/): its BEGIN (protocol version
+// 3) and a BEGIN of version 2 are each answered with an ERROR naming both versions, for the same request.
 TEST_F(UploadReceiverTest, AnswersTheRecordedFramesOfRelease010) {
   RawSender raw(context_, endpoint());
-  raw.Send(ReadRecordedFrames("0.1.0/protocol/begin_v3.frames"));
-  RawReply ready = raw.Receive();
-  EXPECT_EQ(ready.header.command, static_cast<uint16_t>(Command::kReady)) << protocol::CommandName(ready.header.command);
-  EXPECT_EQ(ready.header.request_id, 1u);
-  protocol::ReadyReply decoded;
-  ASSERT_TRUE(protocol::DecodeReady(ready.payload, &decoded).ok());
-  EXPECT_EQ(decoded.resume_offset, 0u);
-
-  raw.Send(ReadRecordedFrames("0.1.0/protocol/begin_v2.frames"));
-  RawReply refused = raw.Receive();
-  EXPECT_EQ(refused.header.command, static_cast<uint16_t>(Command::kError));
-  EXPECT_EQ(refused.header.version, 3);
-  EXPECT_EQ(refused.header.request_id, 7u);
-  protocol::ErrorReply error;
-  ASSERT_TRUE(protocol::DecodeError(refused.payload, &error).ok());
-  EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unsupported protocol version 2 (this node speaks 3; upgrade the client)");
+  for (const auto& [frames, version, request_id] : {std::tuple{"0.1.0/protocol/begin_v3.frames", 3, 1u},
+                                                    std::tuple{"0.1.0/protocol/begin_v2.frames", 2, 7u}}) {
+    raw.Send(ReadRecordedFrames(frames));
+    RawReply refused = raw.Receive();
+    EXPECT_EQ(refused.header.command, static_cast<uint16_t>(Command::kError)) << frames;
+    EXPECT_EQ(refused.header.version, 4);
+    EXPECT_EQ(refused.header.request_id, request_id);
+    protocol::ErrorReply error;
+    ASSERT_TRUE(protocol::DecodeError(refused.payload, &error).ok());
+    EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
+    EXPECT_EQ(error.message, "unsupported protocol version " + std::to_string(version) +
+                                 " (this node speaks 4; upgrade the client)");
+  }
   EXPECT_TRUE(sink_.staged().empty());
   ExpectStillServes();
 }
@@ -198,7 +231,7 @@ TEST_F(UploadReceiverTest, ShortFramesAreAnswered) {
   EXPECT_EQ(raw.ReceiveError().message,
             "BEGIN payload of 3 bytes ends inside field batch_id (needs 4 bytes at offset 0)");
   raw.Request(Command::kCommit, protocol::EncodeCommit({Token{0, 1}}) + "zz");
-  EXPECT_EQ(raw.ReceiveError().message, "COMMIT payload of 18 bytes has 2 bytes after its last field");
+  EXPECT_EQ(raw.ReceiveError().message, "COMMIT payload of 26 bytes has 2 bytes after its last field");
   ExpectStillServes();
 }
 
@@ -254,7 +287,7 @@ TEST_F(UploadReceiverTest, ResentChunkIsAcknowledgedWithoutWriting) {
   EXPECT_EQ(raw.SendChunks(ready.token, contents, 0, kChunk, kChunk), kChunk);
   EXPECT_EQ(raw.SendChunks(ready.token, contents, 0, kChunk, kChunk), kChunk);  // the same chunk again
   EXPECT_EQ(raw.SendChunks(ready.token, contents, kChunk, 2 * kChunk, kChunk), 2 * kChunk);
-  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  raw.Commit(ready.token);
   protocol::StatusReply status;
   RawReply reply = raw.Receive();
   ASSERT_EQ(reply.header.command, static_cast<uint16_t>(Command::kStatusReply)) << reply.payload;
@@ -270,12 +303,12 @@ TEST_F(UploadReceiverTest, DeclaredSizeOverTheLimitIsRefused) {
   settings.max_upload_bytes = 1000;
   StartReceiver(settings);
   RawSender raw(context_, endpoint());
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", 1001, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", 1001, 0}));
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kInvalidArgument);
   EXPECT_EQ(error.message,
             "batch node1a/huge declares 1001 bytes, more than this node accepts (max_upload_bytes 1000)");
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"", 10, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"", 10, 0}));
   EXPECT_EQ(raw.ReceiveError().message, "BEGIN: a batch id of 0 bytes that is not valid (1 to 255 of A-Z a-z 0-9 . _ - : /)");
 }
 
@@ -299,7 +332,7 @@ TEST_F(UploadReceiverTest, StalePartsAreClearedAtStartAndIdleUploadsExpire) {
   }
   EXPECT_THAT(receiver_->Log(), ::testing::ContainsRegex("dropping idle partial upload of batch node1a/idle from sender "
                                                          "[0-9a-f]+ at 127.0.0.1 \\(262144 of 524288"));
-  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  raw.Commit(ready.token);
   EXPECT_THAT(raw.ReceiveError().message, HasSubstr("unknown upload token"));
 }
 
@@ -382,7 +415,7 @@ TEST_F(UploadReceiverTest, BeginsBeyondMaxOpenUploadsAreBusy) {
   EXPECT_EQ(again.token, open[0].token);
   // An upload that ends (here: failed, committed short) frees its place.
   for (int i = 0; i < 2; ++i) {
-    raw.Request(Command::kCommit, protocol::EncodeCommit({open[i].token}));
+    raw.Commit(open[i].token);
     EXPECT_THAT(raw.ReceiveError().message, HasSubstr("truncated upload"));
   }
   raw.Begin("node1a/b64", contents, Xxh3(contents));
@@ -395,7 +428,7 @@ TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
   settings.max_client_share_percent = 100;  // one connection plays every client here
   RestartWith(settings);
   RawSender raw(context_, endpoint());
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", uint64_t{1} << 60, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/huge", uint64_t{1} << 60, 0}));
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_THAT(error.message, ::testing::StartsWith("disk full: "));
@@ -407,16 +440,16 @@ TEST_F(UploadReceiverTest, BeginWithoutRoomOnDiskIsFull) {
   EXPECT_THAT(receiver_->Log(), HasSubstr("upload error for batch node1a/huge: disk full: "));
   EXPECT_THAT(receiver_->Log(), HasSubstr("part file and verification); " + receive_dir() + " has "));
   // A declared size whose double does not fit in 64 bits needs "everything".
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/max", std::numeric_limits<uint64_t>::max(), 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/max", std::numeric_limits<uint64_t>::max(), 0}));
   EXPECT_THAT(raw.ReceiveError().message, HasSubstr("batch node1a/max needs about 18446744073709551615 bytes (twice"));
   EXPECT_TRUE(PartFiles(receive_dir()).empty());
 
   // What uploads in progress have still to send counts too: each of these fits alone, not both.
   const uint64_t free_bytes = FreeBytes(receive_dir());
   const uint64_t first = free_bytes / 5 * 2, second = free_bytes / 20 * 7;
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/first", first, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/first", first, 0}));
   ASSERT_EQ(raw.Receive().header.command, static_cast<uint16_t>(Command::kReady));
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/second", second, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/second", second, 0}));
   error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_THAT(error.message,
@@ -439,7 +472,7 @@ TEST_F(UploadReceiverTest, BeginKeepsTheSameMarginAsUnpacking) {
   // Twice the size lands half a margin below the free space: inside the free space, inside the margin.
   const uint64_t size = (room.free_bytes - room.margin / 2) / 2;
   RawSender raw(context_, endpoint());
-  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/margin", size, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({"node1a/margin", size, 0}));
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kFull);
   EXPECT_THAT(error.message, HasSubstr("the node has too little room (its log says how much)"));

@@ -134,7 +134,7 @@ TEST_F(BadUpload, ACommitBeforeEveryByteArrivedIsATruncatedUpload) {
   const std::string contents = RandomBytes(300 * 1024, 1);
   const protocol::ReadyReply ready = raw.Begin("test/truncated", contents, Xxh3(contents));
   EXPECT_EQ(raw.SendChunks(ready.token, contents, 0, 100 * 1024, kRawChunk), 100u * 1024);
-  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  raw.Commit(ready.token);
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
   EXPECT_EQ(error.message, "truncated upload: received 102400 of 307200 bytes");
@@ -146,7 +146,7 @@ TEST_F(BadUpload, BytesThatDoNotHashToTheDeclaredChecksumAreRefused) {
   const std::string contents = RandomBytes(300 * 1024, 2);
   const protocol::ReadyReply ready = raw.Begin("test/checksum", contents, Xxh3(contents) ^ 1);
   EXPECT_EQ(raw.SendChunks(ready.token, contents, 0, contents.size(), kRawChunk), contents.size());
-  raw.Request(Command::kCommit, protocol::EncodeCommit({ready.token}));
+  raw.Commit(ready.token);
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kCorruption);
   char expected[128];
@@ -161,7 +161,7 @@ TEST_F(BadUpload, AnUnknownProtocolVersionIsRefused) {
   RawSender raw(context_, cluster_.endpoint(0));
   std::string header = protocol::EncodeHeader(Command::kBegin, 41);
   PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 7);
-  raw.Send({header, protocol::EncodeBegin({"test/v7", 1, 1, 0})});
+  raw.Send({header, protocol::EncodeBegin({"test/v7", 1, 0})});
   const testing::RawReply reply = raw.Receive();
   EXPECT_EQ(reply.header.version, protocol::kProtocolVersion);
   EXPECT_EQ(reply.header.command, static_cast<uint16_t>(Command::kError));
@@ -169,8 +169,8 @@ TEST_F(BadUpload, AnUnknownProtocolVersionIsRefused) {
   protocol::ErrorReply error;
   ASSERT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
-  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 3; upgrade this node)");
-  ExpectNothingKept("unsupported protocol version 7 (this node speaks 3; upgrade this node)");
+  EXPECT_EQ(error.message, "unsupported protocol version 7 (this node speaks 4; upgrade this node)");
+  ExpectNothingKept("unsupported protocol version 7 (this node speaks 4; upgrade this node)");
 }
 
 TEST_F(BadUpload, AnUnknownCommandIsRefused) {

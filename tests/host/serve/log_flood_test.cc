@@ -34,7 +34,7 @@ TEST(LogFlood, HostileNamesNeitherFloodNorForgeTheLog) {
     raw.Request(Command::kSnapshot, protocol::EncodeSnapshot({forged, 0, 0}));
     ASSERT_EQ(raw.ReceiveError().message.find("FORGED"), std::string::npos);
   }
-  raw.Request(Command::kBegin, protocol::EncodeBegin({forged, 10, 1, 0}));
+  raw.Request(Command::kBegin, protocol::EncodeBegin({forged, 10, 0}));
   EXPECT_EQ(raw.ReceiveError().message.find("FORGED"), std::string::npos);
   // Still serving: a good request is answered.
   raw.Request(Command::kSnapshot, protocol::EncodeSnapshot({"country_to_capital", 0, 0}));

@@ -48,7 +48,7 @@ TEST(PeerLimits, IdleBeginsLoseTheirSlotsAfterUploadIdleTimeout) {
     }
   }
   testing::RawSender raw(context, cluster.endpoint(0));
-  raw.Request(protocol::Command::kBegin, protocol::EncodeBegin({"attacker/extra", 1000, 1, 0}));
+  raw.Request(protocol::Command::kBegin, protocol::EncodeBegin({"attacker/extra", 1000, 0}));
   EXPECT_TRUE(Contains(raw.ReceiveError().message, "busy: 64 uploads in progress"));
   // Each is dropped once idle for upload_idle_timeout, with its part file and reservation.
   ASSERT_TRUE(testing::WaitUntil(

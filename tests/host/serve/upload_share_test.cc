@@ -46,7 +46,7 @@ std::string IdOf(const ClusterFixture& cluster, const std::string& client, const
 
 // Sends a BEGIN and returns "" for READY, else the ERROR's message.
 std::string TryBegin(testing::RawSender& sender, const std::string& batch_id, uint64_t size) {
-  sender.Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, size, 1, 0}));
+  sender.Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, size, 0}));
   const testing::RawReply reply = sender.Receive();
   if (reply.header.command == static_cast<uint16_t>(protocol::Command::kReady)) return "";
   protocol::ErrorReply error;

@@ -112,7 +112,7 @@ TEST_F(RequestChannelFramesTest, RefusesRepliesThatDoNotDecode) {
   Reply(routing_id, {other_version, "a"});
   s = Await(id, &reply, &timed_out);
   EXPECT_EQ(s.code(), Code::kNotSupported);
-  EXPECT_THAT(s.message(), HasSubstr("the node answered in protocol version 9 (this sender speaks 3; upgrade this client)"));
+  EXPECT_THAT(s.message(), HasSubstr("the node answered in protocol version 9 (this sender speaks 4; upgrade this client)"));
 
   Reply(routing_id, {"XXXX", "a"});
   s = Await(id, &reply, &timed_out);

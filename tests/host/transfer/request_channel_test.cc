@@ -95,7 +95,7 @@ TEST_F(RequestChannelTest, NoReplyTimesOut) {
 
 TEST_F(RequestChannelTest, ReplyInAnotherVersionIsFinal) {
   uint64_t id = 0;
-  ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 1, 0}), nullptr, &id));
+  ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 0}), nullptr, &id));
   std::vector<zmq::message_t> request = NodeReceive();
   std::string header = protocol::EncodeHeader(Command::kReady, id);
   PutU16(reinterpret_cast<uint8_t*>(header.data()) + 4, 1);  // a node from before 128-bit tokens
@@ -106,12 +106,12 @@ TEST_F(RequestChannelTest, ReplyInAnotherVersionIsFinal) {
       Soon(5000), [](uint64_t) { return true; }, &reply, &timed_out);
   EXPECT_EQ(status.code(), Code::kNotSupported);
   EXPECT_EQ(status.message(),
-            "bad reply from the node: the node answered in protocol version 1 (this sender speaks 3; upgrade the node)");
+            "bad reply from the node: the node answered in protocol version 1 (this sender speaks 4; upgrade the node)");
 }
 
 TEST_F(RequestChannelTest, ReplyWithBadMagicIsFinal) {
   uint64_t id = 0;
-  ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 1, 0}), nullptr, &id));
+  ASSERT_TRUE(channel_->Send(Command::kBegin, protocol::EncodeBegin({"b", 1, 0}), nullptr, &id));
   std::vector<zmq::message_t> request = NodeReceive();
   NodeSend(request[0], "HTTP/1.1 200 OK\r\n", "");
   RequestChannel::Reply reply;

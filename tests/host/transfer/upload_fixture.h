@@ -335,14 +335,23 @@ class RawSender {
     EXPECT_TRUE(protocol::DecodeError(reply.payload, &error).ok());
     return error;
   }
+  // BEGIN of `contents` as `batch_id`; `checksum` is what this sender's COMMIT of it will declare (Commit).
   protocol::ReadyReply Begin(const std::string& batch_id, const std::string& contents, uint64_t checksum,
                              uint32_t flags = 0) {
-    Request(protocol::Command::kBegin, protocol::EncodeBegin({batch_id, contents.size(), checksum, flags}));
+    const std::string tail = contents.substr(contents.size() - std::min<size_t>(contents.size(), protocol::kTailBytes));
+    Request(protocol::Command::kBegin,
+            protocol::EncodeBegin({batch_id, contents.size(), XXH3_64bits(tail.data(), tail.size()), flags}));
     RawReply reply = Receive();
     protocol::ReadyReply ready;
     EXPECT_EQ(reply.header.command, static_cast<uint16_t>(protocol::Command::kReady)) << reply.payload;
     EXPECT_TRUE(protocol::DecodeReady(reply.payload, &ready).ok());
+    declared_[ready.token] = checksum;
     return ready;
+  }
+  // COMMIT of the upload of `token`, declaring the checksum given to its Begin (0 for a token Begin never got).
+  void Commit(Token token) {
+    const auto it = declared_.find(token);
+    Request(protocol::Command::kCommit, protocol::EncodeCommit({token, it == declared_.end() ? 0 : it->second}));
   }
   // Sends `contents[from, to)` in chunks of `chunk_size` and waits for every ack; returns the last received total.
   uint64_t SendChunks(Token token, const std::string& contents, size_t from, size_t to, size_t chunk_size) {
@@ -398,6 +407,7 @@ class RawSender {
   }
   zmq::socket_t socket_;
   uint64_t request_id_ = 0;
+  std::map<Token, uint64_t> declared_;  // the checksum each upload's COMMIT declares
 };
 
 // A temp dir, a zmq context, a TestSink staging into <dir>/staging and (once started) a receiver on

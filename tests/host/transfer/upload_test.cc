@@ -312,7 +312,7 @@ TEST_F(UploadBatchTest, BusyNodeIsTriedAgainAfterTheRetryDelay) {
     EXPECT_EQ(next_attempt, 2);
     failures.push_back(failure.message());
     // The other upload ends (committed short, it fails) and frees the place before the retry.
-    raw.Request(protocol::Command::kCommit, protocol::EncodeCommit({held.token}));
+    raw.Commit(held.token);
     EXPECT_THAT(raw.ReceiveError().message, HasSubstr("truncated upload"));
   };
   UploadOutcome outcome;
