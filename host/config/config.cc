@@ -99,6 +99,15 @@ constexpr TopLevelKey kTopLevelKeys[] = {
      [](const std::string& value, const std::string&, Config* config) {
        return ParseMinDuration(value, 0, &config->delete_orphans_after_ms);
      }},
+    {"merge_threads", false,
+     [](const std::string& value, const std::string&, Config* config) {
+       uint64_t count = 0;
+       if (!ParseCount(value, 16, &count) || count == 0) {
+         return Status::Invalid("'" + value + "' is not a count from 1 to 16");
+       }
+       config->merge_threads = static_cast<int>(count);
+       return Status::Ok();
+     }},
     {"secret_key_file", false, ApplySecretKeyFile},
     {"metrics_bind", false,
      [](const std::string& value, const std::string&, Config* config) {

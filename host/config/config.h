@@ -17,6 +17,8 @@
 // Maintenance (planb maintain, and planb serve on its schedule):
 //   maintain_interval = 1h           # how often planb serve maintains every shard
 //   delete_orphans_after = 1d        # a shard whose map left the config is deleted this long after first seen
+// Merging (every node that merges: a storage node, or a single node's load):
+//   merge_threads = 2                # batches of different maps merged at once (1 to 16)
 //
 // Storage nodes (the design's node list; no node_list = a single node that stores and merges itself):
 //   node_name = node1a               # default: the host name
@@ -210,6 +212,7 @@ struct Config {
   OperationsConfig operations;
   int64_t maintain_interval_ms = 60 * 60 * 1000;
   int64_t delete_orphans_after_ms = 24 * 60 * 60 * 1000;
+  int merge_threads = 2;
 
   const MapConfig* FindMap(std::string_view name) const;  // name as the user wrote it: lower-cased first
 };

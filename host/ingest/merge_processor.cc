@@ -3,6 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <limits>
 #include <cstdlib>
 #include <cerrno>
@@ -17,6 +21,7 @@
 #include "host/common/iso_time.h"
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_map.h"
+#include "host/ingest/merge_schedule.h"
 #include "host/ingest/batch_filter.h"
 #include "host/ingest/deletion_fields.h"
 #include "host/ingest/tombstones.h"
@@ -53,6 +58,11 @@ Status DurableUnlink(const std::string& path) {
 
 }  // namespace
 
+MergeProcessor::MergeProcessor(Runtime& runtime, UnzipLimits limits, int threads)
+    : runtime_(runtime),
+      limits_(limits),
+      threads_(std::clamp(threads > 0 ? threads : runtime.config().merge_threads, 1, kMaxMergeSlots)) {}
+
 Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>* stop) {
   const Home& home = runtime_.home();
   FileLock lock;
@@ -65,68 +75,130 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
   // A compaction that died leaves shards/.<map>.compact: the new shard not exchanged yet, or the old one after the
   // exchange (a replacement of an older planb too). Either way nothing needs it once the lock is ours.
   PLANB_RETURN_IF_ERROR(RemoveCompactionLeftovers(home, nullptr));
-  PLANB_RETURN_IF_ERROR(FoldMergeDeath(home.staging()));  // the last run died merging a batch: count it first
+  PLANB_RETURN_IF_ERROR(FoldMergeDeath(home.staging()));  // the last run died merging: count it first
   MergeBlocks blocks;
   std::vector<QuarantinedBatch> quarantined;
   PLANB_RETURN_IF_ERROR(ListQuarantine(home, &quarantined));
   for (const QuarantinedBatch& batch : quarantined) blocks.Block(batch.maps, batch.maps_known, batch.name);
-  std::vector<StagedBatch> batches;
-  PLANB_RETURN_IF_ERROR(StagingStore(home).List(&batches));
-  Status first_failure;
-  for (const StagedBatch& batch : batches) {
-    if (Stopped(stop)) break;
-    const std::string name = StagingStore::BatchFileName(batch.sequence);
-    std::vector<std::string> maps;
+  std::vector<StagedBatch> staged;
+  PLANB_RETURN_IF_ERROR(StagingStore(home).List(&staged));
+
+  std::vector<Attempt> turns(staged.size());
+  MergeSchedule schedule;
+  for (size_t i = 0; i < staged.size(); ++i) {
+    Attempt& turn = turns[i];
+    turn.batch = staged[i];
     // A zip whose maps cannot be listed may touch any map: it waits behind everything and holds everything back.
-    const bool maps_known = ListBatchMaps(batch.path, &maps).ok();
-    HeldBatch hold;
-    if (blocks.Blocks(maps, maps_known, &hold.map, &hold.by)) {
-      hold.sequence = batch.sequence;
-      hold.name = name;
-      blocks.Block(maps, maps_known, hold.by);
-      report->held.push_back(std::move(hold));
-      continue;
-    }
-    MergeAttempts attempts = ReadMergeAttempts(batch.path);
-    if (attempts.count >= kMaxMergeAttempts) {
-      // The attempts so far all died with the process (or the count was reached and the move failed).
-      PLANB_RETURN_IF_ERROR(Quarantine(batch.path, maps, maps_known, attempts, report));
-      blocks.Block(maps, maps_known, name);
-      continue;
-    }
-    // Before the attempt: a merge that kills the process is still counted at the next start (merge_attempts.h).
-    const MergeAttempts before = attempts;
-    ++attempts.count;
-    PLANB_RETURN_IF_ERROR(MarkMergeInFlight(batch.path, before.count));
-    bool stopped = false;
-    Blame blame = Blame::kBatch;
-    Status s = MergeBatch(batch.sequence, batch.path, report, stop, &stopped, &blame);
-    if (s.ok()) {
-      ClearMergeAttempts(batch.path);
-      if (stopped) break;
-      continue;
-    }
-    // Scratch: the batch stays staged and the next run extracts it afresh.
-    (void)RemoveTree(home.merging() + "/" + StagingStore::BatchName(batch.sequence));
-    // The node's own state (its config, a shard, its disk) says nothing about the batch: not counted; the batch
-    // waits, holding its maps, until that is repaired. An I/O error is the local disk's, wherever it arose.
-    if (blame == Blame::kNode || s.code() == Code::kIOError) {
-      attempts.count = before.count;
-      s = Status(s.code(), s.message() + " (a problem of this node, not of the batch: it stays staged and is not "
-                                         "counted towards quarantine)");
-    }
-    attempts.last_error = s.message();
-    if (attempts.count >= kMaxMergeAttempts) {
-      PLANB_RETURN_IF_ERROR(Quarantine(batch.path, maps, maps_known, attempts, report));
-    } else {
-      PLANB_RETURN_IF_ERROR(WriteMergeAttempts(batch.path, attempts));
-      report->failed[batch.sequence] = s.message();
-      if (first_failure.ok()) first_failure = s;
-    }
-    EndMergeInFlight(home.staging());  // after the outcome is on disk: a death in between counts it once
-    blocks.Block(maps, maps_known, name);
+    turn.maps_known = ListBatchMaps(turn.batch.path, &turn.maps).ok();
+    turn.before = ReadMergeAttempts(turn.batch.path);
+    schedule.Add(MergeSchedule::Batch{turn.maps, turn.maps_known, turn.before.alone});
   }
-  return first_failure;
+
+  // Merges run on worker threads, one per batch in flight, each writing only its own Attempt; everything else (the
+  // order, the attempts records, quarantine, the report) is decided here, on the calling thread, after a join.
+  std::mutex mutex;
+  std::condition_variable done;
+  std::vector<size_t> ended;  // indexes of merges that ended and are not handled yet (guarded by `mutex`)
+  std::vector<std::thread> workers(turns.size());
+  std::vector<int> free_slots;
+  for (int slot = threads_ - 1; slot >= 0; --slot) free_slots.push_back(slot);
+
+  Status first_failure;
+  Status fatal;  // a record that could not be written: start nothing more, then return it
+  bool stopping = false;
+  while (true) {
+    if (Stopped(stop)) stopping = true;
+    while (!stopping && fatal.ok() && !free_slots.empty()) {
+      const std::optional<size_t> next = schedule.NextReady();
+      if (!next) break;
+      Attempt& turn = turns[*next];
+      const std::string name = StagingStore::BatchFileName(turn.batch.sequence);
+      HeldBatch hold;
+      if (blocks.Blocks(turn.maps, turn.maps_known, &hold.map, &hold.by)) {
+        hold.sequence = turn.batch.sequence;
+        hold.name = name;
+        blocks.Block(turn.maps, turn.maps_known, hold.by);
+        report->held.push_back(std::move(hold));
+        schedule.Finish(*next);
+        continue;
+      }
+      if (turn.before.count >= kMaxMergeAttempts) {
+        // The attempts so far all died with the process (or the count was reached and the move failed).
+        fatal = Quarantine(turn.batch.path, turn.maps, turn.maps_known, turn.before, report);
+        blocks.Block(turn.maps, turn.maps_known, name);
+        schedule.Finish(*next);
+        continue;
+      }
+      // Before the attempt: a merge that kills the process is still counted at the next start (merge_attempts.h).
+      turn.slot = free_slots.back();
+      fatal = MarkMergeInFlight(turn.batch.path, turn.before.count, turn.slot);
+      if (!fatal.ok()) break;
+      free_slots.pop_back();
+      schedule.Start(*next);
+      const size_t index = *next;
+      workers[index] = std::thread([this, &turn, index, &mutex, &done, &ended, stop] {
+        turn.status = MergeBatch(turn.batch.sequence, turn.batch.path, &turn.part, stop, &turn.stopped, &turn.blame);
+        std::lock_guard<std::mutex> guard(mutex);
+        ended.push_back(index);
+        done.notify_one();
+      });
+    }
+    if (schedule.running() == 0) break;
+    std::vector<size_t> handle;
+    {
+      std::unique_lock<std::mutex> guard(mutex);
+      done.wait(guard, [&] { return !ended.empty(); });
+      handle.swap(ended);
+    }
+    for (const size_t index : handle) {
+      workers[index].join();
+      Attempt& turn = turns[index];
+      schedule.Finish(index);
+      free_slots.push_back(turn.slot);
+      const Status recorded = RecordAttempt(turn, report, &blocks, &first_failure);
+      if (!recorded.ok() && fatal.ok()) fatal = recorded;
+      if (turn.stopped) stopping = true;
+    }
+  }
+  return fatal.ok() ? first_failure : fatal;
+}
+
+Status MergeProcessor::RecordAttempt(Attempt& turn, MergeReport* report, MergeBlocks* blocks, Status* first_failure) {
+  const Home& home = runtime_.home();
+  const MergeReport& part = turn.part;
+  for (const auto& [map, rows] : part.rows_merged) report->rows_merged[map] += rows;
+  for (const auto& [map, rows] : part.rows_deleted) report->rows_deleted[map] += rows;
+  for (const auto& [map, rows] : part.rows_shadowed) report->rows_shadowed[map] += rows;
+  report->merged.insert(part.merged.begin(), part.merged.end());
+  report->last_sequence = std::max(report->last_sequence, part.last_sequence);
+  report->batches += part.batches;
+  if (turn.status.ok()) {
+    ClearMergeAttempts(turn.batch.path);
+    return Status::Ok();
+  }
+  // Scratch: the batch stays staged and the next run extracts it afresh.
+  (void)RemoveTree(home.merging() + "/" + StagingStore::BatchName(turn.batch.sequence));
+  MergeAttempts attempts = turn.before;
+  Status s = turn.status;
+  // The node's own state (its config, a shard, its disk) says nothing about the batch: not counted; the batch
+  // waits, holding its maps, until that is repaired. An I/O error is the local disk's, wherever it arose.
+  if (turn.blame == Blame::kNode || s.code() == Code::kIOError) {
+    s = Status(s.code(), s.message() + " (a problem of this node, not of the batch: it stays staged and is not "
+                                       "counted towards quarantine)");
+  } else {
+    ++attempts.count;
+  }
+  attempts.last_error = s.message();
+  if (attempts.count >= kMaxMergeAttempts) {
+    PLANB_RETURN_IF_ERROR(Quarantine(turn.batch.path, turn.maps, turn.maps_known, attempts, report));
+  } else {
+    PLANB_RETURN_IF_ERROR(WriteMergeAttempts(turn.batch.path, attempts));
+    report->failed[turn.batch.sequence] = s.message();
+    if (first_failure->ok()) *first_failure = s;
+  }
+  EndMergeInFlight(home.staging(), turn.slot);  // after the outcome is on disk: a death in between counts it once
+  blocks->Block(turn.maps, turn.maps_known, StagingStore::BatchFileName(turn.batch.sequence));
+  return Status::Ok();
 }
 
 Status MergeProcessor::Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,

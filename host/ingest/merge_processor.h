@@ -1,4 +1,6 @@
-// Merges staged batches into shards, oldest first, one at a time (the design's "Plan B Merge Processor").
+// Merges staged batches into shards, oldest first (the design's "Plan B Merge Processor"). Up to merge_threads
+// batches merge at once on threads of their own, one writer per shard and each map's batches in staging order
+// (merge_schedule.h); with merge_threads = 1, one at a time.
 // For each staged zip N: merging/ is scratch, so it is emptied first; the zip is extracted into merging/N/; each
 // map in it is merged into the map's shard in one LMDB write transaction with the store type's semantics (the
 // batch's file, which may have come over the network, is only ever read, never written or kept: a map's first
@@ -24,7 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "host/ingest/merge_attempts.h"
 #include "host/ingest/quarantine.h"
+#include "host/ingest/staging_store.h"
 #include "host/runtime.h"
 #include "host/transfer/batch_zip.h"
 
@@ -47,7 +51,9 @@ struct MergeReport {
 
 class MergeProcessor {
  public:
-  explicit MergeProcessor(Runtime& runtime, UnzipLimits limits = {}) : runtime_(runtime), limits_(limits) {}
+  // `threads`: batches merged at once (merge_schedule.h says which may go side by side); 0 takes the config's
+  // merge_threads. At most kMaxMergeSlots.
+  explicit MergeProcessor(Runtime& runtime, UnzipLimits limits = {}, int threads = 0);
 
   // Merges everything staged now, oldest first, except where order forbids it: a batch that fails stays staged
   // (or goes to quarantine/ at its kMaxMergeAttempts-th attempt) and holds back the later batches that touch its
@@ -62,6 +68,20 @@ class MergeProcessor {
   // config, a shard that does not open, its disk: not counted; the batch waits until that is repaired).
   enum class Blame { kBatch, kNode };
 
+  // One staged batch's turn in a run: what the run knew before, and how the attempt (on a worker thread) ended.
+  struct Attempt {
+    StagedBatch batch;
+    std::vector<std::string> maps;
+    bool maps_known = false;
+    MergeAttempts before;  // its attempts when the run began
+    int slot = -1;         // its in-flight record (merge_attempts.h)
+    Status status;
+    bool stopped = false;
+    Blame blame = Blame::kBatch;
+    MergeReport part;  // what the attempt merged, folded into the run's report
+  };
+  // After a worker ended `turn`: folds its report in, and records its outcome (attempts, quarantine, blocks).
+  Status RecordAttempt(Attempt& turn, MergeReport* report, MergeBlocks* blocks, Status* first_failure);
   Status MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
                     const std::atomic<bool>* stop, bool* stopped, Blame* blame);
   Status Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,
@@ -74,6 +94,7 @@ class MergeProcessor {
 
   Runtime& runtime_;
   UnzipLimits limits_;
+  int threads_;
 };
 
 }  // namespace planb

@@ -218,7 +218,7 @@ TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
   EXPECT_EQ(
       message,
       "planb.ini: node_nmae: unknown top-level key (known: home, plugin_dir, file_mode, maintain_interval, "
-      "delete_orphans_after, secret_key_file, metrics_bind, ready_min_free_disk, log_level, log_format, "
+      "delete_orphans_after, merge_threads, secret_key_file, metrics_bind, ready_min_free_disk, log_level, log_format, "
       "log_file, allow_plaintext, "
       "node_name, node_list, "
       "request_timeout, send_part_attempts, send_part_retry_delay, max_batch_size, "
@@ -226,6 +226,20 @@ TEST(ParseConfig, RefusesUnknownTopLevelKeyListingKnownOnes) {
       "upload_idle_timeout, max_remote_where_terms, max_remote_rows_examined, max_remote_bytes_examined, "
       "remote_read_timeout, max_client_share, min_transfer_rate, max_unread_reply_bytes, max_connections, "
       "idle_connection_timeout, batch_retention, batch_retention_bytes, catch_up_interval, write_quorum)");
+}
+
+TEST(ParseConfig, ReadsMergeThreads) {
+  Config config;
+  ASSERT_TRUE(Parse("", &config).ok());
+  EXPECT_EQ(config.merge_threads, 2);
+  ASSERT_TRUE(Parse("merge_threads = 16\n", &config).ok());
+  EXPECT_EQ(config.merge_threads, 16);
+  ASSERT_TRUE(Parse("merge_threads = 1\n", &config).ok());
+  EXPECT_EQ(config.merge_threads, 1);
+  for (const char* bad : {"0", "17", "-1", "two", "2.5", ""}) {
+    EXPECT_EQ(ErrorOf(std::string("merge_threads = ") + bad + "\n"),
+              std::string("planb.ini: merge_threads: '") + bad + "' is not a count from 1 to 16");
+  }
 }
 
 TEST(ParseConfig, ReadsMaintenanceKeys) {

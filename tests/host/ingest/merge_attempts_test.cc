@@ -94,6 +94,39 @@ TEST_F(MergeAttemptsTest, ClearingABatchBlanksOnlyARecordNamingIt) {
   EXPECT_EQ(ReadMergeAttempts(Zip(1)).count, 0);
 }
 
+// Two records left by one death: which batch killed the merger is not known, so neither is counted and both are
+// marked to merge alone; a later death of one, alone in flight, counts, and it stays alone.
+TEST_F(MergeAttemptsTest, ADeathWithSeveralBatchesInFlightCountsNoneAndMarksEachAlone) {
+  ASSERT_TRUE(WriteMergeAttempts(Zip(1), MergeAttempts{1, "refused"}).ok());
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 1, /*slot=*/0).ok());
+  ASSERT_TRUE(MarkMergeInFlight(Zip(2), 0, /*slot=*/3).ok());
+  EXPECT_TRUE(std::ifstream(Staging() + "/.merge_in_flight.3").good());
+  for (int fold = 0; fold < 2; ++fold) {  // seen before the fold, and after one or two folds, the same
+    const MergeAttempts first = ReadMergeAttempts(Zip(1));
+    EXPECT_EQ(first.count, 1);
+    EXPECT_TRUE(first.alone);
+    EXPECT_NE(first.last_error.find("died while 2 batches were merging"), std::string::npos) << first.last_error;
+    const MergeAttempts second = ReadMergeAttempts(Zip(2));
+    EXPECT_EQ(second.count, 0);
+    EXPECT_TRUE(second.alone);
+    ASSERT_TRUE(FoldMergeDeath(Staging()).ok());
+  }
+  EXPECT_EQ(ReadFile(Zip(1) + ".attempts").substr(0, 8), "1 alone\n");
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 1, /*slot=*/0).ok());  // merged alone, and died again
+  ASSERT_TRUE(FoldMergeDeath(Staging()).ok());
+  const MergeAttempts counted = ReadMergeAttempts(Zip(1));
+  EXPECT_EQ(counted.count, 2);
+  EXPECT_TRUE(counted.alone);
+  EXPECT_EQ(counted.last_error, "the merging process died during the merge");
+  ClearMergeAttempts(Zip(2));  // merged: nothing of it stays
+  EXPECT_FALSE(ReadMergeAttempts(Zip(2)).alone);
+}
+
+TEST_F(MergeAttemptsTest, ASlotOutsideTheRangeIsRefused) {
+  EXPECT_EQ(MarkMergeInFlight(Zip(1), 0, kMaxMergeSlots).code(), Code::kInvalidArgument);
+  EXPECT_EQ(MarkMergeInFlight(Zip(1), 0, -1).code(), Code::kInvalidArgument);
+}
+
 // A record torn by a power loss, or written by anything else, names no batch: it never counts a death.
 TEST_F(MergeAttemptsTest, AMalformedRecordNamesNothing) {
   const std::string record_size_line = std::string(39, ' ') + "\n";

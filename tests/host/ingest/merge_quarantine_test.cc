@@ -72,15 +72,16 @@ class MergeQuarantineTest : public ::testing::Test {
 
   Status Merge(MergeReport* report) { return MergeProcessor(*runtime_).MergePending(report); }
 
-  // A child process merges what is staged and aborts on batch "test/abort-me" (fault merge.abort), as an LMDB
-  // assertion did. REQUIRES: runtime_ reset (the child opens the home itself).
-  void MergeInAChildThatDiesOnTheBatchToAbort() {
+  // A child process merges what is staged (`threads` batches at once, 0: the config's) and aborts on batch
+  // "test/abort-me" (fault merge.abort), as an LMDB assertion did. REQUIRES: runtime_ reset (the child opens the
+  // home itself).
+  void MergeInAChildThatDiesOnTheBatchToAbort(int threads = 0) {
     EXPECT_EXIT(
         {
           ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);
           std::unique_ptr<Runtime> child = Open();
           MergeReport report;
-          (void)MergeProcessor(*child).MergePending(&report);
+          (void)MergeProcessor(*child, UnzipLimits{}, threads).MergePending(&report);
           std::exit(0);  // not reached
         },
         ::testing::KilledBySignal(SIGABRT), "");
@@ -213,13 +214,13 @@ TEST_F(MergeQuarantineTest, HoldingBackIsTransitive) {
 // one batch, as the LMDB assertion did; the run after the third death quarantines it without trying again.
 TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths) {
   const uint64_t bad = StageStream(WriteStream("m", 10, "v"), "test/abort-me");
-  const uint64_t other = StageStream(WriteStream("d", 10, "other"), "test/other");
   runtime_.reset();  // the child opens the home itself
   for (int death = 1; death <= kMaxMergeAttempts; ++death) {
     MergeInAChildThatDiesOnTheBatchToAbort();
   }
   runtime_ = Open();
   EXPECT_EQ(ReadMergeAttempts(StagedPath(bad)).count, 3);
+  const uint64_t other = StageStream(WriteStream("d", 10, "other"), "test/other");
   ::setenv("PLANB_FAULT", "merge.abort:test/abort-me", 1);  // would abort again, were it tried
   MergeReport report;
   const Status s = Merge(&report);
@@ -234,15 +235,16 @@ TEST_F(MergeQuarantineTest, AMergerThatDiesOnABatchQuarantinesItAfterThreeDeaths
   EXPECT_EQ(Lookup("d", "key-3"), "other-3");
 }
 
-// A death is recorded in one in-flight record per node (merge_attempts.h), which the next attempt overwrites: the
-// next run must count it before trying anything, or an older failing batch tried first would erase it.
+// A death is recorded in one in-flight record per merge slot (merge_attempts.h), which the next attempt in that
+// slot overwrites: the next run must count it before trying anything, or an older failing batch tried first would
+// erase it. One slot (merge_threads = 1), so that every death is the dying batch's alone.
 TEST_F(MergeQuarantineTest, ADeathIsCountedEvenWhenAnOlderFailingBatchIsTriedFirst) {
   // d written with another key scheme: every merge of it fails (counted), before the dying batch is tried.
   const uint64_t failing = StageStream(WriteStream("d", 10, "bad", StateMapSection("d", "hashed")), "test/failing");
   const uint64_t dying = StageStream(WriteStream("m", 10, "v"), "test/abort-me");
   runtime_.reset();  // the child opens the home itself
   for (int death = 1; death <= kMaxMergeAttempts; ++death) {
-    MergeInAChildThatDiesOnTheBatchToAbort();
+    MergeInAChildThatDiesOnTheBatchToAbort(/*threads=*/1);
     runtime_ = Open();
     if (death < kMaxMergeAttempts) {
       EXPECT_EQ(ReadMergeAttempts(StagedPath(failing)).count, death);
@@ -261,6 +263,64 @@ TEST_F(MergeQuarantineTest, ADeathIsCountedEvenWhenAnOlderFailingBatchIsTriedFir
             std::string::npos)
       << report.quarantined[0].reason;
   EXPECT_TRUE(fs::exists(Quarantined(dying)));
+}
+
+// A merger that died with two batches in flight (the records its death left, written here as it wrote them)
+// blames neither: both are merged alone from then on, so the dying one's next death is its own and counted, and
+// the innocent one is never counted and merges.
+TEST_F(MergeQuarantineTest, BatchesInFlightWhenTheMergerDiedAreMergedAloneAndOnlyTheirOwnDeathsCount) {
+  const uint64_t dying = StageStream(WriteStream("m", 10, "v"), "test/abort-me");
+  const uint64_t innocent = StageStream(WriteStream("d", 10, "innocent"), "test/innocent");
+  ASSERT_TRUE(MarkMergeInFlight(StagedPath(dying), 0, /*slot=*/0).ok());
+  ASSERT_TRUE(MarkMergeInFlight(StagedPath(innocent), 0, /*slot=*/1).ok());
+  runtime_.reset();
+  MergeInAChildThatDiesOnTheBatchToAbort();  // folds the two-batch death, then the dying batch dies alone
+  runtime_ = Open();
+  const MergeAttempts dying_attempts = ReadMergeAttempts(StagedPath(dying));
+  EXPECT_EQ(dying_attempts.count, 1);
+  EXPECT_TRUE(dying_attempts.alone);
+  EXPECT_EQ(dying_attempts.last_error, "the merging process died during the merge");
+  const MergeAttempts innocent_attempts = ReadMergeAttempts(StagedPath(innocent));
+  EXPECT_EQ(innocent_attempts.count, 0);
+  EXPECT_TRUE(innocent_attempts.alone);
+  EXPECT_NE(innocent_attempts.last_error.find("died while 2 batches were merging"), std::string::npos)
+      << innocent_attempts.last_error;
+  EXPECT_TRUE(IsStaged(innocent));  // it waited: the dying batch ran alone before it
+  MergeReport report;
+  const Status s = Merge(&report);  // no fault now
+  EXPECT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(report.batches, 2u);
+  EXPECT_EQ(Lookup("m", "key-3"), "v-3");
+  EXPECT_EQ(Lookup("d", "key-3"), "innocent-3");
+  EXPECT_FALSE(fs::exists(StagedPath(innocent) + ".attempts"));
+}
+
+// Four maps, five batches each, staged interleaved and merged four at a time: every batch merges once, each map's
+// batches in staging order (the last batch's values win, as it has the latest rows), and the report adds up.
+TEST_F(MergeQuarantineTest, BatchesOfDifferentMapsMergeSideBySide) {
+  const std::string config = StateMapSection("m", "hashed") + StateMapSection("d", "direct") +
+                             StateMapSection("e", "hashed") + StateMapSection("f", "direct");
+  runtime_ = Open(config);
+  const std::vector<std::string> maps = {"m", "d", "e", "f"};
+  for (int round = 0; round < 5; ++round) {
+    for (const std::string& map : maps) {
+      StageStream(WriteStream(map, 50, map + "round" + std::to_string(round), config),
+                  "test/" + map + "/" + std::to_string(round));
+    }
+  }
+  MergeReport report;
+  const Status s = MergeProcessor(*runtime_, UnzipLimits{}, /*threads=*/4).MergePending(&report);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(report.batches, 20u);
+  EXPECT_EQ(report.merged.size(), 20u);
+  EXPECT_TRUE(report.failed.empty());
+  std::vector<StagedBatch> left;
+  ASSERT_TRUE(StagingStore(runtime_->home()).List(&left).ok());
+  EXPECT_TRUE(left.empty());
+  for (const std::string& map : maps) {
+    EXPECT_EQ(report.rows_merged[map], 250u) << map;
+    EXPECT_EQ(Lookup(map, "key-49"), map + "round4-49") << map;
+  }
 }
 
 // A shard cut short is this node's problem, not the batch's: the batch stays staged however often it is tried,
