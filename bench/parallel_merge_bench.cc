@@ -11,16 +11,19 @@
 //                                    disk allow raw LMDB, the floor of any parallel merge.
 //   merge_threads_<n>                MergeProcessor::MergePending with n merge threads (1: one batch after
 //                                    another, as before merge_threads).
-// merge_threads_2 / merge_threads_1 is the speed-up the setting gives; set it beside the raw pair's. Every row
+// merge_threads_2 / merge_threads_1 is the speed-up the setting gives; set it beside the raw pair's. Counter
+// cpus_busy: the process's CPU time over wall time in the timed parts (how much of the 2 cores a row used). Every row
 // times tables of its own, built alike, warmed with two untimed rounds and taking the same batches; compare the
 // rows of one repetition (run with --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true: a
 // shared disk's fsyncs swing times 2x between repetitions).
 // Measured: see docs/performance.md "Merges side by side".
 #include <benchmark/benchmark.h>
 #include <lmdb.h>
+#include <sys/resource.h>
 #include <xxhash.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -157,13 +160,43 @@ Status InsertRaw(RawTable* table, const Rows& rows) {
   return s.ok() ? txn.Commit() : s;
 }
 
+// The process's CPU time (user + system, all threads) over wall time, of the timed parts only: how busy the two
+// cores were. One thread that waits on the disk for part of a merge shows under 1; what a second thread can add
+// is bounded by what the first leaves idle, of the cores and of the disk.
+class CpuShare {
+ public:
+  void Start() {
+    cpu_start_ = CpuSeconds();
+    wall_start_ = std::chrono::steady_clock::now();
+  }
+  void Stop() {
+    cpu_ += CpuSeconds() - cpu_start_;
+    wall_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  }
+  void Report(benchmark::State& state) const { state.counters["cpus_busy"] = wall_ > 0 ? cpu_ / wall_ : 0; }
+
+ private:
+  static double CpuSeconds() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  }
+  double cpu_start_ = 0;
+  double cpu_ = 0;
+  double wall_ = 0;
+  std::chrono::steady_clock::time_point wall_start_;
+};
+
 // Table m goes to thread m % threads, each thread inserting its tables one after another.
 void RawInserts(benchmark::State& state, Fixture* f, int threads) {
   RawSide& side = f->raw[threads - 1];
+  CpuShare busy;
   for (auto _ : state) {
     state.PauseTiming();
     const Rows rows = SortedRows(f->sizes.batch_rows, side.batches++);
     state.ResumeTiming();
+    busy.Start();
     std::vector<Status> results(f->sizes.maps);
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; ++t) {
@@ -172,11 +205,13 @@ void RawInserts(benchmark::State& state, Fixture* f, int threads) {
       });
     }
     for (std::thread& worker : workers) worker.join();
+    busy.Stop();
     for (const Status& s : results) {
       if (!s.ok()) return state.SkipWithError(s.message().c_str());
     }
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.maps * f->sizes.batch_rows));
+  busy.Report(state);
 }
 
 // One batch per map, each through the real StreamWriter, zipped and staged.
@@ -199,12 +234,15 @@ void StageOneBatchPerMap(const Fixture& f, Runtime* runtime, int batch) {
 
 void Merges(benchmark::State& state, Fixture* f, int threads) {
   MergeSide& side = f->merge[threads - 1];
+  CpuShare busy;
   for (auto _ : state) {
     state.PauseTiming();
     StageOneBatchPerMap(*f, side.runtime.get(), side.batches++);
     state.ResumeTiming();
     MergeReport report;
+    busy.Start();
     Status s = MergeProcessor(*side.runtime, UnzipLimits{}, threads).MergePending(&report);
+    busy.Stop();
     if (s.ok() && report.batches != f->sizes.maps) {
       s = Status::Internal("merged " + std::to_string(report.batches) + " batches, expected " +
                            std::to_string(f->sizes.maps));
@@ -218,6 +256,7 @@ void Merges(benchmark::State& state, Fixture* f, int threads) {
     if (!s.ok()) return state.SkipWithError(s.message().c_str());
   }
   state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * f->sizes.maps * f->sizes.batch_rows));
+  busy.Report(state);
 }
 
 // Two rounds of everything before anything is timed: LMDB reuses the pages a commit frees only from the commit
