@@ -69,6 +69,7 @@
 #include "planb/encoding.h"
 #include "planb/lmdb.h"
 #include "support/hashed_layout.h"
+#include "support/env_count.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
 
@@ -85,18 +86,6 @@ void RemoveRoot() {
   if (g_root.empty()) return;
   std::error_code ec;
   fs::remove_all(g_root, ec);
-}
-
-size_t EnvSize(const char* name, size_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (*end != '\0' || value == 0) {
-    std::fprintf(stderr, "%s=%s: expected a positive number of rows\n", name, text);
-    std::exit(2);
-  }
-  return static_cast<size_t>(value);
 }
 
 struct Sizes {
@@ -600,8 +589,8 @@ int main(int argc, char** argv) {
   using namespace planb::bench;
   benchmark::Initialize(&argc, argv);
   Fixture fixture;
-  fixture.sizes.shard_rows = EnvSize("PLANB_BENCH_SHARD_ROWS", 10000000);
-  fixture.sizes.batch_rows = EnvSize("PLANB_BENCH_BATCH_ROWS", 1000000);
+  fixture.sizes.shard_rows = EnvCount("PLANB_BENCH_SHARD_ROWS", 10000000);
+  fixture.sizes.batch_rows = EnvCount("PLANB_BENCH_BATCH_ROWS", 1000000);
   if (fixture.sizes.batch_rows > fixture.sizes.shard_rows) {
     std::fprintf(stderr, "PLANB_BENCH_BATCH_ROWS (%zu) must not exceed PLANB_BENCH_SHARD_ROWS (%zu)\n",
                  fixture.sizes.batch_rows, fixture.sizes.shard_rows);

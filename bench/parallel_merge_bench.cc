@@ -37,6 +37,7 @@
 #include "host/ingest/stream_writer.h"
 #include "host/runtime.h"
 #include "planb/lmdb.h"
+#include "support/env_count.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
 
@@ -48,18 +49,6 @@ struct Sizes {
   size_t shard_rows = 1000000;
   size_t batch_rows = 200000;
 };
-
-size_t EnvCount(const char* name, size_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 10);
-  if (*end != '\0' || value == 0) {
-    std::fprintf(stderr, "%s=%s: expected a positive count\n", name, text);
-    std::exit(2);
-  }
-  return static_cast<size_t>(value);
-}
 
 // "key-<16 hex digits>" from a hash of (row, batch): every batch's keys land at random places among the shard's.
 std::string RowKey(size_t row, int batch) {
