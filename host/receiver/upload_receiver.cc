@@ -89,14 +89,29 @@ Status UploadReceiver::Impl::Bind(const std::string& endpoint, std::string* boun
   return Status::Ok();
 }
 
-Status UploadReceiver::Impl::Run(const std::atomic<bool>& stop) {
-  if (router_ == nullptr) return Status::Internal("upload receiver: Run before a successful Bind");
+Status UploadReceiver::Impl::Start() {
+  if (started_) return Status::Ok();
+  if (router_ == nullptr) return Status::Internal("upload receiver: Start before a successful Bind");
   PLANB_RETURN_IF_ERROR(MakeDirectories(settings_.receive_dir));
   ClearStaleParts();
   PLANB_RETURN_IF_ERROR(worker_.Start(context_).WithContext("upload receiver"));
   Status status = read_worker_.Start(context_).WithContext("upload receiver");
   if (status.ok()) status = snapshot_worker_.Start(context_).WithContext("upload receiver");
-  if (status.ok()) status = Serve(stop);
+  if (!status.ok()) {
+    snapshot_worker_.Stop();
+    read_worker_.Stop();
+    worker_.Stop();
+    return status;
+  }
+  started_ = true;
+  return Status::Ok();
+}
+
+Status UploadReceiver::Impl::Run(const std::atomic<bool>& stop) {
+  if (router_ == nullptr) return Status::Internal("upload receiver: Run before a successful Bind");
+  PLANB_RETURN_IF_ERROR(Start());
+  Status status = Serve(stop);
+  started_ = false;
   snapshot_worker_.Stop();
   read_worker_.Stop();
   worker_.Stop();
@@ -473,6 +488,8 @@ UploadReceiver::UploadReceiver(zmq::context_t& context, ReceiverSettings setting
 UploadReceiver::~UploadReceiver() { delete impl_; }
 
 Status UploadReceiver::Bind(const std::string& endpoint, std::string* bound) { return impl_->Bind(endpoint, bound); }
+
+Status UploadReceiver::Start() { return impl_->Start(); }
 
 Status UploadReceiver::Run(const std::atomic<bool>& stop) { return impl_->Run(stop); }
 

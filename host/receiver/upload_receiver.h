@@ -147,9 +147,14 @@ class UploadReceiver {
 
   // Binds `endpoint` (tcp://host:port, or port * for any free port). `bound` gets the actual endpoint.
   Status Bind(const std::string& endpoint, std::string* bound);
-  // Serves until `stop` becomes true (checked at least every 100 ms). Creates receive_dir if missing and deletes
-  // stale *.part files in it first. Partial uploads are dropped on return, after the worker finished the batch
-  // it was verifying. Errors: Run before a successful Bind, receive_dir not creatable, zmq failures.
+  // Creates receive_dir if missing, deletes stale *.part files in it and starts the worker threads, so that a
+  // caller can say the node serves only once it does (a stop signal that arrives after that finds every thread
+  // up, and only Run's poll, which takes EINTR as a wake-up, to interrupt). Idempotent; on failure nothing is left
+  // running. Errors: Start before a successful Bind, receive_dir not creatable, zmq failures.
+  Status Start();
+  // Serves until `stop` becomes true (checked at least every 100 ms); Starts first when the caller did not.
+  // Partial uploads are dropped on return, after the worker finished the batch it was verifying. Errors: Run
+  // before a successful Bind, Start's, zmq failures.
   Status Run(const std::atomic<bool>& stop);
 
  private:

@@ -49,6 +49,7 @@ class UploadReceiver::Impl {
   }
 
   Status Bind(const std::string& endpoint, std::string* bound);
+  Status Start();
   Status Run(const std::atomic<bool>& stop);
 
  private:
@@ -170,6 +171,7 @@ class UploadReceiver::Impl {
   ServedSnapshots served_;
   ReplyBacklog backlog_;  // declared before router_: messages the socket still holds count into it
   std::unique_ptr<zmq::socket_t> router_;
+  bool started_ = false;  // Start succeeded: the workers run
   std::unique_ptr<ConnectionGuard> connections_;  // after router_: stops monitoring it before it closes
   std::map<Token, std::unique_ptr<UploadSession>> uploads_;
   std::vector<Waiter> waiters_;

@@ -323,6 +323,15 @@ Status StorageNode::Run(const std::atomic<bool>& stop) {
   UploadReceiver receiver(context, settings, *this, [this](const std::string& line) { Log(line); });
   std::string bound;
   PLANB_RETURN_IF_ERROR(receiver.Bind(endpoint, &bound).WithContext("serve: binding " + endpoint));
+  // The receiver's threads start before the node says it serves (ready file, READY=1): a stop asked right after
+  // that must find only the serving loop to interrupt. A stop asked while they start can make a zmq call there
+  // fail with EINTR: that is the stop the operator asked for, not a failure.
+  Status started = receiver.Start();
+  if (!started.ok()) {
+    if (!stop.load()) return started.WithContext("serve");
+    Log("stopped while starting (" + started.message() + ")");
+    return Status::Ok();
+  }
 
   const bool has_peers = std::any_of(cluster.node_list.begin(), cluster.node_list.end(),
                                      [&cluster](const std::string& node) { return node != cluster.node_name; });

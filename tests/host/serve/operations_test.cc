@@ -372,7 +372,7 @@ TEST_F(OperationsTest, UnderSystemdTheNodeNotifiesReadyAndStopping) {
   ssize_t n = ::recv(listener, message, sizeof message - 1, 0);  // the node is ready: READY=1 was sent before
   ASSERT_GT(n, 0);
   EXPECT_EQ(std::string(message, static_cast<size_t>(n)), "READY=1");
-  EXPECT_EQ(cluster_.process(0).Stop(), 0);
+  EXPECT_EQ(cluster_.process(0).Stop(), 0) << cluster_.process(0).log();
   n = ::recv(listener, message, sizeof message - 1, MSG_DONTWAIT);
   ASSERT_GT(n, 0);
   EXPECT_EQ(std::string(message, static_cast<size_t>(n)), "STOPPING=1");
@@ -383,7 +383,7 @@ TEST_F(OperationsTest, TheReadyFileIsRemovedWhenTheNodeStops) {
   ASSERT_TRUE(cluster_.StartNode(0)) << cluster_.process(0).log();
   const std::string ready = cluster_.process(0).ready_file();
   EXPECT_TRUE(std::filesystem::exists(ready));
-  EXPECT_EQ(cluster_.process(0).Stop(), 0);
+  EXPECT_EQ(cluster_.process(0).Stop(), 0) << cluster_.process(0).log();
   EXPECT_FALSE(std::filesystem::exists(ready));
 }
 
