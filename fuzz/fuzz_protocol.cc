@@ -53,7 +53,7 @@ void Read(std::string_view in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view in(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 23) {
+  switch (data[0] % 24) {
     case 0: {
       p::Header h;
       if (p::DecodeHeader(in, &h).ok() && h.version == p::kProtocolVersion && in.size() == p::kHeaderSize) {
@@ -101,6 +101,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 20: RoundTrip<p::ListMergedRequest>(in, p::DecodeListMerged, p::EncodeListMerged, "LIST_MERGED"); break;
     case 21: RoundTrip<p::MergedList>(in, p::DecodeMergedList, p::EncodeMergedList, "MERGED_LIST"); break;
     case 22: RoundTrip<p::OfferBatchRequest>(in, p::DecodeOfferBatch, p::EncodeOfferBatch, "OFFER_BATCH"); break;
+    case 23:
+      RoundTrip<p::SnapshotSinceRequest>(in, p::DecodeSnapshotSince, p::EncodeSnapshotSince, "SNAPSHOT_SINCE");
+      break;
     default: {
       (void)p::IsWireBatchId(in);
       (void)p::IsRequest(static_cast<uint16_t>(in.size()));

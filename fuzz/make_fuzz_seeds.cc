@@ -99,6 +99,8 @@ void ProtocolSeeds() {
   merged.ids = {{"key-0a/content:ff", 1699999990000, 1}, {"node1/3", 0, 0}};
   Message(21, "merged_list", p::EncodeMergedList(merged));
   Message(22, "offer_batch", p::EncodeOfferBatch({"key-0a/content:ff"}));
+  Message(23, "snapshot_since", p::EncodeSnapshotSince({"state", 3, 0x1234, int64_t{1700000000000}}));
+  Message(23, "snapshot_since_never", p::EncodeSnapshotSince({"state", 3, 0x1234, std::nullopt}));
 
   // `lookup --format wire` answers: a value map and a session map, one key found and one absent.
   for (const bool session : {false, true}) {

@@ -112,19 +112,24 @@ std::string MakeBenchRoot(const std::string& name) {
   return pattern;
 }
 
-std::unique_ptr<Runtime> LoadStateMap(const std::string& dir, const std::string& map,
-                                      const std::vector<std::pair<std::string, std::string>>& data) {
-  std::unique_ptr<Runtime> runtime =
-      OpenBenchRuntime(dir, "[map." + map + "]\ntype = state\nscheme = hashed\n");
-  LoadStream(runtime.get(), StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
+void LoadKeyValues(Runtime* runtime, const std::string& map,
+                   const std::vector<std::pair<std::string, std::string>>& pairs) {
+  LoadStream(runtime, StreamWriter::NewStreamName(), [&](StreamWriter* writer) {
     Record record;
     record.has_key = record.has_value = true;
-    for (const auto& [k, v] : data) {
+    for (const auto& [k, v] : pairs) {
       record.key = Bytes(k);
       record.value = Bytes(v);
       CheckSetup(writer->Add(map, record));
     }
   });
+}
+
+std::unique_ptr<Runtime> LoadStateMap(const std::string& dir, const std::string& map,
+                                      const std::vector<std::pair<std::string, std::string>>& data) {
+  std::unique_ptr<Runtime> runtime =
+      OpenBenchRuntime(dir, "[map." + map + "]\ntype = state\nscheme = hashed\n");
+  LoadKeyValues(runtime.get(), map, data);
   return runtime;
 }
 

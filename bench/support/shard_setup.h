@@ -41,6 +41,10 @@ Status StageBatch(Runtime* runtime, StreamWriter* writer);
 // when it cannot be made.
 std::string MakeBenchRoot(const std::string& name);
 
+// Loads `pairs` (key -> value) into `map` of `runtime` as one stream (LoadStream). Exits on failure.
+void LoadKeyValues(Runtime* runtime, const std::string& map,
+                   const std::vector<std::pair<std::string, std::string>>& pairs);
+
 // A Runtime in `dir` with one state map `map` (hashed scheme) holding `data`, loaded through the real ingest path.
 std::unique_ptr<Runtime> LoadStateMap(const std::string& dir, const std::string& map,
                                       const std::vector<std::pair<std::string, std::string>>& data);

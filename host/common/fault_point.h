@@ -21,6 +21,9 @@
 //                          or the node stopping): a costly read that holds a read thread
 //   receive.disk_full      chunk writes fail with ENOSPC
 //   snapshot.corrupt       one byte of every FETCH_DATA payload is flipped (the requester's checksum must catch it)
+//   snapshot_diff.corrupt  snapshot diffs are made with their last byte flipped after the checksum is taken
+//                          from the flipped file: it arrives whole but its last part does not unzip (the requester
+//                          must refuse it and ask the same node for the whole snapshot)
 //   snapshot.truncate      snapshot zips are served as if they ended at half their size: FETCH_DATA past the half
 //                          carries 0 bytes (the requester must notice the short zip)
 //   merge.thread_exit      `planb serve`'s merge thread ends after its first pass that merged a batch, as a thread

@@ -20,6 +20,7 @@
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
 #include "host/ingest/delete_merge.h"
+#include "host/ingest/merge_batch_map.h"
 #include "host/ingest/merge_map.h"
 #include "host/ingest/merge_schedule.h"
 #include "host/ingest/batch_filter.h"
@@ -302,87 +303,13 @@ Status MergeProcessor::MergeMap(const std::string& map_dir, const std::string& m
   }
   PLANB_RETURN_IF_ERROR(opened);
 
-  // The batch's times, read where they matter: against the shard's tombstones (a batch older than a deletion
-  // merged before it loses what the deletion shadows, batch_filter.h) and for a replacement (its newest row).
-  std::vector<Tombstone> tombstones;
-  if (fresh.empty()) PLANB_RETURN_IF_ERROR(ReadShardTombstones(shard->env(), &tombstones).WithContext(shard_path));
-  int64_t earliest = 0;
-  int64_t latest = 0;
-  bool any = false;
-  if (replace || !tombstones.empty()) {
-    *blame = Blame::kBatch;
-    PLANB_RETURN_IF_ERROR(BatchTimeSpan(*batch, batch_txn.get(), &earliest, &latest, &any)
-                              .WithContext("reading the rows' times of " + map_dir));
-    *blame = Blame::kNode;
-  }
-  if (replace && any) {
-    // A replacement's rows are not shadowed by the replacements it outranks (its own tombstone supersedes
-    // theirs): otherwise its rows older than an earlier replacement would survive in one order and not the other.
-    const int64_t mine = ReplacementTombstoneTime(latest);
-    tombstones.erase(std::remove_if(tombstones.begin(), tombstones.end(),
-                                    [&](const Tombstone& t) {
-                                      return t.replacement && !OutranksReplacement(t, mine, batch_id);
-                                    }),
-                     tombstones.end());
-  }
-  // Identity tombstones (rows a deletion by value took, deletion_fields.h), read in a transaction of the shard
-  // held while the batch is filtered (merges take turns: nothing else writes the shard meanwhile).
-  Txn shard_read;
-  MDB_dbi shadowed_dbi = 0;
-  bool has_shadowed = false;
-  if (fresh.empty() && !tombstones.empty()) {
-    PLANB_RETURN_IF_ERROR(shard_read.Begin(shard->env(), MDB_RDONLY).WithContext(shard_path));
-    PLANB_RETURN_IF_ERROR(OpenShadowed(shard_read.get(), /*create=*/false, &shadowed_dbi, &has_shadowed)
-                              .WithContext(shard_path));
-  }
-  const PluginDescriptor& type = plugins->type_descriptor();
-  const std::vector<FieldSpec> identity_fields = IdentityFields(type, plugins->config());
-  // A replacement's rows are exempt from identity tombstones of rows it shadows itself (at or before its newest):
-  // those rows were gone under the replacement whatever the deletion did.
-  const int64_t exempt_below = replace && any ? ReplacementTombstoneTime(latest) : std::numeric_limits<int64_t>::min();
-  Status identity_failure;
-  std::function<bool(const Row&)> by_identity;
-  if (has_shadowed) {
-    by_identity = [&](const Row& row) {
-      RowVersion taken;
-      bool found = false;
-      Status s = ShadowedVersion(shard_read.get(), shadowed_dbi, RowIdentity(identity_fields, row), &taken, &found);
-      if (!s.ok()) identity_failure = s;
-      return s.ok() && found && taken.time_ms >= exempt_below &&
-             RowVersion{RowTimeMs(type, row), RowTieHash(row)} <= taken;
-    };
-  }
-  std::shared_ptr<MapEnv> filtered;
-  uint64_t shadowed = 0;
-  std::vector<ShadowedRow> value_shadowed;
-  Txn filtered_txn;
-  if (any && !tombstones.empty()) {
-    // What the store type's DeleteRow refuses on the copy is the batch's rows (an I/O error stays the disk's).
-    *blame = Blame::kBatch;
-    PLANB_RETURN_IF_ERROR(FilterBatchByTombstones(plugins, *batch, earliest, tombstones, by_identity,
-                                                  map_dir + ".filtered", &filtered, &shadowed, &value_shadowed));
-    *blame = Blame::kNode;
-    PLANB_RETURN_IF_ERROR(identity_failure.WithContext(shard_path));
-    if (filtered) PLANB_RETURN_IF_ERROR(filtered_txn.Begin(filtered->env(), MDB_RDONLY));
-  }
-  shard_read.Abort();
-  const MapEnv& rows = filtered ? *filtered : *batch;
-  MDB_txn* rows_txn = filtered ? filtered_txn.get() : batch_txn.get();
-
-  MapMergeResult merged;
-  // A replacement: the shard's rows up to its newest go in the same transaction as its rows come (merge_map.h). A
-  // replacement without rows has no time to order it by: it replaces nothing (load refuses to make one).
-  ReplacementMerge replacement;
-  replacement.latest_ms = latest;
-  Status s = MergeIntoShard(*plugins, rows, rows_txn, *shard, batch_id, CurrentTimeMs(), &merged,
-                            replace && any ? &replacement : nullptr, &value_shadowed);
-  filtered_txn.Abort();
-  filtered.reset();
-  (void)RemoveTree(map_dir + ".filtered");
-  if (merged.batch_at_fault) *blame = Blame::kBatch;
-  PLANB_RETURN_IF_ERROR(s.WithContext(shard_path));
+  BatchMapMerge merged;
+  Status s = MergeBatchMap(plugins, *batch, batch_txn.get(), *shard, shard_path, !fresh.empty(), batch_id, replace,
+                           CurrentTimeMs(), &merged);
+  *blame = merged.batch_at_fault ? Blame::kBatch : Blame::kNode;
+  PLANB_RETURN_IF_ERROR(s);
   report->rows_merged[plugins->config().name] += merged.rows_read;
-  if (shadowed > 0 && !merged.already_merged) report->rows_shadowed[plugins->config().name] += shadowed;
+  if (merged.rows_shadowed > 0) report->rows_shadowed[plugins->config().name] += merged.rows_shadowed;
   if (!fresh.empty()) {
     shard.reset();  // closed before it moves: only this process knows it
     PLANB_RETURN_IF_ERROR(RemoveTree(shard_path));  // an empty directory left by a crash, at most

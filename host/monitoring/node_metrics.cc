@@ -78,9 +78,11 @@ NodeMetrics::NodeMetrics()
                         .Register(*registry_)),
       snapshots_(BuildCounter()
                      .Name("planb_snapshot_requests_total")
-                     .Help("SNAPSHOT requests answered, by outcome (offered a zip, or not modified)")
+                     .Help("SNAPSHOT requests answered, by outcome (offered a whole copy, offered a diff, or not "
+                           "modified)")
                      .Register(*registry_)),
       snapshots_offered_(snapshots_.Add({{"outcome", "offered"}})),
+      snapshot_diffs_offered_(snapshots_.Add({{"outcome", "diff"}})),
       snapshots_not_modified_(snapshots_.Add({{"outcome", "not_modified"}})),
       snapshots_sent_(BuildCounter()
                           .Name("planb_snapshots_sent_total")

@@ -52,6 +52,7 @@ class NodeMetrics {
 
   // Snapshots served to readers and peers.
   void SnapshotOffered() { snapshots_offered_.Increment(); }
+  void SnapshotDiffOffered() { snapshot_diffs_offered_.Increment(); }
   void SnapshotNotModified() { snapshots_not_modified_.Increment(); }
   void SnapshotSent() { snapshots_sent_.Increment(); }
   void SnapshotBytesSent(uint64_t bytes) { snapshot_bytes_.Increment(static_cast<double>(bytes)); }
@@ -80,6 +81,7 @@ class NodeMetrics {
   prometheus::Family<prometheus::Counter>& rows_deleted_;
   prometheus::Family<prometheus::Counter>& snapshots_;
   prometheus::Counter& snapshots_offered_;
+  prometheus::Counter& snapshot_diffs_offered_;
   prometheus::Counter& snapshots_not_modified_;
   prometheus::Counter& snapshots_sent_;
   prometheus::Family<prometheus::Counter>& snapshot_refusals_;

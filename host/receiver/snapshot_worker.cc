@@ -10,8 +10,14 @@ SnapshotWorker MakeSnapshotWorker(BatchSink& sink) {
       [&sink](SnapshotJob& job) {
         SnapshotJobResult result;
         result.request_id = job.request_id;
-        result.status = job.batch_id.empty() ? sink.PrepareSnapshot(job.map, job.have, &result.prepared)
-                                             : sink.PrepareRetainedBatch(job.batch_id, &result.prepared);
+        if (!job.batch_id.empty()) {
+          result.status = sink.PrepareRetainedBatch(job.batch_id, &result.prepared);
+        } else if (job.since) {
+          result.status = sink.PrepareSnapshotSince(job.map, *job.since, &result.prepared);
+        } else {
+          result.status = sink.PrepareSnapshot(job.map, job.have, &result.prepared);
+        }
+        result.since_version = job.have;
         // Moved only now: on a throw the failure result needs them.
         result.routing_id = std::move(job.routing_id);
         result.map = std::move(job.map);

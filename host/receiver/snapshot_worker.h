@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "host/receiver/loop_worker.h"
@@ -22,6 +23,7 @@ struct SnapshotJob {
   ContentVersion have;
   std::string client;  // ClientAccess::Identify of the requester: its token is its own
   std::string batch_id;  // OFFER_BATCH: the retained batch asked for (then `map` and `have` are unused)
+  std::optional<SnapshotSince> since;  // SNAPSHOT_SINCE: the requester takes a diff (`have` is since->have)
 };
 
 struct SnapshotJobResult {
@@ -32,6 +34,7 @@ struct SnapshotJobResult {
   PreparedSnapshot prepared;
   std::string client;  // the job's
   std::string batch_id;  // the job's
+  ContentVersion since_version;  // the requester's version (for the log of a diff)
 };
 
 using SnapshotWorker = LoopWorker<SnapshotJob, SnapshotJobResult>;

@@ -33,6 +33,7 @@ Right RightOf(Command command) {
     case Command::kRead:
       return Right::kRead;
     case Command::kSnapshot:
+    case Command::kSnapshotSince:
     case Command::kFetch:
       return Right::kSnapshot;
     case Command::kListMerged:
@@ -194,8 +195,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
   if (!protocol::IsRequest(header.command)) {
     return ReplyError(routing_id, header.request_id,
                       Status::NotSupported("unknown " + protocol::CommandName(header.command) +
-                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED and "
-                                           "OFFER_BATCH)"),
+                                           " (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED, "
+                                           "OFFER_BATCH and SNAPSHOT_SINCE)"),
                       "");
   }
   const auto command = static_cast<Command>(header.command);
@@ -230,6 +231,8 @@ void UploadReceiver::Impl::HandleMessage(std::vector<zmq::message_t>& frames) {
       return HandleRead(routing_id, header.request_id, payload, std::move(scope), sender_);
     case Command::kSnapshot:
       return HandleSnapshot(routing_id, header.request_id, payload, frames[1]);
+    case Command::kSnapshotSince:
+      return HandleSnapshotSince(routing_id, header.request_id, payload, frames[1]);
     case Command::kFetch:
       return HandleFetch(routing_id, header.request_id, payload, sender_);
     case Command::kPrepare:

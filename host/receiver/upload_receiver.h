@@ -59,6 +59,11 @@ class BatchSink {
     (void)map, (void)have, (void)out;
     return Status::NotSupported("this node does not serve snapshots");
   }
+  // SNAPSHOT_SINCE: as PrepareSnapshot, or a diff (`out->diff`: the batches merged since `since`,
+  // host/serve/snapshot_diff_source.h) when the node can make one. By default, what PrepareSnapshot answers.
+  virtual Status PrepareSnapshotSince(const std::string& map, const SnapshotSince& since, PreparedSnapshot* out) {
+    return PrepareSnapshot(map, since.have, out);
+  }
   // LIST_MERGED (catch-up): the batches merged into `request.map`'s shard after `request.after`, at most
   // `request.limit`, with the map's content version. Runs on the Run thread: reads of one LMDB page run, no more.
   // kNotFound for a map this node does not have.

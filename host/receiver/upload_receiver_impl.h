@@ -130,6 +130,11 @@ class UploadReceiver::Impl {
   // upload_receiver_snapshots.cc
   void HandleSnapshot(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                       const zmq::message_t& from);
+  void HandleSnapshotSince(const std::string& routing_id, uint64_t request_id, std::string_view payload,
+                           const zmq::message_t& from);
+  // SNAPSHOT and SNAPSHOT_SINCE after decoding: checks the map's name, the right and the queue, then queues the job.
+  void QueueSnapshot(const std::string& routing_id, uint64_t request_id, const char* request, std::string map,
+                     const SnapshotSince& since, bool diff_ok, const zmq::message_t& from);
   // `client`: ClientAccess::Identify of the sender; only the client a snapshot was offered to may fetch it.
   void HandleFetch(const std::string& routing_id, uint64_t request_id, std::string_view payload,
                    const std::string& client);

@@ -20,26 +20,50 @@ void UploadReceiver::Impl::HandleSnapshot(const std::string& routing_id, uint64_
   protocol::SnapshotRequest request;
   Status status = protocol::DecodeSnapshot(payload, &request);
   if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
-  if (!IsValidMapName(NormaliseMapName(request.map))) {
+  SnapshotSince since;
+  since.have = ContentVersion{request.have_batches, request.have_digest};
+  QueueSnapshot(routing_id, request_id, "SNAPSHOT", std::move(request.map), since, /*diff_ok=*/false, from);
+}
+
+void UploadReceiver::Impl::HandleSnapshotSince(const std::string& routing_id, uint64_t request_id,
+                                               std::string_view payload, const zmq::message_t& from) {
+  protocol::SnapshotSinceRequest request;
+  Status status = protocol::DecodeSnapshotSince(payload, &request);
+  if (!status.ok()) return ReplySnapshotError(routing_id, request_id, status, "");
+  SnapshotSince since;
+  since.have = ContentVersion{request.have_batches, request.have_digest};
+  since.last_condensed_ms = request.last_condensed_ms;
+  QueueSnapshot(routing_id, request_id, "SNAPSHOT_SINCE", std::move(request.map), since, /*diff_ok=*/true, from);
+}
+
+void UploadReceiver::Impl::QueueSnapshot(const std::string& routing_id, uint64_t request_id, const char* request,
+                                         std::string map, const SnapshotSince& since, bool diff_ok,
+                                         const zmq::message_t& from) {
+  if (!IsValidMapName(NormaliseMapName(map))) {
     // Not echoed: the name is the peer's, of any length and bytes.
     return ReplySnapshotError(routing_id, request_id,
-                              Status::Invalid("SNAPSHOT: a map name of " + std::to_string(request.map.size()) +
+                              Status::Invalid(std::string(request) + ": a map name of " + std::to_string(map.size()) +
                                               " bytes that is not a valid map name (1 to 128 letters, digits and _, "
                                               "starting with a letter)"),
                               "");
   }
   MapScope scope;
-  status = access_.Check(from, Right::kSnapshot, &request.map, &scope);
+  Status status = access_.Check(from, Right::kSnapshot, &map, &scope);
   if (!status.ok()) return ReplyRefused(routing_id, request_id, status, Right::kSnapshot);
   const size_t pending = snapshot_worker_.pending();
   if (pending >= settings_.max_pending_snapshots) {
     // The requester treats "busy:" like a node that does not answer: it tries the next node.
     const std::string message = "busy: " + std::to_string(pending) + " SNAPSHOT requests in progress, retry later";
-    return ReplySnapshotError(routing_id, request_id, Status(Code::kFull, message), request.map);
+    return ReplySnapshotError(routing_id, request_id, Status(Code::kFull, message), map);
   }
-  snapshot_worker_.Submit({routing_id, request_id, std::move(request.map),
-                           ContentVersion{request.have_batches, request.have_digest},
-                           access_.Identify(from, routing_id)});
+  SnapshotJob job;
+  job.routing_id = routing_id;
+  job.request_id = request_id;
+  job.map = std::move(map);
+  job.have = since.have;
+  job.client = access_.Identify(from, routing_id);
+  if (diff_ok) job.since = since;
+  snapshot_worker_.Submit(std::move(job));
 }
 
 void UploadReceiver::Impl::TakeSnapshotResults() {
@@ -59,7 +83,7 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.batches = prepared.version.batches;
   offer.digest = prepared.version.digest;
   if (prepared.not_modified) {
-    offer.not_modified = 1;
+    offer.not_modified = protocol::kOfferNotModified;
     if (settings_.metrics != nullptr) settings_.metrics->SnapshotNotModified();
     return Reply(result.routing_id, Command::kSnapshotOffer, result.request_id, protocol::EncodeSnapshotOffer(offer));
   }
@@ -83,8 +107,19 @@ void UploadReceiver::Impl::OfferSnapshot(SnapshotJobResult& result) {
   offer.checksum = prepared.checksum;
   offer.create_time_ms = prepared.create_time_ms;
   offer.chunk_size = settings_.chunk_size;
-  if (settings_.metrics != nullptr && result.batch_id.empty()) settings_.metrics->SnapshotOffered();
-  if (result.batch_id.empty()) {
+  if (prepared.diff) offer.not_modified = protocol::kOfferDiff;
+  if (settings_.metrics != nullptr && result.batch_id.empty()) {
+    if (prepared.diff) {
+      settings_.metrics->SnapshotDiffOffered();
+    } else {
+      settings_.metrics->SnapshotOffered();
+    }
+  }
+  if (prepared.diff) {
+    Log("offering snapshot diff of " + result.map + " from version " + result.since_version.ToString() + " to " +
+        prepared.version.ToString() + " (" + std::to_string(prepared.size) + " bytes) to " + result.client +
+        " as token " + token.Shown());
+  } else if (result.batch_id.empty()) {
     Log("offering snapshot of " + result.map + " at version " + prepared.version.ToString() + " (" +
         std::to_string(prepared.size) + " bytes) to " + result.client + " as token " + token.Shown());
   } else {

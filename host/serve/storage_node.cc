@@ -113,7 +113,7 @@ bool ListensBeyondThisHost(const std::string& endpoint) {
 }
 
 StorageNode::StorageNode(Runtime& runtime, ServeOptions options, std::ostream& log)
-    : runtime_(runtime), options_(std::move(options)), log_(log), snapshots_(runtime) {}
+    : runtime_(runtime), options_(std::move(options)), log_(log), snapshots_(runtime), diffs_(runtime) {}
 
 StorageNode::~StorageNode() { StopThreads(); }
 
@@ -559,6 +559,17 @@ Status StorageNode::StallRead(ReadBudget& budget, protocol::ReadResult* result) 
 Status StorageNode::PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) {
   PLANB_RETURN_IF_ERROR(RefuseWhileBehind(map, "snapshots"));
   return snapshots_.Prepare(map, have, out);
+}
+
+Status StorageNode::PrepareSnapshotSince(const std::string& map, const SnapshotSince& since, PreparedSnapshot* out) {
+  PLANB_RETURN_IF_ERROR(RefuseWhileBehind(map, "snapshots"));
+  std::string why_whole;
+  Status diffed = diffs_.Prepare(map, since, out, &why_whole);
+  if (diffed.ok() && out->diff) return diffed;
+  // Any reason not to diff leaves the whole snapshot, which is always right: only a failure is worth a line.
+  if (!diffed.ok()) Log("snapshot diff failed for " + LogValue(map) + ", offering the whole snapshot: " + diffed.message());
+  if (!why_whole.empty()) Log("no snapshot diff for " + LogValue(map) + ": " + why_whole);
+  return snapshots_.Prepare(map, since.have, out);
 }
 
 // A storage node reads its shards, but its home may still hold snapshots (from before it joined node_list, or

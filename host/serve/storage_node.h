@@ -25,6 +25,7 @@
 #include "host/monitoring/node_metrics.h"
 #include "host/receiver/upload_receiver.h"
 #include "host/runtime.h"
+#include "host/serve/snapshot_diff_source.h"
 #include "host/serve/snapshot_source.h"
 
 namespace planb {
@@ -68,6 +69,7 @@ class StorageNode final : public BatchSink {
                      protocol::ReadResult* result) override;
   // A zip of a consistent copy of the shard of `map` in outgoing/, or not modified (SnapshotSource::Prepare).
   Status PrepareSnapshot(const std::string& map, const ContentVersion& have, PreparedSnapshot* out) override;
+  Status PrepareSnapshotSince(const std::string& map, const SnapshotSince& since, PreparedSnapshot* out) override;
   Status CheckLoad(const protocol::PrepareRequest& request, protocol::PrepareReply* reply) override;
   Status ListMerged(const protocol::ListMergedRequest& request, protocol::MergedList* reply) override;
   Status PrepareRetainedBatch(const std::string& batch_id, PreparedSnapshot* out) override;
@@ -128,6 +130,7 @@ class StorageNode final : public BatchSink {
   std::chrono::steady_clock::time_point next_maintenance_{};  // merge thread only
   std::thread merger_;
   SnapshotSource snapshots_;
+  SnapshotDiffSource diffs_;
   std::unique_ptr<PeerCatchUp> catch_up_;  // set before the receiver starts when the node has peers
   std::thread catcher_;
   std::condition_variable catch_up_wakeup_;  // with merge_mutex_: the stop

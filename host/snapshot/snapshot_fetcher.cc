@@ -56,6 +56,7 @@ struct Request {
   const FetchCheck& check;
   bool accept_older;   // an offer behind `have` is taken (refresh --accept-older)
   std::string batch_id = std::string();  // not empty: OFFER_BATCH of this retained batch instead of SNAPSHOT
+  const SnapshotSince* since = nullptr;  // not null: SNAPSHOT_SINCE (a diff is welcome) instead of SNAPSHOT
 };
 
 // Closes and (unless kept) unlinks the partial zip when the attempt ends.
@@ -130,28 +131,51 @@ class NodeFetch {
       : channel_(channel), request_(request), outcome_(outcome) {}
 
   // A non-OK status ends the whole fetch (a local failure, or kPermissionDenied: this client may not fetch from
-  // the node, or the node did not prove its identity); else `verdict` and `why`.
+  // the node, or the node did not prove its identity); else `verdict` and `why`. With request.since, asks for a
+  // diff first; a node that does not know SNAPSHOT_SINCE, or whose diff does not check out, is asked for the whole
+  // snapshot next.
   Status Run(Verdict* verdict, std::string* why);
 
  private:
+  Status RunOnce(bool since, Verdict* verdict, std::string* why);
+
   Status Download(const protocol::SnapshotOffer& offer, bool* ok, std::string* why);
   std::string TimedOut() const { return "timed out after " + std::to_string(request_.timeout_ms) + " ms"; }
 
   RequestChannel& channel_;
   const Request& request_;
   FetchOutcome* outcome_;
+  bool ask_whole_ = false;  // the SNAPSHOT_SINCE attempt ended so that the whole snapshot is worth asking for
 };
 
 Status NodeFetch::Run(Verdict* verdict, std::string* why) {
+  const bool since = request_.since != nullptr && request_.batch_id.empty() && !request_.accept_older;
+  PLANB_RETURN_IF_ERROR(RunOnce(since, verdict, why));
+  if (!since || *verdict != Verdict::kFailed || !ask_whole_) return Status::Ok();
+  if (outcome_->diff) outcome_->diff_refused = *why;
+  outcome_->diff = false;
+  why->clear();
+  return RunOnce(false, verdict, why);
+}
+
+Status NodeFetch::RunOnce(bool since, Verdict* verdict, std::string* why) {
   *verdict = Verdict::kFailed;
   uint64_t request_id = 0;
   const bool batch = !request_.batch_id.empty();
-  const protocol::SnapshotRequest ask{request_.map, request_.have.batches, request_.have.digest};
-  const bool sent = batch ? channel_.Send(Command::kOfferBatch, protocol::EncodeOfferBatch({request_.batch_id}),
-                                          nullptr, &request_id)
-                          : channel_.Send(Command::kSnapshot, protocol::EncodeSnapshot(ask), nullptr, &request_id);
+  const char* asked = batch ? "OFFER_BATCH" : since ? "SNAPSHOT_SINCE" : "SNAPSHOT";
+  bool sent = false;
+  if (batch) {
+    sent = channel_.Send(Command::kOfferBatch, protocol::EncodeOfferBatch({request_.batch_id}), nullptr, &request_id);
+  } else if (since) {
+    const protocol::SnapshotSinceRequest ask{request_.map, request_.have.batches, request_.have.digest,
+                                             request_.since->last_condensed_ms};
+    sent = channel_.Send(Command::kSnapshotSince, protocol::EncodeSnapshotSince(ask), nullptr, &request_id);
+  } else {
+    const protocol::SnapshotRequest ask{request_.map, request_.have.batches, request_.have.digest};
+    sent = channel_.Send(Command::kSnapshot, protocol::EncodeSnapshot(ask), nullptr, &request_id);
+  }
   if (!sent) {
-    *why = TimedOut() + (batch ? " sending OFFER_BATCH" : " sending SNAPSHOT");
+    *why = TimedOut() + " sending " + asked;
     return Status::Ok();
   }
   RequestChannel::Reply reply;
@@ -175,17 +199,19 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
   }
   if (reply.command == static_cast<uint16_t>(Command::kError)) {
     protocol::ErrorReply error;
-    if (protocol::DecodeError(reply.payload, &error).ok() &&
-        protocol::CodeFromWire(error.code) == Code::kPermissionDenied) {
+    const bool decoded = protocol::DecodeError(reply.payload, &error).ok();
+    if (decoded && protocol::CodeFromWire(error.code) == Code::kPermissionDenied) {
       return Status::PermissionDenied(error.message);
     }
     bool no_data = false;
-    ReadError(reply, batch ? "OFFER_BATCH" : "SNAPSHOT", &no_data, why);
+    ReadError(reply, asked, &no_data, why);
     if (no_data) *verdict = Verdict::kNoData;
+    // A node that predates SNAPSHOT_SINCE says it does not know the command: it still serves SNAPSHOT.
+    ask_whole_ = since && decoded && protocol::CodeFromWire(error.code) == Code::kNotSupported;
     return Status::Ok();
   }
   if (reply.command != static_cast<uint16_t>(Command::kSnapshotOffer)) {
-    *why = "unexpected reply " + protocol::CommandName(reply.command) + (batch ? " to OFFER_BATCH" : " to SNAPSHOT");
+    *why = "unexpected reply " + protocol::CommandName(reply.command) + " to " + asked;
     return Status::Ok();
   }
   protocol::SnapshotOffer offer;
@@ -200,7 +226,20 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
     *why = "an offer of batch " + request_.batch_id + " that is not a batch's (not modified, or with a version)";
     return Status::Ok();
   }
-  if (offer.not_modified != 0) {
+  if (offer.not_modified == protocol::kOfferDiff) {
+    if (!since) {
+      *why = "a diff offered in answer to " + std::string(asked);
+      return Status::Ok();
+    }
+    // A diff only adds batches to the snapshot held.
+    if (offer.batches <= request_.have.batches) {
+      *why = "a diff to content version " + outcome_->version.ToString() + ", which is not ahead of the snapshot "
+             "held (" + request_.have.ToString() + ")";
+      ask_whole_ = true;
+      return Status::Ok();
+    }
+    outcome_->diff = true;
+  } else if (offer.not_modified != 0) {
     // Nothing held is never "current": a node that says so would leave the requester with no snapshot.
     if (request_.have.empty()) {
       *why = "answered not modified to a request holding no snapshot";
@@ -253,6 +292,7 @@ Status NodeFetch::Run(Verdict* verdict, std::string* why) {
       ::unlink(request_.zip_path.c_str());
       if (status.code() == Code::kIOError || status.code() == Code::kFull) return status;
       *why = status.message();
+      ask_whole_ = outcome_->diff;  // the node's whole snapshot does not depend on its diff being right
       return Status::Ok();
     }
   }
@@ -396,7 +436,8 @@ Status NodeFetch::Download(const protocol::SnapshotOffer& offer, bool* ok, std::
 
 Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
                      const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
-                     const FetchProgress& progress, const FetchCheck& check, bool accept_older) {
+                     const FetchProgress& progress, const FetchCheck& check, bool accept_older,
+                     const std::optional<SnapshotSince>& since) {
   if (cluster.node_list.empty()) {
     return Status::Invalid("snapshot of " + map + ": no storage nodes to fetch from (the config has no node_list)");
   }
@@ -404,8 +445,9 @@ Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, cons
   if (::lstat(zip_path.c_str(), &st) == 0) {
     return Status::Invalid("snapshot of " + map + ": " + zip_path + " already exists");
   }
-  const Request request{map,   have, zip_path, cluster.request_timeout_ms, cluster.max_batch_size,
-                        cluster.min_transfer_rate, progress, check, accept_older};
+  Request request{map,   have, zip_path, cluster.request_timeout_ms, cluster.max_batch_size,
+                  cluster.min_transfer_rate, progress, check, accept_older};
+  if (since && !have.empty()) request.since = &*since;
   std::string failures;
   bool all_no_data = true;
   // The offers behind the snapshot held, and whether any node made another offer (or answered otherwise than

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
 #include "host/config/config.h"
+#include "host/receiver/snapshot_offer.h"
 #include "host/storage/content_version.h"
 #include "planb/status.h"
 
@@ -16,6 +18,10 @@ namespace planb {
 
 struct FetchOutcome {
   bool not_modified = false;  // the node said the held snapshot is current (a success; nothing was written)
+  // The zip is a diff from the snapshot held to `version` (host/transfer/snapshot_diff_file.h), not a copy.
+  bool diff = false;
+  // A diff the node offered did not check out (why), and its whole snapshot was asked for instead.
+  std::string diff_refused;
   ContentVersion version;     // the version of what was fetched (or of the held one when not modified)
   int64_t node_create_time_ms = 0;
   std::string node;      // the node that answered
@@ -41,6 +47,9 @@ using FetchCheck = std::function<Status(const std::string& zip_path, const Fetch
 // `zip_path` + ".part", fsynced and renamed to `zip_path` (which must not exist: kInvalidArgument); on error
 // nothing is left at either. Up to 4 FETCHes are in flight at once; `progress` is called after each chunk.
 // A node that answers NOT_MODIFIED while `have` is empty (nothing held) counts as failed.
+// With `since` (the snapshot held, at `have`, and its maintenance mark) and not `accept_older`, each node is asked
+// SNAPSHOT_SINCE: its offer may be a diff (`outcome->diff`), which `check` applies; a node that predates the
+// request, or whose diff `check` refuses, is asked for its whole snapshot at once (`outcome->diff_refused`).
 // A node offering fewer batches than `have` is behind and skipped, unless `accept_older` (the user chose to move
 // back to what the nodes have: `planb refresh --accept-older`).
 // Errors: kNotFound when every node answered that it has no data for `map` (nothing merged yet); kInvalidArgument
@@ -50,7 +59,8 @@ using FetchCheck = std::function<Status(const std::string& zip_path, const Fetch
 // mismatch ...)" naming every node tried and why (kFull/kIOError from the local disk name the file).
 Status FetchSnapshot(zmq::context_t& context, const ClusterConfig& cluster, const std::string& map,
                      const ContentVersion& have, const std::string& zip_path, FetchOutcome* outcome,
-                     const FetchProgress& progress = {}, const FetchCheck& check = {}, bool accept_older = false);
+                     const FetchProgress& progress = {}, const FetchCheck& check = {}, bool accept_older = false,
+                     const std::optional<SnapshotSince>& since = std::nullopt);
 
 // Catch-up: downloads the zip of `batch_id`, which storage node `node` retains (OFFER_BATCH, then FETCH as for a
 // snapshot: size and checksum as offered), to `zip_path` (which must not exist), one attempt. On error nothing is

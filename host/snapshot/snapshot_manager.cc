@@ -12,9 +12,12 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/maintain/maintenance_marks.h"
+#include "host/snapshot/snapshot_diff_apply.h"
 #include "host/storage/lmdb_verifier.h"
 #include "host/snapshot/snapshot_dir.h"
 #include "host/transfer/batch_zip.h"
@@ -101,9 +104,12 @@ class SnapshotManager::Impl {
   // changed: a command that holds a usable snapshot serves it rather than wait on another's fetch, however slow.
   Status FetchAmongProcesses(MapState& state, const Snapshot& held, int64_t decided_ms, bool* changed,
                              bool wait_for_turn, bool accept_older);
-  Status Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed, bool accept_older);
+  Status Fetch(MapState& state, const Snapshot& held, int64_t newest_ms, bool* changed, bool accept_older);
   // Unpacks and verifies a downloaded zip into `scratch_dir`, which must then hold exactly the map.
   Status CheckZip(const MapState& state, const std::string& zip_path, const std::string& scratch_dir);
+  // Merges the diff at `zip_path` into a copy of `held` in `scratch_dir`/<map>/ (snapshot_diff_apply.h).
+  Status ApplyDiff(const MapState& state, const OpenSnapshot& held, const std::string& zip_path,
+                   const ContentVersion& offered, const std::string& scratch_dir);
   Status CleanupMap(const MapState& state, CleanupReport* report);
 
   const Home& home_;
@@ -317,7 +323,7 @@ Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapsho
     return Status::Ok();
   }
   if (held != nullptr && state.dir.MarkerTimeMs(kCheckedMarker) >= decided_ms) return Status::Ok();
-  Status status = Fetch(state, held != nullptr ? held->version() : ContentVersion(), newest, changed, accept_older);
+  Status status = Fetch(state, held, newest, changed, accept_older);
   if (!status.ok()) {
     (void)state.dir.Touch(kFailedMarker);  // the fetch's error says more than a failure to record it
     return status;
@@ -325,16 +331,29 @@ Status SnapshotManager::Impl::FetchAmongProcesses(MapState& state, const Snapsho
   return state.dir.RemoveMarker(kFailedMarker);
 }
 
-Status SnapshotManager::Impl::Fetch(MapState& state, const ContentVersion& have, int64_t newest_ms, bool* changed,
+Status SnapshotManager::Impl::Fetch(MapState& state, const Snapshot& held, int64_t newest_ms, bool* changed,
                                    bool accept_older) {
   ++fetches_started_;
+  const ContentVersion have = held != nullptr ? held->version() : ContentVersion();
   const std::string scratch = state.dir.Entry(SnapshotDir::NewFetchScratchName());
   const std::string zip = scratch + ".zip";
+  // A snapshot held can be brought up to date by a diff (the batches merged since): it says where it stands.
+  std::optional<SnapshotSince> since;
+  if (held != nullptr && !have.empty()) {
+    MaintenanceMarks marks;
+    Txn txn;
+    Status read = txn.Begin(held->env()->env(), MDB_RDONLY);
+    if (read.ok()) read = ReadMaintenanceMarks(txn.get(), held->env()->meta(), &marks);
+    if (read.ok()) since = SnapshotSince{have, marks.last_condensed_ms};  // else the whole snapshot, as before
+  }
   FetchOutcome outcome;
   Status status = FetchSnapshot(
       context_, cluster_, state.name, have, zip, &outcome, progress_,
-      [&](const std::string& zip_path, const FetchOutcome&) { return CheckZip(state, zip_path, scratch); },
-      accept_older);
+      [&](const std::string& zip_path, const FetchOutcome& fetched) {
+        if (!fetched.diff) return CheckZip(state, zip_path, scratch);
+        return ApplyDiff(state, *held, zip_path, fetched.version, scratch);
+      },
+      accept_older, since);
   if (!status.ok() && outcome.held_ahead_of_nodes) {
     // Loud where an operator looks (`planb stores`), until a fetch succeeds; the snapshot held keeps serving.
     (void)WriteFileAtomically(state.dir.Entry(kAheadMarker), status.message() + "\n");
@@ -378,6 +397,23 @@ Status SnapshotManager::Impl::CheckZip(const MapState& state, const std::string&
     (void)RemoveTree(scratch_dir);
     if (status.code() != Code::kIOError && status.code() != Code::kFull) {
       return Status(status.code(), "snapshot does not verify: " + status.message());
+    }
+  }
+  return status;
+}
+
+Status SnapshotManager::Impl::ApplyDiff(const MapState& state, const OpenSnapshot& held, const std::string& zip_path,
+                                        const ContentVersion& offered, const std::string& scratch_dir) {
+  Status status = MakeDirectories(scratch_dir);
+  AppliedDiff applied;
+  if (status.ok()) {
+    status = ApplySnapshotDiff(catalog_, state.plugins, zip_path, held.path(), held.version(), offered, scratch_dir,
+                               &applied);
+  }
+  if (!status.ok()) {
+    (void)RemoveTree(scratch_dir);
+    if (status.code() != Code::kIOError && status.code() != Code::kFull) {
+      return Status(status.code(), "snapshot diff does not apply: " + status.message());
     }
   }
   return status;

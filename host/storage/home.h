@@ -5,7 +5,8 @@
 //   merging/   the batch being merged
 //   shards/    one LMDB per map: the merged state
 //   snapshots/ copies of shards fetched from storage nodes (docs/snapshots.md)
-//   outgoing/  snapshot zips a storage node is serving to readers (scratch: cleared when serve starts)
+//   outgoing/  snapshot zips and snapshot diffs a storage node is serving to readers (scratch: cleared when serve
+//              starts)
 //   retained/  zips of batches a storage node merged, kept for its peers' catch-up (host/catchup/batch_retention.h)
 #pragma once
 

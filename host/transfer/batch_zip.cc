@@ -19,6 +19,7 @@
 
 #include "host/common/disk_room.h"
 #include "host/common/file_util.h"
+#include "host/common/unique_fd.h"
 #include "host/config/config.h"
 #include "host/transfer/delete_entry.h"
 #include "host/transfer/fd_zip_source.h"
@@ -83,20 +84,6 @@ struct ZipFileCloser {
 };
 using ZipFilePtr = std::unique_ptr<zip_file_t, ZipFileCloser>;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int Release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
 
 Status WriteAll(int fd, const char* data, size_t size, const std::string& path) {
   while (size > 0) {
@@ -444,7 +431,7 @@ Status Extract(const std::string& zip_path, zip_t* zip, const Entry& entry, cons
   const std::string map_dir = dest_dir + "/" + entry.map;
   if (::mkdir(map_dir.c_str(), HomeDirectoryMode()) != 0) return ErrnoStatus(errno, "creating " + map_dir);
   const std::string path = map_dir + "/" + (entry.deletion ? std::string(kDeleteEntryName) : std::string(kDataFile));
-  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode()));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, HomeFileMode()));
   if (fd.get() < 0) return ErrnoStatus(errno, "creating " + path);
   ZipFilePtr file(zip_fopen_index(zip, entry.index, 0));
   if (file == nullptr) return ZipErrorStatus(zip_get_error(zip), Code::kCorruption, where);

@@ -140,6 +140,8 @@ std::string CommandName(uint16_t command) {
       return "MERGED_LIST";
     case Command::kOfferBatch:
       return "OFFER_BATCH";
+    case Command::kSnapshotSince:
+      return "SNAPSHOT_SINCE";
     case Command::kReady:
       return "READY";
     case Command::kChunkAck:
@@ -166,6 +168,7 @@ bool IsRequest(uint16_t command) {
     case Command::kPrepare:
     case Command::kListMerged:
     case Command::kOfferBatch:
+    case Command::kSnapshotSince:
       return true;
     default:
       return false;
@@ -273,6 +276,15 @@ std::string EncodeReadResult(const ReadResult& m) {
 }
 std::string EncodeSnapshot(const SnapshotRequest& m) {
   return PayloadWriter().String(m.map).U64(m.have_batches).U64(m.have_digest).Take();
+}
+std::string EncodeSnapshotSince(const SnapshotSinceRequest& m) {
+  return PayloadWriter()
+      .String(m.map)
+      .U64(m.have_batches)
+      .U64(m.have_digest)
+      .U8(m.last_condensed_ms ? 1 : 0)
+      .U64(static_cast<uint64_t>(m.last_condensed_ms.value_or(0)))
+      .Take();
 }
 std::string EncodeSnapshotOffer(const SnapshotOffer& m) {
   return PayloadWriter()
@@ -414,6 +426,25 @@ Status DecodeSnapshot(std::string_view payload, SnapshotRequest* m) {
       .U64("have_digest", &m->have_digest)
       .Finish();
 }
+Status DecodeSnapshotSince(std::string_view payload, SnapshotSinceRequest* m) {
+  uint8_t condensed = 0;
+  uint64_t condensed_ms = 0;
+  PayloadReader reader(payload, "SNAPSHOT_SINCE");
+  reader.String("map", &m->map)
+      .U64("have_batches", &m->have_batches)
+      .U64("have_digest", &m->have_digest)
+      .U8("condensed", &condensed)
+      .U64("last_condensed_ms", &condensed_ms);
+  if (reader.ok() && condensed > 1) {
+    reader.Fail("SNAPSHOT_SINCE payload: condensed is " + std::to_string(condensed) + ", not 0 or 1");
+  } else if (reader.ok() && condensed == 0 && condensed_ms != 0) {
+    reader.Fail("SNAPSHOT_SINCE payload: last_condensed_ms is " + std::to_string(condensed_ms) +
+                " where condensed is 0 (must be 0)");
+  }
+  m->last_condensed_ms.reset();
+  if (condensed == 1) m->last_condensed_ms = static_cast<int64_t>(condensed_ms);
+  return reader.Finish();
+}
 Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m) {
   uint64_t create_time = 0;
   PayloadReader reader(payload, "SNAPSHOT_OFFER");
@@ -426,9 +457,9 @@ Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m) {
       .U64("create_time_ms", &create_time)
       .U32("chunk_size", &m->chunk_size);
   m->create_time_ms = static_cast<int64_t>(create_time);
-  if (reader.ok() && m->not_modified > 1) {
+  if (reader.ok() && m->not_modified > kOfferDiff) {
     return Status::Invalid("SNAPSHOT_OFFER payload: not_modified is " + std::to_string(m->not_modified) +
-                           ", not 0 or 1");
+                           ", not 0, 1 or 2");
   }
   return reader.Finish();
 }

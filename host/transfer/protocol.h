@@ -41,6 +41,7 @@ enum class Command : uint16_t {
   kPrepare = 0x0008,
   kListMerged = 0x0009,
   kOfferBatch = 0x000A,
+  kSnapshotSince = 0x000B,
   kReady = 0x8001,
   kChunkAck = 0x8002,
   kStatusReply = 0x8004,
@@ -175,8 +176,25 @@ struct SnapshotRequest {
   uint64_t have_batches = 0;  // ContentVersion of the requester's snapshot
   uint64_t have_digest = 0;
 };
+// SNAPSHOT_SINCE: SNAPSHOT, and the requester can take a diff: the batches merged since its snapshot, which it
+// merges into a copy of that snapshot itself (host/snapshot/snapshot_diff_apply.h). `last_condensed_ms` is its
+// snapshot's maintenance mark (maintenance_marks.h): maintenance changes rows without changing the version, so
+// a diff is offered only when the node's shard has the same mark. The node answers SNAPSHOT_OFFER with
+// not_modified 2 (a diff: the zip holds batch zips, host/transfer/diff_zip.h; batches and digest are the version
+// after them) when it can, else as it answers SNAPSHOT. A node that predates it answers ERROR kNotSupported.
+struct SnapshotSinceRequest {
+  std::string map;
+  uint64_t have_batches = 0;
+  uint64_t have_digest = 0;
+  std::optional<int64_t> last_condensed_ms;  // on the wire: u8 1 and the i64, or u8 0 and 0
+};
+inline constexpr uint8_t kOfferWhole = 0;
+inline constexpr uint8_t kOfferNotModified = 1;
+inline constexpr uint8_t kOfferDiff = 2;  // only in answer to SNAPSHOT_SINCE
 struct SnapshotOffer {
-  uint8_t not_modified = 0;  // 1: the requester's snapshot is current; the fields below other than version are 0
+  // kOfferNotModified: the requester's snapshot is current; the fields below other than version are 0.
+  // kOfferDiff: the zip is a diff (SNAPSHOT_SINCE); else (kOfferWhole) a copy of the shard.
+  uint8_t not_modified = 0;
   Token token;
   uint64_t total_size = 0;   // bytes of the zip
   uint64_t checksum = 0;     // XXH3-64 of the whole zip
@@ -284,6 +302,7 @@ std::string EncodeStatusReply(const StatusReply& m);
 std::string EncodeRead(const ReadRequest& m);
 std::string EncodeReadResult(const ReadResult& m);
 std::string EncodeSnapshot(const SnapshotRequest& m);
+std::string EncodeSnapshotSince(const SnapshotSinceRequest& m);
 std::string EncodeSnapshotOffer(const SnapshotOffer& m);
 std::string EncodeFetch(const FetchRequest& m);
 std::string EncodeFetchData(const FetchData& m);
@@ -306,6 +325,7 @@ Status DecodeRead(std::string_view payload, ReadRequest* m);
 Status DecodeReadResult(std::string_view payload, ReadResult* m);
 // SNAPSHOT_OFFER also refuses not_modified other than 0 or 1.
 Status DecodeSnapshot(std::string_view payload, SnapshotRequest* m);
+Status DecodeSnapshotSince(std::string_view payload, SnapshotSinceRequest* m);
 Status DecodeSnapshotOffer(std::string_view payload, SnapshotOffer* m);
 Status DecodeFetch(std::string_view payload, FetchRequest* m);
 Status DecodeFetchData(std::string_view payload, FetchData* m);

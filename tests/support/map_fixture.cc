@@ -135,6 +135,15 @@ void PrintTo(const DumpedRow& row, std::ostream* os) {
       << "', lmdb key of " << row.lmdb_key.size() << " bytes}";
 }
 
+Status DumpShardDir(const MapCatalog& catalog, const std::string& map, const std::string& dir,
+                    std::vector<DumpedRow>* out) {
+  std::shared_ptr<const MapPlugins> plugins;
+  PLANB_RETURN_IF_ERROR(catalog.Get(map, &plugins));
+  std::shared_ptr<MapEnv> env;
+  PLANB_RETURN_IF_ERROR(MapEnv::Open(dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &env));
+  return DumpMap(*env, out);
+}
+
 Status DumpMap(const MapEnv& env, std::vector<DumpedRow>* out) {
   out->clear();
   Txn txn;

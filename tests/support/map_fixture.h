@@ -97,6 +97,10 @@ void PrintTo(const DumpedRow& row, std::ostream* os);
 
 // Every row of the env's data table in LMDB order, decoded by the map's store type.
 Status DumpMap(const MapEnv& env, std::vector<DumpedRow>* out);
+// The rows of the shard (or snapshot) directory `dir` of `map`, opened read-only with `catalog`'s plugins (say, a
+// node's shard that another process writes no more).
+Status DumpShardDir(const MapCatalog& catalog, const std::string& map, const std::string& dir,
+                    std::vector<DumpedRow>* out);
 
 // Looks `key` up through the store; kOk fills `value` (and `type` when given).
 Code GetValue(const MapEnv& env, std::string_view key, std::string* value, ValueType* type = nullptr);

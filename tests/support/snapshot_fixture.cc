@@ -159,6 +159,14 @@ void ScriptedNode::Answer(const std::vector<zmq::message_t>& frames) {
     return Send(routing_id, protocol::Command::kSnapshotOffer, header.request_id,
                 protocol::EncodeSnapshotOffer(script_.offer), nullptr);
   }
+  if (header.command == static_cast<uint16_t>(protocol::Command::kSnapshotSince)) {
+    // As a node that predates SNAPSHOT_SINCE answers it: the requester asks SNAPSHOT next.
+    ++since_requests_;
+    const protocol::ErrorReply unknown{static_cast<uint16_t>(Code::kNotSupported),
+                                       "unknown command 0x000b (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, "
+                                       "SNAPSHOT, FETCH, PREPARE, LIST_MERGED and OFFER_BATCH)"};
+    return Send(routing_id, protocol::Command::kError, header.request_id, protocol::EncodeError(unknown), nullptr);
+  }
   if (header.command != static_cast<uint16_t>(protocol::Command::kFetch)) return;
   ++fetches_;
   protocol::FetchRequest fetch;

@@ -70,6 +70,8 @@ class ScriptedNode {
   ~ScriptedNode();
   const std::string& endpoint() const { return endpoint_; }
   int snapshots() const { return snapshots_.load(); }
+  // SNAPSHOT_SINCE requests, each answered as a node that predates them answers (ERROR kNotSupported).
+  int since_requests() const { return since_requests_.load(); }
   int fetches() const { return fetches_.load(); }
 
  private:
@@ -83,6 +85,7 @@ class ScriptedNode {
   std::string endpoint_;
   std::atomic<bool> stop_{false};
   std::atomic<int> snapshots_{0};
+  std::atomic<int> since_requests_{0};
   std::atomic<int> fetches_{0};
   struct Held {
     std::string routing_id;

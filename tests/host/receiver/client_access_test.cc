@@ -184,6 +184,12 @@ TEST_F(ClientAccessTest, EachRequestNeedsItsRightAndMap) {
   e = ErrorFor(reader_, Command::kSnapshot, protocol::EncodeSnapshot({"a", 0, 0}));
   EXPECT_EQ(protocol::CodeFromWire(e.code), Code::kPermissionDenied);
   EXPECT_EQ(e.message, "not authorised for snapshot on a (client reader)");
+  // SNAPSHOT_SINCE takes the same right, on the same maps.
+  e = ErrorFor(loader_, Command::kSnapshotSince, protocol::EncodeSnapshotSince({"a", 1, 2, std::nullopt}));
+  EXPECT_EQ(e.message, "not authorised for snapshot (client loader)");
+  e = ErrorFor(reader_, Command::kSnapshotSince, protocol::EncodeSnapshotSince({"a", 1, 2, int64_t{5}}));
+  EXPECT_EQ(protocol::CodeFromWire(e.code), Code::kPermissionDenied);
+  EXPECT_EQ(e.message, "not authorised for snapshot on a (client reader)");
   EXPECT_TRUE(sink_.staged().empty());
   const std::string log = receiver_->Log();
   EXPECT_THAT(log, HasSubstr("refused client loader: not authorised for upload on B"));

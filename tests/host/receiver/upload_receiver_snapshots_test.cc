@@ -202,6 +202,16 @@ TEST_F(SnapshotReceiverTest, MalformedSnapshotRequestsNameTheField) {
   raw.Request(Command::kFetch, protocol::EncodeFetch({Token{1, 2}, 3, 4}).substr(0, 20));
   EXPECT_EQ(raw.ReceiveError().message,
             "FETCH payload of 20 bytes ends inside field offset (needs 8 bytes at offset 16)");
+  // SNAPSHOT_SINCE: its own fields, and the same map name rule.
+  std::string since = protocol::EncodeSnapshotSince({"m", 1, 2, std::nullopt});
+  since[since.size() - 9] = 7;  // the condensed flag
+  raw.Request(Command::kSnapshotSince, since);
+  EXPECT_EQ(raw.ReceiveError().message, "SNAPSHOT_SINCE payload: condensed is 7, not 0 or 1");
+  raw.Request(Command::kSnapshotSince, protocol::EncodeSnapshotSince({"m", 1, 2, std::nullopt}).substr(0, 20));
+  EXPECT_EQ(raw.ReceiveError().message,
+            "SNAPSHOT_SINCE payload of 20 bytes ends inside field have_digest (needs 8 bytes at offset 13)");
+  raw.Request(Command::kSnapshotSince, protocol::EncodeSnapshotSince({"9bad", 1, 2, std::nullopt}));
+  EXPECT_THAT(raw.ReceiveError().message, HasSubstr("SNAPSHOT_SINCE: a map name of 4 bytes that is not a valid"));
   // Still serving.
   EXPECT_EQ(Offer(raw, "m").not_modified, 0);
 }

@@ -185,11 +185,11 @@ TEST_F(UploadReceiverTest, UnknownCommandIsAnswered) {
   protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
   EXPECT_EQ(error.message,
-            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED and OFFER_BATCH)");
+            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED, OFFER_BATCH and SNAPSHOT_SINCE)");
   // A reply command sent as a request is no request either.
   raw.Request(Command::kReady, protocol::EncodeReady({Token{0, 1}, 2, 3, 4}));
   EXPECT_EQ(raw.ReceiveError().message,
-            "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED and OFFER_BATCH)");
+            "unknown READY (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED, OFFER_BATCH and SNAPSHOT_SINCE)");
   ExpectStillServes();
 }
 

@@ -181,8 +181,8 @@ TEST_F(BadUpload, AnUnknownCommandIsRefused) {
   const protocol::ErrorReply error = raw.ReceiveError();
   EXPECT_EQ(protocol::CodeFromWire(error.code), Code::kNotSupported);
   EXPECT_EQ(error.message,
-            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED and OFFER_BATCH)");
-  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED and OFFER_BATCH)");
+            "unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED, OFFER_BATCH and SNAPSHOT_SINCE)");
+  ExpectNothingKept("unknown command 0x0042 (this node takes BEGIN, CHUNK, COMMIT, STATUS, READ, SNAPSHOT, FETCH, PREPARE, LIST_MERGED, OFFER_BATCH and SNAPSHOT_SINCE)");
 }
 
 }  // namespace

@@ -64,6 +64,15 @@ class SnapshotFetcherTest : public ::testing::Test {
     ExpectNothingWritten();
   }
 
+  // A node offering its whole snapshot, at version {5, 0x55}.
+  ScriptedNode::Script WholeOfferAt5() const {
+    ScriptedNode::Script script;
+    script.zip = zip_bytes_;
+    script.offer.batches = 5;
+    script.offer.digest = 0x55;
+    return script;
+  }
+
   zmq::context_t context_;
   TempDir dir_;
   const std::string zip_ = dir_ / "fetched.zip";
@@ -391,6 +400,42 @@ TEST_F(SnapshotFetcherTest, NotModifiedIsASuccessThatWritesNothing) {
   EXPECT_EQ(outcome_.version, (ContentVersion{4, 0x99}));
   EXPECT_EQ(node.fetches(), 0);
   ExpectNothingWritten();
+}
+
+TEST_F(SnapshotFetcherTest, ANodeThatPredatesSnapshotSinceIsAskedSnapshotNext) {
+  ScriptedNode node(context_, WholeOfferAt5());
+  outcome_ = FetchOutcome();
+  const SnapshotSince since{ContentVersion{4, 0x99}, std::nullopt};
+  const Status s = FetchSnapshot(context_, Cluster({node.endpoint()}), "m", since.have, zip_, &outcome_, {}, {},
+                                 /*accept_older=*/false, since);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(node.since_requests(), 1);  // answered "unknown command", as an older node does
+  EXPECT_EQ(node.snapshots(), 1);
+  EXPECT_FALSE(outcome_.diff);
+  EXPECT_TRUE(outcome_.diff_refused.empty());
+  EXPECT_EQ(ReadFile(zip_), zip_bytes_);
+}
+
+TEST_F(SnapshotFetcherTest, WithoutASnapshotHeldOrWithAcceptOlderNoDiffIsAskedFor) {
+  ScriptedNode node(context_, WholeOfferAt5());
+  const SnapshotSince since{ContentVersion{4, 0x99}, std::nullopt};
+  ASSERT_TRUE(FetchSnapshot(context_, Cluster({node.endpoint()}), "m", ContentVersion(), zip_, &outcome_, {}, {},
+                            false, since)
+                  .ok());
+  fs::remove(zip_);
+  ASSERT_TRUE(FetchSnapshot(context_, Cluster({node.endpoint()}), "m", since.have, zip_, &outcome_, {}, {},
+                            /*accept_older=*/true, since)
+                  .ok());
+  EXPECT_EQ(node.since_requests(), 0);
+  EXPECT_EQ(node.snapshots(), 2);
+}
+
+TEST_F(SnapshotFetcherTest, ADiffOfferedToSnapshotFailsTheNode) {
+  ScriptedNode::Script script;
+  script.zip = zip_bytes_;
+  script.offer.not_modified = protocol::kOfferDiff;
+  script.offer.batches = 5;
+  ExpectNodeFails(script, "a diff offered in answer to SNAPSHOT");
 }
 
 TEST_F(SnapshotFetcherTest, NoDataOnAnyNodeIsNotFound) {

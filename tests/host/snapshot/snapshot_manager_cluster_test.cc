@@ -89,16 +89,9 @@ class SnapshotClusterTest : public ::testing::Test {
   }
   // The rows of node `i`'s shard of kMap (read-only: the node has merged everything and writes nothing now).
   std::vector<DumpedRow> NodeRows(int i) {
-    std::shared_ptr<const MapPlugins> plugins;
-    EXPECT_TRUE(runtime_->catalog().Get(kMap, &plugins).ok());
-    std::shared_ptr<MapEnv> env;
-    const Status s = MapEnv::Open(cluster_.home(i) + "/shards/" + kMap, plugins, MapEnv::Mode::kOpenExisting,
-                                  MapEnv::kSnapshotFlags, &env);
-    EXPECT_TRUE(s.ok()) << s.message();
     std::vector<DumpedRow> rows;
-    if (env != nullptr) {
-      EXPECT_TRUE(DumpMap(*env, &rows).ok());
-    }
+    const Status s = DumpShardDir(runtime_->catalog(), kMap, cluster_.home(i) + "/shards/" + kMap, &rows);
+    EXPECT_TRUE(s.ok()) << s.message();
     return rows;
   }
   static std::vector<DumpedRow> Rows(const OpenSnapshot& snapshot) {

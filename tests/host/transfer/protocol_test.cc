@@ -475,15 +475,54 @@ TEST(Protocol, SnapshotAndFetchRoundTrip) {
   EXPECT_FALSE(IsRequest(static_cast<uint16_t>(Command::kFetchData)));
 }
 
+TEST(Protocol, SnapshotSinceRoundTripsWithAndWithoutAMaintenanceMark) {
+  SnapshotSinceRequest ask{"geo", 7, 0xabcdefULL, int64_t{0}};  // time 0 is a real instant, not "none"
+  SnapshotSinceRequest got;
+  ASSERT_TRUE(DecodeSnapshotSince(EncodeSnapshotSince(ask), &got).ok());
+  EXPECT_EQ(got.map, "geo");
+  EXPECT_EQ(got.have_batches, 7u);
+  EXPECT_EQ(got.have_digest, 0xabcdefULL);
+  ASSERT_TRUE(got.last_condensed_ms.has_value());
+  EXPECT_EQ(*got.last_condensed_ms, 0);
+  ask.last_condensed_ms = -5;  // before the epoch: still a time
+  ASSERT_TRUE(DecodeSnapshotSince(EncodeSnapshotSince(ask), &got).ok());
+  EXPECT_EQ(got.last_condensed_ms, std::optional<int64_t>(-5));
+  ask.last_condensed_ms.reset();
+  ASSERT_TRUE(DecodeSnapshotSince(EncodeSnapshotSince(ask), &got).ok());
+  EXPECT_FALSE(got.last_condensed_ms.has_value());
+  EXPECT_TRUE(IsRequest(static_cast<uint16_t>(Command::kSnapshotSince)));
+  EXPECT_EQ(CommandName(static_cast<uint16_t>(Command::kSnapshotSince)), "SNAPSHOT_SINCE");
+}
+
+TEST(Protocol, MalformedSnapshotSincePayloadsNameTheField) {
+  SnapshotSinceRequest got;
+  std::string payload = EncodeSnapshotSince({"geo", 1, 2, std::nullopt});
+  // map (4 + 3) + 2 x 8, then the flag at offset 23 and the time at 24.
+  std::string bad = payload;
+  bad[23] = 2;
+  EXPECT_EQ(DecodeSnapshotSince(bad, &got).message(), "SNAPSHOT_SINCE payload: condensed is 2, not 0 or 1");
+  bad = payload;
+  bad[31] = 1;  // the u64 is big-endian on the wire
+  EXPECT_EQ(DecodeSnapshotSince(bad, &got).message(),
+            "SNAPSHOT_SINCE payload: last_condensed_ms is 1 where condensed is 0 (must be 0)");
+  EXPECT_EQ(DecodeSnapshotSince(payload.substr(0, 28), &got).message(),
+            "SNAPSHOT_SINCE payload of 28 bytes ends inside field last_condensed_ms (needs 8 bytes at offset 24)");
+  EXPECT_EQ(DecodeSnapshotSince(payload + "x", &got).code(), Code::kInvalidArgument);
+}
+
 TEST(Protocol, MalformedSnapshotAndFetchPayloadsNameTheField) {
   SnapshotOffer offer;
   std::string payload = EncodeSnapshotOffer({1, Token{}, 0, 0, 3, 4, 0, 0});
-  payload[0] = 2;
+  payload[0] = 3;
   Status s = DecodeSnapshotOffer(payload, &offer);
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_EQ(s.message(), "SNAPSHOT_OFFER payload: not_modified is 2, not 0 or 1");
+  EXPECT_EQ(s.message(), "SNAPSHOT_OFFER payload: not_modified is 3, not 0, 1 or 2");
   payload[0] = static_cast<char>(0xff);
-  EXPECT_EQ(DecodeSnapshotOffer(payload, &offer).message(), "SNAPSHOT_OFFER payload: not_modified is 255, not 0 or 1");
+  EXPECT_EQ(DecodeSnapshotOffer(payload, &offer).message(),
+            "SNAPSHOT_OFFER payload: not_modified is 255, not 0, 1 or 2");
+  payload[0] = static_cast<char>(kOfferDiff);
+  ASSERT_TRUE(DecodeSnapshotOffer(payload, &offer).ok());
+  EXPECT_EQ(offer.not_modified, kOfferDiff);
   // 1 + 16 + 5 * 8 + 4 bytes: cut inside create_time_ms (offset 49) and chunk_size (offset 57).
   payload[0] = 0;
   EXPECT_EQ(DecodeSnapshotOffer(payload.substr(0, 53), &offer).message(),

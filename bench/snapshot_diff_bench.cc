@@ -1,0 +1,158 @@
+// Snapshot diffs: a reader holding a snapshot of a 1M-row map refreshes it after 1% of the rows changed on the
+// storage node (one batch overwriting 10,000 keys), by the diff (SNAPSHOT_SINCE: the batch since its snapshot,
+// verified in a child process and merged into a copy of the snapshot held) beside the whole snapshot (SNAPSHOT:
+// the node's copy downloaded, unzipped, verified in a child process), in the same run. Each timed refresh is what
+// SnapshotManager::Refresh does, from asking the node to the new snapshot installed; a fresh reader home holding
+// the old snapshot is set up (untimed) before each. The node serves in this process over tcp://127.0.0.1:*; its
+// zips (whole and diff) are made by the first refresh and reused after, as for many readers.
+//
+//   snapshot_diff/refresh/raw_whole_snapshot   the baseline: the whole snapshot
+//   snapshot_diff/refresh/diff                 the diff; counter bytes_share = its bytes / the whole zip's bytes
+// PLANB_BENCH_SNAPSHOT_ROWS (default 1000000) rows in a state map (hashed scheme); 1% of them change.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "host/snapshot/snapshot_manager.h"
+#include "host/snapshot/snapshot_fetcher.h"
+#include "support/bench_data.h"
+#include "support/env_count.h"
+#include "support/ratio_reporter.h"
+#include "support/serving_node.h"
+#include "support/shard_setup.h"
+
+namespace planb::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kMap[] = "city";
+constexpr char kMapSection[] = "\n[map.city]\ntype = state\nscheme = hashed\n";
+
+std::string g_root;  // MakeBenchRoot: removed at exit
+
+struct Fixture {
+  std::unique_ptr<Runtime> node_runtime;
+  std::unique_ptr<ServingNode> node;
+  std::string reader_config;
+  std::string held_snapshot;  // a snapshot directory at the version before the change
+  ContentVersion held_version;
+  uint64_t whole_bytes = 0;
+  uint64_t diff_bytes = 0;
+};
+
+// A reader home holding only the old snapshot, and its runtime and manager.
+struct Reader {
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<SnapshotManager> manager;
+};
+
+void OpenReader(Fixture* f, Reader* reader) {
+  reader->manager.reset();
+  reader->runtime.reset();
+  const std::string home = g_root + "/reader-home";
+  fs::remove_all(home);
+  const std::string target = home + "/snapshots/" + kMap + "/1000000000000";
+  fs::create_directories(target);
+  fs::copy_file(f->held_snapshot + "/data.mdb", target + "/data.mdb");
+  RuntimeOptions options;
+  options.config_path = f->reader_config;
+  options.home = home;
+  CheckSetup(Runtime::Open(options, &reader->runtime));
+  reader->manager = std::make_unique<SnapshotManager>(reader->runtime->home(), reader->runtime->config().cluster,
+                                                      reader->runtime->catalog(), f->node->context());
+}
+
+// One refresh per iteration from the old snapshot: by the diff, or (accept_older, which never asks for a diff)
+// by the whole snapshot.
+void Refresh(benchmark::State& state, Fixture* f, bool whole) {
+  Reader reader;
+  for (auto _ : state) {
+    state.PauseTiming();
+    OpenReader(f, &reader);
+    state.ResumeTiming();
+    bool changed = false;
+    const Status s = reader.manager->Refresh(kMap, &changed, /*accept_older=*/whole);
+    if (!s.ok() || !changed) {
+      state.SkipWithError(s.ok() ? "nothing new was installed" : s.message().c_str());
+      break;
+    }
+  }
+  if (!whole) state.counters["bytes_share"] = static_cast<double>(f->diff_bytes) / static_cast<double>(f->whole_bytes);
+  state.counters["bytes"] = static_cast<double>(whole ? f->whole_bytes : f->diff_bytes);
+}
+
+// The bytes a refresh downloads, each way (the node's zips are made here, and reused by the timed refreshes).
+void MeasureBytes(Fixture* f) {
+  for (const bool whole : {true, false}) {
+    const std::string zip = g_root + (whole ? "/whole.zip" : "/diff.zip");
+    FetchOutcome outcome;
+    std::optional<SnapshotSince> since;
+    if (!whole) since = SnapshotSince{f->held_version, std::nullopt};
+    CheckSetup(FetchSnapshot(f->node->context(), f->node->client(), kMap, f->held_version, zip, &outcome, {}, {},
+                             /*accept_older=*/whole, since));
+    if (outcome.diff == whole) CheckSetup(Status::Internal(whole ? "a diff was offered" : "no diff was offered"));
+    (whole ? f->whole_bytes : f->diff_bytes) = outcome.bytes;
+    fs::remove(zip);
+  }
+}
+
+void Setup(Fixture* f, size_t rows) {
+  // A storage node of a node_list of one: it keeps merged batches (batch_retention), which diffs are made of.
+  f->node_runtime = OpenBenchRuntime(
+      g_root, "node_name = node1\nnode_list = ,node1\n\n[node.node1]\nendpoint = tcp://127.0.0.1:1\n" +
+                  std::string(kMapSection));
+  const KeyValues data = SyntheticKeyValues(rows);
+  LoadKeyValues(f->node_runtime.get(), kMap, data);
+  f->node = std::make_unique<ServingNode>(*f->node_runtime);
+  f->reader_config = f->node->WriteClientConfig(g_root, kMapSection);
+  // The reader's snapshot before the change: fetched once, kept as the template of every timed refresh.
+  {
+    Reader reader;
+    RuntimeOptions options;
+    options.config_path = f->reader_config;
+    options.home = g_root + "/first-home";
+    CheckSetup(Runtime::Open(options, &reader.runtime));
+    reader.manager = std::make_unique<SnapshotManager>(reader.runtime->home(), reader.runtime->config().cluster,
+                                                       reader.runtime->catalog(), f->node->context());
+    std::shared_ptr<const OpenSnapshot> snapshot;
+    CheckSetup(reader.manager->Current(kMap, StaleSnapshot::kFetchNow, &snapshot));
+    f->held_snapshot = snapshot->path();
+    f->held_version = snapshot->version();
+  }
+  // 1% of the keys get new values, in one batch.
+  const size_t count = std::max<size_t>(1, rows / 100);
+  KeyValues changed;
+  for (size_t i = 0; i < count; ++i) {
+    const auto& [key, value] = data[i * (rows / count)];
+    changed.emplace_back(key, value + "-changed");
+  }
+  LoadKeyValues(f->node_runtime.get(), kMap, changed);
+  MeasureBytes(f);
+}
+
+}  // namespace
+}  // namespace planb::bench
+
+int main(int argc, char** argv) {
+  using namespace planb::bench;
+  benchmark::Initialize(&argc, argv);
+  const size_t rows = EnvCount("PLANB_BENCH_SNAPSHOT_ROWS", 1000000);
+  g_root = MakeBenchRoot("snapshot-diff-bench");
+  Fixture f;
+  Setup(&f, rows);
+  std::printf("snapshot diff bench: %zu rows, 1%% changed; whole snapshot %.1f MB, diff %.2f MB (%.2f%%)\n", rows,
+              static_cast<double>(f.whole_bytes) / 1e6, static_cast<double>(f.diff_bytes) / 1e6,
+              100.0 * static_cast<double>(f.diff_bytes) / static_cast<double>(f.whole_bytes));
+  benchmark::RegisterBenchmark("snapshot_diff/refresh/raw_whole_snapshot", Refresh, &f, true)->UseRealTime();
+  benchmark::RegisterBenchmark("snapshot_diff/refresh/diff", Refresh, &f, false)->UseRealTime();
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  f.node.reset();
+  benchmark::Shutdown();
+  return 0;
+}
