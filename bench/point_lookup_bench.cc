@@ -37,6 +37,7 @@
 #include "planb/reader.h"
 #include "planb/reader_c.h"
 #include "support/bench_data.h"
+#include "support/plain_lmdb.h"
 #include "support/ratio_reporter.h"
 #include "support/reader_batches.h"
 #include "support/shard_setup.h"
@@ -80,29 +81,6 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// The plain LMDB database: every pair, in key order, appended in one transaction.
-void WritePlain(const std::string& dir, KeyValues sorted) {
-  std::sort(sorted.begin(), sorted.end());
-  uint64_t bytes = 0;
-  for (const auto& [k, v] : sorted) bytes += k.size() + v.size() + 16;
-  Env::Options options;
-  options.flags = MDB_NOSUBDIR | MDB_NOSYNC;
-  options.map_size = bytes * 2 + (uint64_t{64} << 20);
-  Env env;
-  CheckSetup(env.Open(dir + "/plain.mdb", options));
-  Txn txn;
-  CheckSetup(txn.Begin(env.get(), 0));
-  MDB_dbi dbi = 0;
-  CheckSetup(txn.OpenDbi(nullptr, MDB_CREATE, &dbi));
-  for (const auto& [k, v] : sorted) {
-    MDB_val key{k.size(), const_cast<char*>(k.data())};
-    MDB_val value{v.size(), const_cast<char*>(v.data())};
-    const int rc = mdb_put(txn.get(), dbi, &key, &value, MDB_APPEND);
-    if (rc != MDB_SUCCESS) CheckSetup(Status::IOError(std::string("plain LMDB append: ") + mdb_strerror(rc)));
-  }
-  CheckSetup(txn.Commit());
-}
-
 void Build(const std::string& root, size_t count) {
   auto started = std::chrono::steady_clock::now();
   KeyValues data = SyntheticKeyValues(count);
@@ -134,7 +112,7 @@ void Build(const std::string& root, size_t count) {
   }  // closes the shard before the Readers open it
   std::fprintf(stderr, "loaded the State map in %.1f s\n", SecondsSince(started));
   started = std::chrono::steady_clock::now();
-  WritePlain(root, data);
+  WritePlainLmdb(root + "/plain.mdb", data);
   std::fprintf(stderr, "wrote the plain LMDB database in %.1f s\n", SecondsSince(started));
   Env::Options options;
   options.flags = MDB_NOSUBDIR | MDB_RDONLY | MDB_NOTLS;

@@ -8,19 +8,28 @@
 //
 //   snapshot_diff/refresh/raw_whole_snapshot   the baseline: the whole snapshot
 //   snapshot_diff/refresh/diff                 the diff; counter bytes_share = its bytes / the whole zip's bytes
+//   snapshot_diff/refresh/lmdb_copy_and_put_floor
+//                                              what any diff applied to a copy costs at least, without Plan B: a
+//                                              plain LMDB database of the same pairs (text keys) copied as the
+//                                              diff's apply copies (copy_file_range), the changed pairs put into
+//                                              the copy in key order in one transaction, committed, not synced
 // PLANB_BENCH_SNAPSHOT_ROWS (default 1000000) rows in a state map (hashed scheme); 1% of them change.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 
+#include "host/common/file_copy.h"
 #include "host/snapshot/snapshot_manager.h"
+#include "planb/lmdb.h"
 #include "host/snapshot/snapshot_fetcher.h"
 #include "support/bench_data.h"
 #include "support/env_count.h"
+#include "support/plain_lmdb.h"
 #include "support/ratio_reporter.h"
 #include "support/serving_node.h"
 #include "support/shard_setup.h"
@@ -43,6 +52,8 @@ struct Fixture {
   ContentVersion held_version;
   uint64_t whole_bytes = 0;
   uint64_t diff_bytes = 0;
+  std::string plain;   // the plain LMDB database of the rows before the change
+  KeyValues changed;   // the pairs the change put, in key order
 };
 
 // A reader home holding only the old snapshot, and its runtime and manager.
@@ -84,6 +95,35 @@ void Refresh(benchmark::State& state, Fixture* f, bool whole) {
   }
   if (!whole) state.counters["bytes_share"] = static_cast<double>(f->diff_bytes) / static_cast<double>(f->whole_bytes);
   state.counters["bytes"] = static_cast<double>(whole ? f->whole_bytes : f->diff_bytes);
+}
+
+// The floor: the same change applied to a copy of a plain LMDB database, by hand. The copy is removed untimed.
+void CopyAndPutFloor(benchmark::State& state, Fixture* f) {
+  const std::string copy = g_root + "/plain-copy.mdb";
+  for (auto _ : state) {
+    CheckSetup(CopyFileTo(f->plain, copy));
+    Env::Options options;
+    options.flags = MDB_NOSUBDIR | MDB_NOSYNC;
+    options.map_size = fs::file_size(f->plain) * 2;
+    Env env;
+    CheckSetup(env.Open(copy, options));
+    Txn txn;
+    CheckSetup(txn.Begin(env.get(), 0));
+    MDB_dbi dbi = 0;
+    CheckSetup(txn.OpenDbi(nullptr, 0, &dbi));
+    for (const auto& [k, v] : f->changed) {
+      MDB_val key{k.size(), const_cast<char*>(k.data())};
+      MDB_val value{v.size(), const_cast<char*>(v.data())};
+      const int rc = mdb_put(txn.get(), dbi, &key, &value, 0);
+      if (rc != MDB_SUCCESS) CheckSetup(Status::IOError(copy + ": " + mdb_strerror(rc)));
+    }
+    CheckSetup(txn.Commit());
+    state.PauseTiming();
+    env = Env();
+    fs::remove(copy);
+    fs::remove(copy + "-lock");
+    state.ResumeTiming();
+  }
 }
 
 // The bytes a refresh downloads, each way (the node's zips are made here, and reused by the timed refreshes).
@@ -133,6 +173,10 @@ void Setup(Fixture* f, size_t rows) {
   }
   LoadKeyValues(f->node_runtime.get(), kMap, changed);
   MeasureBytes(f);
+  f->plain = g_root + "/plain.mdb";
+  WritePlainLmdb(f->plain, data);
+  std::sort(changed.begin(), changed.end());
+  f->changed = std::move(changed);
 }
 
 }  // namespace
@@ -150,6 +194,7 @@ int main(int argc, char** argv) {
               100.0 * static_cast<double>(f.diff_bytes) / static_cast<double>(f.whole_bytes));
   benchmark::RegisterBenchmark("snapshot_diff/refresh/raw_whole_snapshot", Refresh, &f, true)->UseRealTime();
   benchmark::RegisterBenchmark("snapshot_diff/refresh/diff", Refresh, &f, false)->UseRealTime();
+  benchmark::RegisterBenchmark("snapshot_diff/refresh/lmdb_copy_and_put_floor", CopyAndPutFloor, &f)->UseRealTime();
   RatioReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   f.node.reset();

@@ -583,6 +583,7 @@ void StorageNode::CleanUpSnapshotsIfDue() {
   CleanupReport report;
   const Status cleaned = runtime_.snapshots()->Cleanup(&report);
   for (const std::string& path : report.deleted) Log("cleanup: removed " + path);
+  for (const std::string& path : report.synced) Log("cleanup: synced " + path);
   if (!cleaned.ok()) Log("cleanup failed (will retry): " + cleaned.message());
 }
 

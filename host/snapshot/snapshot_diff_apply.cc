@@ -12,6 +12,7 @@
 #include "host/ingest/batch_verifier.h"
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_batch_map.h"
+#include "host/snapshot/unsynced_snapshot.h"
 #include "host/storage/map_env.h"
 #include "host/transfer/batch_zip.h"
 #include "host/transfer/delete_entry.h"
@@ -99,7 +100,7 @@ Status ApplySnapshotDiff(const MapCatalog& catalog, const std::shared_ptr<const 
   PLANB_RETURN_IF_ERROR(CopyFileTo(held_dir + "/data.mdb", copy_dir + "/data.mdb"));
   {
     std::shared_ptr<MapEnv> copy;
-    // Scratch until it is renamed into place: no sync per merged part, one sync of the whole copy at the end.
+    // Scratch until it is renamed into place: no sync per merged part (and none at the end, see below).
     PLANB_RETURN_IF_ERROR(
         MapEnv::Open(copy_dir, plugins, MapEnv::Mode::kOpenExisting, MapEnv::kShardFlags | MDB_NOSYNC, &copy));
     ContentVersion version;
@@ -121,9 +122,11 @@ Status ApplySnapshotDiff(const MapCatalog& catalog, const std::shared_ptr<const 
                                 " batches gives content version " + version.ToString() + ", not the " +
                                 offered.ToString() + " offered");
     }
-    // Synced like an unpacked snapshot before it is renamed into place.
-    PLANB_RETURN_IF_ERROR(LmdbStatus(mdb_env_sync(copy->env(), 1), "syncing " + copy_dir));
   }
+  // Not synced: marked with this boot instead (unsynced_snapshot.h), unless the boot is unknown.
+  bool marked = false;
+  PLANB_RETURN_IF_ERROR(MarkUnsyncedSnapshot(copy_dir, &marked));
+  if (!marked) PLANB_RETURN_IF_ERROR(SyncPath(copy_dir + "/data.mdb"));
   // A snapshot directory holds data.mdb alone: readers open it without a lock file.
   if (::unlink((copy_dir + "/lock.mdb").c_str()) != 0 && errno != ENOENT) {
     return Status::IOError("removing " + copy_dir + "/lock.mdb: " + std::strerror(errno));

@@ -18,6 +18,7 @@
 #include "host/common/iso_time.h"
 #include "host/maintain/maintenance_marks.h"
 #include "host/snapshot/snapshot_diff_apply.h"
+#include "host/snapshot/unsynced_snapshot.h"
 #include "host/storage/lmdb_verifier.h"
 #include "host/snapshot/snapshot_dir.h"
 #include "host/transfer/batch_zip.h"
@@ -35,6 +36,8 @@ constexpr int kMaxListAttempts = 16;
 
 // In each snapshot directory: the name of the storage node it was fetched from.
 constexpr char kSourceFileName[] = "source";
+// Past the kernel's default dirty_expire_centisecs (30 s): by then the kernel has written most of the pages back.
+constexpr int64_t kUnsyncedSnapshotSyncAfterMs = 60 * 1000;
 
 }  // namespace
 
@@ -140,6 +143,8 @@ Status SnapshotManager::Impl::Open(MapState& state, int64_t create_time_ms, Snap
   std::shared_ptr<OpenSnapshot> snapshot(new OpenSnapshot());
   snapshot->dir_fd_ = fd;  // from here the destructor lets go of the lock
   snapshot->create_time_ms_ = create_time_ms;
+  // One a diff installed unsynced before a reboot may have lost pages: kCorruption, so it is discarded.
+  PLANB_RETURN_IF_ERROR(CheckUnsyncedSnapshot(path));
   PLANB_RETURN_IF_ERROR(
       MapEnv::Open(path, state.plugins, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &snapshot->env_));
   Txn txn;
@@ -461,6 +466,13 @@ Status SnapshotManager::Impl::CleanupMap(const MapState& state, CleanupReport* r
     if (s.ok()) s = RemoveTree(doomed);
     if (s.ok()) report->deleted.push_back(path);
     note(std::move(s));
+  }
+  // The newest, when a diff installed it unsynced (unsynced_snapshot.h) long enough ago for the kernel to have
+  // written it back: synced now, cheaply, so that a reboot does not cost a fetch.
+  if (!times.empty()) {
+    bool synced = false;
+    note(SyncUnsyncedSnapshot(state.dir.SnapshotPath(times.back()), kUnsyncedSnapshotSyncAfterMs, &synced));
+    if (synced) report->synced.push_back(state.dir.SnapshotPath(times.back()));
   }
   // Scratch of processes that are gone (a crash mid-fetch or mid-delete).
   std::vector<std::string> abandoned;

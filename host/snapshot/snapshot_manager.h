@@ -67,6 +67,7 @@ struct SnapshotInfo {
 
 struct CleanupReport {
   std::vector<std::string> deleted;  // snapshot directories (and abandoned partial fetches) removed
+  std::vector<std::string> synced;   // snapshot directories a diff installed unsynced, synced now
   size_t envs_closed = 0;            // environments this manager let go of (idle past min_time_to_keep_env_open)
 };
 

@@ -2,6 +2,7 @@
 // brings a copy of the snapshot held to the version offered; every way a diff can be wrong is refused naming the
 // diff and what is wrong, and the snapshot held is never written.
 #include "host/snapshot/snapshot_diff_apply.h"
+#include "host/snapshot/unsynced_snapshot.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -96,10 +97,12 @@ TEST_F(SnapshotDiffApplyTest, ADiffThatChecksOutGivesTheVersionOfferedWithTheNew
   ASSERT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(applied_.batches, 1u);
   EXPECT_EQ(applied_.rows_read, 5u);
-  // Only the new snapshot's data.mdb is left in the scratch: no lock file, no parts.
+  // Only the new snapshot's data.mdb and its mark of this boot (it is not synced) are left in the scratch: no lock
+  // file, no parts.
   std::vector<std::string> left;
   for (const auto& e : fs::recursive_directory_iterator(scratch_)) left.push_back(e.path().lexically_relative(scratch_));
-  EXPECT_THAT(left, ::testing::UnorderedElementsAre("m", "m/data.mdb"));
+  EXPECT_THAT(left, ::testing::UnorderedElementsAre("m", "m/data.mdb", std::string("m/") + kUnsyncedBootFile));
+  EXPECT_TRUE(CheckUnsyncedSnapshot(scratch_ + "/m").ok());
   std::shared_ptr<MapEnv> copy;
   ASSERT_TRUE(MapEnv::Open(scratch_ + "/m", plugins_, MapEnv::Mode::kOpenExisting, MapEnv::kSnapshotFlags, &copy).ok());
   std::string value;

@@ -4,13 +4,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "host/common/boot_id.h"
 #include "host/snapshot/snapshot_manager.h"
+#include "host/snapshot/unsynced_snapshot.h"
 #include "host/storage/content_version.h"
 #include "planb/lmdb.h"
 #include "support/cluster_fixture.h"
@@ -151,10 +154,14 @@ TEST_F(SnapshotDiffClusterTest, AReaderBehindGetsTheBatchesSinceAndEndsWithTheNo
   std::string value;
   EXPECT_EQ(GetValue(*second->env(), "Land 7", &value), Code::kOk);
   EXPECT_EQ(value, "Capital 7");
-  // A snapshot directory holds data.mdb (and where it came from), no lock file and no scratch.
+  // A snapshot directory holds data.mdb, where it came from and (installed unsynced) the boot it was written in;
+  // no lock file and no scratch.
   for (const auto& entry : std::filesystem::directory_iterator(second->path())) {
-    EXPECT_THAT(entry.path().filename().string(), ::testing::AnyOf("data.mdb", "source"));
+    EXPECT_THAT(entry.path().filename().string(), ::testing::AnyOf("data.mdb", "source", kUnsyncedBootFile));
   }
+  std::string boot;
+  ASSERT_TRUE(CurrentBootId(&boot).ok());
+  EXPECT_EQ(ReadFile(second->path() + "/" + kUnsyncedBootFile), boot + "\n");
   // The diff is far smaller than the whole snapshot was.
   EXPECT_LT(OfferedBytes(log, "offering snapshot diff of "), OfferedBytes(log, "offering snapshot of ") / 2);
 
@@ -178,6 +185,54 @@ TEST_F(SnapshotDiffClusterTest, ADiffThatDoesNotCheckOutIsReplacedByTheSameNodes
   for (const std::string& entry : SnapshotEntries(runtime_->home().root(), kMap)) {
     EXPECT_THAT(entry, Not(HasSubstr("fetch-"))) << entry;
   }
+}
+
+// A diff installs its snapshot unsynced, marked with the boot: after a reboot (another boot id in the mark) the
+// snapshot may have lost pages, so a reader (a new process) discards it and fetches again.
+TEST_F(SnapshotDiffClusterTest, ADiffedSnapshotFromAnEarlierBootIsDiscardedAndFetchedAgain) {
+  StartNode();
+  FetchThenLoadMore();
+  ExpectRefreshEndsWithTheNodesRows(/*diffs=*/1, /*wholes=*/1);
+  std::shared_ptr<const OpenSnapshot> diffed;
+  ASSERT_TRUE(manager_->Current(kMap, StaleSnapshot::kUseCurrent, &diffed).ok());
+  const std::string path = diffed->path();
+  diffed.reset();
+  manager_.reset();
+  std::ofstream(path + "/" + kUnsyncedBootFile, std::ios::trunc) << "00000000-0000-0000-0000-000000000000\n";
+
+  manager_ = std::make_unique<SnapshotManager>(runtime_->home(), runtime_->config().cluster, runtime_->catalog(),
+                                               context_);
+  std::shared_ptr<const OpenSnapshot> fetched;
+  const Status s = manager_->Current(kMap, StaleSnapshot::kUseCurrent, &fetched);
+  ASSERT_TRUE(s.ok()) << s.message();
+  ASSERT_NE(fetched, nullptr);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_NE(fetched->path(), path);
+  EXPECT_TRUE(CheckUnsyncedSnapshot(fetched->path()).ok());
+  // Fetched again (from the snapshot before the diff, still on disk: by another diff).
+  EXPECT_EQ(Count(cluster_.process(0).log(), "offering snapshot"), 3);
+  EXPECT_EQ(fetched->version(), NodeVersion());
+  EXPECT_EQ(Rows(*fetched), NodeRows());
+}
+
+// The maintenance pass syncs a diffed snapshot once the kernel has had time to write it back, and unmarks it.
+TEST_F(SnapshotDiffClusterTest, CleanupSyncsADiffedSnapshotOnceItIsAMinuteOld) {
+  StartNode();
+  FetchThenLoadMore();
+  ExpectRefreshEndsWithTheNodesRows(/*diffs=*/1, /*wholes=*/1);
+  std::shared_ptr<const OpenSnapshot> diffed;
+  ASSERT_TRUE(manager_->Current(kMap, StaleSnapshot::kUseCurrent, &diffed).ok());
+  const std::string mark = diffed->path() + "/" + kUnsyncedBootFile;
+  CleanupReport report;
+  ASSERT_TRUE(manager_->Cleanup(&report).ok());
+  EXPECT_TRUE(report.synced.empty());
+  EXPECT_TRUE(std::filesystem::exists(mark));
+
+  std::filesystem::last_write_time(mark, std::filesystem::last_write_time(mark) - std::chrono::seconds(61));
+  ASSERT_TRUE(manager_->Cleanup(&report).ok());
+  EXPECT_THAT(report.synced, ::testing::ElementsAre(diffed->path()));
+  EXPECT_FALSE(std::filesystem::exists(mark));
+  EXPECT_EQ(Rows(*diffed), NodeRows());
 }
 
 TEST_F(SnapshotDiffClusterTest, ANodeThatKeepsNoBatchesSendsTheWholeSnapshot) {
