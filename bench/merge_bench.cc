@@ -59,6 +59,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/common/bulk_buffers.h"
 #include "host/ingest/merge_map.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/staging_store.h"
@@ -587,6 +588,8 @@ void Register(Fixture* f, const std::vector<std::string>& maps) {
 
 int main(int argc, char** argv) {
   using namespace planb::bench;
+  // The allocator policy of the planb process whose path this times (host/common/bulk_buffers.h).
+  planb::KeepBulkBuffersInProcess();
   benchmark::Initialize(&argc, argv);
   Fixture fixture;
   fixture.sizes.shard_rows = EnvCount("PLANB_BENCH_SHARD_ROWS", 10000000);

@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/common/bulk_buffers.h"
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/stream_writer.h"
 #include "host/runtime.h"
@@ -282,6 +283,8 @@ void Register(Fixture* f) {
 
 int main(int argc, char** argv) {
   using namespace planb::bench;
+  // The allocator policy of the planb process whose path this times (host/common/bulk_buffers.h).
+  planb::KeepBulkBuffersInProcess();
   benchmark::Initialize(&argc, argv);
   Fixture fixture;
   fixture.sizes.maps = EnvCount("PLANB_BENCH_MAPS", 4);

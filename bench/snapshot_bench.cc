@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "host/common/bulk_buffers.h"
 #include "host/serve/snapshot_source.h"
 #include "host/snapshot/snapshot_fetcher.h"
 #include "support/bench_data.h"
@@ -128,6 +129,8 @@ void Setup(Fixture* f, size_t rows) {
 
 int main(int argc, char** argv) {
   using namespace planb::bench;
+  // The allocator policy of the planb process whose path this times (host/common/bulk_buffers.h).
+  planb::KeepBulkBuffersInProcess();
   benchmark::Initialize(&argc, argv);
   const char* env_rows = std::getenv("PLANB_BENCH_SNAPSHOT_ROWS");
   const size_t rows = env_rows != nullptr ? std::strtoull(env_rows, nullptr, 10) : 1000000;

@@ -23,6 +23,7 @@
 #include <memory>
 #include <string>
 
+#include "host/common/bulk_buffers.h"
 #include "host/common/file_copy.h"
 #include "host/snapshot/snapshot_manager.h"
 #include "planb/lmdb.h"
@@ -184,6 +185,8 @@ void Setup(Fixture* f, size_t rows) {
 
 int main(int argc, char** argv) {
   using namespace planb::bench;
+  // The allocator policy of the planb process whose path this times (host/common/bulk_buffers.h).
+  planb::KeepBulkBuffersInProcess();
   benchmark::Initialize(&argc, argv);
   const size_t rows = EnvCount("PLANB_BENCH_SNAPSHOT_ROWS", 1000000);
   g_root = MakeBenchRoot("snapshot-diff-bench");

@@ -8,6 +8,8 @@
 // ratio is what the protocol, ZeroMQ and the checksum add to a local copy. Deleting the copies is setup.
 // upload_batch_curve does the same to a second receiver with CURVE on (its ZAP handler admitting the client's
 // key; keys from libzmq's generator): the ratio between the two is what encryption and authentication cost.
+// Both sides run in this process under the allocator policy `planb` sets for itself (host/common/bulk_buffers.h),
+// as a loading `planb` and a serving one each do.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -27,11 +29,13 @@
 
 #include <zmq.hpp>
 
+#include "host/common/bulk_buffers.h"
 #include "host/common/file_util.h"
 #include "host/receiver/upload_receiver.h"
 #include "host/security/batch_namespace.h"
 #include "host/security/curve_key.h"
 #include "host/transfer/upload_client.h"
+#include "support/env_count.h"
 #include "support/ratio_reporter.h"
 #include "support/shard_setup.h"
 
@@ -196,12 +200,8 @@ void Upload(benchmark::State& state, Fixture* f, const NodeAddress* node) {
 int main(int argc, char** argv) {
   using namespace planb::bench;
   benchmark::Initialize(&argc, argv);
-  const char* mb_text = std::getenv("PLANB_BENCH_UPLOAD_MB");
-  const unsigned long mb = mb_text != nullptr && *mb_text != '\0' ? std::strtoul(mb_text, nullptr, 10) : 256;
-  if (mb == 0) {
-    std::fprintf(stderr, "PLANB_BENCH_UPLOAD_MB=%s: expected a positive number of MiB\n", mb_text);
-    return 2;
-  }
+  planb::KeepBulkBuffersInProcess();
+  const size_t mb = EnvCount("PLANB_BENCH_UPLOAD_MB", 256);
   const char* tmp = std::getenv("TMPDIR");
   std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/planb-upload-bench-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
@@ -215,7 +215,7 @@ int main(int argc, char** argv) {
   fixture.size = static_cast<size_t>(mb) << 20;
   fixture.source = g_root + "/batch.zip";
   fixture.copy_path = g_root + "/copy.zip";
-  std::printf("upload bench: %lu MiB of random bytes, 1 MiB blocks/chunks, loopback tcp\n", mb);
+  std::printf("upload bench: %zu MiB of random bytes, 1 MiB blocks/chunks, loopback tcp\n", mb);
   std::fflush(stdout);
   WriteRandomFile(fixture.source, fixture.size);
   CheckSetup(planb::MakeDirectories(g_root + "/accepted"));

@@ -11,6 +11,7 @@
 #include "host/cli/command_log.h"
 #include "host/cli/commands.h"
 #include "host/commands/command_line.h"
+#include "host/common/bulk_buffers.h"
 #include "host/common/standard_descriptors.h"
 #include "host/runtime.h"
 
@@ -104,6 +105,7 @@ int Run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // Before any file is opened: a closed stdout or stderr would be reused by a shard's files and written into.
   if (!planb::OpenClosedStandardDescriptors()) return planb::kExitError;
+  planb::KeepBulkBuffersInProcess();
   try {
     return Run(argc, argv);
   } catch (const std::exception& e) {
