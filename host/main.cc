@@ -12,6 +12,7 @@
 #include "host/cli/commands.h"
 #include "host/commands/command_line.h"
 #include "host/common/bulk_buffers.h"
+#include "host/common/crash_report.h"
 #include "host/common/standard_descriptors.h"
 #include "host/runtime.h"
 
@@ -19,6 +20,7 @@ namespace {
 
 int Run(int argc, char** argv) {
   using namespace planb;
+  InstallCrashReport();  // a plugin's fatal signal is said, naming it (crash_report.h)
   std::vector<std::string> args(argv + 1, argv + argc);
   CommandLine cli;
   Status s = ParseCommandLine(args, &cli);

@@ -47,6 +47,7 @@ int RunConformCommand(const CommandLine& cli, std::ostream& out, std::ostream& e
   options.second = cli.data[1];
   if (!cli.expect) return Fail(Status::Invalid("--expect ROWS.csv is required (the rows after both files)"), err);
   options.expect = *cli.expect;
+  options.unordered = cli.unordered;
   for (const std::string& text : cli.plugin_options) {
     std::pair<std::string, std::string> option;
     Status s = ParseOptionArgument(text, &option);

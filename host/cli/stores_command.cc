@@ -136,6 +136,25 @@ int RunStoresCommand(Runtime& runtime, const CommandLine& cli, std::ostream& out
     }
     report.maps.push_back(std::move(info));
   }
+  // A configured map set aside because a plugin it needs did not load is listed too, with why: leaving it out
+  // would read as "not configured", and the command fails so that a script notices.
+  for (const auto& [name, why] : runtime.catalog().unavailable()) {
+    StoreInfo info;
+    info.map = name;
+    const auto configured = runtime.config().maps.find(name);
+    if (configured != runtime.config().maps.end()) {
+      info.type = configured->second.type;
+      info.scheme = configured->second.scheme.empty() ? "-" : configured->second.scheme;
+      info.max_store_size = configured->second.max_store_size;
+    }
+    info.failed = true;
+    info.unavailable = why.message();
+    err << "planb: stores: map '" << LogValue(name) << "' is not available: " << LogValue(why.message(), 4096) << "\n";
+    exit_code = kExitError;
+    report.maps.push_back(std::move(info));
+  }
+  std::sort(report.maps.begin(), report.maps.end(),
+            [](const StoreInfo& a, const StoreInfo& b) { return a.map < b.map; });
   report.home = runtime.home().root();
   report.disk = MeasureDiskRoom(report.home);
   // A storage node's merge queue: batches in quarantine/ and the staged batches held back behind them.

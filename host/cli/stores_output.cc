@@ -107,6 +107,9 @@ void PrintStoresTable(const StoresReport& report, std::ostream& out) {
                      Cell(info, TimeText(info.condensed_ms)), Cell(info, TimeText(info.reclaimed_ms))});
   }
   PrintTable(table, 3, out);
+  for (const StoreInfo& info : report.maps) {
+    if (!info.unavailable.empty()) out << "unavailable: map " << info.map << ": " << info.unavailable << "\n";
+  }
   if (report.disk.known) {
     out << "disk: " << report.disk.free_bytes << " bytes free at " << report.home << " (loads keep "
         << report.disk.margin << " free)\n";
@@ -160,7 +163,8 @@ void PrintStoresJson(const StoresReport& report, std::ostream& out) {
                     {"quarantined", info.quarantined},
                     {"held", info.held},
                     {"last_condensed", TimeJson(info.condensed_ms)},
-                    {"last_reclaimed", TimeJson(info.reclaimed_ms)}});
+                    {"last_reclaimed", TimeJson(info.reclaimed_ms)},
+                    {"unavailable", info.unavailable.empty() ? Json() : Json(info.unavailable)}});
   }
   Json quarantined = Json::array();
   for (size_t i = 0; i < report.quarantined.size(); ++i) {
@@ -200,7 +204,7 @@ void PrintStoresCsv(const StoresReport& report, std::ostream& out) {
       "content_digest", "bytes",        "free_share",  "max_store_size",   "room_share",   "read_index_bytes",
       "read_index_max_size", "read_index_note", "staged",
       "quarantined",  "held",           "last_condensed", "last_reclaimed", "snapshot_version",
-      "snapshot_digest", "snapshot_fetched", "snapshot_source"};
+      "snapshot_digest", "snapshot_fetched", "snapshot_source", "unavailable"};
   std::string text;
   for (const char* name : kHeader) text += (text.empty() ? "" : ",") + std::string(name);
   text += "\n";
@@ -230,7 +234,8 @@ void PrintStoresCsv(const StoresReport& report, std::ostream& out) {
         snapshot ? std::to_string(snapshot->version.batches) : "",
         snapshot ? Hex16(snapshot->version.digest) : "",
         snapshot ? FormatIsoTime(snapshot->create_time_ms) : "",
-        snapshot ? snapshot->source_node : ""};
+        snapshot ? snapshot->source_node : "",
+        info.unavailable};
     for (size_t i = 0; i < fields.size(); ++i) {
       if (i > 0) text += ",";
       AppendCsvField(fields[i], &text);

@@ -28,6 +28,8 @@ bool ParseStoresFormat(const std::string& text, StoresFormat* out);
 struct StoreInfo {
   std::string map, type, scheme;
   bool failed = false;  // the shard could not be measured (its error went to stderr)
+  // Why the map cannot be used at all (a plugin it needs did not load); empty when it can.
+  std::string unavailable;
   std::optional<uint64_t> rows, bytes;
   std::optional<double> free_share;  // of the shard's file (what disk reclaim compares, docs/maintenance.md)
   uint64_t max_store_size = 0;       // the map's, from the config

@@ -81,7 +81,7 @@ const std::vector<CommandSpec>& Commands() {
       {"conform", "--type T --data FIRST.xml SECOND.xml --expect ROWS.csv",
        "check a store type (and key scheme) through the real host: merges against the expected rows, narrowed "
        "scans, DecodeRow, allocation-free warm lookups; TAP output, exit 0 only when every check passes",
-       {"type", "scheme", "option", "data", "expect", "map", "scratch"}, 0, 0},
+       {"type", "scheme", "option", "data", "expect", "unordered", "map", "scratch"}, 0, 0},
       {"enrich", "[FILE...]",
        "add the answers of lookups to each event of JSON lines or CSV (FILEs, else standard input) and write them "
        "to standard output; a summary on stderr (docs/enrich.md)",
@@ -174,7 +174,8 @@ po::options_description CommandOptions() {
        "maintain: only this map; conform, bench --type: the map the data's records name (default sample); load "
        "--format csv|jsonl: the map every row goes to; --format mmdb: the map of the networks")
       ("scratch", po::value<std::string>()->value_name("DIR"),
-       "bench, conform: make the scratch home under DIR (default $TMPDIR, else /tmp); removed afterwards")
+       "bench, conform: make the scratch home under DIR, made with its parents when missing (default $TMPDIR, "
+       "else /tmp); removed afterwards")
       ("type", po::value<std::string>()->value_name("TYPE"),
        "conform, bench: the store type to try (bench: without a config; needs --data)")
       ("scheme", po::value<std::string>()->value_name("SCHEME"), "conform, bench --type: its key scheme")
@@ -182,6 +183,8 @@ po::options_description CommandOptions() {
        "conform, bench --type: an option of the map, as in its config section (repeatable)")
       ("expect", po::value<std::string>()->value_name("ROWS.csv"),
        "conform: the rows expected after both files, as `query --format csv` prints them")
+      ("unordered", "conform: compare the rows with --expect as a set, not in `query` order (one file serves every "
+       "key scheme)")
       ("dir", po::value<std::string>()->value_name("DIR"), "keygen: write the key files here (default: .)")
       ("lookup", po::value<std::vector<std::string>>()->value_name("TARGET=MAP:FIELD[@TIMEFIELD]")->composing(),
        "enrich: write the answer for FIELD's value in MAP (at the instant TIMEFIELD holds: ISO-8601 or epoch ms) "
@@ -340,6 +343,7 @@ Status ParseCommandLine(const std::vector<std::string>& argv, CommandLine* out) 
   if (vm.count("runs")) out->runs = vm["runs"].as<std::string>();
   if (vm.count("scratch")) out->scratch = vm["scratch"].as<std::string>();
   out->once = vm.count("once") > 0;
+  out->unordered = vm.count("unordered") > 0;
   out->accept_older = vm.count("accept-older") > 0;
   if (vm.count("map")) out->map = vm["map"].as<std::string>();
   if (vm.count("type")) out->type = vm["type"].as<std::string>();

@@ -49,6 +49,7 @@ struct CommandLine {
   std::optional<std::string> scheme;          // conform, bench: its key scheme
   std::vector<std::string> plugin_options;    // conform, bench: --option NAME=VALUE, repeatable
   std::optional<std::string> expect;          // conform: the expected rows (CSV)
+  bool unordered = false;                     // conform: compare the expected rows as a set
   std::optional<std::string> dir;             // keygen: where the key files go (default: .)
   std::vector<std::string> enrich_lookups;    // enrich: --lookup TARGET=MAP:FIELD[@TIMEFIELD], repeatable
   std::vector<std::string> fallbacks;         // enrich: --fallback TARGET=VALUE, repeatable

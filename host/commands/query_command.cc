@@ -62,13 +62,25 @@ int RunQuery(Runtime& runtime, const QueryRequest& query, ReadBudget* budget, st
     err << "planb: " << s.message() << "\n";
     return kExitError;
   }
-  std::unique_ptr<RowWriter> writer = RowWriter::Create(query.format, fields.data(), field_count, out);
+  // The writer (and so the header) is made at the first row: a scan that fails before any row prints nothing on
+  // stdout, only the error. One that fails later leaves its output unfinished (a JSON array not closed), so that
+  // nothing reading it takes a part for the whole.
+  std::unique_ptr<RowWriter> writer;
+  auto start = [&] {
+    if (writer == nullptr) writer = RowWriter::Create(query.format, fields.data(), field_count, out);
+  };
   ScanStats stats;
-  s = ScanMap(*shard, request, [&writer](const Row& row) {
+  s = ScanMap(*shard, request, [&](const Row& row) {
+    start();
     writer->Write(row);
     return true;
   }, &stats);
-  writer->Finish();
+  if (s.ok()) {
+    start();
+    writer->Finish();
+  } else {
+    out.flush();
+  }
   if (query.explain) err << stats.Describe() << "\n";
   if (!s.ok()) {
     err << "planb: " << s.message() << "\n";

@@ -23,9 +23,12 @@ constexpr const char* kAttemptsSuffix = ".attempts";
 constexpr const char* kInFlightName = ".merge_in_flight";
 constexpr const char* kAloneMark = " alone";
 constexpr const char* kDiedError = "the merging process died during the merge";
-// "<batch file name> <count before the attempt>", padded with spaces to a fixed size so that a rewrite in place
-// always covers the record before it; all spaces when no merge is in flight.
-constexpr size_t kRecordBytes = 40;
+// "<batch file name> <count before the attempt>[ <what is being merged>]", padded with spaces to a fixed size so
+// that a rewrite in place always covers the record before it; all spaces when no merge is in flight. What is being
+// merged (the map and its plugins, escaped, one line) is cut to fit. Records of 40 bytes, without it, are an
+// earlier release's and are read as well.
+constexpr size_t kRecordBytes = 512;
+constexpr size_t kEarlierRecordBytes = 40;
 
 std::string InFlightPath(const std::string& staging_dir, int slot) {
   const std::string path = staging_dir + "/" + kInFlightName;
@@ -38,6 +41,7 @@ struct InFlight {
   std::string name;  // a staged batch's file name; empty when the record names none
   int count = 0;     // its attempts before the one in flight
   int slot = 0;
+  std::string what;  // the map (and plugins) being merged when it was written; empty when not said
 };
 
 // The record of `slot`, or none when it is blank, absent or unreadable (a torn write after a power loss names
@@ -46,14 +50,20 @@ InFlight ReadInFlight(const std::string& staging_dir, int slot) {
   InFlight record;
   record.slot = slot;
   std::string text;
-  if (!ReadSmallFile(InFlightPath(staging_dir, slot), &text).ok() || text.size() != kRecordBytes) return record;
-  char name[kRecordBytes + 1] = {0};
+  if (!ReadSmallFile(InFlightPath(staging_dir, slot), &text).ok()) return record;
+  if (text.size() != kRecordBytes && text.size() != kEarlierRecordBytes) return record;
+  char name[kEarlierRecordBytes + 1] = {0};
   int count = -1;
+  int used = 0;
   uint64_t sequence = 0;
-  if (std::sscanf(text.c_str(), "%40s %d", name, &count) == 2 && count >= 0 &&
+  if (std::sscanf(text.c_str(), "%40s %d%n", name, &count, &used) == 2 && count >= 0 &&
       StagingStore::ParseBatchFileName(name, &sequence)) {
     record.name = name;
     record.count = count;
+    std::string what = text.substr(static_cast<size_t>(used));
+    const size_t first = what.find_first_not_of(' ');
+    const size_t last = what.find_last_not_of(" \n");
+    record.what = first == std::string::npos || last == std::string::npos ? "" : what.substr(first, last - first + 1);
   }
   return record;
 }
@@ -124,7 +134,7 @@ MergeAttempts WithDeaths(MergeAttempts attempts, const std::string& name, const 
       }
     } else if (record.count + 1 > attempts.count) {
       attempts.count = record.count + 1;
-      attempts.last_error = kDiedError;
+      attempts.last_error = record.what.empty() ? kDiedError : std::string(kDiedError) + " of " + record.what;
     }
   }
   return attempts;
@@ -159,6 +169,14 @@ Status MarkMergeInFlight(const std::string& zip_path, int count, int slot) {
   if (slot < 0 || slot >= kMaxMergeSlots) return Status::Invalid("merge slot " + std::to_string(slot) + " out of range");
   return WriteInFlight(StagingDirOf(zip_path), slot,
                        fs::path(zip_path).filename().string() + " " + std::to_string(count));
+}
+
+Status NoteMergeInFlightPart(const std::string& zip_path, int count, int slot, const std::string& what) {
+  if (slot < 0 || slot >= kMaxMergeSlots) return Status::Invalid("merge slot " + std::to_string(slot) + " out of range");
+  // Cut to the record's size by WriteInFlight.
+  return WriteInFlight(StagingDirOf(zip_path), slot,
+                       fs::path(zip_path).filename().string() + " " + std::to_string(count) + " " +
+                           LogValue(what, kRecordBytes));
 }
 
 void EndMergeInFlight(const std::string& staging_dir, int slot) { (void)WriteInFlight(staging_dir, slot, ""); }

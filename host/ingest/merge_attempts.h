@@ -47,6 +47,10 @@ void ClearMergeAttempts(const std::string& zip_path);
 // Records that `zip_path`, tried `count` times before, is being merged now in merge slot `slot` (0 to
 // kMaxMergeSlots - 1; see above: not fsynced).
 Status MarkMergeInFlight(const std::string& zip_path, int count, int slot = 0);
+// Rewrites that record to say what of the batch is being merged now (`what`: the map and its plugins' labels), so
+// that a death there is reported naming them: "the merging process died during the merge of WHAT". Not fsynced,
+// like the record; `what` is escaped and cut to fit the record.
+Status NoteMergeInFlightPart(const std::string& zip_path, int count, int slot, const std::string& what);
 // Blanks the in-flight record of `slot` in `staging_dir` (the attempt ended; its outcome is recorded by the caller).
 void EndMergeInFlight(const std::string& staging_dir, int slot = 0);
 // When in-flight records of `staging_dir` name batches still staged there, those attempts died with their merger:

@@ -15,10 +15,12 @@
 #include <vector>
 
 #include "host/catchup/batch_retention.h"
+#include "host/common/crash_report.h"
 #include "host/common/disk_room.h"
 #include "host/common/fault_point.h"
 #include "host/common/file_util.h"
 #include "host/common/iso_time.h"
+#include "host/common/log_text.h"
 #include "host/ingest/delete_merge.h"
 #include "host/ingest/merge_batch_map.h"
 #include "host/ingest/merge_map.h"
@@ -138,7 +140,8 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
       schedule.Start(*next);
       const size_t index = *next;
       workers[index] = std::thread([this, &turn, index, &mutex, &done, &ended, stop] {
-        turn.status = MergeBatch(turn.batch.sequence, turn.batch.path, &turn.part, stop, &turn.stopped, &turn.blame);
+        turn.status = MergeBatch(turn.batch.sequence, turn.batch.path, turn.slot, turn.before.count, &turn.part, stop,
+                                 &turn.stopped, &turn.blame);
         std::lock_guard<std::mutex> guard(mutex);
         ended.push_back(index);
         done.notify_one();
@@ -212,8 +215,8 @@ Status MergeProcessor::Quarantine(const std::string& zip_path, const std::vector
   return Status::Ok();
 }
 
-Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
-                                  const std::atomic<bool>* stop, bool* stopped, Blame* blame) {
+Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path, int slot, int count,
+                                  MergeReport* report, const std::atomic<bool>* stop, bool* stopped, Blame* blame) {
   *blame = Blame::kNode;  // until the batch's own contents are read
   const std::string context = "merging staged batch " + StagingStore::BatchFileName(sequence);
   const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
@@ -249,7 +252,19 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
     const std::string map_dir = batch_dir + "/" + maps[i];
     std::error_code ec;
     const uint64_t batch_bytes = fs::file_size(map_dir + "/data.mdb", ec);
-    Status merged = MergeMap(map_dir, maps[i], batch_id, replace, report, blame);
+    // A plugin that kills the process in this map's merge is then named in the batch's attempts and quarantine.
+    std::shared_ptr<const MapPlugins> plugins;
+    std::string part = "map '" + maps[i] + "'";
+    if (runtime_.catalog().Get(maps[i], &plugins).ok()) part += " (" + plugins->Labels() + ")";
+    PLANB_RETURN_IF_ERROR(NoteMergeInFlightPart(zip_path, count, slot, part).WithContext(context));
+    Status merged;
+    {
+      const CrashScope crash_scope(LogValue("merging " + part + " of staged batch " +
+                                                StagingStore::BatchFileName(sequence),
+                                            kMaxRecordedErrorBytes) +
+                                   "; the batch stays staged, and this death counts towards its quarantine");
+      merged = MergeMap(map_dir, maps[i], batch_id, replace, report, blame);
+    }
     if (merged.code() == Code::kIOError) *blame = Blame::kNode;  // the disk's, and maybe a full one (below)
     merged = DescribeDiskFull(merged, runtime_.home().ShardPath(maps[i]), runtime_.home().shards(),
                               ec ? 0 : batch_bytes);

@@ -82,7 +82,8 @@ class MergeProcessor {
   };
   // After a worker ended `turn`: folds its report in, and records its outcome (attempts, quarantine, blocks).
   Status RecordAttempt(Attempt& turn, MergeReport* report, MergeBlocks* blocks, Status* first_failure);
-  Status MergeBatch(uint64_t sequence, const std::string& zip_path, MergeReport* report,
+  // `slot` and `count`: the attempt's in-flight record, rewritten to name each map as its merge begins.
+  Status MergeBatch(uint64_t sequence, const std::string& zip_path, int slot, int count, MergeReport* report,
                     const std::atomic<bool>* stop, bool* stopped, Blame* blame);
   Status Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,
                     const MergeAttempts& attempts, MergeReport* report);

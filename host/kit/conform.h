@@ -1,7 +1,9 @@
 // `planb conform`: the checks a plugin author runs against a store type (and key scheme) through the real host:
 // the registry, MapPlugins, real LMDB shards and the real load and merge path, in a scratch home of its own.
 // Each check prints one TAP line (TAP 14: "ok 2 - scan_ranges", or "not ok 2 - scan_ranges" followed by "# " lines
-// saying what differed). Not thread-safe; one run per process (LMDB opens a file once per process).
+// saying what differed) and runs in a child process of its own (conform_child.h): a plugin that throws, fails or
+// crashes fails that check, with its whole message, and the stream goes on. Not thread-safe; call it from a
+// single-threaded process that holds no LMDB environment open.
 #pragma once
 
 #include <ostream>
@@ -25,6 +27,7 @@ struct ConformOptions {
   std::string first;                                         // reference-data XML loaded first
   std::string second;                                        // then this one
   std::string expect;                                        // CSV: the rows after both (query --format csv)
+  bool unordered = false;  // compare the rows with `expect` as a set, not in `query` order (one file for any scheme)
   std::string scratch_parent;                                // where the scratch home is made
   std::string planb_exe;  // this program (the second load runs in a child that is killed after its commit)
 };

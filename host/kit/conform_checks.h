@@ -23,8 +23,13 @@ struct CheckResult {
 // its merge committed, so that the batch stays staged as after a crash; the rows must equal options.expect
 // (header and rows as `query --format csv`). Then this process merges the staged batch again, as a node does
 // after a restart: it must be skipped (content version unchanged) and leave every row as it was.
-Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::string& config_path,
-                  const std::string& scratch, CheckResult* result);
+// `expected`: ReadExpectedRows of options.expect. With options.unordered the rows are compared as a set.
+Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::vector<std::string>& expected,
+                  const std::string& config_path, const std::string& scratch, CheckResult* result);
+
+// The lines of the --expect CSV (header first), "\r\n" taken as "\n"; kInvalidArgument naming it when it is
+// missing, empty or over 64 MiB.
+Status ReadExpectedRows(const std::string& path, std::vector<std::string>* lines);
 
 // merge_order: a second home (`config_path`'s text with another home, `reversed_config_path`) loads
 // options.second and then options.first, each at the same effective time as the merge check gives it; its rows

@@ -48,7 +48,9 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
-Status ReadExpected(const std::string& path, std::vector<std::string>* lines) {
+}  // namespace
+
+Status ReadExpectedRows(const std::string& path, std::vector<std::string>* lines) {
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return Status::Invalid("--expect " + LogValue(path) + ": " + ec.message());
@@ -60,6 +62,8 @@ Status ReadExpected(const std::string& path, std::vector<std::string>* lines) {
   return Status::Ok();
 }
 
+namespace {
+
 // Header plus rows, as `query --format csv` prints them.
 Status ReadRows(const MapEnv& shard, std::vector<std::string>* lines) {
   std::vector<std::string> rows;
@@ -67,6 +71,12 @@ Status ReadRows(const MapEnv& shard, std::vector<std::string>* lines) {
   lines->assign(1, HeaderLine(shard.plugins().type_descriptor()));
   lines->insert(lines->end(), rows.begin(), rows.end());
   return Status::Ok();
+}
+
+// Header first, then the rows sorted: the lines as a set (rows are distinct: one line per stored row).
+std::vector<std::string> AsSet(std::vector<std::string> lines) {
+  std::sort(lines.begin() + (lines.empty() ? 0 : 1), lines.end());
+  return lines;
 }
 
 void CompareLines(const std::vector<std::string>& expected, const std::vector<std::string>& got,
@@ -78,7 +88,7 @@ void CompareLines(const std::vector<std::string>& expected, const std::vector<st
   if (expected_sorted == got_sorted) {
     result->Fail(what +
                  ": the expected rows, in another order; rows are compared in `query --format csv` order "
-                 "(LMDB key order: a hashed scheme orders keys by their hash)");
+                 "(LMDB key order: a hashed scheme orders keys by their hash); --unordered compares them as a set");
   }
   if (expected.size() != got.size()) {
     result->Fail(what + ": " + std::to_string(got.size() - 1) + " row(s), expected " +
@@ -137,17 +147,15 @@ void CheckResult::Fail(const std::string& note) {
   if (notes.size() < kMaxNotes) notes.push_back(note);
 }
 
-Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::string& config_path,
-                  const std::string& scratch, CheckResult* result) {
-  std::vector<std::string> expected;
-  PLANB_RETURN_IF_ERROR(ReadExpected(options.expect, &expected));
+Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::vector<std::string>& expected,
+                  const std::string& config_path, const std::string& scratch, CheckResult* result) {
 
   LoadOptions load;
   load.effective_time_ms = kFirstEffectiveTimeMs;  // before the second file's: its values are the newer ones
   LoadReport report;
   Status s = RunLoad(runtime, {options.first}, load, &report);
   if (!s.ok()) {
-    result->Fail("loading " + LogValue(options.first) + ": " + LogValue(s.message()));
+    result->Fail("loading " + LogValue(options.first) + ": " + s.message());
     return Status::Ok();
   }
   if (report.streams.empty() || report.streams[0].records.count(options.map) == 0) {
@@ -163,7 +171,7 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::st
     std::string text;
     static_cast<void>(ReadSmallFile(log, &text));
     result->Fail("loading " + LogValue(options.second) + " did not reach its commit: " +
-                 (text.empty() ? "exit status " + std::to_string(WEXITSTATUS(wait_status)) : LogValue(text)));
+                 (text.empty() ? "exit status " + std::to_string(WEXITSTATUS(wait_status)) : text));
     return Status::Ok();
   }
 
@@ -171,7 +179,11 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::st
   PLANB_RETURN_IF_ERROR(runtime.OpenShard(options.map, &shard));
   std::vector<std::string> rows;
   PLANB_RETURN_IF_ERROR(ReadRows(*shard, &rows));
-  CompareLines(expected, rows, "rows after both files", result);
+  if (options.unordered) {
+    CompareLines(AsSet(expected), AsSet(rows), "rows after both files (as a set: --unordered)", result);
+  } else {
+    CompareLines(expected, rows, "rows after both files", result);
+  }
 
   // The batch is still staged, as after a crash between commit and removal: merging it again must change nothing.
   ContentVersion before;
@@ -187,7 +199,7 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::st
   MergeReport again;
   s = merger.MergePending(&again);
   if (!s.ok() || again.merged.count(staged[0].sequence) == 0) {
-    result->Fail("merging the staged second batch again failed: " + LogValue(s.message()));
+    result->Fail("merging the staged second batch again failed: " + s.message());
     return Status::Ok();
   }
   ContentVersion after;
@@ -218,7 +230,7 @@ Status CheckMergeOrder(const MapEnv& shard, const ConformOptions& options, const
     LoadReport report;
     const Status s = RunLoad(*reversed, {*file}, load, &report);
     if (!s.ok()) {
-      result->Fail("loading " + LogValue(*file) + " into the second home: " + LogValue(s.message()));
+      result->Fail("loading " + LogValue(*file) + " into the second home: " + s.message());
       return Status::Ok();
     }
   }
@@ -229,9 +241,8 @@ Status CheckMergeOrder(const MapEnv& shard, const ConformOptions& options, const
   PLANB_RETURN_IF_ERROR(ReadRows(shard, &forward));
   PLANB_RETURN_IF_ERROR(ReadRows(*other, &backward));
   // As sets: a scheme may place keys by arrival (clash numbers, ids), which orders the rows differently.
-  std::sort(forward.begin() + (forward.empty() ? 0 : 1), forward.end());
-  std::sort(backward.begin() + (backward.empty() ? 0 : 1), backward.end());
-  CompareLines(forward, backward, "rows after the second file then the first (merges must commute)", result);
+  CompareLines(AsSet(forward), AsSet(backward), "rows after the second file then the first (merges must commute)",
+               result);
   return Status::Ok();
 }
 

@@ -10,15 +10,21 @@
 #include "host/common/log_text.h"
 #include "planb/key_form.h"
 
-// Each method forwards under this guard; `fallback` is what a call returns after a throw.
-#define PLANB_GUARD_ERROR_CALL(call, expr)                           \
-  try {                                                              \
-    return expr;                                                     \
-  } catch (const std::exception& e) {                                \
-    return ReportThrow(label_, "KeyScheme::" call, e.what(), error); \
-  } catch (...) {                                                    \
-    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);  \
-  }
+// Each method forwards under this guard: a throw, or an error returned (PrefixReturnedError), names the plugin
+// and the call.
+#define PLANB_GUARD_ERROR_CALL(call, expr)                                          \
+  Code code;                                                                        \
+  try {                                                                             \
+    code = expr;                                                                    \
+  } catch (const std::exception& e) {                                               \
+    return ReportThrow(label_, "KeyScheme::" call, e.what(), error);                \
+  } catch (...) {                                                                   \
+    return ReportThrow(label_, "KeyScheme::" call, nullptr, error);                 \
+  }                                                                                 \
+  if (IsReturnedError(code)) [[unlikely]] {                                         \
+    return PrefixReturnedError(label_, "KeyScheme::" call, code, error);            \
+  }                                                                                 \
+  return code;
 
 // As PLANB_GUARD_ERROR_CALL, then a successful call's prefix (`prefix_size`) is bounded by LMDB's keys: the
 // store type copies it into a 511-byte buffer. The compare is inline; only the report is out of line.
@@ -33,6 +39,9 @@
   }                                                                              \
   if (code == Code::kOk && (prefix_size) > kMaxLmdbKeySize) [[unlikely]] {       \
     return ReportPrefixSize(label_, "KeyScheme::" call, (prefix_size), error);   \
+  }                                                                              \
+  if (IsReturnedError(code)) [[unlikely]] {                                      \
+    return PrefixReturnedError(label_, "KeyScheme::" call, code, error);         \
   }                                                                              \
   return code;
 
@@ -98,6 +107,7 @@ class GuardedMergePlan final : public MergePlan {
   Code PlaceRow(Bytes lmdb_key, Bytes value, PlacedRow* out, ErrorBuffer* error) override {
     try {
       const Code code = inner_->PlaceRow(lmdb_key, value, out, error);
+      if (IsReturnedError(code)) [[unlikely]] return PrefixReturnedError(label_, "MergePlan::PlaceRow", code, error);
       if (code != Code::kOk) return code;
       if (out->prefix_size > lmdb_key.size || out->stored_key_size > value.size ||
           out->shard_prefix.size > kMaxLmdbKeySize) {
@@ -156,13 +166,16 @@ class GuardedValuePlan final : public ValuePlan {
 
   template <typename F>
   Code Call(const char* call, ErrorBuffer* error, F&& f) {
+    Code code;
     try {
-      return f();
+      code = f();
     } catch (const std::exception& e) {
       return ReportThrow(scheme_->label(), call, e.what(), error);
     } catch (...) {
       return ReportThrow(scheme_->label(), call, nullptr, error);
     }
+    if (IsReturnedError(code)) [[unlikely]] return PrefixReturnedError(scheme_->label(), call, code, error);
+    return code;
   }
 
   ValuePlan* const inner_;
@@ -174,13 +187,25 @@ class GuardedValuePlan final : public ValuePlan {
 
 std::string ThrewText(const std::string& label, const char* call, const char* what) {
   return label + ": " + call +
-         (what != nullptr ? std::string(" threw: ") + LogValue(what) : " threw a non-standard exception");
+         (what != nullptr ? std::string(" threw: ") + LogValue(what, ErrorBuffer::kCapacity)
+                          : " threw a non-standard exception");
 }
 
 Code ReportThrow(const std::string& label, const char* call, const char* what, ErrorBuffer* error) {
   if (error != nullptr)
     std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", ThrewText(label, call, what).c_str());
   return Code::kInternal;
+}
+
+Code PrefixReturnedError(const std::string& label, const char* call, Code code, ErrorBuffer* error) {
+  if (error == nullptr) return code;
+  const std::string given(error->message, strnlen(error->message, ErrorBuffer::kCapacity));
+  if (given.compare(0, label.size(), label) == 0) return code;
+  const std::string text = label + ": " + call + ": " +
+                           (given.empty() ? std::string("returned ") + CodeName(code) + " without a message"
+                                          : given);  // as the plugin wrote it: escaped where it is printed
+  std::snprintf(error->message, ErrorBuffer::kCapacity, "%s", text.c_str());
+  return code;
 }
 
 namespace {
@@ -198,6 +223,7 @@ Code AskForPlan(const std::string& label, const char* call, Plan** plan, ErrorBu
   } catch (...) {
     code = ReportThrow(label, call, nullptr, error);
   }
+  if (IsReturnedError(code)) PrefixReturnedError(label, call, code, error);  // a thrown one is worded already
   if (inner == nullptr) return code;
   if (code != Code::kOk) {
     DestroyInner(inner);
@@ -353,6 +379,7 @@ Code GuardedScheme::DecodeRow(const Table& table, Bytes lmdb_key, Bytes value, B
   } catch (...) {
     return ReportThrow(label_, "KeyScheme::DecodeRow", nullptr, error);
   }
+  if (IsReturnedError(code)) [[unlikely]] return PrefixReturnedError(label_, "KeyScheme::DecodeRow", code, error);
   if (code != Code::kOk) return code;
   if (*prefix_size > lmdb_key.size || *stored_key_size > value.size) {
     return ReportRowParts(label_, "KeyScheme::DecodeRow", lmdb_key, value, *prefix_size, *stored_key_size, error);

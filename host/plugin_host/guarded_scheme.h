@@ -29,6 +29,13 @@ namespace planb {
 std::string ThrewText(const std::string& label, const char* call, const char* what);
 // Writes ThrewText into `error` (when non-null) and returns Code::kInternal.
 Code ReportThrow(const std::string& label, const char* call, const char* what, ErrorBuffer* error);
+// An error a plugin returned (any code but kOk and kNotFound, which is a miss or "none" and carries no message),
+// worded as a thrown one is: `label`: `call`: the plugin's message (or "returned CODE without a message"), so that
+// every error names the plugin and the call. Leaves a message that already starts with `label` alone. Returns
+// `code`. Out of line and cold: the callers pay one compare.
+[[gnu::cold]] [[gnu::noinline]] Code PrefixReturnedError(const std::string& label, const char* call, Code code,
+                                                         ErrorBuffer* error);
+inline bool IsReturnedError(Code code) { return code != Code::kOk && code != Code::kNotFound; }
 
 class GuardedScheme final : public KeyScheme {
  public:

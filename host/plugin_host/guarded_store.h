@@ -1,11 +1,14 @@
 // The host's handle on a plugin's Store: the same calls, each run under a guard that turns an exception escaping
 // the plugin into Code::kInternal with a message naming the type, its file and the call ("store type 'x' (PATH):
-// Store::Merge threw: WHAT"). After each call it checks (one relaxed load) whether the map's scheme adapter
+// Store::Merge threw: WHAT"), and words an error the plugin returned the same way ("...: Store::Merge: WHAT"; one
+// the map's scheme made and the store type handed on names the scheme alone).
+// After each call it checks (one relaxed load) whether the map's scheme adapter
 // recorded a throw in a call without an error channel, and then fails the call with that error, so that the
 // caller rolls back whatever the call wrote. Allocates nothing unless a call fails.
 // Thread-safety: as Store (Get, DecodeRow and ScanRange from many threads; writes in the write transaction).
 #pragma once
 
+#include <cstring>
 #include <exception>
 #include <string>
 
@@ -68,7 +71,18 @@ class GuardedStore {
       return ReportThrow(label_, call, nullptr, error);
     }
     if (scheme_ != nullptr && scheme_->failed()) return scheme_->TakeFailure(error);
+    if (IsReturnedError(code)) [[unlikely]] return PrefixStoreError(call, code, error);
     return code;
+  }
+
+  // A scheme's error the store type handed on already names the scheme, which made it: left as it is. Any other
+  // is the store type's, named by PrefixReturnedError.
+  [[gnu::cold]] [[gnu::noinline]] Code PrefixStoreError(const char* call, Code code, ErrorBuffer* error) const {
+    if (error != nullptr && scheme_ != nullptr &&
+        std::strncmp(error->message, scheme_->label().c_str(), scheme_->label().size()) == 0) {
+      return code;
+    }
+    return PrefixReturnedError(label_, call, code, error);
   }
 
   Store* inner_;

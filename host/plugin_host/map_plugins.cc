@@ -185,4 +185,10 @@ MapPlugins::~MapPlugins() {
   if (scheme_ != nullptr) GuardedDestroy(scheme_plugin_.descriptor->destroy_scheme, scheme_);
 }
 
+std::string MapPlugins::Labels() const {
+  std::string labels = guarded_store_->label();
+  if (guarded_scheme_ != nullptr) labels += ", " + guarded_scheme_->label();
+  return labels;
+}
+
 }  // namespace planb

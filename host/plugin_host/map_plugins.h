@@ -36,6 +36,8 @@ class MapPlugins {
   // type without a text key.
   const std::string& type_file() const { return type_.file; }
   const std::string& scheme_file() const { return scheme_plugin_.file; }
+  // "store type 'x' (FILE)" and, when it has one, ", scheme 'y' (FILE)": the plugins named in errors and logs.
+  std::string Labels() const;
   // The SDK minor the store type was built against (what its inline helpers know, e.g. JSON values: 7.8).
   uint32_t type_abi_minor() const { return type_.abi_minor; }
   // The scheme's tables this map creates and opens: the first N it declares (KeyScheme::TablesInUse).

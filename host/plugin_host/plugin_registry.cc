@@ -1,5 +1,6 @@
 #include "host/plugin_host/plugin_registry.h"
 
+#include "host/common/crash_report.h"
 #include "host/common/log_text.h"
 #include "host/plugin_host/descriptor_copy.h"
 #include "host/plugin_host/plugin_file_trust.h"
@@ -143,6 +144,8 @@ Status PluginRegistry::Load(const std::string& path, std::string* reason) {
   }
   // dlopen's own text says what is wrong (not an ELF file, an undefined symbol); Boost.DLL's error appends an
   // errno that has nothing to do with it. The handle only pins the file while Boost opens it again.
+  // A file whose initialisers or entry point crash is named by the fatal-signal report (crash_report.h).
+  const CrashScope crash_scope("loading plugin file " + LogValue(path) + " (its initialisers or entry point)");
   ::dlerror();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "host/common/file_util.h"
@@ -13,6 +14,14 @@ namespace planb {
 
 Status ScratchDir::Create(const std::string& parent) {
   Remove();
+  // A parent that does not exist yet is made, with its own parents (as `mkdir -p`), and left in place afterwards.
+  if (!parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) {
+      return Status::Invalid("--scratch " + LogValue(parent) + ": cannot make the directory: " + ec.message());
+    }
+  }
   std::string pattern = (parent.empty() ? std::string(".") : parent) + "/planb-bench-XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');

@@ -1,9 +1,10 @@
 # planb_add_plugin(<target> <sources>...): a Plan B plugin module (.so) that exports only its entry point.
 # planb_add_conformance_test(<name> TYPE <type> [SCHEME <scheme>] [MAP <map>] [OPTIONS <k=v>...]
-#                            DATA <first.xml> <second.xml> EXPECT <rows.csv> [PLUGINS <target>...]):
+#                            DATA <first.xml> <second.xml> EXPECT <rows.csv> [UNORDERED] [PLUGINS <target>...]):
 #   a CTest that runs `planb conform` (the installed planb, PLANB_EXECUTABLE) against the plugins built here
 #   (PLUGINS, default: every planb_add_plugin target of the project), from their build directory. Relative paths
-#   are the current source directory's. Needs enable_testing() (or include(CTest)) in the project.
+#   are the current source directory's. UNORDERED (since SDK 7.11): the rows are compared with EXPECT as a set.
+#   Needs enable_testing() (or include(CTest)) in the project.
 #
 # Plugins are built optimised: a single-config generator with no CMAKE_BUILD_TYPE gets Release (a plugin runs
 # on every lookup; an unoptimised one is several times slower and its bench figures mislead).
@@ -28,7 +29,7 @@ function(planb_add_plugin target)
 endfunction()
 
 function(planb_add_conformance_test name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TYPE;SCHEME;MAP;EXPECT" "DATA;OPTIONS;PLUGINS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "UNORDERED" "TYPE;SCHEME;MAP;EXPECT" "DATA;OPTIONS;PLUGINS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "planb_add_conformance_test(${name}): unexpected arguments: ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -69,5 +70,8 @@ function(planb_add_conformance_test name)
   endforeach()
   get_filename_component(_expect "${arg_EXPECT}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
   list(APPEND _command --expect "${_expect}")
+  if(arg_UNORDERED)
+    list(APPEND _command --unordered)
+  endif()
   add_test(NAME ${name} COMMAND ${_command})
 endfunction()

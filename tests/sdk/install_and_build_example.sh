@@ -12,6 +12,49 @@ trap 'rm -rf "$work"' EXIT
 
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 test -f "$work/prefix/include/planb/plugin.h"
+
+# The package's version is the SDK's (planb/version.h): a plugin asks for the minor it needs and gets any later
+# minor of the same major; a later minor than installed, or another major, is refused at configure time.
+sdk_major=$(sed -n 's/^#define PLANB_SDK_VERSION_MAJOR \([0-9]*\)$/\1/p' "$source_dir/sdk/include/planb/version.h")
+sdk_minor=$(sed -n 's/^#define PLANB_SDK_VERSION_MINOR \([0-9]*\)$/\1/p' "$source_dir/sdk/include/planb/version.h")
+test -n "$sdk_major" && test -n "$sdk_minor"
+mkdir "$work/versions"
+cat >"$work/versions/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.22)
+project(versions LANGUAGES CXX)
+find_package(PlanB ${WANT} REQUIRED)
+file(WRITE "${CMAKE_BINARY_DIR}/found.txt" "${PlanB_VERSION} ${PLANB_PROGRAM_VERSION}\n")
+planb_add_plugin(versions versions.cc)
+CMAKE
+cat >"$work/versions/versions.cc" <<CC
+#include <planb/plugin.h>
+#if PLANB_SDK_VERSION_MAJOR != $sdk_major || PLANB_SDK_VERSION_MINOR != $sdk_minor
+#error "the macros are not the installed SDK's version"
+#endif
+#if !PLANB_SDK_VERSION_AT_LEAST($sdk_major, 0) || PLANB_SDK_VERSION_AT_LEAST($sdk_major, $((sdk_minor + 1)))
+#error "PLANB_SDK_VERSION_AT_LEAST is wrong"
+#endif
+#if PLANB_SDK_VERSION_AT_LEAST($((sdk_major - 1)), 0) || PLANB_SDK_VERSION_AT_LEAST($((sdk_major + 1)), 0)
+#error "PLANB_SDK_VERSION_AT_LEAST accepts another major"
+#endif
+static_assert(planb::kAbiMajor == PLANB_SDK_VERSION_MAJOR && planb::kAbiMinor == PLANB_SDK_VERSION_MINOR);
+CC
+program_version=$(sed -n 's/^project(PlanB VERSION \([0-9.]*\) .*/\1/p' "$source_dir/CMakeLists.txt")
+for want in "$sdk_major" "$sdk_major.0" "$sdk_major.$sdk_minor"; do
+  rm -rf "$work/versions-build"
+  cmake -S "$work/versions" -B "$work/versions-build" -DCMAKE_PREFIX_PATH="$work/prefix" -DWANT="$want" >/dev/null
+  test "$(cat "$work/versions-build/found.txt")" = "$sdk_major.$sdk_minor $program_version"
+done
+cmake --build "$work/versions-build" >/dev/null
+for want in "$sdk_major.$((sdk_minor + 1))" "$((sdk_major - 1))" "$((sdk_major + 1)).0" "$program_version"; do
+  rm -rf "$work/versions-build"
+  if cmake -S "$work/versions" -B "$work/versions-build" -DCMAKE_PREFIX_PATH="$work/prefix" -DWANT="$want" \
+    >"$work/versions.txt" 2>&1; then
+    echo "find_package(PlanB $want) accepted SDK $sdk_major.$sdk_minor" >&2
+    exit 1
+  fi
+  grep -q "$sdk_major.$sdk_minor" "$work/versions.txt"
+done
 cmake -S "$source_dir/examples/plugins/casefold_key" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 cmake --build "$work/example" >/dev/null

@@ -1,4 +1,5 @@
 // An unowned view of bytes: pointer plus length, the only byte container that crosses the plugin boundary.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,7 @@ inline Word Load(const uint8_t* p) {
 // Whether `n` bytes at `a` and `b` are equal, as memcmp(a, b, n) == 0. For the same reason as CopyBytes: the
 // prefixes and keys a lookup compares are mostly short, and up to 32 bytes this is a few overlapping loads where
 // memcmp of a size known only at run time is a call into libc.
+// Since SDK 7.6.
 inline bool SameBytes(const uint8_t* a, const uint8_t* b, size_t n) {
   using bytes_detail::Load;
   if (n >= 8 && n <= 16) {
@@ -59,6 +61,7 @@ struct Bytes {
 // Copies `n` bytes between buffers that do not overlap, without reading or writing past either end. Keys on the
 // lookup path are mostly short (a zone, a user id): up to 32 bytes this is two overlapping fixed-size moves, where
 // memcpy of a size known only at run time is a call into libc on every lookup.
+// Since SDK 7.2.
 inline void CopyBytes(uint8_t* to, const uint8_t* from, size_t n) {
   if (n >= 16 && n <= 32) {
     std::memcpy(to, from, 16);

@@ -3,6 +3,7 @@
 // refused, as ISO-8601 could mean months) or ISO-8601 "PnWnDTnHnMn.nS" (case-insensitive, like
 // java.time.Duration; only seconds take a fraction, to the millisecond), e.g. "PT1H30M". Years and months are
 // refused (their length varies); so is any sign: a duration is never negative. Header-only: no ABI.
+// Since SDK 7.1 (all of this header unless noted).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,6 @@
 // Fixed-width big-endian encodings used in LMDB keys, so that LMDB's byte order is numeric order.
 // On-disk format: changing any of these changes every shard.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstdint>

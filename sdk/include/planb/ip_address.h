@@ -6,6 +6,7 @@
 // four dotted decimals without leading zeros (what inet_pton accepts). A CIDR block "a/n" must have no host bits
 // set ("10.0.0.1/8" is refused, naming "10.0.0.0/8"): a block with host bits set is almost always a typo, and
 // silently widening it would load a range other than the one written.
+// Since SDK 7.2 (all of this header unless noted).
 #pragma once
 
 #include <arpa/inet.h>

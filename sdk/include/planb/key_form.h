@@ -2,6 +2,7 @@
 // schemes write their keys with it, and a store type's lookups run it in place of calls into the scheme
 // (FindKeyedRow with the scheme's LookupForm). One implementation of each form, so the two cannot disagree.
 // Allocates nothing. Needs xxhash (XXH3-64), which the SDK's CMake package links.
+// Since SDK 7.6 (all of this header unless noted).
 #pragma once
 
 #include <xxhash.h>
@@ -18,6 +19,7 @@ namespace planb::key_form {
 inline constexpr uint32_t kClashBytes = 2;          // a hashed prefix's clash number, big-endian
 inline constexpr uint32_t kMaxHashBytes = 8;
 inline constexpr uint32_t kDirectLengthBytes = 2;   // a direct prefix's key length, when length-prefixed
+// Since SDK 7.7, down to kTagBytes: the tagged forms' bytes.
 inline constexpr uint8_t kHybridDirectTag = 0x00;    // kHybrid: the tag byte before each of its two forms
 inline constexpr uint8_t kHybridHashedTag = 0x01;
 inline constexpr uint8_t kVariableDirectTag = 0x00;  // kVariable: the tag bytes of its three forms
@@ -111,6 +113,7 @@ inline bool MatchHashedStoredKey(Bytes value, Bytes key, uint32_t* stored_key_si
 
 // A hashed-form row's key and the sizes of its parts, as the hashed scheme's DecodeRow gives them (a merge reads
 // every batch row so); false when the row is malformed (the scheme's DecodeRow then says what is wrong).
+// Since SDK 7.7.
 inline bool DecodeHashedRow(uint32_t hash_bits, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
                             uint32_t* stored_key_size) {
   const uint32_t size = HashBytes(hash_bits) + kClashBytes;
@@ -136,6 +139,7 @@ inline Code NextHashedCandidate(Bytes after, KeyPrefix* prefix) {
 }
 
 // Whether `form`'s uncertain candidates are hashed ones, whose rows start their values with the stored key.
+// Since SDK 7.7.
 inline bool StoresHashedKeys(const KeyForm& form) {
   return form.kind == KeyFormKind::kHashed || form.kind == KeyFormKind::kHybrid ||
          form.kind == KeyFormKind::kVariable;
@@ -143,6 +147,7 @@ inline bool StoresHashedKeys(const KeyForm& form) {
 
 // Whether a Valid `form` other than kCallScheme computes `key`'s first candidate itself. Every key but
 // kVariable's of the id form, which only the scheme can resolve (its own table).
+// Since SDK 7.7.
 inline bool Computes(const KeyForm& form, Bytes key) {
   return form.kind != KeyFormKind::kVariable || key.size <= form.max_key || key.size > kVariableIdMax;
 }

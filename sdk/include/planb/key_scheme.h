@@ -15,6 +15,7 @@
 // Thread-safety: a scheme instance is immutable after creation; every method may be called from many threads.
 // Failures return a Code and a message in the host's ErrorBuffer; an exception that escapes is caught by the host
 // and reported naming the scheme and the call.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,7 @@ struct Candidate {
 
 // The byte forms of the built-in schemes' prefixes that a lookup can compute itself, without a call into the
 // scheme (KeyScheme::LookupForm, ABI 7.6; the forms' code is planb/key_form.h).
+// Since SDK 7.6.
 enum class KeyFormKind : uint32_t {
   kCallScheme = 0,  // none: lookups ask the scheme (its FirstCandidate and MatchStoredKey)
   kHashed = 1,      // prefix: the top `hash_bits` of XXH3-64(key), big-endian, in ceil(hash_bits / 8) bytes, then
@@ -55,6 +57,7 @@ enum class KeyFormKind : uint32_t {
                     // limit: tag 0x02 + the hashed form; keys between: the scheme's (an id from its own table)
 };
 
+// Since SDK 7.6.
 struct KeyForm {
   KeyFormKind kind = KeyFormKind::kCallScheme;
   uint32_t hash_bits = 0;        // kHashed, kHybrid, kVariable: 8 to 64
@@ -67,6 +70,7 @@ inline constexpr uint32_t kMaxValueRefSize = 32;
 
 // A batch row whose key a MergePlan placed: what KeyScheme::DecodeRow gives for the row, and the key's prefix in
 // the shard (certain: no row needs checking).
+// Since SDK 7.3.
 struct PlacedRow {
   Bytes key;  // valid until the batch's transaction ends
   uint32_t prefix_size = 0;
@@ -76,6 +80,7 @@ struct PlacedRow {
 
 // Where a batch's keys go in a shard, decided for the whole batch before its rows are merged
 // (KeyScheme::PlanMerge, ABI 7.3). Used by one thread, inside the merge's write transaction.
+// Since SDK 7.3.
 class MergePlan {
  public:
   // For a batch row (its LMDB key and value): kOk and `out` when the plan placed the row's key; kNotFound when
@@ -97,6 +102,7 @@ class MergePlan {
 // Finish after its last row (a merge that fails before aborts its transaction, which undoes the rest) and
 // destroy the plan before Store::Merge returns, on its thread: the host fails a merge that returns kOk having
 // destroyed a plan with references taken or dropped since its Finish.
+// Since SDK 7.4.
 class ValuePlan {
  public:
   // What a shard row stores for a batch row's stored value `batch_stored`, with one reference taken (counted,
@@ -200,6 +206,7 @@ class KeyScheme {
   // shard's. `*plan` null: the store type places each key as its rows come (FirstCandidate / NewPrefix); the
   // default, and what the host answers for schemes built against an SDK before 7.3. The store type destroys a
   // plan before the transaction ends.
+  // Since SDK 7.3.
   virtual Code PlanMerge(const Table& batch, const Table& shard, MergePlan** plan, ErrorBuffer* error) const {
     (void)batch, (void)shard, (void)error;
     *plan = nullptr;
@@ -214,6 +221,7 @@ class KeyScheme {
   // value from the batch and encodes it into the shard (DecodeValue / EncodeValue); the default, and what the
   // host answers for schemes built against an SDK before 7.4. The store type destroys a plan before the
   // transaction ends.
+  // Since SDK 7.4.
   virtual Code PlanValues(const Table& batch, const Table& shard, ValuePlan** plan, ErrorBuffer* error) const {
     (void)batch, (void)shard, (void)error;
     *plan = nullptr;
@@ -226,6 +234,7 @@ class KeyScheme {
   // a lookup asks of the row it lands on under a candidate that is not certain. The default makes the two calls;
   // a scheme that reads the stored key to compare it knows its size already. The host makes the two calls
   // itself for schemes built against an SDK before 7.5.
+  // Since SDK 7.5.
   virtual bool MatchStoredKey(const KeyPrefix& prefix, Bytes key, Bytes value, uint32_t* stored_key_size) const {
     if (!RowHasKey(key, value)) return false;
     *stored_key_size = StoredKeySize(prefix, key);
@@ -237,6 +246,7 @@ class KeyScheme {
   // (KeyedRowWriter::PutBatchRow) copies a batch's stored values as they are. Asked once, when the map's plugins
   // are made; the answer must not change for the instance's life. The default, and what the host answers for
   // schemes built before 7.5: false.
+  // Since SDK 7.5.
   virtual bool StoresValuesAsGiven() const { return false; }
 
   // ---- Lookups without scheme calls (ABI 7.6).
@@ -248,6 +258,7 @@ class KeyScheme {
   // are made; the answer must not change for the instance's life. The host checks a form against the scheme's own
   // answers for a few keys before it hands the form on, and answers kCallScheme when they differ, when the form is
   // malformed, and for schemes built before 7.6. The default: kCallScheme.
+  // Since SDK 7.6.
   virtual KeyForm LookupForm() const { return KeyForm(); }
 
  protected:

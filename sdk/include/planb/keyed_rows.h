@@ -5,6 +5,8 @@
 //
 //   LMDB key   = prefix + suffix (the store type's fixed-size part)
 //   LMDB value = stored key + head (the store type's fixed part, e.g. a type byte) + stored value
+//
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <new>
@@ -48,6 +50,7 @@ inline Code DeleteKeyedRow(const Table& table, const KeyScheme& scheme, Bytes lm
 // through the scheme's DecodeValue unless `values_as_given` (the scheme's StoresValuesAsGiven, asked once: then
 // the stored bytes are the value). kCorruption, naming `row_kind` ("State row"), when the type byte is missing or
 // unknown.
+// Since SDK 7.5.
 inline Code DecodeTypedValue(const KeyScheme& scheme, bool values_as_given, const Table& table, Bytes value,
                              uint32_t stored_key_size, const char* row_kind, Row* row, ErrorBuffer* error) {
   if (value.size < uint64_t{stored_key_size} + 1 || !IsKnownValueType(value.data[stored_key_size])) {

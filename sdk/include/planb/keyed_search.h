@@ -2,6 +2,7 @@
 // cursor is sent to (first candidate + suffix) and the row it lands on (or the one before) both answers the
 // search and proves the candidate is the key's; other candidates are tried only after a real clash.
 // Header-only, over the SDK interfaces; using it is optional and changes no ABI. Allocates nothing.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstring>
@@ -14,6 +15,7 @@
 // The lookup path's functions are inlined into each store type's call, where seek, intent and the suffix's size
 // are constants: the compiler then drops the branches a call never takes (a State lookup is one seek and one
 // check). Left to itself, gcc kept FindKeyedRow and Search out of line, each a call with every branch live.
+// Since SDK 7.6.
 #if defined(__GNUC__)
 #define PLANB_LOOKUP_INLINE inline __attribute__((always_inline))
 #else
@@ -42,11 +44,13 @@ struct KeySearch {
   // When `stored_key_known`: the size of the stored key at the start of the key's rows' values, learnt while
   // proving the candidate (KeyScheme::MatchStoredKey, or the hashed form's own check) or from the key's form
   // (direct: none). Otherwise (a certain candidate the scheme gave) ask StoredKeySize.
+  // Since SDK 7.5.
   bool stored_key_known = false;
   uint32_t stored_key_size = 0;
 };
 
 // The size of the stored key at the start of `search`'s row: from the search when it learnt it, else asked.
+// Since SDK 7.5.
 inline uint32_t StoredKeySizeOf(const KeyScheme& scheme, const KeySearch& search, Bytes key) {
   return search.stored_key_known ? search.stored_key_size : scheme.StoredKeySize(search.prefix, key);
 }
@@ -54,6 +58,7 @@ inline uint32_t StoredKeySizeOf(const KeyScheme& scheme, const KeySearch& search
 // Copies `size` bytes from one KeyPrefix's bytes to another's. Prefixes are mostly short (a 10-byte hash, a key of
 // a few dozen bytes): up to 32 bytes, a fixed 32-byte copy (both buffers hold 511) is two moves where a copy of a
 // variable size is a call, on every lookup.
+// Since SDK 7.2.
 inline void CopyPrefixBytes(uint8_t* to, const uint8_t* from, uint32_t size) {
   constexpr uint32_t kShort = 32;
   static_assert(kShort <= kMaxLmdbKeySize, "KeyPrefix buffers hold at least 32 bytes");
@@ -212,6 +217,7 @@ PLANB_LOOKUP_INLINE Code Search(const Table& table, const KeyScheme& scheme, con
 // With `form`, the scheme's LookupForm (asked once, when the store type is made), a read computes the first
 // candidate and checks stored keys itself for the forms of planb/key_form.h instead of calling the scheme;
 // writes, other forms and clashes (NextCandidate) still call it.
+// Since SDK 7.6.
 PLANB_LOOKUP_INLINE Code FindKeyedRow(const Table& table, const KeyScheme& scheme, const KeyForm& form, Bytes key,
                                       Bytes suffix, Seek seek, Intent intent, KeySearch* out, ErrorBuffer* error) {
   out->key_found = out->taken = out->stored_key_known = false;
@@ -241,6 +247,7 @@ PLANB_LOOKUP_INLINE Code FindKeyedRow(const Table& table, const KeyScheme& schem
 }
 
 // The same, every step asked of the scheme.
+// Since SDK 7.0.
 inline Code FindKeyedRow(const Table& table, const KeyScheme& scheme, Bytes key, Bytes suffix, Seek seek,
                          Intent intent, KeySearch* out, ErrorBuffer* error) {
   return FindKeyedRow(table, scheme, KeyForm(), key, suffix, seek, intent, out, error);

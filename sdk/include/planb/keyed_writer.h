@@ -1,5 +1,6 @@
 // Writing a store type's rows keyed through a KeyScheme in one pass of the table's cursor (see keyed_rows.h for
 // the row layout). Header-only, over the SDK interfaces; using it is optional and changes no ABI.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstring>
@@ -51,6 +52,7 @@ class KeyedRowWriter {
   // merges whose result does not depend on the order of the batches (docs/plugins.md, "Merges must commute").
   // `ties_replace`: a row whose version equals the existing one's replaces it (the later of two rows in one batch
   // wins); without it the existing row stays, which is what a merge needs (equal versions are equal rows).
+  // Since SDK 7.7.
   void KeepHigherHead(uint32_t bytes, bool ties_replace = false) {
     version_bytes_ = bytes;
     ties_replace_ = ties_replace;
@@ -58,6 +60,7 @@ class KeyedRowWriter {
 
   // Merges: lets the scheme place all of `batch`'s keys first (KeyScheme::PlanMerge: an id scheme resolves them
   // in its index's order). Once, before the batch's first row.
+  // Since SDK 7.3.
   Code PlanMerge(const Table& batch, ErrorBuffer* error) {
     if (batch_ != nullptr) return Fail(error, Code::kInternal, "a %s merge was planned twice", row_kind_);
     batch_ = &batch;
@@ -68,6 +71,7 @@ class KeyedRowWriter {
   // Merges: a batch row's key and the sizes of the scheme's parts in it, as KeyScheme::DecodeRow gives them. For a
   // row whose key the plan placed, from the plan (no read of the batch's tables), and the key's shard prefix is
   // remembered, so the Put of this row asks the scheme nothing.
+  // Since SDK 7.3.
   Code DecodeBatchRow(const Table& batch, Bytes lmdb_key, Bytes value, Bytes* key, uint32_t* prefix_size,
                       uint32_t* stored_key_size, ErrorBuffer* error) {
     if (plan_ != nullptr) {
@@ -114,6 +118,7 @@ class KeyedRowWriter {
   // (KeyScheme::PlanValues, asked at the first row) or, without a plan, the value is decoded from the batch and
   // encoded into the shard. A merge that writes rows this way must end with FinishMerge and must not mix them
   // with Put.
+  // Since SDK 7.4.
   Code PutBatchRow(Bytes key, Bytes suffix, Bytes head, Bytes batch_stored, ErrorBuffer* error) {
     const Code checked = CheckRowSize(key, head, has_value_ ? batch_stored : Bytes(), error);
     if (checked != Code::kOk) return checked;
@@ -145,6 +150,7 @@ class KeyedRowWriter {
   }
 
   // Merges: after the last PutBatchRow, writes what the value plan counted (nothing without one).
+  // Since SDK 7.4.
   Code FinishMerge(ErrorBuffer* error) {
     if (value_plan_ == nullptr) return Code::kOk;
     return value_plan_->Finish(error);

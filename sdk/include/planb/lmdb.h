@@ -2,6 +2,7 @@
 // Env, Txn (read-only with MDB_RDONLY, else a write transaction) and Cursor.
 // Thread-safety: as LMDB's. A read Txn is used by one thread at a time; with MDB_NOTLS (the host opens every env
 // with it) it may move between threads while reset. Cursors must be closed before their transaction ends.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <lmdb.h>
@@ -131,6 +132,7 @@ class Txn {
 
   // Opens (or with MDB_CREATE creates) the named table `name`; nullptr opens the environment's main table (the
   // one that lists the named tables).
+  // Since SDK 7.0; nullptr since SDK 7.3.
   Status OpenDbi(const char* name, unsigned flags, MDB_dbi* dbi) {
     if (txn_ == nullptr) return Status::Invalid("opening a table outside a transaction");
     const int rc = mdb_dbi_open(txn_, name, flags, dbi);

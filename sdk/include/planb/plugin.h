@@ -10,6 +10,7 @@
 #include "planb/key_scheme.h"
 #include "planb/status.h"
 #include "planb/store.h"
+#include "planb/version.h"
 
 namespace planb {
 
@@ -48,11 +49,14 @@ namespace planb {
 //    read index of its answers (docs/performance.md) instead of calling Get for every lookup.
 // 7.10: PluginDescriptor::answers_by_stored_keys: the same for text-keyed maps, answered from a hash table of
 //    their rows.
+// 7.11: nothing new in the ABI. planb/version.h (PLANB_SDK_VERSION_MAJOR / _MINOR / _AT_LEAST) for the
+//    preprocessor; the CMake package's version is the SDK's (find_package(PlanB 7.11)); errors a plugin returns
+//    are worded by the host with the plugin and the call, as thrown ones are; planb_add_conformance_test UNORDERED.
 // A minor version only adds: members at the end of a sized struct, enumerators, flags, and virtual methods after
 // the last one of an interface (the host calls them only on plugins whose minor has them). Anything else is
-// a new major.
-inline constexpr uint32_t kAbiMajor = 7;
-inline constexpr uint32_t kAbiMinor = 10;
+// a new major. The numbers live in planb/version.h (PLANB_SDK_VERSION_MAJOR / _MINOR) for the preprocessor.
+inline constexpr uint32_t kAbiMajor = PLANB_SDK_VERSION_MAJOR;
+inline constexpr uint32_t kAbiMinor = PLANB_SDK_VERSION_MINOR;
 inline constexpr const char* kPluginSymbol = "planb_plugin";
 
 enum class PluginKind : uint32_t { kStoreType = 1, kKeyScheme = 2 };

@@ -2,6 +2,7 @@
 //  - across the plugin boundary: a Code return value plus a message written into a host-owned ErrorBuffer;
 //  - inside one module: planb::Status (OK costs nothing; an error carries code + message).
 // A miss is not an error: lookups return Code::kNotFound and build no message.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstdarg>
@@ -23,7 +24,9 @@ enum class Code : int32_t {
   kNotSupported = 5,
   kFull = 6,             // map or disk full
   kInternal = 7,
+  // Since SDK 7.1.
   kPermissionDenied = 8, // the host's: a storage node refused a client (key not listed, right or map not allowed)
+  // Since SDK 7.7.
   kNoData = 9,           // the host's: a map with no data on this node (nothing merged into it, or another home)
 };
 
@@ -96,6 +99,7 @@ class [[nodiscard]] Status {
   static Status IOError(std::string m) { return Status(Code::kIOError, std::move(m)); }
   static Status NotSupported(std::string m) { return Status(Code::kNotSupported, std::move(m)); }
   static Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
+  // Since SDK 7.1.
   static Status PermissionDenied(std::string m) { return Status(Code::kPermissionDenied, std::move(m)); }
   // The status of a plugin call that returned `code` and wrote its message into `error`.
   static Status FromPlugin(Code code, const ErrorBuffer& error) {

@@ -6,6 +6,7 @@
 // Errors: a Code and a message in the host's ErrorBuffer. An exception that escapes a call is caught by the
 // host and reported naming the plugin and the call (the call fails); catching your own (planb::Guard) gives
 // better messages.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,7 @@ struct LookupKey {
 
 // One value of a field of the type's own (RowField::kOwn): the member its FieldKind names is the value.
 // Frozen: never grows.
+// Since SDK 7.1.
 struct FieldValue {
   Bytes text;          // kText: a view valid like the Row's
   int64_t number = 0;  // kNumber; kDate: milliseconds since the epoch, UTC
@@ -98,6 +100,7 @@ enum class RowField : uint32_t {
   kOwn = 9,            // 7.1: Row::own_fields[the field's position], of any kind
 };
 // FieldSpec::flags (7.1).
+// Since SDK 7.1.
 inline constexpr uint32_t kFieldShownByLookup = 1;    // `planb lookup` prints it (several: name=value pairs)
 inline constexpr uint32_t kFieldZeroWhenAbsent = 2;  // a lookup miss prints it as 0 (a count of nothing)
 // Fields bound to a standard member narrow scans as that member does (a kEffectiveTime field by its time, say),

@@ -1,4 +1,5 @@
 // What a plugin reads and writes through: one LMDB table inside a transaction the host opened.
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <lmdb.h>
@@ -10,6 +11,7 @@ namespace planb {
 // LMDB's compile-time key limit in Debian's liblmdb (mdb_env_get_maxkeysize()).
 inline constexpr uint32_t kMaxLmdbKeySize = 511;
 // LMDB's limit on one value (MAXDATASIZE in mdb.c): a row's stored key, head and value together.
+// Since SDK 7.5.
 inline constexpr uint64_t kMaxLmdbValueSize = 0xFFFFFFFFu;
 
 // What a store type read once from a read transaction's snapshot and may reuse until the host takes another

@@ -1,4 +1,5 @@
 // The byte stored before every value (on-disk format; a new SDK major and store versions if it changes).
+// Since SDK 7.0 (all of this header unless noted).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,6 @@ inline const char* ValueTypeName(ValueType t) {
 // A plugin built against headers before 7.8 knows 1 and 2 only: the host stores JSON values only in maps whose
 // store type was built against 7.8 or later (it refuses the load otherwise, naming the plugin).
 inline bool IsKnownValueType(uint8_t b) { return b >= 1 && b <= 3; }
-inline constexpr uint32_t kJsonValuesMinor = 8;  // the SDK minor that added ValueType::kJson
+inline constexpr uint32_t kJsonValuesMinor = 8;  // the SDK minor that added ValueType::kJson. Since SDK 7.8.
 
 }  // namespace planb

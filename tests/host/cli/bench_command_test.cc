@@ -418,10 +418,14 @@ TEST_F(CliBench, RefusesAnUnknownMap) {
   ExpectBadInput({"--data", data_, "--maps", "ranges"}, "map 'ranges' is of type 'ranged', which takes no key scheme");
 }
 
-TEST_F(CliBench, RefusesAnUnwritableScratch) {
+TEST_F(CliBench, RefusesAnUnwritableScratchAndMakesAMissingOne) {
   const std::string file = env_.Write("a-file", "not a directory");
   ExpectBadInput({"--data", data_, "--scratch", file + "/sub"}, "--scratch " + file + "/sub: cannot make");
-  ExpectBadInput({"--data", data_, "--scratch", env_.dir() + "/missing"}, "No such file or directory");
+  // A missing directory is made, with its parents (as conform's --scratch is), and left behind empty.
+  const ProcessResult r = Bench({"--data", data_, "--scratch", env_.dir() + "/missing/too"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::is_directory(env_.dir() + "/missing/too"));
+  EXPECT_TRUE(fs::is_empty(env_.dir() + "/missing/too"));
 }
 
 TEST_F(CliBench, RefusesLookupsAndRunsThatAreNotPositiveNumbers) {

@@ -285,6 +285,105 @@ TEST(CliPlugins, AMapNeedingAPluginThatFailedNamesTheMapAndTheFile) {
   EXPECT_THAT(r.out, HasSubstr("France"));
 }
 
+// `planb stores` lists a map set aside with the rest, says why, and fails: a script must not read "not there".
+TEST(CliPlugins, StoresListsAMapWhosePluginDidNotLoadWithTheReasonAndFails) {
+  const std::string file = FixtureFile("wrong_abi");
+  CliEnv env(std::string("plugin_dir = ") + PLANB_FIXTURE_DIR + "/wrong_abi\n" + testing::kCliConfig +
+             "[map.future]\ntype = state\nscheme = from_the_future\n");
+  ProcessResult r = env.Run({"stores"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("planb: stores: map 'future' is not available: ")) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not loaded: " + file)) << r.err;
+  bool listed = false;
+  for (const std::string& line : TextLines(r.out)) {
+    std::istringstream words(line);
+    std::string map, type, scheme, rows;
+    words >> map >> type >> scheme >> rows;
+    if (map != "future") continue;
+    listed = true;
+    EXPECT_EQ(type, "state");
+    EXPECT_EQ(scheme, "from_the_future");
+    EXPECT_EQ(rows, "?");
+  }
+  EXPECT_TRUE(listed) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("unavailable: map future: ")) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("city_to_country")) << "the maps that work are listed too: " << r.out;
+
+  r = env.Run({"stores", "--format", "json"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  bool in_json = false;
+  for (const nlohmann::json& m : doc.at("maps")) {
+    if (m.at("map") == "future") {
+      in_json = true;
+      EXPECT_EQ(m.at("measured"), false);
+      EXPECT_THAT(m.at("unavailable").get<std::string>(), HasSubstr("unknown scheme 'from_the_future'"));
+    } else {
+      EXPECT_TRUE(m.at("unavailable").is_null()) << m.dump();
+    }
+  }
+  EXPECT_TRUE(in_json) << r.out;
+}
+
+// A query whose store type throws in DecodeRow at the first row prints no header and no half result: only the
+// error, naming the plugin, its file and the call.
+TEST(CliPlugins, AQueryWhoseDecodeRowThrowsPrintsOnlyTheErrorNamingThePlugin) {
+  const std::string kit = std::string(PLANB_FIXTURE_DIR) + "/kit";
+  CliEnv env("plugin_dir = " + kit + "\n[map.sample]\ntype = kit_throw_in_decode\nscheme = direct\n");
+  const std::string input = env.Write("input.xml", ReferenceData(Ref("sample", "alpha", "1")));
+  ProcessResult r = env.Run({"load", input});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* format : {"csv", "json", "table"}) {
+    r = env.Run({"query", "sample", "--format", format});
+    EXPECT_EQ(r.exit_code, 2) << format;
+    EXPECT_EQ(r.out, "") << format;
+    EXPECT_THAT(r.err, HasSubstr("store type 'kit_throw_in_decode' (" + kit +
+                                 "/libplanb_kit_throw_in_decode.so): Store::DecodeRow threw: kit DecodeRow refuses"))
+        << format;
+  }
+}
+
+// A plugin that dies of a signal in its merge: `planb load` says so, naming the map, the plugin file and the
+// staged batch, and exits 2 (not the signal's death). The batch stays staged, its death counted.
+TEST(CliPlugins, APluginThatCrashesInMergeIsNamedAndTheLoadExits2) {
+  const std::string kit = std::string(PLANB_FIXTURE_DIR) + "/kit";
+  CliEnv env("plugin_dir = " + kit + "\n[map.sample]\ntype = kit_crash_in_merge\nscheme = direct\n");
+  const std::string input = env.Write("input.xml", ReferenceData(Ref("sample", "alpha", "1")));
+  const ProcessResult r = env.Run({"load", input});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("planb: fatal signal 4 (Illegal instruction) while merging map 'sample' (store type "
+                               "'kit_crash_in_merge' (" +
+                               kit + "/libplanb_kit_crash_in_merge.so), scheme 'direct' ("));
+  EXPECT_THAT(r.err, HasSubstr(") of staged batch "));
+  EXPECT_THAT(r.err, HasSubstr("the batch stays staged, and this death counts towards its quarantine"));
+  // Each later run counts the death and tries again; at the third death the batch goes to quarantine, its reason
+  // naming the map and the plugins.
+  for (int run = 2; run <= 4; ++run) {
+    const std::string more =
+        env.Write("input" + std::to_string(run) + ".xml", ReferenceData(Ref("sample", "k" + std::to_string(run), "v")));
+    const ProcessResult again = env.Run({"load", more});
+    EXPECT_NE(again.exit_code, 0) << run;
+  }
+  const ProcessResult stores = env.Run({"stores", "--format", "json"});
+  const nlohmann::json doc = nlohmann::json::parse(stores.out);
+  ASSERT_FALSE(doc.at("quarantined").empty()) << stores.out << stores.err;
+  EXPECT_THAT(doc.at("quarantined")[0].at("reason").get<std::string>(),
+              HasSubstr("merge failed 3 times; last: the merging process died during the merge of map 'sample' "
+                        "(store type 'kit_crash_in_merge' (" +
+                        kit + "/libplanb_kit_crash_in_merge.so), scheme 'direct' ("));
+}
+
+// A plugin file that dies of a signal while it is being loaded is named, and the command exits 2.
+TEST(CliPlugins, APluginFileThatCrashesWhileLoadingIsNamed) {
+  const std::string file = FixtureFile("crashing_constructor");
+  CliEnv env;
+  const ProcessResult r =
+      env.Run({"--plugin-dir", std::string(PLANB_FIXTURE_DIR) + "/crashing_constructor", "plugins"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("planb: fatal signal 4 (Illegal instruction) while loading plugin file " + file +
+                               " (its initialisers or entry point)"));
+}
+
 TEST(CliPlugins, AMapNamingAnUnknownPluginWhenAllLoadedStillStopsEveryCommand) {
   CliEnv env(std::string(testing::kCliConfig) + "[map.future]\ntype = state\nscheme = from_the_future\n");
   const ProcessResult r = env.Run({"lookup", "city_to_country", "Paris"});

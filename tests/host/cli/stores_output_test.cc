@@ -49,7 +49,7 @@ const std::vector<std::string> kCsvHeader = {
     "content_digest", "bytes",        "free_share",     "max_store_size", "room_share",       "read_index_bytes",
     "read_index_max_size", "read_index_note", "staged",
     "quarantined",  "held",           "last_condensed", "last_reclaimed", "snapshot_version", "snapshot_digest",
-    "snapshot_fetched", "snapshot_source"};
+    "snapshot_fetched", "snapshot_source", "unavailable"};
 
 // The records of `text` read with the project's RFC 4180 reader, by the first field, the header checked.
 std::map<std::string, std::map<std::string, std::string>> ReadCsv(const std::string& text,

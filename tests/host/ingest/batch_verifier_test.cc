@@ -374,8 +374,11 @@ TEST_F(BatchVerifierTest, RefusesStateRowWithValueShorterThanItsStoredKey) {
   const std::string zip = Zip(batch);
   const Status s = Verify(zip);
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
-  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': row 3 of the data table is not a state row: hashed row "
-                                          "value of 1 bytes is too short for its 120-byte stored key"))  // 'x' = 120
+  // The scheme made the error (the store type handed it on): the host names the scheme and the call.
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'm': row 3 of the data table is not a state row: scheme 'hashed' ("))
+      << s.message();
+  EXPECT_TRUE(Contains(s.message(), "libplanb_hashed_key.so): KeyScheme::DecodeRow: hashed row value of 1 bytes is "
+                                    "too short for its 120-byte stored key"))  // 'x' = 120
       << s.message();
 }
 
@@ -388,8 +391,11 @@ TEST_F(BatchVerifierTest, RefusesStateRowWithUnknownValueType) {
   const std::string zip = Zip(batch);
   const Status s = Verify(zip);
   EXPECT_EQ(s.code(), Code::kCorruption) << s.message();
-  EXPECT_TRUE(Contains(s.message(), zip + ": map 'd': row 2 of the data table is not a state row: State row value "
-                                          "of 17 bytes has no valid value type"))
+  EXPECT_TRUE(Contains(s.message(), zip + ": map 'd': row 2 of the data table is not a state row: store type "
+                                          "'state' ("))
+      << s.message();
+  EXPECT_TRUE(Contains(s.message(), "libplanb_state_store.so): Store::DecodeRow: State row value of 17 bytes has no "
+                                    "valid value type"))
       << s.message();
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -120,6 +121,44 @@ TEST_F(MergeAttemptsTest, ADeathWithSeveralBatchesInFlightCountsNoneAndMarksEach
   EXPECT_EQ(counted.last_error, "the merging process died during the merge");
   ClearMergeAttempts(Zip(2));  // merged: nothing of it stays
   EXPECT_FALSE(ReadMergeAttempts(Zip(2)).alone);
+}
+
+// The record says which map (and plugins) the merge had reached, so that a death is reported naming them; a
+// record written before the merge reached any map, or by an earlier release (40 bytes), still counts the death.
+TEST_F(MergeAttemptsTest, ADeathDuringAMapsMergeNamesTheMapAndItsPlugins) {
+  ASSERT_TRUE(MarkMergeInFlight(Zip(1), 0).ok());
+  ASSERT_TRUE(NoteMergeInFlightPart(Zip(1), 0, 0, "map 'a' (store type 'x' (/p/libplanb_x.so))").ok());
+  ASSERT_TRUE(NoteMergeInFlightPart(Zip(1), 0, 0, "map 'b' (store type 'y' (/p/libplanb_y.so))").ok());
+  MergeAttempts attempts = ReadMergeAttempts(Zip(1));
+  EXPECT_EQ(attempts.count, 1);
+  EXPECT_EQ(attempts.last_error,
+            "the merging process died during the merge of map 'b' (store type 'y' (/p/libplanb_y.so))");
+  ASSERT_TRUE(FoldMergeDeath(Staging()).ok());
+  EXPECT_EQ(ReadMergeAttempts(Zip(1)).last_error, attempts.last_error);
+
+  // Escaped, and cut to the record's fixed size.
+  ASSERT_TRUE(NoteMergeInFlightPart(Zip(2), 0, 0, "map 'c'\n" + std::string(2000, 'z')).ok());
+  const std::string record = ReadFile(InFlight());
+  EXPECT_EQ(record.size(), 512u);
+  EXPECT_EQ(record.back(), '\n');
+  EXPECT_EQ(record.find('\n'), record.size() - 1);
+  attempts = ReadMergeAttempts(Zip(2));
+  EXPECT_EQ(attempts.count, 1);
+  EXPECT_EQ(attempts.last_error.rfind("the merging process died during the merge of map 'c'\\nzzz", 0), 0u)
+      << attempts.last_error;
+
+  // An earlier release's record: "<name> <count>" in 40 bytes.
+  WriteFile(Zip(3), "zip three");
+  std::string earlier = std::filesystem::path(Zip(3)).filename().string() + " 1";
+  earlier.resize(39, ' ');
+  WriteFile(InFlight(), earlier + "\n");
+  attempts = ReadMergeAttempts(Zip(3));
+  EXPECT_EQ(attempts.count, 2);
+  EXPECT_EQ(attempts.last_error, "the merging process died during the merge");
+}
+
+TEST_F(MergeAttemptsTest, ARecordNoteOfASlotOutsideTheRangeIsRefused) {
+  EXPECT_EQ(NoteMergeInFlightPart(Zip(1), 0, kMaxMergeSlots, "map 'a'").code(), Code::kInvalidArgument);
 }
 
 TEST_F(MergeAttemptsTest, ASlotOutsideTheRangeIsRefused) {

@@ -180,7 +180,9 @@ TEST_F(StreamWriterTest, ARefusedRecordNamesTheMap) {
   const Status s = writer.Add("d", StateRecord(std::string(600, 'k'), "1"));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_TRUE(Contains(s.message(), "map d: key of 600 bytes")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "map d: scheme 'direct' (")) << s.message();
+  EXPECT_TRUE(Contains(s.message(), "libplanb_direct_key.so): KeyScheme::FirstCandidate: key of 600 bytes"))
+      << s.message();
   EXPECT_EQ(writer.RecordCounts().at("d"), 1u);
 }
 

@@ -142,6 +142,88 @@ TEST(Conform, RowsInAnotherOrderAreNamedAsSuch) {
   EXPECT_THAT(r.out, HasSubstr("# rows after both files: the expected rows, in another order"));
 }
 
+// --unordered: one expected file for every scheme; still a set compare, so a wrong row fails.
+TEST(Conform, UnorderedComparesTheRowsAsASet) {
+  TempDir dir;
+  const std::string expect = dir / "sorted.csv";
+  WriteFile(expect,
+            "Key,ValueType,Value\nalpha,string,1\nbeta,string,3\ndelta,string,<x/>\n"
+            "gamma,string,\"4, with a comma\"\n");
+  for (const char* scheme : {"hashed", "direct", "lookup_table"}) {
+    SCOPED_TRACE(scheme);
+    std::vector<std::string> args = ConformArgs("state", kData + "state", expect);
+    args.insert(args.end(), {"--scheme", scheme, "--unordered"});
+    ProcessResult r = RunPlanb(args);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_THAT(r.out, HasSubstr("# 5 of 5 checks passed"));
+  }
+  const std::string wrong = dir / "wrong.csv";
+  WriteFile(wrong,
+            "Key,ValueType,Value\nalpha,string,1\nbeta,string,2\ndelta,string,<x/>\n"
+            "gamma,string,\"4, with a comma\"\n");
+  std::vector<std::string> args = ConformArgs("state", kData + "state", wrong);
+  args.push_back("--unordered");
+  ProcessResult r = RunPlanb(args);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("not ok 1 - merge\n# rows after both files (as a set: --unordered): line 3: expected "
+                               "beta,string,2, got beta,string,3\n"));
+}
+
+TEST(Conform, AMissingScratchDirectoryIsMadeWithItsParents) {
+  TempDir dir;
+  const std::string scratch = dir / "not/there/yet";
+  ProcessResult r = RunKit("kit_ok", DirectExpected(dir), scratch);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("# 5 of 5 checks passed"));
+  ASSERT_TRUE(fs::is_directory(scratch));
+  EXPECT_TRUE(Empty(scratch));  // the scratch home inside it is gone
+}
+
+// Each check runs in a child: a plugin that dies of a signal in Merge fails the checks it reaches, conform says
+// so in TAP with what the child said and finishes its stream, and its scratch directory is removed.
+TEST(Conform, APluginThatCrashesInMergeIsANotOkLineAndConformFinishes) {
+  TempDir dir;
+  const std::string scratch = dir / "scratch";
+  ProcessResult r = RunKit("kit_crash_in_merge", DirectExpected(dir), scratch);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  // planb reports the fatal signal itself (crash_report.h) and exits 2; the report is in the child's output.
+  EXPECT_THAT(r.out, HasSubstr("TAP version 14\n1..5\nnot ok 1 - merge\n# the check's process exited with status 2 "
+                               "before its verdict"));
+  EXPECT_THAT(r.out, HasSubstr("#   planb: fatal signal 4 (Illegal instruction) while merging map 'sample' (store "
+                               "type 'kit_crash_in_merge' ("));
+  EXPECT_THAT(r.out, HasSubstr("not ok 5 - merge_order\n"));  // its second home merges too
+  EXPECT_THAT(r.out, HasSubstr("checks passed\n"));
+  EXPECT_TRUE(Empty(scratch));
+}
+
+// A throw from DecodeRow fails the checks that decode rows with the plugin's whole message (past the 200 bytes a
+// log line is cut at), and the other checks still run.
+TEST(Conform, AThrowInDecodeRowFailsWithTheWholeMessageAndTheOtherChecksRun) {
+  TempDir dir;
+  ProcessResult r = RunKit("kit_throw_in_decode", DirectExpected(dir), dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("TAP version 14\n1..5\nnot ok 1 - merge\n"));
+  const std::string message = "Store::DecodeRow threw: kit DecodeRow refuses: " + std::string(400, 'x') + " END";
+  EXPECT_THAT(r.out, HasSubstr("store type 'kit_throw_in_decode' ("));
+  EXPECT_THAT(r.out, HasSubstr(message));
+  EXPECT_THAT(r.out, HasSubstr("not ok 3 - decode_row\n"));
+  for (const char* line : {" 2 - scan_ranges\n", " 4 - warm_lookups\n", " 5 - merge_order\n"}) {
+    EXPECT_THAT(r.out, HasSubstr(line));
+  }
+  EXPECT_THAT(r.out, HasSubstr("checks passed\n"));
+  EXPECT_EQ(r.err, "");
+}
+
+// An error the plugin returns names the plugin, its file and the call, as a throw does.
+TEST(Conform, AnErrorReturnedByMergeNamesThePluginAndTheCall) {
+  TempDir dir;
+  ProcessResult r = RunKit("kit_merge_error", DirectExpected(dir), dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("not ok 1 - merge\n# loading "));
+  EXPECT_THAT(r.out, HasSubstr("store type 'kit_merge_error' (" + kKitPlugins + "/libplanb_kit_merge_error.so): "
+                               "Store::Merge: kit merge refuses every batch"));
+}
+
 TEST(Conform, ExpectedFileWithWindowsLineEndsIsRead) {
   TempDir dir;
   std::string text = ReadFile(kData + "state/expected.csv");

@@ -140,8 +140,8 @@ TEST(GuardedSchemePlanValues, AScheme74ValuePlanIsForwardedAndFreedThroughTheSch
   ASSERT_EQ(plan->PlaceValue(Bytes("abc"), scratch, &stored, &error), Code::kOk);
   EXPECT_EQ(stored.view(), "bcd");
   EXPECT_EQ(plan->ReleaseValue(stored, &error), Code::kOk);
-  EXPECT_EQ(plan->Finish(&error), Code::kFull);  // the plan's own answer and message come through
-  EXPECT_STREQ(error.message, "finished 1");
+  EXPECT_EQ(plan->Finish(&error), Code::kFull);  // the plan's own answer and message come through, attributed
+  EXPECT_STREQ(error.message, "scheme 'planning': ValuePlan::Finish: finished 1");
   EXPECT_EQ(inner.values_placed, 1);
   EXPECT_EQ(inner.values_released, 1);
   plan->Destroy();
@@ -218,7 +218,7 @@ TEST(GuardedStoreMerge, AMergeThatLeavesItsValuePlanUnfinishedFailsNamingTheStor
   ForgetfulStore failing(guarded.get(), true);
   GuardedStore failing_store(&failing, "store type 'failing'", guarded.get());
   EXPECT_EQ(failing_store.Merge(Table(), Table(), &stats, &error), Code::kIOError);
-  EXPECT_STREQ(error.message, "the store's own failure");
+  EXPECT_STREQ(error.message, "store type 'failing': Store::Merge: the store's own failure");
   EXPECT_FALSE(guarded->TakeUnfinishedPlan());
 }
 
