@@ -141,7 +141,7 @@ Status MergeProcessor::MergePending(MergeReport* report, const std::atomic<bool>
       const size_t index = *next;
       workers[index] = std::thread([this, &turn, index, &mutex, &done, &ended, stop] {
         turn.status = MergeBatch(turn.batch.sequence, turn.batch.path, turn.slot, turn.before.count, &turn.part, stop,
-                                 &turn.stopped, &turn.blame);
+                                 &turn.stopped, &turn.blame, &turn.failed_maps);
         std::lock_guard<std::mutex> guard(mutex);
         ended.push_back(index);
         done.notify_one();
@@ -193,15 +193,19 @@ Status MergeProcessor::RecordAttempt(Attempt& turn, MergeReport* report, MergeBl
     ++attempts.count;
   }
   attempts.last_error = s.message();
+  // When some maps of the batch merged and others failed, only the failed ones wait (and hold their later batches).
+  const bool partial = !turn.failed_maps.empty();
+  const std::vector<std::string>& waiting = partial ? turn.failed_maps : turn.maps;
+  const bool waiting_known = partial || turn.maps_known;
   if (attempts.count >= kMaxMergeAttempts) {
-    PLANB_RETURN_IF_ERROR(Quarantine(turn.batch.path, turn.maps, turn.maps_known, attempts, report));
+    PLANB_RETURN_IF_ERROR(Quarantine(turn.batch.path, waiting, waiting_known, attempts, report));
   } else {
     PLANB_RETURN_IF_ERROR(WriteMergeAttempts(turn.batch.path, attempts));
     report->failed[turn.batch.sequence] = s.message();
     if (first_failure->ok()) *first_failure = s;
   }
   EndMergeInFlight(home.staging(), turn.slot);  // after the outcome is on disk: a death in between counts it once
-  blocks->Block(turn.maps, turn.maps_known, StagingStore::BatchFileName(turn.batch.sequence));
+  blocks->Block(waiting, waiting_known, StagingStore::BatchFileName(turn.batch.sequence));
   return Status::Ok();
 }
 
@@ -216,7 +220,8 @@ Status MergeProcessor::Quarantine(const std::string& zip_path, const std::vector
 }
 
 Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path, int slot, int count,
-                                  MergeReport* report, const std::atomic<bool>* stop, bool* stopped, Blame* blame) {
+                                  MergeReport* report, const std::atomic<bool>* stop, bool* stopped, Blame* blame,
+                                  std::vector<std::string>* failed_maps) {
   *blame = Blame::kNode;  // until the batch's own contents are read
   const std::string context = "merging staged batch " + StagingStore::BatchFileName(sequence);
   const std::string batch_dir = runtime_.home().merging() + "/" + StagingStore::BatchName(sequence);
@@ -243,6 +248,7 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
     Status s = runtime_.OpenShard(map, &shard);
     if (!s.ok() && s.code() != Code::kNotFound) return s.WithContext(context);
   }
+  Status first_failure;
   for (size_t i = 0; i < maps.size(); ++i) {
     if (i > 0 && Stopped(stop)) {
       // The maps merged so far are merged again (idempotently) with the rest next time.
@@ -268,8 +274,28 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
     if (merged.code() == Code::kIOError) *blame = Blame::kNode;  // the disk's, and maybe a full one (below)
     merged = DescribeDiskFull(merged, runtime_.home().ShardPath(maps[i]), runtime_.home().shards(),
                               ec ? 0 : batch_bytes);
-    PLANB_RETURN_IF_ERROR(merged.WithContext(context));
+    if (!merged.ok()) {
+      // The node's own trouble stops the batch. A map whose part the batch is blamed for waits (its later batches
+      // held behind it, then quarantine), and the batch's other maps still merge: each is its own transaction,
+      // and a part merged once is skipped when the batch is merged again.
+      if (*blame == Blame::kNode) return merged.WithContext(context);
+      failed_maps->push_back(maps[i]);
+      if (first_failure.ok()) first_failure = merged;
+      continue;
+    }
     if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
+  }
+  if (!failed_maps->empty()) {
+    *blame = Blame::kBatch;
+    std::string merged_maps;
+    for (const std::string& map : maps) {
+      if (std::find(failed_maps->begin(), failed_maps->end(), map) != failed_maps->end()) continue;
+      merged_maps += (merged_maps.empty() ? "" : ", ") + map;
+    }
+    std::string note;
+    if (!merged_maps.empty()) note = " (the batch's other maps merged: " + merged_maps + ")";
+    (void)RemoveTree(batch_dir);
+    return Status(first_failure.code(), first_failure.message() + note).WithContext(context);
   }
   *blame = Blame::kNode;  // every map committed: what is left is this node's bookkeeping
   FaultPoint("merge.after_commit");

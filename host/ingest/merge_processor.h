@@ -78,13 +78,15 @@ class MergeProcessor {
     Status status;
     bool stopped = false;
     Blame blame = Blame::kBatch;
+    std::vector<std::string> failed_maps;  // maps whose part failed because of the batch (the others merged)
     MergeReport part;  // what the attempt merged, folded into the run's report
   };
   // After a worker ended `turn`: folds its report in, and records its outcome (attempts, quarantine, blocks).
   Status RecordAttempt(Attempt& turn, MergeReport* report, MergeBlocks* blocks, Status* first_failure);
-  // `slot` and `count`: the attempt's in-flight record, rewritten to name each map as its merge begins.
+  // `slot` and `count`: the attempt's in-flight record, rewritten to name each map as its merge begins. A map whose
+  // part fails because of the batch goes into `failed_maps` and the other maps still merge.
   Status MergeBatch(uint64_t sequence, const std::string& zip_path, int slot, int count, MergeReport* report,
-                    const std::atomic<bool>* stop, bool* stopped, Blame* blame);
+                    const std::atomic<bool>* stop, bool* stopped, Blame* blame, std::vector<std::string>* failed_maps);
   Status Quarantine(const std::string& zip_path, const std::vector<std::string>& maps, bool maps_known,
                     const MergeAttempts& attempts, MergeReport* report);
   // `replace`: the batch's rows become the map's whole content (merge_map.h, ReplacementMerge).

@@ -14,8 +14,10 @@
 #include "host/ingest/quarantine.h"
 #include "host/ingest/staging_store.h"
 #include "host/ingest/stream_writer.h"
+#include "host/storage/content_version.h"
 #include "host/storage/lmdb_check.h"
 #include "host/transfer/batch_zip.h"
+#include "planb/lmdb.h"
 #include "support/map_fixture.h"
 #include "support/test_env.h"
 #include "tests/host/storage/free_list_forgery.h"
@@ -57,6 +59,30 @@ class MergeQuarantineTest : public ::testing::Test {
     }
     EXPECT_TRUE(writer.Finish().ok());
     return where + "/stream";
+  }
+
+  // A finished stream of one batch of both m and d ("key-1" -> "both" in each), written under `config`.
+  std::string WriteBothMaps(const std::string& config) {
+    std::unique_ptr<Runtime> writer_runtime;
+    const std::string where = dir_ / ("writer-" + std::to_string(++streams_));
+    EXPECT_TRUE(OpenTestRuntime(where, config, &writer_runtime).ok());
+    StreamWriter writer(writer_runtime->catalog(), where + "/stream");
+    EXPECT_TRUE(writer.Add("m", StateRecord("key-1", "both")).ok());
+    EXPECT_TRUE(writer.Add("d", StateRecord("key-1", "both")).ok());
+    EXPECT_TRUE(writer.Finish().ok());
+    return where + "/stream";
+  }
+
+  // The content version of `map`'s shard.
+  ContentVersion ShardVersion(const std::string& map) {
+    ContentVersion version;
+    std::shared_ptr<MapEnv> shard;
+    EXPECT_TRUE(runtime_->OpenShard(map, &shard).ok());
+    if (shard == nullptr) return version;
+    Txn txn;
+    EXPECT_TRUE(txn.Begin(shard->env(), MDB_RDONLY).ok());
+    EXPECT_TRUE(ReadContentVersion(txn.get(), shard->meta(), &version).ok());
+    return version;
   }
 
   // Zips `stream` with id `batch_id` and stages it without verification (as a local load does); the sequence.
@@ -184,6 +210,41 @@ TEST_F(MergeQuarantineTest, ABatchFailingEveryAttemptIsQuarantinedAndHoldsBackOn
   EXPECT_EQ(Lookup("m", "key-2"), "later-2");
 }
 
+// A batch whose part for one map fails (m written with another key scheme) still merges its other maps: d's rows
+// arrive, later batches of d are not held, and only m waits, then goes to quarantine alone; its part for d is not
+// merged twice when it is tried again.
+TEST_F(MergeQuarantineTest, AFailingMapDoesNotHoldBackTheOtherMapsOfItsBatch) {
+  const uint64_t both = StageStream(WriteBothMaps(StateMapSection("m", "direct") + StateMapSection("d", "direct")),
+                                    "test/both");
+  const uint64_t later_d = StageStream(WriteStream("d", 10, "later"), "test/later-d");
+  const uint64_t later_m = StageStream(WriteStream("m", 10, "later"), "test/later-m");
+
+  MergeReport report;
+  Status s = Merge(&report);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+  EXPECT_NE(s.message().find("(the batch's other maps merged: d)"), std::string::npos) << s.message();
+  EXPECT_TRUE(IsStaged(both));
+  EXPECT_FALSE(IsStaged(later_d));  // d is not held behind the failing batch
+  EXPECT_EQ(Lookup("d", "key-1"), "later-1");  // both's d row, then later_d's over it
+  EXPECT_TRUE(IsStaged(later_m));  // m is
+  ASSERT_EQ(report.held.size(), 1u);
+  EXPECT_EQ(report.held[0].sequence, later_m);
+
+  const ContentVersion d_version = ShardVersion("d");
+  for (int attempt = 2; attempt <= kMaxMergeAttempts; ++attempt) {
+    MergeReport again;
+    (void)Merge(&again);
+  }
+  ASSERT_TRUE(fs::exists(Quarantined(both)));
+  std::vector<QuarantinedBatch> quarantined;
+  std::vector<HeldBatch> held;
+  ASSERT_TRUE(InspectQuarantine(runtime_->home(), &quarantined, &held).ok());
+  ASSERT_EQ(quarantined.size(), 1u);
+  EXPECT_EQ(quarantined[0].maps, std::vector<std::string>{"m"});  // d is not blocked by it
+  EXPECT_EQ(Lookup("d", "key-1"), "later-1");  // both's d part was not merged again over later_d's
+  EXPECT_EQ(ShardVersion("d"), d_version);
+}
+
 // A batch held back behind a quarantined map holds back the other maps it touches too.
 TEST_F(MergeQuarantineTest, HoldingBackIsTransitive) {
   const uint64_t bad = StageStream(WriteStream("m", 10, "bad", StateMapSection("m", "direct")), "test/bad");
@@ -192,14 +253,7 @@ TEST_F(MergeQuarantineTest, HoldingBackIsTransitive) {
     (void)Merge(&report);
   }
   ASSERT_TRUE(fs::exists(Quarantined(bad)));
-  // Written through one stream: a batch of both m and d.
-  std::unique_ptr<Runtime> writer_runtime;
-  ASSERT_TRUE(OpenTestRuntime(dir_ / "both", kConfig, &writer_runtime).ok());
-  StreamWriter writer(writer_runtime->catalog(), dir_ / "both/stream");
-  ASSERT_TRUE(writer.Add("m", StateRecord("key-1", "both")).ok());
-  ASSERT_TRUE(writer.Add("d", StateRecord("key-1", "both")).ok());
-  ASSERT_TRUE(writer.Finish().ok());
-  const uint64_t both = StageStream(dir_ / "both/stream", "test/both");
+  const uint64_t both = StageStream(WriteBothMaps(kConfig), "test/both");
   const uint64_t only_d = StageStream(WriteStream("d", 10, "d"), "test/d");
   MergeReport report;
   EXPECT_TRUE(Merge(&report).ok());
