@@ -9,6 +9,7 @@
 #include "host/common/csv.h"
 #include "host/common/hex.h"
 #include "host/common/iso_time.h"
+#include "host/common/log_text.h"
 #include "host/storage/map_full.h"
 
 namespace planb {
@@ -108,7 +109,9 @@ void PrintStoresTable(const StoresReport& report, std::ostream& out) {
   }
   PrintTable(table, 3, out);
   for (const StoreInfo& info : report.maps) {
-    if (!info.unavailable.empty()) out << "unavailable: map " << info.map << ": " << info.unavailable << "\n";
+    if (!info.unavailable.empty()) {
+      out << "unavailable: map " << info.map << ": " << LogValue(info.unavailable, 4096) << "\n";
+    }
   }
   if (report.disk.known) {
     out << "disk: " << report.disk.free_bytes << " bytes free at " << report.home << " (loads keep "

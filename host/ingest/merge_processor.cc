@@ -177,7 +177,11 @@ Status MergeProcessor::RecordAttempt(Attempt& turn, MergeReport* report, MergeBl
   report->last_sequence = std::max(report->last_sequence, part.last_sequence);
   report->batches += part.batches;
   if (turn.status.ok()) {
-    ClearMergeAttempts(turn.batch.path);
+    if (turn.stopped) {
+      EndMergeInFlight(home.staging(), turn.slot);  // interrupted, not merged: its earlier attempts still count
+    } else {
+      ClearMergeAttempts(turn.batch.path);
+    }
     return Status::Ok();
   }
   // Scratch: the batch stays staged and the next run extracts it afresh.
@@ -248,12 +252,21 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
     Status s = runtime_.OpenShard(map, &shard);
     if (!s.ok() && s.code() != Code::kNotFound) return s.WithContext(context);
   }
+  // Maps whose part failed because of the batch. Handed to the caller (which then holds only them) on the one
+  // return that says so, below; every other return leaves `failed_maps` empty, so that all the batch's maps wait.
+  std::vector<std::string> failed;
   Status first_failure;
   for (size_t i = 0; i < maps.size(); ++i) {
     if (i > 0 && Stopped(stop)) {
-      // The maps merged so far are merged again (idempotently) with the rest next time.
+      // The maps merged so far are merged again (idempotently) with the rest next time. A failure already met is
+      // still this attempt's outcome (counted), with every map held.
       *stopped = true;
-      return RemoveTree(batch_dir);
+      (void)RemoveTree(batch_dir);
+      if (!failed.empty()) {
+        *blame = Blame::kBatch;
+        return first_failure.WithContext(context);
+      }
+      return Status::Ok();
     }
     const std::string map_dir = batch_dir + "/" + maps[i];
     std::error_code ec;
@@ -279,22 +292,23 @@ Status MergeProcessor::MergeBatch(uint64_t sequence, const std::string& zip_path
       // held behind it, then quarantine), and the batch's other maps still merge: each is its own transaction,
       // and a part merged once is skipped when the batch is merged again.
       if (*blame == Blame::kNode) return merged.WithContext(context);
-      failed_maps->push_back(maps[i]);
+      failed.push_back(maps[i]);
       if (first_failure.ok()) first_failure = merged;
       continue;
     }
     if (i == 0 && maps.size() >= 2) FaultPoint("merge.mid_batch");
   }
-  if (!failed_maps->empty()) {
+  if (!failed.empty()) {
     *blame = Blame::kBatch;
     std::string merged_maps;
     for (const std::string& map : maps) {
-      if (std::find(failed_maps->begin(), failed_maps->end(), map) != failed_maps->end()) continue;
+      if (std::find(failed.begin(), failed.end(), map) != failed.end()) continue;
       merged_maps += (merged_maps.empty() ? "" : ", ") + map;
     }
     std::string note;
     if (!merged_maps.empty()) note = " (the batch's other maps merged: " + merged_maps + ")";
     (void)RemoveTree(batch_dir);
+    *failed_maps = std::move(failed);  // every other map of the batch is merged: only these wait
     return Status(first_failure.code(), first_failure.message() + note).WithContext(context);
   }
   *blame = Blame::kNode;  // every map committed: what is left is this node's bookkeeping

@@ -17,6 +17,7 @@ namespace planb {
 namespace {
 
 constexpr size_t kLogLinesShown = 8;
+constexpr size_t kLogTailBytes = 16 << 10;  // enough for kLogLinesShown lines of any sane length
 constexpr size_t kMaxVerdictBytes = 1u << 20;  // a child's verdict is read whole; past this it is cut
 
 // One verdict line: a tag and the text with '\n' and '\\' escaped, so that a message of many lines stays one.
@@ -61,7 +62,8 @@ void WriteAll(int fd, const std::string& text) {
 // In the child: runs the check and writes "note TEXT" / "stop TEXT" lines, then "done".
 [[noreturn]] void RunChild(const std::string& name, const std::string& log, bool stop_on_error, int fd,
                            const std::function<Status(CheckResult*)>& check) {
-  const int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  int log_fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (log_fd < 0) log_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);  // never into the parent's TAP stream
   if (log_fd >= 0) {
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
@@ -76,8 +78,9 @@ void WriteAll(int fd, const std::string& text) {
     s = Status::Internal("the check threw a non-standard exception");
   }
   std::string verdict;
-  for (const std::string& note : result.notes) verdict += "note " + Escape(note) + "\n";
+  // The Status first: the parent keeps a dozen notes, and the plugin's own message must be one of them.
   if (!s.ok()) verdict += std::string(stop_on_error ? "stop " : "note ") + Escape(s.message()) + "\n";
+  for (const std::string& note : result.notes) verdict += "note " + Escape(note) + "\n";
   verdict += "done\n";
   WriteAll(fd, verdict);
   ::_exit(0);  // no destructors, no atexit: the parent's objects are the parent's
@@ -90,8 +93,8 @@ std::string SignalText(int signal) {
 
 // The last lines of the child's log, as notes.
 void AddLogTail(const std::string& log, CheckResult* result) {
-  std::string text;
-  if (!ReadSmallFile(log, &text).ok() || text.empty()) return;
+  const std::string text = ReadLogTail(log, kLogTailBytes);
+  if (text.empty()) return;
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < text.size()) {
@@ -106,6 +109,31 @@ void AddLogTail(const std::string& log, CheckResult* result) {
 }
 
 }  // namespace
+
+std::string ReadLogTail(const std::string& path, size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return "";
+  const off_t size = ::lseek(fd, 0, SEEK_END);
+  const off_t start = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
+  std::string text;
+  if (size > 0 && ::lseek(fd, start, SEEK_SET) == start) {
+    text.resize(static_cast<size_t>(size - start));
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::read(fd, &text[done], text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    text.resize(done);
+  }
+  ::close(fd);
+  if (start > 0) {  // cut: from the first whole line
+    const size_t newline = text.find('\n');
+    text = newline == std::string::npos ? text : text.substr(newline + 1);
+  }
+  return text;
+}
 
 ChildVerdict RunCheckInChild(const std::string& name, const std::string& log, bool stop_on_error,
                              const std::function<Status(CheckResult*)>& check) {

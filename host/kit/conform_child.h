@@ -29,4 +29,8 @@ struct ChildVerdict {
 ChildVerdict RunCheckInChild(const std::string& name, const std::string& log, bool stop_on_error,
                              const std::function<Status(CheckResult*)>& check);
 
+// The last `max_bytes` of the log at `path` (a child's output may be any size; only its end is shown), cut to
+// start at a line when it was cut. Empty when it cannot be read.
+std::string ReadLogTail(const std::string& path, size_t max_bytes);
+
 }  // namespace planb

@@ -16,6 +16,7 @@
 #include "host/ingest/merge_processor.h"
 #include "host/ingest/staging_store.h"
 #include "host/kit/conform_checks.h"
+#include "host/kit/conform_child.h"
 #include "host/kit/conform_rows.h"
 #include "host/storage/content_version.h"
 
@@ -168,8 +169,7 @@ Status CheckMerge(Runtime& runtime, const ConformOptions& options, const std::ve
   int wait_status = 0;
   PLANB_RETURN_IF_ERROR(LoadInterruptedAfterCommit(options.planb_exe, config_path, options.second, log, &wait_status));
   if (!WIFSIGNALED(wait_status) || WTERMSIG(wait_status) != SIGKILL) {
-    std::string text;
-    static_cast<void>(ReadSmallFile(log, &text));
+    const std::string text = ReadLogTail(log, 4096);  // its last lines: what the load said before it stopped
     result->Fail("loading " + LogValue(options.second) + " did not reach its commit: " +
                  (text.empty() ? "exit status " + std::to_string(WEXITSTATUS(wait_status)) : text));
     return Status::Ok();

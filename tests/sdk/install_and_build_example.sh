@@ -53,7 +53,7 @@ for want in "$sdk_major.$((sdk_minor + 1))" "$((sdk_major - 1))" "$((sdk_major +
     echo "find_package(PlanB $want) accepted SDK $sdk_major.$sdk_minor" >&2
     exit 1
   fi
-  grep -q "$sdk_major.$sdk_minor" "$work/versions.txt"
+  grep -qF "$sdk_major.$sdk_minor" "$work/versions.txt"
 done
 cmake -S "$source_dir/examples/plugins/casefold_key" -B "$work/example" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null

@@ -92,5 +92,13 @@ TEST_F(ConformChildTest, AnExitBeforeTheVerdictIsAFailedCheckAndItsStdoutStaysIn
   EXPECT_THAT(text, HasSubstr("  ok 1 - a line that would break the parent's TAP\n"));
 }
 
+// Only the end of a child's output is read (a plugin may print gigabytes), from its first whole line.
+TEST_F(ConformChildTest, OnlyTheLastBytesOfALogAreReadFromAWholeLine) {
+  testing::WriteFile(Log(), "line1\nline2\nline3\n");
+  EXPECT_EQ(ReadLogTail(Log(), 10), "line3\n");
+  EXPECT_EQ(ReadLogTail(Log(), 1000), "line1\nline2\nline3\n");
+  EXPECT_EQ(ReadLogTail(dir_ / "missing.log", 1000), "");
+}
+
 }  // namespace
 }  // namespace planb
